@@ -1,0 +1,84 @@
+import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
+import * as z from "zod";
+
+/**
+ * Secrets at rest (decision D11): AES-256-GCM with a random 96-bit nonce, the key id inside the
+ * stored string, and associated data that binds the ciphertext to its row (`table|column|id`), so a
+ * value copied into another row fails to decrypt. Several keys may be held; one is active.
+ */
+export interface KeyringKey {
+  id: string;
+  /** 32 bytes, raw or base64. */
+  key: Uint8Array | string;
+}
+
+export interface KeyringOptions {
+  keys: readonly KeyringKey[];
+  /** Id of the key new values are sealed with; defaults to the first key. */
+  active?: string;
+}
+
+export interface Keyring {
+  readonly activeKeyId: string;
+  seal(plaintext: string, associatedData: string): string;
+  open(sealed: string, associatedData: string): string;
+  /** Key id a sealed value was written with, or null when it is not a sealed value. */
+  keyIdOf(sealed: string): string | null;
+}
+
+const PREFIX = "rpv1";
+const KEY_ID = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, "key ids are 1-64 of [A-Za-z0-9_-]");
+
+function toKeyBytes(key: Uint8Array | string): Buffer {
+  const bytes = typeof key === "string" ? Buffer.from(key, "base64") : Buffer.from(key);
+  if (bytes.length !== 32) throw new Error("keyring keys must be exactly 32 bytes (AES-256)");
+  return bytes;
+}
+
+export function createKeyring(options: KeyringOptions): Keyring {
+  if (options.keys.length === 0) throw new Error("keyring needs at least one key");
+  const keys = new Map<string, Buffer>();
+  for (const k of options.keys) {
+    KEY_ID.parse(k.id);
+    if (keys.has(k.id)) throw new Error(`duplicate keyring key id ${k.id}`);
+    keys.set(k.id, toKeyBytes(k.key));
+  }
+  const activeKeyId = options.active ?? options.keys[0]!.id;
+  const active = keys.get(activeKeyId);
+  if (!active) throw new Error(`active key ${activeKeyId} is not in the keyring`);
+
+  return {
+    activeKeyId,
+    seal(plaintext, associatedData) {
+      const nonce = randomBytes(12);
+      const cipher = createCipheriv("aes-256-gcm", active, nonce);
+      cipher.setAAD(Buffer.from(associatedData, "utf8"));
+      const body = Buffer.concat([cipher.update(plaintext, "utf8"), cipher.final(), cipher.getAuthTag()]);
+      return `${PREFIX}:${activeKeyId}:${nonce.toString("base64url")}:${body.toString("base64url")}`;
+    },
+    open(sealed, associatedData) {
+      const parts = sealed.split(":");
+      if (parts.length !== 4 || parts[0] !== PREFIX) throw new Error("not a sealed value");
+      const key = keys.get(parts[1]!);
+      if (!key) throw new Error(`unknown key id ${parts[1]}`);
+      const body = Buffer.from(parts[3]!, "base64url");
+      if (body.length < 16) throw new Error("sealed value too short");
+      const decipher = createDecipheriv("aes-256-gcm", key, Buffer.from(parts[2]!, "base64url"));
+      decipher.setAAD(Buffer.from(associatedData, "utf8"));
+      decipher.setAuthTag(body.subarray(body.length - 16));
+      return Buffer.concat([decipher.update(body.subarray(0, body.length - 16)), decipher.final()]).toString("utf8");
+    },
+    keyIdOf(sealed) {
+      const parts = sealed.split(":");
+      return parts.length === 4 && parts[0] === PREFIX ? parts[1]! : null;
+    },
+  };
+}
+
+/** A fresh random 32-byte key, base64: for hosts generating their first key. */
+export function generateKey(): string {
+  return randomBytes(32).toString("base64");
+}
+
+/** Associated data for a sealed column of a row (D11). */
+export const rowBinding = (table: string, column: string, id: string): string => `${table}|${column}|${id}`;

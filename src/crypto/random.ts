@@ -1,0 +1,39 @@
+import { createHash, randomBytes, randomInt, timingSafeEqual } from "node:crypto";
+
+const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+
+/** `<prefix>-<16 base62 chars>` from a CSPRNG (decision D9). Rejection sampling keeps it unbiased. */
+export function newId(prefix: string): string {
+  let out = "";
+  while (out.length < 16) {
+    for (const byte of randomBytes(24)) {
+      if (byte < 248) out += BASE62[byte % 62];
+      if (out.length === 16) break;
+    }
+  }
+  return `${prefix}-${out}`;
+}
+
+/** Random lower-case hex, used for `version-id` (D12). */
+export function randomHex(bytes: number): string {
+  return randomBytes(bytes).toString("hex");
+}
+
+/** 32 random bytes as base64url (43 chars), the secret part of bearer tokens (D17, D22). */
+export function randomSecret(): string {
+  return randomBytes(32).toString("base64url");
+}
+
+/** SHA-256 hex digest: bearer secrets are stored only in this form (D11). */
+export function sha256Hex(value: string): string {
+  return createHash("sha256").update(value, "utf8").digest("hex");
+}
+
+/** Constant-time string comparison that does not leak length through early exit. */
+export function safeEqual(a: string, b: string): boolean {
+  const ab = createHash("sha256").update(a, "utf8").digest();
+  const bb = createHash("sha256").update(b, "utf8").digest();
+  return timingSafeEqual(ab, bb) && a.length === b.length;
+}
+
+export const randomJitter = (maxExclusive: number): number => (maxExclusive <= 0 ? 0 : randomInt(maxExclusive));

@@ -1,0 +1,81 @@
+/**
+ * The one error class and the one code table (decision D5). Every non-2xx response is built from
+ * an ApiError; anything else that escapes a route becomes a logged 500 with no internals.
+ */
+export const ERROR_CODES = [
+  "bad-request",
+  "unauthorized",
+  "not-found",
+  "method-not-allowed",
+  "conflict",
+  "payload-too-large",
+  "unsupported-media-type",
+  "invalid-attribute",
+  "internal",
+] as const;
+export type ErrorCode = (typeof ERROR_CODES)[number];
+
+export const STATUS_BY_CODE = {
+  "bad-request": 400,
+  unauthorized: 401,
+  "not-found": 404,
+  "method-not-allowed": 405,
+  conflict: 409,
+  "payload-too-large": 413,
+  "unsupported-media-type": 415,
+  "invalid-attribute": 422,
+  internal: 500,
+} as const satisfies Record<ErrorCode, number>;
+
+/** Lower-case titles as the real API writes them (D5). */
+export const TITLE_BY_CODE = {
+  "bad-request": "bad request",
+  unauthorized: "unauthorized",
+  "not-found": "not found",
+  "method-not-allowed": "method not allowed",
+  conflict: "conflict",
+  "payload-too-large": "payload too large",
+  "unsupported-media-type": "unsupported media type",
+  "invalid-attribute": "invalid attribute",
+  internal: "internal server error",
+} as const satisfies Record<ErrorCode, string>;
+
+export interface ApiErrorItem {
+  detail?: string;
+  /** JSON pointer into the request document, e.g. `/data/attributes/key`. */
+  pointer?: string;
+  /** Name of the offending query parameter, e.g. `page[size]`. */
+  parameter?: string;
+}
+
+export class ApiError extends Error {
+  override readonly name = "ApiError";
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly items: readonly ApiErrorItem[];
+
+  constructor(code: ErrorCode, items: ApiErrorItem | readonly ApiErrorItem[] = {}) {
+    const list = Array.isArray(items) ? (items as readonly ApiErrorItem[]) : [items as ApiErrorItem];
+    super(list[0]?.detail ?? TITLE_BY_CODE[code]);
+    this.code = code;
+    this.status = STATUS_BY_CODE[code];
+    this.items = list.length > 0 ? list : [{}];
+  }
+}
+
+export function isApiError(value: unknown): value is ApiError {
+  return value instanceof ApiError || (value instanceof Error && value.name === "ApiError" && "code" in value);
+}
+
+/** Shorthands for the codes the services raise most. */
+export const notFound = (): ApiError => new ApiError("not-found");
+export const invalid = (pointer: string, detail: string): ApiError =>
+  new ApiError("invalid-attribute", { pointer, detail });
+export const conflict = (detail: string): ApiError => new ApiError("conflict", { detail });
+export const badRequest = (detail: string, parameter?: string): ApiError =>
+  new ApiError("bad-request", parameter === undefined ? { detail } : { detail, parameter });
+
+/** Turns anything thrown into an ApiError; unknown errors become a bare 500 (never leaking internals). */
+export function toApiError(value: unknown): ApiError {
+  return isApiError(value) ? value : new ApiError("internal");
+}

@@ -1,0 +1,108 @@
+import type { AgentPool, Organization, PolicySet, Project, Team, User, Workspace } from "../schemas/directory.js";
+import type { ApiTokenRecord, Page, PageRequest, VariableRecord, VarOwner } from "../schemas/records.js";
+
+/**
+ * The Storage contract. Every adapter (memory, SQLite, later Postgres) implements it and passes the
+ * one conformance suite (`test/conformance`). Rules that hold for every method:
+ *
+ * - Every method is async and resolves `null` (or `false`) for "not found"; it never throws for it.
+ * - Records go in and come out unchanged: the adapter adds no ids, timestamps or defaults and never
+ *   interprets a value (sealed values and digests are opaque strings).
+ * - A write that reports success is durable when the promise resolves: a reopened store reads it.
+ * - Guarded primitives (`insert` with a uniqueness rule, `update` with an expected version, ...) check
+ *   and write in one atomic step: of two racing calls whose guards conflict, exactly one succeeds.
+ * - List methods page in the store (never load the whole set to slice it) and order
+ *   deterministically: by `createdAt`, then `id`, unless a method says otherwise.
+ * - An adapter never logs record contents.
+ */
+export interface Storage {
+  readonly organizations: OrganizationStore;
+  readonly projects: DirectoryStore<Project>;
+  readonly workspaces: DirectoryStore<Workspace>;
+  readonly teams: TeamStore;
+  readonly users: UserStore;
+  readonly policySets: DirectoryStore<PolicySet>;
+  readonly agentPools: DirectoryStore<AgentPool>;
+  readonly apiTokens: ApiTokenStore;
+  readonly variables: VariableStore;
+  /** Releases the underlying resources. Calls after close may throw. */
+  close(): Promise<void>;
+}
+
+/** Result of a guarded write: `ok`, or the reason the guard refused it (nothing was written). */
+export type GuardedResult<Reason extends string> = { ok: true } | { ok: false; reason: Reason };
+
+/** Organizations are addressed by their unique `name`. */
+export interface OrganizationStore {
+  get(name: string): Promise<Organization | null>;
+  /** Inserts; `false` (and no change) when the name is taken. */
+  insert(record: Organization): Promise<boolean>;
+  /** Replaces the record of the same name; `false` when there is none. */
+  replace(record: Organization): Promise<boolean>;
+  /** Removes; `false` when there was none. */
+  delete(name: string): Promise<boolean>;
+}
+
+/** A directory aggregate owned by an organization, addressed by `id`. */
+export interface DirectoryStore<T extends { id: string; organization: string }> {
+  get(id: string): Promise<T | null>;
+  /** Inserts; `false` (and no change) when the id is taken. */
+  insert(record: T): Promise<boolean>;
+  /** Replaces the record with the same id; `false` when there is none. */
+  replace(record: T): Promise<boolean>;
+  /** Removes; `false` when there was none. */
+  delete(id: string): Promise<boolean>;
+  /** Every record of one organization, ordered by `id`. */
+  listByOrganization(organization: string): Promise<T[]>;
+}
+
+export interface TeamStore extends DirectoryStore<Team> {
+  /** Teams of `organization` whose `members` contain `userId`, ordered by `id`. */
+  listByMember(organization: string, userId: string): Promise<Team[]>;
+}
+
+/** Users are global (not owned by an organization). */
+export interface UserStore {
+  get(id: string): Promise<User | null>;
+  insert(record: User): Promise<boolean>;
+  replace(record: User): Promise<boolean>;
+  delete(id: string): Promise<boolean>;
+}
+
+export interface ApiTokenStore {
+  /** Inserts; `false` when the id or the digest already exists. */
+  insert(record: ApiTokenRecord): Promise<boolean>;
+  get(id: string): Promise<ApiTokenRecord | null>;
+  /** The token whose digest equals `digest`, or null. */
+  findByDigest(digest: string): Promise<ApiTokenRecord | null>;
+  /** Sets `lastUsedAt`; `false` when the token no longer exists. */
+  touch(id: string, at: string): Promise<boolean>;
+  delete(id: string): Promise<boolean>;
+}
+
+/**
+ * Workspace variables and policy set parameters share one aggregate (both are `vars`), told apart
+ * by their owner. `(owner, key, category)` is unique (decision D12).
+ */
+export interface VariableStore {
+  /** Variables of one owner ordered by `createdAt`, then `id`; every one when `page` is omitted. */
+  list(owner: VarOwner, page?: PageRequest): Promise<Page<VariableRecord>>;
+  /** The variable with this id when it belongs to `owner`; null otherwise (another owner's id too). */
+  get(owner: VarOwner, id: string): Promise<VariableRecord | null>;
+  /** Inserts unless `(owner, key, category)` is taken (`duplicate-key`), checked atomically. */
+  insert(record: VariableRecord): Promise<GuardedResult<"duplicate-key">>;
+  /**
+   * Replaces the stored row with `record` (same id and owner) only while its `versionId` still
+   * equals `expectedVersionId`: `missing` when the row is gone, `stale` when another update won,
+   * `duplicate-key` when the new `(key, category)` is taken by another row of the owner.
+   */
+  update(record: VariableRecord, expectedVersionId: string): Promise<GuardedResult<"missing" | "stale" | "duplicate-key">>;
+  /** Removes one variable of `owner`; `false` when it does not exist there. */
+  delete(owner: VarOwner, id: string): Promise<boolean>;
+  /** Removes every variable of `owner`; resolves the number removed. */
+  deleteByOwner(owner: VarOwner): Promise<number>;
+  /** Sensitive variables with `id > afterId` (all when null) ordered by `id`, at most `limit`. */
+  scanSensitive(afterId: string | null, limit: number): Promise<VariableRecord[]>;
+  /** Swaps a sensitive row's sealed value only while it still equals `expected`. */
+  replaceSealedValue(id: string, expected: string, next: string): Promise<boolean>;
+}

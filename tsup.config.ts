@@ -1,0 +1,21 @@
+import { defineConfig } from "tsup";
+
+/** Build entries, named after the package.json `exports` subpaths (a test keeps the two in step). */
+export const entries = {
+  index: "src/index.ts",
+  node: "src/node.ts",
+  "adapters/memory": "adapters/memory/index.ts",
+  "adapters/sqlite": "adapters/sqlite/index.ts",
+} as const;
+
+export default defineConfig({
+  entry: entries,
+  format: ["esm"],
+  target: "node20",
+  dts: true,
+  clean: true,
+  sourcemap: true,
+  splitting: true,
+  treeshake: true,
+  external: ["better-sqlite3"],
+});
