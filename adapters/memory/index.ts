@@ -1,0 +1,203 @@
+import type { Organization, Team, User } from "../../src/schemas/directory.js";
+import type { ApiTokenRecord, Page, PageRequest, VariableRecord, VarOwner } from "../../src/schemas/records.js";
+import type {
+  ApiTokenStore,
+  DirectoryStore,
+  OrganizationStore,
+  Storage,
+  TeamStore,
+  UserStore,
+  VariableStore,
+} from "../../src/storage/types.js";
+
+/**
+ * In-memory Storage for tests, demos and single-process hosts that do not need durability.
+ * Records are cloned on the way in and out, so callers can never mutate stored state by reference.
+ * Every method completes synchronously inside its promise, which makes each one atomic in a single
+ * JavaScript thread: the guarded primitives need no locks.
+ */
+export function createMemoryStorage(): Storage {
+  return {
+    organizations: keyedStore<Organization>((o) => o.name) satisfies OrganizationStore,
+    projects: directoryStore(),
+    workspaces: directoryStore(),
+    teams: teamStore(),
+    users: keyedStore<User>((u) => u.id) satisfies UserStore,
+    policySets: directoryStore(),
+    agentPools: directoryStore(),
+    apiTokens: apiTokenStore(),
+    variables: variableStore(),
+    async close() {},
+  };
+}
+
+const clone = <T>(value: T): T => structuredClone(value);
+const byId = (a: { id: string }, b: { id: string }): number => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+const byCreation = (a: { createdAt: string; id: string }, b: { createdAt: string; id: string }): number =>
+  a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : byId(a, b);
+
+interface KeyedStore<T> {
+  get(key: string): Promise<T | null>;
+  insert(record: T): Promise<boolean>;
+  replace(record: T): Promise<boolean>;
+  delete(key: string): Promise<boolean>;
+}
+
+function keyedStore<T>(keyOf: (record: T) => string): KeyedStore<T> {
+  const rows = new Map<string, T>();
+  return {
+    async get(key) {
+      const row = rows.get(key);
+      return row === undefined ? null : clone(row);
+    },
+    async insert(record) {
+      if (rows.has(keyOf(record))) return false;
+      rows.set(keyOf(record), clone(record));
+      return true;
+    },
+    async replace(record) {
+      if (!rows.has(keyOf(record))) return false;
+      rows.set(keyOf(record), clone(record));
+      return true;
+    },
+    async delete(key) {
+      return rows.delete(key);
+    },
+  };
+}
+
+function directoryRows<T extends { id: string; organization: string }>() {
+  const rows = new Map<string, T>();
+  const store: DirectoryStore<T> = {
+    async get(id) {
+      const row = rows.get(id);
+      return row === undefined ? null : clone(row);
+    },
+    async insert(record) {
+      if (rows.has(record.id)) return false;
+      rows.set(record.id, clone(record));
+      return true;
+    },
+    async replace(record) {
+      if (!rows.has(record.id)) return false;
+      rows.set(record.id, clone(record));
+      return true;
+    },
+    async delete(id) {
+      return rows.delete(id);
+    },
+    async listByOrganization(organization) {
+      return [...rows.values()].filter((r) => r.organization === organization).sort(byId).map(clone);
+    },
+  };
+  return { rows, store };
+}
+
+function directoryStore<T extends { id: string; organization: string }>(): DirectoryStore<T> {
+  return directoryRows<T>().store;
+}
+
+function teamStore(): TeamStore {
+  const { rows, store } = directoryRows<Team>();
+  return {
+    ...store,
+    async listByMember(organization, userId) {
+      return [...rows.values()]
+        .filter((t) => t.organization === organization && t.members.includes(userId))
+        .sort(byId)
+        .map(clone);
+    },
+  };
+}
+
+function apiTokenStore(): ApiTokenStore {
+  const rows = new Map<string, ApiTokenRecord>();
+  const digests = new Map<string, string>();
+  return {
+    async insert(record) {
+      if (rows.has(record.id) || digests.has(record.digest)) return false;
+      rows.set(record.id, clone(record));
+      digests.set(record.digest, record.id);
+      return true;
+    },
+    async get(id) {
+      const row = rows.get(id);
+      return row === undefined ? null : clone(row);
+    },
+    async findByDigest(digest) {
+      const id = digests.get(digest);
+      const row = id === undefined ? undefined : rows.get(id);
+      return row === undefined ? null : clone(row);
+    },
+    async touch(id, at) {
+      const row = rows.get(id);
+      if (!row) return false;
+      row.lastUsedAt = at;
+      return true;
+    },
+    async delete(id) {
+      const row = rows.get(id);
+      if (!row) return false;
+      rows.delete(id);
+      digests.delete(row.digest);
+      return true;
+    },
+  };
+}
+
+function variableStore(): VariableStore {
+  const rows = new Map<string, VariableRecord>();
+  const owns = (owner: VarOwner, r: VariableRecord): boolean => r.ownerKind === owner.kind && r.ownerId === owner.id;
+  const keyTaken = (r: VariableRecord): boolean =>
+    [...rows.values()].some(
+      (o) => o.id !== r.id && o.ownerKind === r.ownerKind && o.ownerId === r.ownerId && o.key === r.key && o.category === r.category,
+    );
+  return {
+    async list(owner, page?: PageRequest): Promise<Page<VariableRecord>> {
+      const all = [...rows.values()].filter((r) => owns(owner, r)).sort(byCreation);
+      const items = page ? all.slice(page.offset, page.offset + page.limit) : all;
+      return { items: items.map(clone), total: all.length };
+    },
+    async get(owner, id) {
+      const row = rows.get(id);
+      return row && owns(owner, row) ? clone(row) : null;
+    },
+    async insert(record) {
+      if (rows.has(record.id)) throw new Error("variable id already exists");
+      if (keyTaken(record)) return { ok: false, reason: "duplicate-key" };
+      rows.set(record.id, clone(record));
+      return { ok: true };
+    },
+    async update(record, expectedVersionId) {
+      const row = rows.get(record.id);
+      if (!row || row.ownerKind !== record.ownerKind || row.ownerId !== record.ownerId) return { ok: false, reason: "missing" };
+      if (row.versionId !== expectedVersionId) return { ok: false, reason: "stale" };
+      if (keyTaken(record)) return { ok: false, reason: "duplicate-key" };
+      rows.set(record.id, clone(record));
+      return { ok: true };
+    },
+    async delete(owner, id) {
+      const row = rows.get(id);
+      if (!row || !owns(owner, row)) return false;
+      return rows.delete(id);
+    },
+    async deleteByOwner(owner) {
+      let removed = 0;
+      for (const [id, row] of rows) if (owns(owner, row) && rows.delete(id)) removed++;
+      return removed;
+    },
+    async scanSensitive(afterId, limit) {
+      return [...rows.values()]
+        .filter((r) => r.sensitive && (afterId === null || r.id > afterId))
+        .sort(byId)
+        .slice(0, limit)
+        .map(clone);
+    },
+    async replaceSealedValue(id, expected, next) {
+      const row = rows.get(id);
+      if (!row || !row.sensitive || row.value !== expected) return false;
+      row.value = next;
+      return true;
+    },
+  };
+}

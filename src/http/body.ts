@@ -1,0 +1,53 @@
+import { ApiError, badRequest } from "../errors.js";
+
+/** decision D6: request bodies must be JSON:API or plain JSON. */
+const ACCEPTED_MEDIA_TYPES = new Set(["application/vnd.api+json", "application/json"]);
+export const DEFAULT_BODY_LIMIT = 1024 * 1024;
+
+const tooLarge = (limit: number): ApiError =>
+  new ApiError("payload-too-large", { detail: `Request body exceeds the limit of ${limit} bytes` });
+
+/**
+ * Reads and parses a JSON request body (decision D6): 415 for another media type, 413 past `limit`
+ * without buffering beyond it, 400 for malformed JSON. An absent/empty body resolves `undefined`.
+ */
+export async function readJsonBody(request: Request, limit: number = DEFAULT_BODY_LIMIT): Promise<unknown> {
+  const declared = request.headers.get("content-length");
+  if (declared !== null && Number(declared) > limit) throw tooLarge(limit);
+  if (request.body === null) return undefined;
+
+  const text = await readLimited(request.body, limit);
+  if (text.trim() === "") return undefined;
+  const mediaType = (request.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
+  if (!ACCEPTED_MEDIA_TYPES.has(mediaType)) {
+    throw new ApiError("unsupported-media-type", {
+      detail: "Request bodies must be application/vnd.api+json or application/json",
+    });
+  }
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    throw badRequest("The request body is not valid JSON");
+  }
+}
+
+async function readLimited(stream: ReadableStream<Uint8Array>, limit: number): Promise<string> {
+  const reader = stream.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      size += value.byteLength;
+      if (size > limit) {
+        await reader.cancel().catch(() => {});
+        throw tooLarge(limit);
+      }
+      chunks.push(value);
+    }
+  } finally {
+    reader.releaseLock();
+  }
+  return Buffer.concat(chunks).toString("utf8");
+}

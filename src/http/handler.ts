@@ -1,0 +1,89 @@
+import { ApiError, toApiError } from "../errors.js";
+import type { Principal } from "../schemas/common.js";
+import { readJsonBody } from "./body.js";
+import { errorDocument, MEDIA_TYPE, type JsonApiDocument } from "./jsonapi.js";
+import { ROUTE_PERMISSIONS } from "./route-permissions.js";
+import { createRouter } from "./router.js";
+import { routeKey, type HttpApp, type Route, type RouteContext, type RouteResult } from "./types.js";
+
+export type Authenticate = (request: Request) => Promise<Principal | null>;
+
+const json = (status: number, document: JsonApiDocument, headers: Record<string, string> = {}): Response =>
+  new Response(JSON.stringify(document), { status, headers: { "content-type": MEDIA_TYPE, ...headers } });
+
+/** Every route must have an entry in the route-permission table (D21); a missing one is a bug. */
+export function assertRoutePermissions(routes: readonly Route[]): void {
+  const missing = routes.filter((r) => !(routeKey(r) in ROUTE_PERMISSIONS)).map(routeKey);
+  if (missing.length > 0) throw new Error(`routes without a permission entry: ${missing.join(", ")}`);
+}
+
+/**
+ * The one Web-standard entry point: `(Request) => Promise<Response>`. Every framework mount is a shim
+ * around it. Errors become JSON:API error documents; anything unexpected is logged (without request
+ * contents) and answered with a bare 500 (D5).
+ */
+export function createHandler(app: HttpApp, routes: readonly Route[], authenticate: Authenticate) {
+  assertRoutePermissions(routes);
+  const router = createRouter(routes);
+
+  const toResponse = (result: RouteResult): Response => {
+    if ("text" in result) return new Response(result.text, { status: result.status, headers: { "content-type": result.contentType } });
+    if (result.document === undefined) return new Response(null, { status: result.status });
+    return json(result.status, result.document);
+  };
+
+  return async function handler(request: Request): Promise<Response> {
+    let url: URL;
+    try {
+      url = new URL(request.url);
+    } catch {
+      return json(400, errorDocument(new ApiError("bad-request", { detail: "Invalid request URL" })));
+    }
+    try {
+      const path = url.pathname;
+      if (path !== app.basePath && !path.startsWith(`${app.basePath}/`)) throw new ApiError("not-found");
+      const match = router.match(request.method, path.slice(app.basePath.length));
+      if (match.kind === "not-found") throw new ApiError("not-found");
+      if (match.kind === "method-not-allowed") {
+        const error = new ApiError("method-not-allowed", { detail: `Allowed: ${match.allowed.join(", ")}` });
+        return json(error.status, errorDocument(error), { allow: match.allowed.join(", ") });
+      }
+      const { route, params } = match;
+      const action = ROUTE_PERMISSIONS[routeKey(route)]!;
+
+      let principal: Principal | null = null;
+      if (route.auth === "principal") {
+        principal = await authenticate(request);
+        // decision D4: 401 only for a missing or invalid credential.
+        if (!principal) throw new ApiError("unauthorized");
+      }
+      const body = request.method === "POST" || request.method === "PATCH" ? await readJsonBody(request, route.bodyLimit) : undefined;
+      const ctx: RouteContext = {
+        request,
+        url,
+        params,
+        query: url.searchParams,
+        principal: principal as Principal,
+        body,
+        app,
+        async authorize(target) {
+          // decision D4: a valid credential without the permission gets 404, like a missing object.
+          if (!principal || !(await app.authorizer(principal, action, target))) throw new ApiError("not-found");
+        },
+      };
+      return toResponse(await route.handle(ctx));
+    } catch (error) {
+      const apiError = toApiError(error);
+      if (apiError.status >= 500) {
+        app.logger.error("request failed", {
+          method: request.method,
+          path: url.pathname,
+          error: error instanceof Error ? error.name : typeof error,
+        });
+        // The stack helps the host's developers; it goes to debug only and never into a response.
+        app.logger.debug("request failure detail", { stack: error instanceof Error ? error.stack : String(error) });
+      }
+      return json(apiError.status, errorDocument(apiError));
+    }
+  };
+}

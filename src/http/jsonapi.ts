@@ -1,0 +1,154 @@
+import JSONAPISerializer, { type RelationshipOptions } from "json-api-serializer";
+import { ApiError, TITLE_BY_CODE } from "../errors.js";
+
+/** The media type of every response body (D6). */
+export const MEDIA_TYPE = "application/vnd.api+json";
+
+/** A relationship of a resource: the data holds an id string (linkage only) or null. */
+export interface RelationshipDefinition {
+  /** Wire type of the related resource, or a function of the parent's data. */
+  type: string | ((parent: Record<string, unknown>) => string);
+  /** `links.related` of the relationship, from the parent's data. */
+  related?: (parent: Record<string, unknown>) => string | undefined;
+}
+
+/**
+ * How one JSON:API resource type is written. Data objects are camelCase; attributes are converted to
+ * kebab-case on the wire. Only `attributes` are ever written, so an internal field (a sealed value, a
+ * digest) can never leak into a response by accident.
+ */
+export interface ResourceDefinition {
+  type: string;
+  /** Named variant when one wire type is written in two shapes (e.g. `vars` of a policy set). */
+  schema?: string;
+  attributes: readonly string[];
+  /** Attributes whose values are free-form maps: their keys are written as given, never converted. */
+  verbatim?: readonly string[];
+  self?: (data: Record<string, unknown>) => string;
+  relationships?: Record<string, RelationshipDefinition>;
+}
+
+export interface Pagination {
+  number: number;
+  size: number;
+  total: number;
+}
+
+export interface ListOptions {
+  /** Request URL: the base of the absolute pagination links (D7). */
+  url?: URL;
+  pagination?: Pagination;
+}
+
+export type JsonApiDocument = Record<string, unknown>;
+
+/**
+ * Types that appear only as relationship linkage (`{ type, id }`): the serializer must know them.
+ * A resource definition of the same type replaces the bare registration.
+ */
+const LINKAGE_TYPES = [
+  "organizations",
+  "projects",
+  "workspaces",
+  "teams",
+  "users",
+  "policy-sets",
+  "policy-evaluations",
+  "agent-pools",
+  "runs",
+  "tasks",
+  "workspace-tasks",
+  "task-stages",
+  "task-results",
+  "task-result-outcomes",
+] as const;
+
+/** One serializer per runplane instance, holding every resource type the routes write. */
+export function createJsonApi(definitions: readonly ResourceDefinition[]) {
+  const serializer = new JSONAPISerializer({ convertCase: "kebab-case", jsonapiObject: false });
+  const verbatimBySchema = new Map<string, readonly string[]>();
+  const defined = new Set(definitions.map((d) => d.type));
+  for (const type of LINKAGE_TYPES) if (!defined.has(type)) serializer.register(type, {});
+  for (const def of definitions) {
+    const relationships: Record<string, RelationshipOptions> = {};
+    for (const [name, rel] of Object.entries(def.relationships ?? {})) {
+      relationships[name] = {
+        type: (_: unknown, parent: Record<string, unknown>) => (typeof rel.type === "string" ? rel.type : rel.type(parent)),
+        ...(rel.related ? { links: (parent: Record<string, unknown>) => ({ related: rel.related!(parent) }) } : {}),
+      };
+    }
+    const verbatim = def.verbatim ?? [];
+    serializer.register(def.type, def.schema ?? "default", {
+      whitelist: def.attributes.filter((a) => !verbatim.includes(a)),
+      ...(def.self ? { links: (d: Record<string, unknown>) => ({ self: def.self!(d) }) } : {}),
+      relationships,
+    });
+    verbatimBySchema.set(`${def.type}|${def.schema ?? "default"}`, verbatim);
+  }
+
+  // Free-form maps (tags, status timestamps) keep their keys: the serializer would kebab-case them.
+  const restoreVerbatim = (type: string, schema: string, item: Record<string, unknown>, out: Record<string, unknown>) => {
+    const verbatim = verbatimBySchema.get(`${type}|${schema}`) ?? [];
+    if (verbatim.length === 0) return;
+    const attributes = (out.attributes ?? (out.attributes = {})) as Record<string, unknown>;
+    for (const name of verbatim) attributes[kebab(name)] = item[name] ?? null;
+  };
+
+  return {
+    resource(type: string, data: Record<string, unknown>, schema = "default"): JsonApiDocument {
+      const doc = serializer.serialize(type, data, schema) as { data: Record<string, unknown> };
+      restoreVerbatim(type, schema, data, doc.data);
+      return doc;
+    },
+    collection(type: string, items: readonly Record<string, unknown>[], options: ListOptions = {}, schema = "default"): JsonApiDocument {
+      const doc = serializer.serialize(type, items, schema) as { data: Record<string, unknown>[] };
+      doc.data.forEach((out, i) => restoreVerbatim(type, schema, items[i]!, out));
+      if (!options.pagination) return doc;
+      const { links, meta } = paginationDocument(options.url!, options.pagination);
+      return { data: doc.data, links, meta };
+    },
+  };
+}
+export type JsonApi = ReturnType<typeof createJsonApi>;
+
+const kebab = (name: string): string => name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+
+/** decision D7: `meta.pagination` and absolute `links` with `%5B`/`%5D`. */
+export function paginationDocument(url: URL, page: Pagination) {
+  const totalPages = Math.max(1, Math.ceil(page.total / page.size));
+  const link = (n: number | null): string | null => {
+    if (n === null) return null;
+    const u = new URL(url);
+    u.searchParams.set("page[number]", String(n));
+    u.searchParams.set("page[size]", String(page.size));
+    return u.toString();
+  };
+  const prev = page.number > 1 ? Math.min(page.number - 1, totalPages) : null;
+  const next = page.number < totalPages ? page.number + 1 : null;
+  return {
+    links: { self: link(page.number), first: link(1), prev: link(prev), next: link(next), last: link(totalPages) },
+    meta: {
+      pagination: {
+        "current-page": page.number,
+        "page-size": page.size,
+        "prev-page": prev,
+        "next-page": next,
+        "total-pages": totalPages,
+        "total-count": page.total,
+      },
+    },
+  };
+}
+
+/** decision D5: the error document, `status` as a string, lower-case titles. */
+export function errorDocument(error: ApiError): JsonApiDocument {
+  return {
+    errors: error.items.map((item) => ({
+      status: String(error.status),
+      title: TITLE_BY_CODE[error.code],
+      ...(item.detail !== undefined ? { detail: item.detail } : {}),
+      ...(item.pointer !== undefined ? { source: { pointer: item.pointer } } : {}),
+      ...(item.parameter !== undefined ? { source: { parameter: item.parameter } } : {}),
+    })),
+  };
+}

@@ -1,0 +1,58 @@
+import type { Logger } from "../logger.js";
+import type { Dialect, Principal } from "../schemas/common.js";
+import type { Services } from "../services/index.js";
+import type { JsonApi, JsonApiDocument } from "./jsonapi.js";
+import type { RouteAction } from "./route-permissions.js";
+
+export type HttpMethod = "GET" | "POST" | "PATCH" | "DELETE";
+
+/** The resource an action is checked against: its organization and, where scoped, project/workspace. */
+export interface AuthTarget {
+  organization: string;
+  projectId?: string;
+  workspaceId?: string;
+}
+
+/** Decides whether `principal` may perform `action` on `target` (D21). */
+export type Authorizer = (principal: Principal, action: RouteAction, target: AuthTarget) => Promise<boolean>;
+
+/** What routes are built from: services, the JSON:API writer, and request-independent options. */
+export interface HttpApp {
+  basePath: string;
+  dialect: Dialect;
+  jsonapi: JsonApi;
+  services: Services;
+  authorizer: Authorizer;
+  logger: Logger;
+}
+
+export interface RouteContext {
+  request: Request;
+  url: URL;
+  params: Record<string, string>;
+  query: URLSearchParams;
+  /** Set on every route whose auth is `principal`. */
+  principal: Principal;
+  /** Parsed JSON body (POST/PATCH), or undefined when empty. */
+  body: unknown;
+  app: HttpApp;
+  /** Checks this route's action (from the route-permission table) on `target`; 404 when denied (D4). */
+  authorize(target: AuthTarget): Promise<void>;
+}
+
+export type RouteResult =
+  | { status: number; document?: JsonApiDocument }
+  | { status: number; text: string; contentType: string };
+
+export interface Route {
+  method: HttpMethod;
+  /** Path below the base path, with `:param` segments, e.g. `/workspaces/:workspace_id/vars`. */
+  path: string;
+  /** `principal`: authenticate with the API authenticator; `none`: public; `custom`: the route authenticates itself. */
+  auth: "principal" | "none" | "custom";
+  /** Body limit in bytes (D6); default 1 MiB. */
+  bodyLimit?: number;
+  handle(ctx: RouteContext): Promise<RouteResult>;
+}
+
+export const routeKey = (route: Pick<Route, "method" | "path">): string => `${route.method} ${route.path}`;

@@ -1,0 +1,72 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { Readable } from "node:stream";
+
+/** A Web-standard handler, as returned by `createRunplane(...).handler`. */
+export type FetchHandler = (request: Request) => Promise<Response>;
+
+/** Express attaches a parsed body here when a body parser ran before the mount. */
+type MaybeParsed = IncomingMessage & { body?: unknown; originalUrl?: string };
+
+function bodyOf(req: MaybeParsed): BodyInit | null {
+  if (req.method === "GET" || req.method === "HEAD") return null;
+  // A body parser (e.g. express.json()) already consumed the stream: rebuild the bytes from its result.
+  if (req.body !== undefined && req.readableEnded) {
+    if (typeof req.body === "string" || Buffer.isBuffer(req.body)) return req.body as string;
+    if (typeof req.body === "object" && req.body !== null && Object.keys(req.body).length > 0) return JSON.stringify(req.body);
+    return null;
+  }
+  return Readable.toWeb(req) as unknown as ReadableStream<Uint8Array>;
+}
+
+/** Converts a node:http request into a Web `Request` (also works inside Express, before or after body parsers). */
+export function toWebRequest(req: MaybeParsed): Request {
+  const host = req.headers.host ?? "localhost";
+  const protocol = (req.socket as { encrypted?: boolean }).encrypted ? "https" : "http";
+  const url = new URL(req.originalUrl ?? req.url ?? "/", `${protocol}://${host}`);
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (value === undefined) continue;
+    if (Array.isArray(value)) for (const v of value) headers.append(name, v);
+    else headers.set(name, value);
+  }
+  const body = bodyOf(req);
+  if (body !== null && typeof body === "string") headers.delete("content-length");
+  return new Request(url, { method: req.method ?? "GET", headers, body, ...(body && typeof body !== "string" ? { duplex: "half" } : {}) } as RequestInit);
+}
+
+/** Writes a Web `Response` to a node:http response. */
+export async function writeWebResponse(response: Response, res: ServerResponse): Promise<void> {
+  res.statusCode = response.status;
+  response.headers.forEach((value, name) => res.setHeader(name, value));
+  if (response.body === null) {
+    res.end();
+    return;
+  }
+  const bytes = Buffer.from(await response.arrayBuffer());
+  res.setHeader("content-length", bytes.length);
+  res.end(bytes);
+}
+
+/**
+ * Mounts a runplane handler on node:http or Express: `http.createServer(toNodeListener(handler))` or
+ * `app.use(toNodeListener(handler))` (place it before body parsers; an already-parsed body is tolerated).
+ */
+export function toNodeListener(handler: FetchHandler) {
+  return (req: IncomingMessage, res: ServerResponse): void => {
+    let request: Request;
+    try {
+      request = toWebRequest(req);
+    } catch {
+      res.statusCode = 400;
+      res.setHeader("content-type", "application/vnd.api+json");
+      res.end(JSON.stringify({ errors: [{ status: "400", title: "bad request", detail: "Invalid request" }] }));
+      return;
+    }
+    handler(request)
+      .then((response) => writeWebResponse(response, res))
+      .catch(() => {
+        if (!res.headersSent) res.statusCode = 500;
+        res.end();
+      });
+  };
+}

@@ -1,0 +1,19 @@
+import type { Keyring } from "../crypto/keyring.js";
+import type { Logger } from "../logger.js";
+import type { Dialect } from "../schemas/common.js";
+import type { Storage } from "../storage/types.js";
+
+/** What every service is built from: injected so tests control time, ids and storage (habit 12). */
+export interface ServiceContext {
+  storage: Storage;
+  keyring: Keyring;
+  logger: Logger;
+  dialect: Dialect;
+  /** Current time; tests pass a fake clock. */
+  now(): Date;
+  /** New `<prefix>-<16 base62>` id (D9). */
+  newId(prefix: string): string;
+}
+
+/** UTC ISO-8601 with milliseconds and `Z` (D9). */
+export const isoNow = (ctx: Pick<ServiceContext, "now">): string => ctx.now().toISOString();

@@ -1,0 +1,160 @@
+import * as z from "zod";
+import { randomSecret, sha256Hex } from "../crypto/random.js";
+import { ApiError, notFound } from "../errors.js";
+import {
+  AgentPoolSchema,
+  OrganizationSchema,
+  PolicySetSchema,
+  ProjectSchema,
+  TeamSchema,
+  UserSchema,
+  WorkspaceSchema,
+  type Organization,
+  type User,
+} from "../schemas/directory.js";
+import { API_TOKEN_KINDS, type ApiTokenRecord, type VarOwnerKind } from "../schemas/records.js";
+import type { DirectoryStore } from "../storage/types.js";
+import { isoNow, type ServiceContext } from "./context.js";
+import { parseOrThrow } from "./validate.js";
+
+type OwnedSchema = z.ZodObject<{ id: z.ZodString; organization: z.ZodString }>;
+
+/**
+ * CRUD for one organization-owned directory aggregate. Ids are optional on create (hosts with their
+ * own ids pass them; otherwise one is generated with the aggregate's prefix, D9).
+ */
+function ownedAggregate<S extends OwnedSchema>(
+  ctx: ServiceContext,
+  store: DirectoryStore<z.output<S>>,
+  schema: S,
+  prefix: string,
+  cleanup?: (id: string) => Promise<void>,
+) {
+  const createSchema = schema.extend({ id: z.string().min(1).optional() });
+  return {
+    async create(input: z.input<typeof createSchema>): Promise<z.output<S>> {
+      const parsed = parseOrThrow(createSchema, input, "");
+      const record = { ...parsed, id: parsed.id ?? ctx.newId(prefix) } as z.output<S>;
+      await ensureOrganization(ctx, record.organization);
+      if (!(await store.insert(record))) throw new ApiError("conflict", { detail: `${prefix} ${record.id} already exists` });
+      return record;
+    },
+    async get(id: string): Promise<z.output<S> | null> {
+      return store.get(id);
+    },
+    async update(id: string, patch: Partial<Omit<z.input<S>, "id" | "organization">>): Promise<z.output<S>> {
+      const current = await store.get(id);
+      if (!current) throw notFound();
+      const next = parseOrThrow(schema, { ...current, ...patch, id, organization: current.organization }, "");
+      if (!(await store.replace(next))) throw notFound();
+      return next;
+    },
+    async delete(id: string): Promise<boolean> {
+      const removed = await store.delete(id);
+      if (removed && cleanup) await cleanup(id);
+      return removed;
+    },
+    async list(organization: string): Promise<z.output<S>[]> {
+      return store.listByOrganization(organization);
+    },
+  };
+}
+
+async function ensureOrganization(ctx: ServiceContext, name: string): Promise<void> {
+  if (!(await ctx.storage.organizations.get(name))) throw new ApiError("not-found", { detail: `organization ${name} does not exist` });
+}
+
+const UserCreateSchema = UserSchema.extend({ id: z.string().min(1).optional() });
+
+export const ApiTokenRequestSchema = z.object({
+  organization: z.string().min(1),
+  kind: z.enum(API_TOKEN_KINDS),
+  userId: z.string().min(1).optional(),
+  teamId: z.string().min(1).optional(),
+  description: z.string().max(256).default(""),
+  /** A secret chosen by the host (e.g. ADMIN_TOKEN); generated when omitted. */
+  secret: z.string().min(16).optional(),
+});
+export type ApiTokenRequest = z.input<typeof ApiTokenRequestSchema>;
+
+/**
+ * Host-side records the API refers to but does not manage over HTTP (organizations, projects,
+ * workspaces, teams, users, policy sets, agent pools) and the API tokens of the default authenticator.
+ */
+export function createDirectory(ctx: ServiceContext) {
+  const s = ctx.storage;
+  const dropVars = (kind: VarOwnerKind) => async (id: string) => {
+    await s.variables.deleteByOwner({ kind, id });
+  };
+
+  return {
+    organizations: {
+      async create(input: z.input<typeof OrganizationSchema>): Promise<Organization> {
+        const record = parseOrThrow(OrganizationSchema, input, "");
+        if (!(await s.organizations.insert(record))) throw new ApiError("conflict", { detail: `organization ${record.name} already exists` });
+        return record;
+      },
+      get: (name: string) => s.organizations.get(name),
+      async update(name: string, patch: Partial<Omit<Organization, "name">>): Promise<Organization> {
+        const current = await s.organizations.get(name);
+        if (!current) throw notFound();
+        const next = parseOrThrow(OrganizationSchema, { ...current, ...patch, name }, "");
+        await s.organizations.replace(next);
+        return next;
+      },
+      delete: (name: string) => s.organizations.delete(name),
+    },
+    projects: ownedAggregate(ctx, s.projects, ProjectSchema, "prj"),
+    workspaces: ownedAggregate(ctx, s.workspaces, WorkspaceSchema, "ws", dropVars("workspace")),
+    teams: ownedAggregate(ctx, s.teams, TeamSchema, "team"),
+    policySets: ownedAggregate(ctx, s.policySets, PolicySetSchema, "polset", dropVars("policy-set")),
+    agentPools: ownedAggregate(ctx, s.agentPools, AgentPoolSchema, "apool"),
+    users: {
+      async create(input: z.input<typeof UserCreateSchema>): Promise<User> {
+        const parsed = parseOrThrow(UserCreateSchema, input, "");
+        const record = { ...parsed, id: parsed.id ?? ctx.newId("user") };
+        if (!(await s.users.insert(record))) throw new ApiError("conflict", { detail: `user ${record.id} already exists` });
+        return record;
+      },
+      get: (id: string) => s.users.get(id),
+      async update(id: string, patch: Partial<Omit<User, "id">>): Promise<User> {
+        const current = await s.users.get(id);
+        if (!current) throw notFound();
+        const next = parseOrThrow(UserSchema, { ...current, ...patch, id }, "");
+        await s.users.replace(next);
+        return next;
+      },
+      delete: (id: string) => s.users.delete(id),
+    },
+
+    /**
+     * Issues an API token for the default authenticator. The secret is returned once and stored only
+     * as a SHA-256 digest (D11).
+     */
+    async createApiToken(input: ApiTokenRequest): Promise<{ id: string; token: string }> {
+      const req = parseOrThrow(ApiTokenRequestSchema, input, "");
+      await ensureOrganization(ctx, req.organization);
+      if (req.kind === "user" && !req.userId) throw new ApiError("invalid-attribute", { detail: "userId is required for a user token" });
+      if (req.kind === "team" && !req.teamId) throw new ApiError("invalid-attribute", { detail: "teamId is required for a team token" });
+      const id = ctx.newId("at");
+      const token = req.secret ?? `${id}.${randomSecret()}`;
+      const record: ApiTokenRecord = {
+        id,
+        digest: sha256Hex(token),
+        organization: req.organization,
+        kind: req.kind,
+        userId: req.kind === "user" ? (req.userId ?? null) : null,
+        teamId: req.kind === "team" ? (req.teamId ?? null) : null,
+        description: req.description,
+        createdAt: isoNow(ctx),
+        lastUsedAt: null,
+      };
+      if (!(await s.apiTokens.insert(record))) throw new ApiError("conflict", { detail: "that token is already registered" });
+      return { id, token };
+    },
+    /** The stored record of an API token whose secret is `token`, or null. */
+    findApiToken: (token: string) => s.apiTokens.findByDigest(sha256Hex(token)),
+    revokeApiToken: (id: string) => s.apiTokens.delete(id),
+  };
+}
+export type Directory = ReturnType<typeof createDirectory>;

@@ -1,0 +1,18 @@
+import type { ServiceContext } from "./context.js";
+import { createDirectory } from "./directory.js";
+import { createPolicySetParameterService } from "./policy-set-parameters.js";
+import { createVarEngine } from "./var-engine.js";
+import { createVariableService } from "./variables.js";
+
+/** Every service of one runplane instance, built over one context. */
+export function createServices(ctx: ServiceContext) {
+  const varEngine = createVarEngine(ctx);
+  return {
+    context: ctx,
+    directory: createDirectory(ctx),
+    variables: createVariableService(ctx, varEngine),
+    policySetParameters: createPolicySetParameterService(ctx, varEngine),
+    varEngine,
+  };
+}
+export type Services = ReturnType<typeof createServices>;

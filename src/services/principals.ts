@@ -1,0 +1,57 @@
+import { ORG_PERMISSIONS, type OrgPermission, type Principal } from "../schemas/common.js";
+import { OWNERS_TEAM_NAME, type Team } from "../schemas/directory.js";
+import type { ApiTokenRecord } from "../schemas/records.js";
+import { isoNow, type ServiceContext } from "./context.js";
+import { sha256Hex, safeEqual } from "../crypto/random.js";
+
+/** `last-used-at` is written at most this often per token: a write per request would dominate reads. */
+const TOUCH_INTERVAL_MS = 60_000;
+
+const union = (teams: readonly Team[]): OrgPermission[] => [...new Set(teams.flatMap((t) => t.orgPermissions))];
+
+/**
+ * The principal an API token acts as, computed from the directory at request time so membership
+ * changes apply at once. Organization tokens and owners-team tokens act as owners (D21).
+ */
+export async function principalForToken(ctx: ServiceContext, record: ApiTokenRecord): Promise<Principal | null> {
+  const base = { organization: record.organization, userId: undefined };
+  switch (record.kind) {
+    case "organization":
+      return { ...base, kind: "organization", teamIds: [], isOwner: true, orgPermissions: [...ORG_PERMISSIONS] };
+    case "team": {
+      const team = record.teamId ? await ctx.storage.teams.get(record.teamId) : null;
+      if (!team || team.organization !== record.organization) return null;
+      return { ...base, kind: "team", teamIds: [team.id], isOwner: team.name === OWNERS_TEAM_NAME, orgPermissions: union([team]) };
+    }
+    case "user": {
+      if (!record.userId || !(await ctx.storage.users.get(record.userId))) return null;
+      const teams = await ctx.storage.teams.listByMember(record.organization, record.userId);
+      return {
+        organization: record.organization,
+        kind: "user",
+        userId: record.userId,
+        teamIds: teams.map((t) => t.id),
+        isOwner: teams.some((t) => t.name === OWNERS_TEAM_NAME),
+        orgPermissions: union(teams),
+      };
+    }
+  }
+}
+
+/** The default authenticator: `Authorization: Bearer <token>` against stored SHA-256 digests (D11). */
+export function createTokenAuthenticator(ctx: ServiceContext) {
+  return async (request: Request): Promise<Principal | null> => {
+    const header = request.headers.get("authorization");
+    const match = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
+    if (!match) return null;
+    const digest = sha256Hex(match[1]!);
+    const record = await ctx.storage.apiTokens.findByDigest(digest);
+    // The lookup is by digest; the constant-time compare guards an adapter that matches loosely.
+    if (!record || !safeEqual(record.digest, digest)) return null;
+    const now = ctx.now();
+    if (!record.lastUsedAt || now.getTime() - Date.parse(record.lastUsedAt) >= TOUCH_INTERVAL_MS) {
+      await ctx.storage.apiTokens.touch(record.id, isoNow(ctx));
+    }
+    return principalForToken(ctx, record);
+  };
+}

@@ -1,0 +1,147 @@
+import { rowBinding } from "../crypto/keyring.js";
+import { randomHex } from "../crypto/random.js";
+import { maskedValue } from "../domain/masking.js";
+import { checkSensitivePatch, type VariablePatch } from "../domain/variable-rules.js";
+import { ApiError, invalid, notFound } from "../errors.js";
+import type { VarCategory } from "../schemas/common.js";
+import type { Page, PageRequest, VariableRecord, VarOwner } from "../schemas/records.js";
+import type { ResolvedVariable, VariableView } from "../schemas/variables.js";
+import { isoNow, type ServiceContext } from "./context.js";
+
+/** Attributes of a new variable after validation and defaults. */
+export interface VariableDraft {
+  key: string;
+  value: string;
+  description: string | null;
+  category: VarCategory;
+  hcl: boolean;
+  sensitive: boolean;
+}
+
+const ATTRIBUTES = "/data/attributes";
+const DUPLICATE_KEY = (): ApiError => invalid(`${ATTRIBUTES}/key`, "Key has already been taken");
+/** Compare-and-set retries before giving up under extreme contention. */
+const MAX_ATTEMPTS = 8;
+
+/**
+ * The shared engine behind workspace variables and policy set parameters (both are `vars`): sealing
+ * of sensitive values (D11), masking (D10), uniqueness (D12) and compare-and-set updates.
+ */
+export function createVarEngine(ctx: ServiceContext) {
+  const binding = (id: string): string => rowBinding("vars", "value", id);
+  const plaintextOf = (r: VariableRecord): string => (r.sensitive ? ctx.keyring.open(r.value, binding(r.id)) : r.value);
+  const stored = (id: string, plaintext: string, sensitive: boolean): string =>
+    sensitive ? ctx.keyring.seal(plaintext, binding(id)) : plaintext;
+
+  const toView = (r: VariableRecord): VariableView => ({
+    id: r.id,
+    ownerId: r.ownerId,
+    key: r.key,
+    // A sensitive row is never opened for a response: masking needs no plaintext.
+    value: r.sensitive ? maskedValue(r, "") : r.value,
+    description: r.description,
+    category: r.category,
+    hcl: r.hcl,
+    sensitive: r.sensitive,
+    versionId: r.versionId,
+    createdAt: r.createdAt,
+    updatedAt: r.updatedAt,
+  });
+
+  return {
+    toView,
+
+    async list(owner: VarOwner, page?: PageRequest): Promise<Page<VariableView>> {
+      const result = await ctx.storage.variables.list(owner, page);
+      return { items: result.items.map(toView), total: result.total };
+    },
+
+    async get(owner: VarOwner, id: string): Promise<VariableView | null> {
+      const row = await ctx.storage.variables.get(owner, id);
+      return row ? toView(row) : null;
+    },
+
+    async create(owner: VarOwner, draft: VariableDraft): Promise<VariableView> {
+      const id = ctx.newId("var");
+      const now = isoNow(ctx);
+      const record: VariableRecord = {
+        id,
+        ownerKind: owner.kind,
+        ownerId: owner.id,
+        key: draft.key,
+        value: stored(id, draft.value, draft.sensitive),
+        description: draft.description,
+        category: draft.category,
+        hcl: draft.hcl,
+        sensitive: draft.sensitive,
+        versionId: randomHex(20),
+        createdAt: now,
+        updatedAt: now,
+      };
+      const result = await ctx.storage.variables.insert(record);
+      if (!result.ok) throw DUPLICATE_KEY();
+      return toView(record);
+    },
+
+    async update(owner: VarOwner, id: string, patch: VariablePatch): Promise<VariableView> {
+      for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+        const current = await ctx.storage.variables.get(owner, id);
+        if (!current) throw notFound();
+        const decision = checkSensitivePatch(current, patch);
+        if (!decision.ok) throw invalid(`${ATTRIBUTES}/${decision.attribute}`, decision.detail);
+
+        const sensitive = patch.sensitive ?? current.sensitive;
+        // Keep the sealed string when nothing about the value changes; otherwise (re)seal the plaintext.
+        const value =
+          patch.value === undefined && sensitive === current.sensitive
+            ? current.value
+            : stored(id, patch.value ?? plaintextOf(current), sensitive);
+        const next: VariableRecord = {
+          ...current,
+          key: patch.key ?? current.key,
+          value,
+          description: patch.description === undefined ? current.description : patch.description,
+          category: patch.category ?? current.category,
+          hcl: patch.hcl ?? current.hcl,
+          sensitive,
+          // decision D12: version-id changes on every update, even an empty one.
+          versionId: randomHex(20),
+          updatedAt: isoNow(ctx),
+        };
+        const result = await ctx.storage.variables.update(next, current.versionId);
+        if (result.ok) return toView(next);
+        if (result.reason === "duplicate-key") throw DUPLICATE_KEY();
+        if (result.reason === "missing") throw notFound();
+      }
+      throw new ApiError("conflict", { detail: "The variable is being updated concurrently; retry the request" });
+    },
+
+    async delete(owner: VarOwner, id: string): Promise<boolean> {
+      return ctx.storage.variables.delete(owner, id);
+    },
+
+    /** Plaintext of every variable of `owner`: the only way out for sensitive values (D10). */
+    async resolve(owner: VarOwner): Promise<ResolvedVariable[]> {
+      const { items } = await ctx.storage.variables.list(owner);
+      return items.map((r) => ({ key: r.key, value: plaintextOf(r), category: r.category, hcl: r.hcl }));
+    },
+
+    /** Moves every sealed value to the keyring's active key; returns how many rows were rewritten. */
+    async reencrypt(batchSize = 200): Promise<number> {
+      let moved = 0;
+      let after: string | null = null;
+      for (;;) {
+        const rows = await ctx.storage.variables.scanSensitive(after, batchSize);
+        if (rows.length === 0) return moved;
+        for (const row of rows) {
+          if (ctx.keyring.keyIdOf(row.value) === ctx.keyring.activeKeyId) continue;
+          const resealed = ctx.keyring.seal(plaintextOf(row), binding(row.id));
+          if (await ctx.storage.variables.replaceSealedValue(row.id, row.value, resealed)) moved++;
+        }
+        after = rows[rows.length - 1]!.id;
+      }
+    },
+  };
+}
+
+export type VarEngine = ReturnType<typeof createVarEngine>;
