@@ -1,0 +1,195 @@
+/**
+ * The pure half of the SSRF guard (decision D15, vectors in design/ssrf-vectors.md): which
+ * destination addresses and URLs outbound HTTP may use. No I/O here; egress.ts applies these
+ * checks to the address each socket is about to connect to.
+ */
+import { isIP } from "node:net";
+import ipaddr from "ipaddr.js";
+
+/**
+ * Why an address is refused. Mostly ipaddr.js range names; its .d.ts misses a few names that
+ * range() really returns (discard, deprecatedSiteLocal, deprecatedOrchid, segmentRouting), so the
+ * list is ours and anything unknown falls back to `reserved`.
+ */
+export const REFUSAL_REASONS = [
+  "invalid",
+  "unspecified",
+  "broadcast",
+  "multicast",
+  "linkLocal",
+  "loopback",
+  "carrierGradeNat",
+  "private",
+  "reserved",
+  "benchmarking",
+  "amt",
+  "as112",
+  "uniqueLocal",
+  "deprecatedSiteLocal",
+  "discard",
+  "rfc6145",
+  "rfc6052",
+  "teredo",
+  "as112v6",
+  "deprecatedOrchid",
+  "orchid2",
+  "droneRemoteIdProtocolEntityTags",
+  "segmentRouting",
+  "notGlobalUnicast",
+] as const;
+export type RefusalReason = (typeof REFUSAL_REASONS)[number];
+export type AddressClass = "public" | RefusalReason;
+
+const KNOWN_REASONS: ReadonlySet<string> = new Set(REFUSAL_REASONS);
+const toReason = (range: string): RefusalReason =>
+  KNOWN_REASONS.has(range) ? (range as RefusalReason) : "reserved";
+
+const NAT64_WELL_KNOWN = ipaddr.parseCIDR("64:ff9b::/96");
+
+/**
+ * Classifies one address as the socket would see it. Only a public unicast address passes.
+ * The input must be a canonical IP literal (what DNS or `new URL()` produce): `net.isIP` gates it,
+ * because ipaddr.js alone also accepts loose forms such as `127.1` or `0x7f.1`.
+ */
+export function classifyAddress(ip: string): AddressClass {
+  if (isIP(ip) === 0) return "invalid";
+  const address = ipaddr.parse(ip);
+  return address.kind() === "ipv4" ? classifyV4(address as ipaddr.IPv4) : classifyV6(address as ipaddr.IPv6);
+}
+
+function classifyV4(address: ipaddr.IPv4): AddressClass {
+  // as112 and amt are anycast special-purpose blocks: refused too, only plain unicast passes.
+  const range: string = address.range();
+  return range === "unicast" ? "public" : toReason(range);
+}
+
+function classifyV6(address: ipaddr.IPv6): AddressClass {
+  const range: string = address.range();
+  switch (range) {
+    // The kernel sends ::ffff:a.b.c.d to the IPv4 address itself.
+    case "ipv4Mapped":
+      return classifyV4(address.toIPv4Address());
+    // 64:ff9b::/96 reaches the embedded IPv4 through the NAT64 gateway; the local-use
+    // 64:ff9b:1::/48 is never global, so it is refused as a whole.
+    case "rfc6052":
+      return address.match(NAT64_WELL_KNOWN) ? classifyV4(embeddedV4(address, 6)) : "rfc6052";
+    // 2002:AABB:CCDD::/48 is relayed to AA.BB.CC.DD.
+    case "6to4":
+      return classifyV4(embeddedV4(address, 1));
+    case "unicast":
+      // ipaddr.js calls everything it does not name "unicast"; IANA allocates global unicast only
+      // from 2000::/3, so ::/8 (IPv4-compatible), 4000::/2 and the like are refused.
+      return ((address.parts[0] ?? 0) & 0xe000) === 0x2000 ? "public" : "notGlobalUnicast";
+    default:
+      return toReason(range);
+  }
+}
+
+function embeddedV4(address: ipaddr.IPv6, firstPart: number): ipaddr.IPv4 {
+  const high = address.parts[firstPart] ?? 0;
+  const low = address.parts[firstPart + 1] ?? 0;
+  return new ipaddr.IPv4([high >> 8, high & 0xff, low >> 8, low & 0xff]);
+}
+
+export type UrlCheck =
+  | { ok: true; url: URL; hostname: string }
+  | { ok: false; code: "refused-url" | "refused-address"; reason: string };
+
+export type AddressCheck = { ok: true } | { ok: false; reason: RefusalReason };
+
+export interface EgressPolicy {
+  /** Scheme, userinfo and host-name rules, and the address rule for literal IP hosts. */
+  checkUrl(url: string): UrlCheck;
+  /** Whether a socket for `hostname` may connect to `ip` (a resolved or literal address). */
+  checkAddress(ip: string, hostname: string): AddressCheck;
+}
+
+export interface EgressPolicyOptions {
+  /**
+   * CIDRs (`127.0.0.1/32`, `fd00::/8`; a bare IP means a single address) and exact host names.
+   * A host-name entry trusts that one name whatever it resolves to: the operator vouches for the
+   * name's DNS. It does not cover subdomains or other names resolving to the same address.
+   */
+  allow?: readonly string[];
+}
+
+export function createEgressPolicy(options: EgressPolicyOptions = {}): EgressPolicy {
+  const cidrs: [ipaddr.IPv4 | ipaddr.IPv6, number][] = [];
+  const names = new Set<string>();
+  for (const entry of options.allow ?? []) {
+    const cidr = parseCidr(entry.trim());
+    if (cidr) cidrs.push(cidr);
+    else names.add(parseName(entry.trim()));
+  }
+
+  const inAllowedCidr = (ip: string): boolean => {
+    const parsed = ipaddr.parse(ip);
+    // An allow entry for 127.0.0.1/32 also admits ::ffff:127.0.0.1: the same socket destination.
+    const forms = parsed.kind() === "ipv6" && (parsed as ipaddr.IPv6).isIPv4MappedAddress()
+      ? [parsed, (parsed as ipaddr.IPv6).toIPv4Address()]
+      : [parsed];
+    return cidrs.some(([net, bits]) => forms.some((form) => form.kind() === net.kind() && form.match(net, bits)));
+  };
+
+  const checkAddress = (ip: string, hostname: string): AddressCheck => {
+    if (names.has(normalizeName(hostname))) return { ok: true };
+    const verdict = classifyAddress(ip);
+    if (verdict === "public") return { ok: true };
+    if (verdict !== "invalid" && inAllowedCidr(ip)) return { ok: true };
+    return { ok: false, reason: verdict };
+  };
+
+  const checkUrl = (raw: string): UrlCheck => {
+    let url: URL;
+    try {
+      url = new URL(raw);
+    } catch {
+      return { ok: false, code: "refused-url", reason: "invalid-url" };
+    }
+    if (url.protocol !== "http:" && url.protocol !== "https:") return { ok: false, code: "refused-url", reason: "scheme" };
+    if (url.username !== "" || url.password !== "") return { ok: false, code: "refused-url", reason: "userinfo" };
+    // `new URL()` has already turned 0x7f.1, 2130706433 and friends into dotted quads.
+    const host = url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname;
+    if (isIP(host) !== 0) {
+      const check = checkAddress(host, host);
+      return check.ok ? { ok: true, url, hostname: host } : { ok: false, code: "refused-address", reason: check.reason };
+    }
+    const name = normalizeName(host);
+    if (!names.has(name)) {
+      if (name === "localhost" || name.endsWith(".localhost")) return { ok: false, code: "refused-url", reason: "localhost" };
+      // Single labels go through search domains to whatever the intranet calls `intranet`.
+      if (!name.includes(".")) return { ok: false, code: "refused-url", reason: "single-label" };
+    }
+    return { ok: true, url, hostname: host };
+  };
+
+  return { checkUrl, checkAddress };
+}
+
+const normalizeName = (hostname: string): string => hostname.toLowerCase().replace(/\.$/, "");
+
+function parseCidr(entry: string): [ipaddr.IPv4 | ipaddr.IPv6, number] | null {
+  const [address = "", bits, ...rest] = entry.split("/");
+  if (rest.length > 0 || isIP(address) === 0) return null;
+  const parsed = ipaddr.parse(address);
+  const max = parsed.kind() === "ipv4" ? 32 : 128;
+  if (bits === undefined) return [parsed, max];
+  const prefix = Number(bits);
+  if (!/^\d+$/.test(bits) || prefix > max) throw new TypeError(`egress.allow: invalid CIDR ${JSON.stringify(entry)}`);
+  return [parsed, prefix];
+}
+
+function parseName(entry: string): string {
+  // Canonicalize like a URL host (case, IDN to punycode) so entries match what checkUrl sees.
+  let host = "";
+  try {
+    host = new URL(`http://${entry}/`).hostname;
+  } catch {
+    // fall through to the error below
+  }
+  // A loose IP (`10.1`) would otherwise become a name entry that only matches the literal host.
+  if (host === "" || isIP(host.replace(/^\[|\]$/g, "")) !== 0 || /[/@:?#]/.test(entry)) {
+    throw new TypeError(`egress.allow: expected a CIDR or a host name, got ${JSON.stringify(entry)}`);
+  }
+  return normalizeName(host);
+}

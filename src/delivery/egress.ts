@@ -1,0 +1,235 @@
+/**
+ * The one module that makes outbound HTTP requests (decision D15): run task requests, their
+ * retries and verification requests all go through an HttpTransport made here.
+ */
+import { lookup } from "node:dns/promises";
+import { isIP } from "node:net";
+import { Agent, buildConnector, request } from "undici";
+import { createEgressPolicy, type EgressPolicy } from "./address-policy.js";
+
+export { classifyAddress, createEgressPolicy } from "./address-policy.js";
+export type { AddressClass, EgressPolicy, EgressPolicyOptions, RefusalReason } from "./address-policy.js";
+
+export interface HttpRequest {
+  url: string;
+  method?: "POST";
+  headers: Record<string, string>;
+  body: Uint8Array | string;
+}
+
+export interface HttpResponse {
+  status: number;
+  headers: Record<string, string>;
+  /** UTF-8 decoded, at most `maxBodyBytes` bytes of the body. */
+  body: string;
+  bodyTruncated: boolean;
+}
+
+/** What delivery code depends on; hosts and tests may inject their own. Errors are EgressErrors. */
+export interface HttpTransport {
+  send(req: HttpRequest): Promise<HttpResponse>;
+  close(): Promise<void>;
+}
+
+export type ResolvedAddress = { address: string; family: number };
+export type Resolver = (hostname: string) => Promise<ResolvedAddress[]>;
+/** undici's socket factory. The guarded connector hands it only addresses that passed the policy. */
+export type EgressConnector = buildConnector.connector;
+
+export interface EgressOptions {
+  /** CIDRs and exact host names allowed besides public unicast; see EgressPolicyOptions. */
+  allow?: readonly string[];
+  /** Name resolution, called once per new connection. Default: the system resolver, all addresses. */
+  resolve?: Resolver;
+  /** Budget for one whole attempt: resolution, connect, headers and body. Default 10 s (D15). */
+  timeoutMs?: number;
+  /** Response bytes kept; the connection is dropped after that. Default 64 KiB (D15). */
+  maxBodyBytes?: number;
+  /** Replaces any caller-supplied User-Agent (D1: a fixed product identifier). */
+  userAgent?: string;
+  /** Below the guard: opens the socket to an already checked address. For custom TLS and tests. */
+  connector?: EgressConnector;
+}
+
+export const EGRESS_ERROR_CODES = ["refused-url", "refused-address", "dns-failure", "timeout", "network"] as const;
+export type EgressErrorCode = (typeof EGRESS_ERROR_CODES)[number];
+
+/** Messages carry only a code and a fixed reason: never the URL, headers or body, which may hold secrets. */
+export class EgressError extends Error {
+  readonly code: EgressErrorCode;
+  readonly reason: string | undefined;
+  constructor(code: EgressErrorCode, message: string, reason?: string) {
+    super(message);
+    this.name = "EgressError";
+    this.code = code;
+    this.reason = reason;
+  }
+}
+
+export const isEgressError = (value: unknown): value is EgressError =>
+  value instanceof EgressError || (value instanceof Error && value.name === "EgressError");
+
+const DEFAULT_TIMEOUT_MS = 10_000;
+const DEFAULT_MAX_BODY_BYTES = 64 * 1024;
+const DEFAULT_USER_AGENT = "runplane";
+// undici computes these itself or refuses them; letting a caller set Host would also make the
+// request name differ from the name the policy checked.
+const RESERVED_HEADERS = new Set(["host", "content-length", "transfer-encoding", "connection", "user-agent"]);
+
+const systemResolve: Resolver = (hostname) => lookup(hostname, { all: true, verbatim: true });
+
+export function createEgress(options: EgressOptions = {}): HttpTransport {
+  const policy = createEgressPolicy({ allow: options.allow ?? [] });
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  const userAgent = options.userAgent ?? DEFAULT_USER_AGENT;
+  const agent = new Agent({
+    connect: guardConnector({
+      policy,
+      resolve: options.resolve ?? systemResolve,
+      inner: options.connector ?? buildConnector({ timeout: timeoutMs }),
+      timeoutMs,
+    }),
+    // Backstops only; the attempt timer below is what enforces the whole-attempt budget.
+    headersTimeout: timeoutMs,
+    bodyTimeout: timeoutMs,
+  });
+
+  const exchange = async (url: URL, req: HttpRequest, signal: AbortSignal): Promise<HttpResponse> => {
+    const headers: Record<string, string> = {};
+    for (const [name, value] of Object.entries(req.headers)) {
+      if (!RESERVED_HEADERS.has(name.toLowerCase())) headers[name] = value;
+    }
+    headers["user-agent"] = userAgent;
+    // undici's request() never follows redirects (v7 moved that to an interceptor we do not add),
+    // so a 3xx comes back as a status and its Location is never contacted (D15).
+    const res = await request(url, { dispatcher: agent, method: req.method ?? "POST", headers, body: req.body, signal });
+    const { text, truncated } = await readCapped(res.body, maxBodyBytes);
+    return { status: res.statusCode, headers: flattenHeaders(res.headers), body: text, bodyTruncated: truncated };
+  };
+
+  const send = async (req: HttpRequest): Promise<HttpResponse> => {
+    const checked = policy.checkUrl(req.url);
+    if (!checked.ok) throw refusal(checked.code, checked.reason);
+    const controller = new AbortController();
+    let timer: NodeJS.Timeout | undefined;
+    // A race, not just the abort signal: undici only notices an abort once a socket is assigned,
+    // so a slow resolver or connect would otherwise outlive the budget.
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        reject(new EgressError("timeout", `request timed out after ${timeoutMs} ms`));
+        controller.abort();
+      }, timeoutMs);
+    });
+    const attempt = exchange(checked.url, req, controller.signal);
+    try {
+      return await Promise.race([attempt, deadline]);
+    } catch (err) {
+      throw toEgressError(err);
+    } finally {
+      clearTimeout(timer);
+      attempt.catch(() => undefined);
+    }
+  };
+
+  return { send, close: () => agent.close() };
+}
+
+interface GuardOptions {
+  policy: EgressPolicy;
+  resolve: Resolver;
+  inner: EgressConnector;
+  timeoutMs: number;
+}
+
+/**
+ * Runs for every new connection: resolves the name once, refuses the whole name if any address
+ * is refused, and dials the first address, so the socket can only reach an address that was
+ * checked; DNS rebinding between check and connect has nowhere to go.
+ */
+function guardConnector({ policy, resolve, inner, timeoutMs }: GuardOptions): EgressConnector {
+  const pickAddress = async (hostname: string): Promise<string> => {
+    const records = isIP(hostname) !== 0 ? [{ address: hostname, family: isIP(hostname) }] : await resolveWithin(resolve, hostname, timeoutMs);
+    if (records.length === 0) throw new EgressError("dns-failure", "name resolution returned no address");
+    for (const { address } of records) {
+      const check = policy.checkAddress(address, hostname);
+      if (!check.ok) throw refusal("refused-address", check.reason);
+    }
+    return records[0]!.address;
+  };
+
+  return (opts, callback) => {
+    pickAddress(opts.hostname).then(
+      (address) => {
+        try {
+          // `host` is left alone, so undici still derives SNI and the Host header from the name.
+          inner({ ...opts, hostname: address }, callback);
+        } catch (err) {
+          callback(err instanceof Error ? err : new Error("connect failed"), null);
+        }
+      },
+      (err: unknown) => callback(toEgressError(err), null),
+    );
+  };
+}
+
+async function resolveWithin(resolve: Resolver, hostname: string, timeoutMs: number): Promise<ResolvedAddress[]> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new EgressError("dns-failure", "name resolution timed out")), timeoutMs);
+  });
+  try {
+    return await Promise.race([resolve(hostname), deadline]);
+  } catch (err) {
+    if (isEgressError(err)) throw err;
+    throw new EgressError("dns-failure", `name resolution failed${safeCode(err)}`);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function readCapped(body: AsyncIterable<Buffer> & { destroy(): unknown }, max: number): Promise<{ text: string; truncated: boolean }> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let truncated = false;
+  for await (const chunk of body) {
+    const room = max - size;
+    if (chunk.length > room) {
+      chunks.push(chunk.subarray(0, room));
+      size += room;
+      truncated = true;
+      // Destroying an unfinished body makes undici drop the socket, so the rest is never read.
+      body.destroy();
+      break;
+    }
+    chunks.push(chunk);
+    size += chunk.length;
+  }
+  return { text: new TextDecoder().decode(Buffer.concat(chunks, size)), truncated };
+}
+
+function flattenHeaders(headers: Record<string, string | string[] | undefined>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (value !== undefined) out[name] = Array.isArray(value) ? value.join(", ") : value;
+  }
+  return out;
+}
+
+const refusal = (code: "refused-url" | "refused-address", reason: string): EgressError =>
+  new EgressError(code, code === "refused-url" ? `outbound URL refused (${reason})` : `destination address refused (${reason})`, reason);
+
+const TIMEOUT_CODES = new Set(["UND_ERR_HEADERS_TIMEOUT", "UND_ERR_BODY_TIMEOUT", "UND_ERR_CONNECT_TIMEOUT", "ETIMEDOUT"]);
+
+function toEgressError(err: unknown): EgressError {
+  if (isEgressError(err)) return err;
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code === "string" && TIMEOUT_CODES.has(code)) return new EgressError("timeout", `request timed out${safeCode(err)}`);
+  return new EgressError("network", `network error${safeCode(err)}`);
+}
+
+/** Only a bare error code such as ECONNREFUSED: underlying messages may quote hosts or URLs. */
+function safeCode(err: unknown): string {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === "string" && /^[A-Z0-9_]{1,40}$/.test(code) ? ` (${code})` : "";
+}
