@@ -32,7 +32,7 @@ function ownedAggregate<S extends OwnedSchema>(
 ) {
   const createSchema = schema.extend({ id: z.string().min(1).optional() });
   return {
-    async create(input: z.input<typeof createSchema>): Promise<z.output<S>> {
+    async create(input: Omit<z.input<S>, "id"> & { id?: string }): Promise<z.output<S>> {
       const parsed = parseOrThrow(createSchema, input, "");
       const record = { ...parsed, id: parsed.id ?? ctx.newId(prefix) } as z.output<S>;
       await ensureOrganization(ctx, record.organization);

@@ -29,9 +29,9 @@ const label = (path: readonly PropertyKey[]): string => {
 function describe(issue: z.core.$ZodIssue, input: unknown): string {
   const name = label(issue.path);
   const actual = valueAt(input, issue.path);
+  if (actual === undefined && (issue.code === "invalid_type" || issue.code === "invalid_value")) return `${name} is required`;
   switch (issue.code) {
     case "invalid_type":
-      if (actual === undefined) return `${name} is required`;
       if (actual === null) return `${name} can't be null`;
       return `${name} must be a ${issue.expected}`;
     case "too_small":

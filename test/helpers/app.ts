@@ -38,6 +38,7 @@ export async function createTestApp(options: Partial<RunplaneOptions> & { storag
   const storage = options.storage ?? createMemoryStorage();
   const runplane = createRunplane({
     logger: silentLogger,
+    clock: tickingClock(),
     keyring: { keys: [{ id: "k1", key: generateKey() }] },
     ...options,
     storage,
@@ -76,6 +77,12 @@ export async function createTestApp(options: Partial<RunplaneOptions> & { storag
     return { status: response.status, headers: response.headers, text, json };
   };
   return { runplane, storage, ownerToken, devToken, otherOrgToken, call };
+}
+
+/** A fake clock starting at 2026-01-01 that advances 1 ms per reading, so creation order is total. */
+export function tickingClock(start = Date.UTC(2026, 0, 1)): () => Date {
+  let t = start;
+  return () => new Date(t++);
 }
 
 /** A JSON:API `vars` create/update body. */

@@ -1,0 +1,58 @@
+import { randomBytes } from "node:crypto";
+import { existsSync, readFileSync } from "node:fs";
+import { afterEach, describe, expect, it } from "vitest";
+import type { Logger } from "../../src/index.js";
+import { createTestApp, varsBody } from "../helpers/app.js";
+import { sqliteFileSetup } from "../helpers/storages.js";
+
+/** A logger that keeps every line, at every level, with its fields. */
+function capturingLogger(): Logger & { text(): string } {
+  const lines: string[] = [];
+  const put = (level: string) => (message: string, fields?: Record<string, unknown>) => {
+    lines.push(JSON.stringify({ level, message, fields }));
+  };
+  return { debug: put("debug"), info: put("info"), warn: put("warn"), error: put("error"), text: () => lines.join("\n") };
+}
+
+describe("sensitive values never leave through the API, storage or logs (D10, D11)", () => {
+  let dispose = () => {};
+  afterEach(() => dispose());
+
+  it("keeps a random canary out of every response, the SQLite file, its WAL and captured logs", async () => {
+    const canary = `canary-${randomBytes(16).toString("hex")}`;
+    const setup = sqliteFileSetup();
+    dispose = setup.dispose;
+    const logger = capturingLogger();
+    const a = await createTestApp({ storage: setup.storage, logger });
+    const responses: string[] = [];
+    const call = async (...args: Parameters<typeof a.call>) => {
+      const res = await a.call(...args);
+      responses.push(res.text, JSON.stringify([...res.headers]));
+      return res;
+    };
+
+    const v = await call("POST", "/api/v2/workspaces/ws-a/vars", { body: varsBody({ key: "secret", value: canary, category: "env", sensitive: true }) });
+    expect(v.status).toBe(201);
+    const p = await call("POST", "/api/v2/policy-sets/polset-a/parameters", { body: varsBody({ key: "secret", value: canary, category: "policy-set", sensitive: true }) });
+    expect(p.status).toBe(201);
+    const vid = v.json.data.id;
+    await call("GET", "/api/v2/workspaces/ws-a/vars");
+    await call("GET", `/api/v2/workspaces/ws-a/vars/${vid}`);
+    await call("PATCH", `/api/v2/workspaces/ws-a/vars/${vid}`, { body: varsBody({ value: `${canary}-2` }) });
+    await call("PATCH", `/api/v2/workspaces/ws-a/vars/${vid}`, { body: varsBody({ key: "renamed" }) });
+    await call("PATCH", `/api/v2/workspaces/ws-a/vars/${vid}`, { body: varsBody({ sensitive: false }) });
+    await call("POST", "/api/v2/workspaces/ws-a/vars", { body: varsBody({ key: "secret", value: canary, category: "env", sensitive: true }) });
+    await call("GET", "/api/v2/policy-sets/polset-a/parameters?page[size]=5");
+    await call("GET", `/api/v2/policy-sets/polset-a/parameters/${p.json.data.id}`);
+
+    // The plaintext still reaches the host's run through the programmatic API.
+    expect((await a.runplane.variables.resolveForRun("ws-a"))[0]!.value).toBe(`${canary}-2`);
+
+    const needle = Buffer.from(canary, "utf8");
+    for (const text of responses) expect(text).not.toContain(canary);
+    expect(logger.text()).not.toContain(canary);
+    const files = [setup.file, `${setup.file}-wal`].filter(existsSync);
+    expect(files.length).toBeGreaterThan(0);
+    for (const file of files) expect(readFileSync(file).includes(needle)).toBe(false);
+  });
+});

@@ -1,0 +1,26 @@
+import { readFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import { entries } from "../tsup.config.js";
+
+const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as {
+  exports: Record<string, { import: string; types: string }>;
+  sideEffects: boolean;
+  type: string;
+};
+
+describe("package", () => {
+  it("is ESM only and free of side effects", () => {
+    expect(pkg.type).toBe("module");
+    expect(pkg.sideEffects).toBe(false);
+  });
+
+  it("has a build entry for every export and an export for every build entry", () => {
+    const fromExports = Object.entries(pkg.exports).map(([subpath, target]) => {
+      const name = subpath === "." ? "index" : subpath.slice(2);
+      expect(target.import).toBe(`./dist/${name}.js`);
+      expect(target.types).toBe(`./dist/${name}.d.ts`);
+      return name;
+    });
+    expect(fromExports.sort()).toEqual(Object.keys(entries).sort());
+  });
+});
