@@ -1,0 +1,180 @@
+import type { CallbackStatus, EnforcementLevel, ResultStatus, StageStatus } from "../schemas/run-tasks.js";
+
+/**
+ * Task stage and task result state machine (decisions D13, D16). Pure: the caller passes the
+ * time, and persists the answer with one compare-and-set on the status it read.
+ */
+
+/** `awaiting_override` becomes `awaiting-override-at` (D9: hyphenated `<status>-at` keys). */
+export type TimestampKey<S extends string> = S extends `${infer A}_${infer B}` ? `${A}-${TimestampKey<B>}` : `${S}-at`;
+export type StatusTimestamps<S extends string> = Partial<Record<TimestampKey<S>, string>>;
+export type StageTimestamps = StatusTimestamps<StageStatus>;
+export type ResultTimestamps = StatusTimestamps<ResultStatus>;
+
+export const timestampKey = <S extends string>(status: S): TimestampKey<S> =>
+  `${status.replaceAll("_", "-")}-at` as TimestampKey<S>;
+
+/** RFC 3339 with an offset and no fraction, as HCP Terraform writes status timestamps (D9). */
+export function rfc3339(date: Date): string {
+  return `${date.toISOString().slice(0, 19)}+00:00`;
+}
+
+/** Message stored on a result whose deadline passed (decision D16). */
+export const TIMED_OUT_MESSAGE = "Task result timed out.";
+
+export const FINAL_RESULT_STATUSES = ["passed", "failed", "errored", "canceled", "unreachable"] as const satisfies
+  readonly ResultStatus[];
+export const FINAL_STAGE_STATUSES = ["passed", "failed", "errored", "canceled", "unreachable"] as const satisfies
+  readonly StageStatus[];
+
+export const isFinalResultStatus = (status: ResultStatus): boolean =>
+  (FINAL_RESULT_STATUSES as readonly ResultStatus[]).includes(status);
+export const isFinalStageStatus = (status: StageStatus): boolean =>
+  (FINAL_STAGE_STATUSES as readonly StageStatus[]).includes(status);
+
+export interface ResultView {
+  status: ResultStatus;
+  enforcementLevel: EnforcementLevel;
+  /** Set on a failed result once a user overrode the stage; it then no longer blocks. */
+  overridden?: boolean;
+}
+
+export interface StageStatusOptions {
+  /** Option `overridableTasks` (default off): a mandatory failure waits for an override. */
+  overridable: boolean;
+  started: boolean;
+}
+
+/**
+ * The stage status as a function of its results (decision D13). Only mandatory results can block.
+ * Canceled results: a canceled run cancels the stage through the `cancel` event, so this function
+ * only meets them in odd cases (a result canceled on its own); a mandatory canceled result then
+ * blocks with `canceled`, ranked after failed, errored and unreachable; an advisory one is ignored.
+ */
+export function stageStatusOf(results: readonly ResultView[], options: StageStatusOptions): StageStatus {
+  if (!options.started) return "pending";
+  if (results.some((r) => r.status === "pending" || r.status === "running")) return "running";
+  const blocking = results.filter((r) => r.enforcementLevel === "mandatory" && r.overridden !== true);
+  const has = (status: ResultStatus): boolean => blocking.some((r) => r.status === status);
+  if (has("failed")) return options.overridable ? "awaiting_override" : "failed";
+  if (has("errored")) return "errored";
+  if (has("unreachable")) return "unreachable";
+  if (has("canceled")) return "canceled";
+  return "passed";
+}
+
+export type ResultEvent =
+  | { type: "deliver-ok" }
+  | { type: "callback"; status: CallbackStatus }
+  /** Pending means no 200 and no callback ever arrived: unreachable; running means errored (D16). */
+  | { type: "deadline" }
+  | { type: "cancel" };
+
+export type StageEvent =
+  | { type: "start" }
+  | { type: "result"; results: readonly ResultView[]; overridable: boolean }
+  | { type: "override" }
+  | { type: "cancel" };
+
+type Edges<S extends string, E extends string> = Record<S, Partial<Record<E, readonly S[]>>>;
+
+/** Every allowed edge; a final status has none, so nothing can leave it. */
+const RESULT_TRANSITIONS = {
+  pending: {
+    "deliver-ok": ["running"],
+    callback: ["running", "passed", "failed"],
+    deadline: ["unreachable"],
+    cancel: ["canceled"],
+  },
+  // A `running` callback may repeat; a 200 can arrive after the integration already called back.
+  running: {
+    "deliver-ok": ["running"],
+    callback: ["running", "passed", "failed"],
+    deadline: ["errored"],
+    cancel: ["canceled"],
+  },
+  passed: {},
+  failed: {},
+  errored: {},
+  canceled: {},
+  unreachable: {},
+} as const satisfies Edges<ResultStatus, ResultEvent["type"]>;
+
+const STAGE_TRANSITIONS = {
+  pending: { start: ["running"], cancel: ["canceled"] },
+  running: {
+    result: ["running", "passed", "failed", "awaiting_override", "errored", "unreachable", "canceled"],
+    cancel: ["canceled"],
+  },
+  // Only an override or a cancel leaves it; recomputing here would let a caller skip the override.
+  awaiting_override: { override: ["running"], cancel: ["canceled"] },
+  passed: {},
+  failed: {},
+  errored: {},
+  canceled: {},
+  unreachable: {},
+} as const satisfies Edges<StageStatus, StageEvent["type"]>;
+
+export interface Current<S extends string> {
+  status: S;
+  statusTimestamps: StatusTimestamps<S>;
+}
+
+export type TransitionResult<S extends string, E extends string> =
+  | { ok: true; status: S; statusTimestamps: StatusTimestamps<S>; changed: boolean }
+  | { ok: false; code: "transition-not-allowed"; from: S; event: E };
+
+function apply<S extends string, E extends string>(
+  table: Edges<S, E>,
+  current: Current<S>,
+  event: E,
+  choose: (targets: readonly S[]) => S | undefined,
+  at: Date,
+): TransitionResult<S, E> {
+  const allowed: readonly S[] = table[current.status][event] ?? [];
+  const target = allowed.length === 0 ? undefined : choose(allowed);
+  if (target === undefined || !allowed.includes(target)) {
+    return { ok: false, code: "transition-not-allowed", from: current.status, event };
+  }
+  if (target === current.status) {
+    return { ok: true, status: target, statusTimestamps: current.statusTimestamps, changed: false };
+  }
+  const stamps = current.statusTimestamps as Record<string, string | undefined>;
+  return {
+    ok: true,
+    status: target,
+    statusTimestamps: { ...current.statusTimestamps, [timestampKey(target)]: monotonic(stamps, at) },
+    changed: true,
+  };
+}
+
+/** A new status time is never earlier than one already recorded: clocks of two workers differ. */
+function monotonic(stamps: Record<string, string | undefined>, at: Date): string {
+  let latest = Math.floor(at.getTime() / 1000) * 1000;
+  for (const value of Object.values(stamps)) {
+    const time = value === undefined ? Number.NaN : Date.parse(value);
+    if (time > latest) latest = time;
+  }
+  return rfc3339(new Date(latest));
+}
+
+export function transitionResult(
+  current: Current<ResultStatus>,
+  event: ResultEvent,
+  at: Date,
+): TransitionResult<ResultStatus, ResultEvent["type"]> {
+  const choose = (targets: readonly ResultStatus[]) => (event.type === "callback" ? event.status : targets[0]);
+  return apply<ResultStatus, ResultEvent["type"]>(RESULT_TRANSITIONS, current, event.type, choose, at);
+}
+
+export function transitionStage(
+  current: Current<StageStatus>,
+  event: StageEvent,
+  at: Date,
+): TransitionResult<StageStatus, StageEvent["type"]> {
+  const choose = (targets: readonly StageStatus[]) =>
+    event.type === "result"
+      ? stageStatusOf(event.results, { overridable: event.overridable, started: true })
+      : targets[0];
+  return apply<StageStatus, StageEvent["type"]>(STAGE_TRANSITIONS, current, event.type, choose, at);
+}
