@@ -1,0 +1,106 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+
+const ROOT = new URL("../../", import.meta.url).pathname;
+const dataDir = mkdtempSync(join(tmpdir(), "runplane-server-"));
+const children: ChildProcess[] = [];
+
+interface Started {
+  child: ChildProcess;
+  api: string;
+  token: string | null;
+  output: () => string;
+}
+
+/** Starts the reference server the way `npm start` does (tsx), on an ephemeral port. */
+async function start(env: Record<string, string> = {}): Promise<Started> {
+  const child = spawn(process.execPath, ["--import", "tsx", "examples/server/main.ts"], {
+    cwd: ROOT,
+    env: { ...process.env, PORT: "0", DATA_DIR: dataDir, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  children.push(child);
+  let out = "";
+  child.stdout!.on("data", (c: Buffer) => (out += c.toString()));
+  child.stderr!.on("data", (c: Buffer) => (out += c.toString()));
+  const deadline = Date.now() + 20_000;
+  while (!/owners token/.test(out)) {
+    if (Date.now() > deadline || child.exitCode !== null) throw new Error(`server did not start:\n${out}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  const api = /listening on (\S+)/.exec(out)![1]!;
+  const token = /owners token \(printed once[^:]*: (\S+)/.exec(out)?.[1] ?? null;
+  return { child, api, token, output: () => out };
+}
+
+async function stop(s: Started): Promise<number | null> {
+  const exited = new Promise<number | null>((resolve) => s.child.once("exit", (code) => resolve(code)));
+  s.child.kill("SIGTERM");
+  return exited;
+}
+
+const jsonapi = (token: string) => ({ authorization: `Bearer ${token}`, "content-type": "application/vnd.api+json" });
+
+afterAll(() => {
+  for (const c of children) if (c.exitCode === null) c.kill("SIGKILL");
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+describe("reference server (npm start)", () => {
+  it("serves the API with demo records, a printed owners token and copy-paste curl lines", async () => {
+    const s = await start();
+    expect(s.token).toMatch(/^at-/);
+    expect(s.output()).toContain("curl -s");
+    expect((await fetch(`${s.api}/ping`)).status).toBe(204);
+
+    const vars = `${s.api}/workspaces/ws-demo/vars`;
+    const created = await fetch(vars, {
+      method: "POST",
+      headers: jsonapi(s.token!),
+      body: JSON.stringify({ data: { type: "vars", attributes: { key: "region", value: "eu-west-1", category: "env" } } }),
+    });
+    expect(created.status).toBe(201);
+    const id = ((await created.json()) as any).data.id as string;
+    const listed = (await (await fetch(vars, { headers: jsonapi(s.token!) })).json()) as any;
+    expect(listed.data.map((d: any) => d.attributes.key)).toEqual(["region"]);
+    const patched = await fetch(`${vars}/${id}`, {
+      method: "PATCH",
+      headers: jsonapi(s.token!),
+      body: JSON.stringify({ data: { type: "vars", attributes: { value: "us-east-1" } } }),
+    });
+    expect(((await patched.json()) as any).data.attributes.value).toBe("us-east-1");
+    expect((await fetch(`${vars}/${id}`, { method: "DELETE", headers: jsonapi(s.token!) })).status).toBe(204);
+    await fetch(vars, {
+      method: "POST",
+      headers: jsonapi(s.token!),
+      body: JSON.stringify({ data: { type: "vars", attributes: { key: "kept", value: "1", category: "env" } } }),
+    });
+    expect(await stop(s)).toBe(0);
+
+    // A restart keeps the data, revokes the previous printed token and prints a new one.
+    const again = await start();
+    expect(again.token).not.toBe(s.token);
+    const varsAgain = `${again.api}/workspaces/ws-demo/vars`;
+    expect((await fetch(varsAgain, { headers: jsonapi(s.token!) })).status).toBe(401);
+    const kept = (await (await fetch(varsAgain, { headers: jsonapi(again.token!) })).json()) as any;
+    expect(kept.data.map((d: any) => d.attributes.key)).toEqual(["kept"]);
+    expect(await stop(again)).toBe(0);
+  });
+
+  it("uses ADMIN_TOKEN without printing it, and the hcp-terraform dialect when asked", async () => {
+    const admin = "admin-token-for-the-reference-server-test";
+    const s = await start({ ADMIN_TOKEN: admin, RUNPLANE_DIALECT: "hcp-terraform" });
+    expect(s.output()).toContain("owners token: using ADMIN_TOKEN");
+    expect(s.output()).not.toContain(admin);
+    const res = await fetch(`${s.api}/workspaces/ws-demo/vars`, {
+      method: "POST",
+      headers: jsonapi(admin),
+      body: JSON.stringify({ data: { type: "vars", attributes: { key: "tf", value: "1", category: "terraform" } } }),
+    });
+    expect(((await res.json()) as any).data.attributes.category).toBe("terraform");
+    expect(await stop(s)).toBe(0);
+  });
+});
