@@ -1,0 +1,165 @@
+import type { SqliteDatabase } from "./driver.js";
+import { immediateTx } from "./driver.js";
+
+/**
+ * One schema step. `up` is SQL run with `exec` (several statements are fine) or a function for a
+ * data migration. It runs inside BEGIN IMMEDIATE together with the `user_version` bump, so a step
+ * is applied completely or not at all. Inside a transaction `PRAGMA foreign_keys` is a no-op: a step
+ * that rebuilds a referenced table uses `PRAGMA defer_foreign_keys = ON` instead.
+ */
+export interface Migration {
+  readonly name: string;
+  readonly up: string | ((db: SqliteDatabase) => void);
+}
+
+/**
+ * The schema, in order. `PRAGMA user_version` holds how many of these a database has applied.
+ * Append only: never edit, reorder or remove a released step (a database at version N has run
+ * exactly the first N). A later aggregate (team-projects, agent tokens, run tasks, stages,
+ * results, outcomes, the delivery outbox) adds one entry at the end of this list.
+ *
+ * Conventions: STRICT tables; timestamps as ISO-8601 TEXT (they sort as they compare); booleans as
+ * INTEGER 0/1 with a CHECK; arrays and free-form maps as JSON TEXT; every list method has an index
+ * whose column order serves its WHERE and ORDER BY, so paging never sorts the whole set. No foreign
+ * keys between aggregates (the contract lets a record refer to one the store does not hold); only
+ * within one (a team's member rows).
+ */
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    name: "0001-directory",
+    up: `
+      CREATE TABLE organizations (
+        name TEXT PRIMARY KEY NOT NULL,
+        email TEXT
+      ) STRICT;
+
+      CREATE TABLE users (
+        id TEXT PRIMARY KEY NOT NULL,
+        username TEXT NOT NULL,
+        email TEXT
+      ) STRICT;
+
+      CREATE TABLE projects (
+        id TEXT PRIMARY KEY NOT NULL,
+        organization TEXT NOT NULL,
+        name TEXT NOT NULL
+      ) STRICT;
+      CREATE INDEX projects_by_organization ON projects (organization, id);
+
+      CREATE TABLE workspaces (
+        id TEXT PRIMARY KEY NOT NULL,
+        organization TEXT NOT NULL,
+        name TEXT NOT NULL,
+        project_id TEXT NOT NULL,
+        working_directory TEXT NOT NULL,
+        vcs_repo_url TEXT,
+        vcs_branch TEXT
+      ) STRICT;
+      CREATE INDEX workspaces_by_organization ON workspaces (organization, id);
+
+      CREATE TABLE teams (
+        id TEXT PRIMARY KEY NOT NULL,
+        organization TEXT NOT NULL,
+        name TEXT NOT NULL,
+        visibility TEXT NOT NULL,
+        org_permissions TEXT NOT NULL, -- JSON array
+        members TEXT NOT NULL          -- JSON array of user ids, as given (order kept)
+      ) STRICT;
+      CREATE INDEX teams_by_organization ON teams (organization, id);
+
+      -- Query index for teams.listByMember, written in the same transaction as teams.members.
+      CREATE TABLE team_members (
+        team_id TEXT NOT NULL REFERENCES teams (id) ON DELETE CASCADE,
+        user_id TEXT NOT NULL,
+        PRIMARY KEY (team_id, user_id)
+      ) STRICT, WITHOUT ROWID;
+      CREATE INDEX team_members_by_user ON team_members (user_id, team_id);
+
+      CREATE TABLE policy_sets (
+        id TEXT PRIMARY KEY NOT NULL,
+        organization TEXT NOT NULL,
+        name TEXT NOT NULL,
+        kind TEXT NOT NULL
+      ) STRICT;
+      CREATE INDEX policy_sets_by_organization ON policy_sets (organization, id);
+
+      CREATE TABLE agent_pools (
+        id TEXT PRIMARY KEY NOT NULL,
+        organization TEXT NOT NULL,
+        name TEXT NOT NULL
+      ) STRICT;
+      CREATE INDEX agent_pools_by_organization ON agent_pools (organization, id);
+    `,
+  },
+  {
+    name: "0002-api-tokens",
+    up: `
+      CREATE TABLE api_tokens (
+        id TEXT PRIMARY KEY NOT NULL,
+        digest TEXT NOT NULL UNIQUE, -- SHA-256 hex of the secret (D11)
+        organization TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        user_id TEXT,
+        team_id TEXT,
+        description TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        last_used_at TEXT
+      ) STRICT;
+    `,
+  },
+  {
+    name: "0003-variables",
+    up: `
+      CREATE TABLE variables (
+        id TEXT PRIMARY KEY NOT NULL,
+        owner_kind TEXT NOT NULL,
+        owner_id TEXT NOT NULL,
+        key TEXT NOT NULL,
+        value TEXT NOT NULL, -- plaintext, or the keyring's sealed string when sensitive (D11)
+        description TEXT,
+        category TEXT NOT NULL,
+        hcl INTEGER NOT NULL CHECK (hcl IN (0, 1)),
+        sensitive INTEGER NOT NULL CHECK (sensitive IN (0, 1)),
+        version_id TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+      ) STRICT;
+      -- decision D12: one key per category per owner.
+      CREATE UNIQUE INDEX variables_unique_key ON variables (owner_kind, owner_id, key, category);
+      -- decision D7: list pages walk this index in order.
+      CREATE INDEX variables_by_owner ON variables (owner_kind, owner_id, created_at, id);
+      -- keyring re-encryption scans sensitive rows by id.
+      CREATE INDEX variables_sensitive_by_id ON variables (id) WHERE sensitive = 1;
+    `,
+  },
+];
+
+/**
+ * Brings `db` up to `migrations.length`, one transaction per step. Idempotent, and safe when
+ * several processes open the same file at once: each step re-reads `user_version` after taking the
+ * write lock, so a step another connection applied meanwhile is skipped. Refuses a database whose
+ * version is newer than the list (written by a later runplane), rather than guessing.
+ */
+export function migrate(db: SqliteDatabase, migrations: readonly Migration[] = MIGRATIONS): void {
+  const version = (): number => Number(db.pragma("user_version", { simple: true }));
+  const current = version();
+  if (current > migrations.length) {
+    throw new Error(
+      `runplane sqlite: database schema version ${current} is newer than this release supports (${migrations.length})`,
+    );
+  }
+  const step = immediateTx(db, (index: number, migration: Migration) => {
+    if (version() > index) return;
+    if (typeof migration.up === "string") db.exec(migration.up);
+    else migration.up(db);
+    db.pragma(`user_version = ${index + 1}`);
+  });
+  migrations.forEach((migration, index) => {
+    if (index < current) return;
+    try {
+      step(index, migration);
+    } catch (cause) {
+      throw new Error(`runplane sqlite: migration ${migration.name} failed and was rolled back`, { cause });
+    }
+  });
+}

@@ -1,0 +1,51 @@
+import { afterEach, beforeEach, describe } from "vitest";
+import type { Storage } from "../../src/storage/types.js";
+import { describeApiTokenCases } from "./api-tokens.cases.js";
+import type { ConformanceContext, ConformanceSetup } from "./context.js";
+import { describeDirectoryCases } from "./directory.cases.js";
+import { describeGeneralCases } from "./general.cases.js";
+import { describeSealedValueCases } from "./sealed-values.cases.js";
+import { describeVariableCases } from "./variables.cases.js";
+
+export type { ConformanceContext, ConformanceHandle, ConformanceSetup } from "./context.js";
+
+/**
+ * The one Storage conformance suite (house style habit 4). Each adapter's test file calls it once:
+ * `setup` builds a fresh, empty store for every case, `reopen` proves durability, `dispose` cleans up.
+ * A later aggregate adds a `<aggregate>.cases.ts` exporting `describe<Aggregate>Cases(ctx)` and one
+ * line below.
+ */
+export function runStorageConformance(name: string, setup: ConformanceSetup): void {
+  describe(`storage conformance: ${name}`, () => {
+    let handle: Awaited<ReturnType<ConformanceSetup>> | undefined;
+    let current: Storage | undefined;
+
+    const ctx: ConformanceContext = {
+      get storage(): Storage {
+        if (!current) throw new Error("conformance: storage used outside a case");
+        return current;
+      },
+      async reopen() {
+        if (!handle) throw new Error("conformance: reopen outside a case");
+        current = await handle.reopen();
+        return current;
+      },
+    };
+
+    beforeEach(async () => {
+      handle = await setup();
+      current = handle.storage;
+    });
+    afterEach(async () => {
+      await handle?.dispose();
+      handle = undefined;
+      current = undefined;
+    });
+
+    describeGeneralCases(ctx);
+    describeDirectoryCases(ctx);
+    describeApiTokenCases(ctx);
+    describeVariableCases(ctx);
+    describeSealedValueCases(ctx);
+  });
+}
