@@ -24,11 +24,26 @@ export async function readJsonBody(request: Request, limit: number = DEFAULT_BOD
       detail: "Request bodies must be application/vnd.api+json or application/json",
     });
   }
+  let parsed: unknown;
   try {
-    return JSON.parse(text) as unknown;
+    parsed = JSON.parse(text) as unknown;
   } catch {
     throw badRequest("The request body is not valid JSON");
   }
+  // A `\ud800` escape parses into a lone surrogate, which storage cannot keep byte-for-byte.
+  if (hasLoneSurrogate(parsed)) throw badRequest("The request body contains a lone UTF-16 surrogate");
+  return parsed;
+}
+
+const LONE_SURROGATE = /\p{Cs}/u;
+
+function hasLoneSurrogate(value: unknown): boolean {
+  if (typeof value === "string") return LONE_SURROGATE.test(value);
+  if (Array.isArray(value)) return value.some(hasLoneSurrogate);
+  if (value !== null && typeof value === "object") {
+    for (const [k, v] of Object.entries(value)) if (LONE_SURROGATE.test(k) || hasLoneSurrogate(v)) return true;
+  }
+  return false;
 }
 
 async function readLimited(stream: ReadableStream<Uint8Array>, limit: number): Promise<string> {

@@ -14,6 +14,9 @@ import type { ApiTokenRecord, Page, PageRequest, VariableRecord, VarOwner } from
  * - List methods page in the store (never load the whole set to slice it) and order
  *   deterministically: by `createdAt`, then `id`, unless a method says otherwise.
  * - An adapter never logs record contents.
+ * - `PageRequest` arrives validated by the core: `offset >= 0` and `1 <= limit <= 100`.
+ * - Ids and keys compare by exact code units (case-sensitive; a future Postgres adapter uses
+ *   `COLLATE "C"`), so ordering by id is plain code-unit order.
  */
 export interface Storage {
   readonly organizations: OrganizationStore;
@@ -89,12 +92,17 @@ export interface VariableStore {
   list(owner: VarOwner, page?: PageRequest): Promise<Page<VariableRecord>>;
   /** The variable with this id when it belongs to `owner`; null otherwise (another owner's id too). */
   get(owner: VarOwner, id: string): Promise<VariableRecord | null>;
-  /** Inserts unless `(owner, key, category)` is taken (`duplicate-key`), checked atomically. */
+  /**
+   * Inserts unless `(owner, key, category)` is taken (`duplicate-key`), checked atomically. Ids are
+   * fresh from the core; inserting an id that exists is a programming error: the adapter throws and
+   * the stored row is untouched.
+   */
   insert(record: VariableRecord): Promise<GuardedResult<"duplicate-key">>;
   /**
    * Replaces the stored row with `record` (same id and owner) only while its `versionId` still
    * equals `expectedVersionId`: `missing` when the row is gone, `stale` when another update won,
-   * `duplicate-key` when the new `(key, category)` is taken by another row of the owner.
+   * `duplicate-key` when the new `(key, category)` is taken by another row of the owner. A `record`
+   * naming another owner than the stored row is `missing` and changes nothing.
    */
   update(record: VariableRecord, expectedVersionId: string): Promise<GuardedResult<"missing" | "stale" | "duplicate-key">>;
   /** Removes one variable of `owner`; `false` when it does not exist there. */
@@ -103,6 +111,9 @@ export interface VariableStore {
   deleteByOwner(owner: VarOwner): Promise<number>;
   /** Sensitive variables with `id > afterId` (all when null) ordered by `id`, at most `limit`. */
   scanSensitive(afterId: string | null, limit: number): Promise<VariableRecord[]>;
-  /** Swaps a sensitive row's sealed value only while it still equals `expected`. */
+  /**
+   * Swaps a sensitive row's sealed value only while it still equals `expected`; `versionId` and
+   * `updatedAt` are left as they are (re-encryption is not an update).
+   */
   replaceSealedValue(id: string, expected: string, next: string): Promise<boolean>;
 }

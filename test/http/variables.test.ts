@@ -163,6 +163,16 @@ describe.each(STORAGES)("workspace variables over HTTP ($name)", (setup) => {
     expect((await a.call("GET", VARS)).json.data).toHaveLength(1);
   });
 
+  it("answers 400 for a lone surrogate escape and accepts a proper pair", async () => {
+    const a = await app();
+    const lone = await a.call("POST", VARS, { raw: '{"data":{"type":"vars","attributes":{"key":"k","value":"\\ud800x","category":"env"}}}' });
+    expect(lone.status).toBe(400);
+    expect((await a.call("GET", VARS)).json.data).toEqual([]);
+    const pair = await a.call("POST", VARS, { raw: '{"data":{"type":"vars","attributes":{"key":"k","value":"\\ud83d\\ude00","category":"env"}}}' });
+    expect(pair.status).toBe(201);
+    expect(pair.json.data.attributes.value).toBe("😀");
+  });
+
   describe("sensitive variables (D10)", () => {
     const secret = "s3cr3t-value-that-must-not-leak";
     const sensitive = async (a: TestApp) =>
