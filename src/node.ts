@@ -22,7 +22,11 @@ function bodyOf(req: MaybeParsed): BodyInit | null {
 export function toWebRequest(req: MaybeParsed): Request {
   const host = req.headers.host ?? "localhost";
   const protocol = (req.socket as { encrypted?: boolean }).encrypted ? "https" : "http";
-  const url = new URL(req.originalUrl ?? req.url ?? "/", `${protocol}://${host}`);
+  // Throws on a malformed Host header (answered 400 by the listener).
+  const origin = new URL(`${protocol}://${host}`).origin;
+  const target = req.originalUrl ?? req.url ?? "/";
+  // Concatenate rather than resolve: `new URL("//evil.example/x", base)` would read a host from the path.
+  const url = new URL(target.startsWith("/") ? `${origin}${target}` : target);
   const headers = new Headers();
   for (const [name, value] of Object.entries(req.headers)) {
     if (value === undefined) continue;
@@ -37,7 +41,12 @@ export function toWebRequest(req: MaybeParsed): Request {
 /** Writes a Web `Response` to a node:http response. */
 export async function writeWebResponse(response: Response, res: ServerResponse): Promise<void> {
   res.statusCode = response.status;
-  response.headers.forEach((value, name) => res.setHeader(name, value));
+  response.headers.forEach((value, name) => {
+    if (name !== "set-cookie") res.setHeader(name, value);
+  });
+  // Headers joins repeated values with ", ", which breaks cookies: each Set-Cookie stays its own line.
+  const cookies = response.headers.getSetCookie();
+  if (cookies.length > 0) res.setHeader("set-cookie", cookies);
   if (response.body === null) {
     res.end();
     return;

@@ -42,7 +42,9 @@ export function createHandler(app: HttpApp, routes: readonly Route[], authentica
     try {
       const path = url.pathname;
       if (path !== app.basePath && !path.startsWith(`${app.basePath}/`)) throw new ApiError("not-found");
-      const match = router.match(request.method, path.slice(app.basePath.length));
+      // HEAD is answered as GET without a body (load balancers probe with it).
+      const method = request.method === "HEAD" ? "GET" : request.method;
+      const match = router.match(method, path.slice(app.basePath.length));
       if (match.kind === "not-found") throw new ApiError("not-found");
       if (match.kind === "method-not-allowed") {
         const error = new ApiError("method-not-allowed", { detail: `Allowed: ${match.allowed.join(", ")}` });
@@ -71,7 +73,8 @@ export function createHandler(app: HttpApp, routes: readonly Route[], authentica
           if (!principal || !(await app.authorizer(principal, action, target))) throw new ApiError("not-found");
         },
       };
-      return toResponse(await route.handle(ctx));
+      const response = toResponse(await route.handle(ctx));
+      return request.method === "HEAD" ? new Response(null, { status: response.status, headers: response.headers }) : response;
     } catch (error) {
       const apiError = toApiError(error);
       if (apiError.status >= 500) {

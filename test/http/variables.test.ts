@@ -308,6 +308,14 @@ describe("routing", () => {
     expect(wrong.status).toBe(405);
     expect(wrong.headers.get("allow")).toBe("GET, POST");
   });
+  it("answers HEAD like GET without a body", async () => {
+    const a = await createTestApp();
+    const head = await a.call("HEAD", VARS);
+    expect(head.status).toBe(200);
+    expect(head.text).toBe("");
+    expect(head.headers.get("content-type")).toBe("application/vnd.api+json");
+    expect((await a.call("HEAD", "/api/v2/ping", { token: null })).status).toBe(204);
+  });
   it("serves every route under a custom base path", async () => {
     const a = await createTestApp({ basePath: "/tfe/api/v2/" });
     expect((await a.call("GET", "/tfe/api/v2/ping")).status).toBe(204);
