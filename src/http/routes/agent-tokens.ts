@@ -1,0 +1,98 @@
+import { notFound } from "../../errors.js";
+import type { AgentTokenView } from "../../schemas/agent-tokens.js";
+import type { AgentPool } from "../../schemas/directory.js";
+import { creatorForPrincipal } from "../../services/agent-tokens.js";
+import { readResourceBody } from "../documents.js";
+import type { ResourceDefinition } from "../jsonapi.js";
+import { parsePage, toPageRequest } from "../pagination.js";
+import type { Route, RouteContext } from "../types.js";
+
+const TYPE = "authentication-tokens";
+/** decision D22: go-tfe sends `agent-tokens`, the spec says `authentication-tokens`; both work. */
+const CREATE_TYPES = [TYPE, "agent-tokens"] as const;
+
+/** Agent tokens, spec 2.7 and 4.7 with decisions D2, D3, D7, D21, D22. */
+export const agentTokenResource = (basePath: string): ResourceDefinition => ({
+  type: TYPE,
+  attributes: ["description", "createdAt", "lastUsedAt", "token", "expiredAt"],
+  self: (d) => `${basePath}/authentication-tokens/${String(d.id)}`,
+  relationships: {
+    // Tokens here are never team-scoped; the real API writes the member as `{ "data": null }`.
+    team: { type: "teams" },
+    createdBy: { type: (d) => String(d.createdByType) },
+  },
+});
+
+/** Relationship members hold the linkage id; `token` stays whatever the service gave (null but on create). */
+const toData = (view: AgentTokenView) => ({
+  ...view,
+  team: null,
+  createdBy: view.createdBy.id,
+  createdByType: view.createdBy.type,
+});
+
+/** decision D21: the pool's organization is the target; an unknown or forbidden pool is 404 alike (D4). */
+async function loadPool(ctx: RouteContext): Promise<AgentPool> {
+  const pool = await ctx.app.services.directory.agentPools.get(ctx.params.agent_pool_id!);
+  if (!pool) throw notFound();
+  await ctx.authorize({ organization: pool.organization });
+  return pool;
+}
+
+async function loadToken(ctx: RouteContext): Promise<AgentTokenView> {
+  const view = await ctx.app.services.agentTokens.get(ctx.params.token_id!);
+  await ctx.authorize({ organization: view.organization });
+  return view;
+}
+
+export const agentTokenRoutes: Route[] = [
+  {
+    method: "GET",
+    path: "/agent-pools/:agent_pool_id/authentication-tokens",
+    auth: "principal",
+    async handle(ctx) {
+      const pool = await loadPool(ctx);
+      const page = parsePage(ctx.query)!;
+      const sort = ctx.query.get("sort") ?? undefined;
+      const result = await ctx.app.services.agentTokens.list(pool.id, { page: toPageRequest(page), sort });
+      const document = ctx.app.jsonapi.collection(TYPE, result.items.map(toData), {
+        url: ctx.url,
+        pagination: { ...page, total: result.total },
+      });
+      return { status: 200, document };
+    },
+  },
+  {
+    method: "GET",
+    path: "/authentication-tokens/:token_id",
+    auth: "principal",
+    async handle(ctx) {
+      return { status: 200, document: ctx.app.jsonapi.resource(TYPE, toData(await loadToken(ctx))) };
+    },
+  },
+  {
+    method: "POST",
+    path: "/agent-pools/:agent_pool_id/authentication-tokens",
+    auth: "principal",
+    async handle(ctx) {
+      const pool = await loadPool(ctx);
+      const body = readResourceBody(ctx.body, CREATE_TYPES);
+      // The service validates `description` with zod; the cast only names the expected shape.
+      const created = await ctx.app.services.agentTokens.create(pool.id, {
+        description: body.attributes.description as string,
+        createdBy: creatorForPrincipal(ctx.principal),
+      });
+      return { status: 201, document: ctx.app.jsonapi.resource(TYPE, toData(created)) };
+    },
+  },
+  {
+    method: "DELETE",
+    path: "/authentication-tokens/:token_id",
+    auth: "principal",
+    async handle(ctx) {
+      const view = await loadToken(ctx);
+      await ctx.app.services.agentTokens.delete(view.id);
+      return { status: 204 };
+    },
+  },
+];
