@@ -2,13 +2,18 @@ import { createKeyring, generateKey, type Keyring, type KeyringOptions } from ".
 import { newId } from "./crypto/random.js";
 import { createHandler, type Authenticate } from "./http/handler.js";
 import { createJsonApi } from "./http/jsonapi.js";
+import { agentTokenResource, agentTokenRoutes } from "./http/routes/agent-tokens.js";
 import { pingRoutes } from "./http/routes/ping.js";
 import { policySetParameterResource, policySetParameterRoutes } from "./http/routes/policy-set-parameters.js";
 import { variableResource, variableRoutes } from "./http/routes/variables.js";
+import { teamProjectResource, teamProjectRoutes } from "./http/routes/team-projects.js";
+import { runTaskResources, runTaskRoutes } from "./http/routes/run-tasks.js";
+import { taskStageResources, taskStageRoutes } from "./http/routes/task-stages.js";
+import { resolveRunTaskSettings, type RunTaskOptions } from "./services/run-task-settings.js";
 import type { Authorizer, HttpApp, Route } from "./http/types.js";
 import { createConsoleLogger, type Logger } from "./logger.js";
 import type { Dialect } from "./schemas/common.js";
-import { authorizeOwnersOnly } from "./services/authorize.js";
+import { createAuthorizer } from "./services/authorizer.js";
 import type { ServiceContext } from "./services/context.js";
 import { createServices } from "./services/index.js";
 import { createTokenAuthenticator } from "./services/principals.js";
@@ -36,6 +41,16 @@ export interface RunplaneOptions {
   clock?: () => Date;
   /** Structured logger. Default: warnings and errors as JSON lines on stderr. */
   logger?: Logger;
+  /** Origin integrations reach the API at (callback, plan and configuration URLs). Default `http://localhost:8080`. */
+  publicUrl?: RunTaskOptions["publicUrl"];
+  /** Origin of the UI for `run_app_url`/`workspace_app_url` in run task requests. Default: `publicUrl`. */
+  appUrl?: RunTaskOptions["appUrl"];
+  /** decision D13: a failed mandatory run task sends its stage to `awaiting_override`. Default false. */
+  overridableTasks?: RunTaskOptions["overridableTasks"];
+  /** decision D16: default a fixed 10 minutes; `{ idle: "10m", max: "60m" }` for the newer rule. */
+  deadline?: RunTaskOptions["deadline"];
+  /** `User-Agent` of run task requests (decision D1). Default `runplane/<version>`. */
+  userAgent?: RunTaskOptions["userAgent"];
 }
 
 const isKeyring = (k: Keyring | KeyringOptions): k is Keyring => "seal" in k;
@@ -66,20 +81,22 @@ export function createRunplane(options: RunplaneOptions) {
     dialect: options.dialect ?? "default",
     now: clock,
     newId,
+    runTasks: resolveRunTaskSettings(options),
   };
   const services = createServices(ctx);
   const basePath = normalizeBasePath(options.basePath ?? "/api/v2");
 
-  const authorizer: Authorizer = authorizeOwnersOnly;
+  // decision D21: the permission resolver decides every route through the route-permission table.
+  const authorizer: Authorizer = createAuthorizer(ctx);
   const app: HttpApp = {
     basePath,
     dialect: ctx.dialect,
-    jsonapi: createJsonApi([variableResource(basePath), policySetParameterResource(basePath)]),
+    jsonapi: createJsonApi([teamProjectResource(basePath), variableResource(basePath), policySetParameterResource(basePath), agentTokenResource(basePath), ...runTaskResources(basePath), ...taskStageResources(basePath)]),
     services,
     authorizer,
     logger,
   };
-  const routes: Route[] = [...pingRoutes, ...variableRoutes, ...policySetParameterRoutes];
+  const routes: Route[] = [...pingRoutes, ...teamProjectRoutes, ...variableRoutes, ...policySetParameterRoutes, ...agentTokenRoutes, ...runTaskRoutes, ...taskStageRoutes];
   const handler = createHandler(app, routes, options.authenticate ?? createTokenAuthenticator(ctx));
 
   return {
@@ -89,6 +106,28 @@ export function createRunplane(options: RunplaneOptions) {
     variables: services.variables,
     /** Policy set parameters (spec 2.4); `resolveForEvaluation` returns plaintext pairs. */
     policySetParameters: services.policySetParameters,
+    /**
+     * Agent pool authentication tokens (spec 2.7, decision D22): `create(poolId, { description,
+     * createdBy })` returns the token string once; `verify(token)` resolves `{ tokenId, agentPoolId }`
+     * or null in constant time and records `last-used-at`.
+     */
+    agentTokens: services.agentTokens,
+    /**
+     * Team access to projects (spec 2.6, decisions D19-D21), unchecked (the host's trusted code):
+     * `list(projectId, { teamId?, teamIds?, page? })`, `get(id)`, `create(projectId, teamId,
+     * attributes)`, `update(id, attributes)`, `delete(id)`. Attributes are the wire attributes
+     * (`access`, `project-access`, `workspace-access`); a fixed level shows its implied permissions.
+     */
+    teamProjects: services.teamProjects,
+    /**
+     * Run tasks (spec 1-4.3, decisions D13-D18), unchecked (the host's trusted code):
+     * `tasks.*` and `workspaceTasks.*` configure them; `createRun(input)` snapshots a workspace's
+     * enabled tasks into pending stages and results (idempotent per run id); `startStage(runId,
+     * stage)` starts a stage, issues callback tokens and enqueues deliveries in one step;
+     * `cancelRun`, `override`, `getStage`, `listStages`; `verifyAccessToken(token)` for plan and
+     * configuration downloads; `on("stage-status" | "result-status", listener)` after each stored change.
+     */
+    runTasks: services.runTasks,
     /** Host-side records (organizations, projects, workspaces, teams, users, policy sets, agent pools, API tokens). */
     directory: services.directory,
     /** Moves every sealed value to the keyring's active key (D11); resolves the number of rows rewritten. */
@@ -110,5 +149,12 @@ export type { Principal, OrgPermission, Dialect } from "./schemas/common.js";
 export { ORG_PERMISSIONS, PrincipalSchema } from "./schemas/common.js";
 export type { Organization, Project, Workspace, Team, User, PolicySet, AgentPool } from "./schemas/directory.js";
 export type { VariableView, ResolvedVariable } from "./schemas/variables.js";
+export type { AgentTokenView, AgentTokenCreator, VerifiedAgentToken } from "./schemas/agent-tokens.js";
 export type * from "./storage/types.js";
 export type * from "./schemas/records.js";
+export type { TaskStageView, TaskResultView, OutcomeView } from "./schemas/task-stage-views.js";
+export type { TaskCreate, TaskUpdate, TaskView, WorkspaceTaskCreate, WorkspaceTaskUpdate, WorkspaceTaskView, CreateRunInput } from "./schemas/run-task-config.js";
+export type { RunTaskOptions, Duration } from "./services/run-task-settings.js";
+export type { StageStatusEvent, ResultStatusEvent, RunTaskEvents, RunTaskListener } from "./services/run-task-events.js";
+export type { CreatedRun } from "./services/run-creation.js";
+export type { VerifiedAccessToken, OutcomeListOptions } from "./services/task-callback.js";

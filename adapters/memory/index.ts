@@ -1,3 +1,4 @@
+import { createMemoryTeamProjectStore } from "./team-projects.js";
 import type { Organization, Team, User } from "../../src/schemas/directory.js";
 import type { ApiTokenRecord, Page, PageRequest, VariableRecord, VarOwner } from "../../src/schemas/records.js";
 import type {
@@ -9,6 +10,9 @@ import type {
   UserStore,
   VariableStore,
 } from "../../src/storage/types.js";
+import type { AgentTokenRecord } from "../../src/schemas/records.js";
+import type { AgentTokenStore } from "../../src/storage/types.js";
+import { createMemoryRunTaskStores } from "./run-tasks.js";
 
 /**
  * In-memory Storage for tests, demos and single-process hosts that do not need durability.
@@ -27,6 +31,9 @@ export function createMemoryStorage(): Storage {
     agentPools: directoryStore(),
     apiTokens: apiTokenStore(),
     variables: variableStore(),
+    agentTokens: agentTokenStore(),
+    ...createMemoryRunTaskStores(),
+    teamProjects: createMemoryTeamProjectStore(),
     async close() {},
   };
 }
@@ -197,6 +204,46 @@ function variableStore(): VariableStore {
       const row = rows.get(id);
       if (!row || !row.sensitive || row.value !== expected) return false;
       row.value = next;
+      return true;
+    },
+  };
+}
+
+function agentTokenStore(): AgentTokenStore {
+  const rows = new Map<string, AgentTokenRecord>();
+  const digests = new Map<string, string>();
+  return {
+    async insert(record) {
+      if (rows.has(record.id) || digests.has(record.digest)) return false;
+      rows.set(record.id, clone(record));
+      digests.set(record.digest, record.id);
+      return true;
+    },
+    async get(id) {
+      const row = rows.get(id);
+      return row === undefined ? null : clone(row);
+    },
+    async listByPool(agentPoolId, page, order) {
+      const all = [...rows.values()].filter((r) => r.agentPoolId === agentPoolId).sort(byCreation);
+      if (order === "desc") all.reverse();
+      return { items: all.slice(page.offset, page.offset + page.limit).map(clone), total: all.length };
+    },
+    async findByDigest(digest) {
+      const id = digests.get(digest);
+      const row = id === undefined ? undefined : rows.get(id);
+      return row === undefined ? null : clone(row);
+    },
+    async touch(id, at) {
+      const row = rows.get(id);
+      if (!row) return false;
+      if (row.lastUsedAt === null || row.lastUsedAt < at) row.lastUsedAt = at;
+      return true;
+    },
+    async delete(id) {
+      const row = rows.get(id);
+      if (!row) return false;
+      rows.delete(id);
+      digests.delete(row.digest);
       return true;
     },
   };

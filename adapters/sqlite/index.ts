@@ -1,9 +1,13 @@
 import type { Storage } from "../../src/storage/types.js";
+import { createAgentTokenStore } from "./agent-tokens.js";
 import { createApiTokenStore } from "./api-tokens.js";
 import { createDirectoryStores } from "./directory.js";
 import type { SqliteDatabase } from "./driver.js";
 import { migrate } from "./schema.js";
 import { createVariableStore } from "./variables.js";
+import { createSqliteTeamProjectStore } from "./team-projects.js";
+import { createRunTaskStores } from "./run-tasks.js";
+import { createTaskStageStores } from "./task-stages.js";
 
 export type { SqliteDatabase, SqliteStatement, SqliteTransaction } from "./driver.js";
 
@@ -54,6 +58,10 @@ export function createSqliteStorage(db: SqliteDatabase, options: SqliteStorageOp
     ...createDirectoryStores(db),
     apiTokens: createApiTokenStore(db),
     variables: createVariableStore(db),
+    agentTokens: createAgentTokenStore(db),
+    teamProjects: createSqliteTeamProjectStore(db),
+    ...createRunTaskStores(db),
+    ...createTaskStageStores(db),
     async close() {
       if (db.open) db.close();
     },

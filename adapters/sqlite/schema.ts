@@ -1,5 +1,6 @@
 import type { SqliteDatabase } from "./driver.js";
 import { immediateTx } from "./driver.js";
+import { RUN_TASKS_MIGRATION } from "./run-task-migration.js";
 
 /**
  * One schema step. `up` is SQL run with `exec` (several statements are fine) or a function for a
@@ -132,6 +133,47 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX variables_sensitive_by_id ON variables (id) WHERE sensitive = 1;
     `,
   },
+  {
+    name: "0004-agent-tokens",
+    up: `
+      CREATE TABLE agent_tokens (
+        id TEXT PRIMARY KEY NOT NULL,
+        agent_pool_id TEXT NOT NULL,
+        organization TEXT NOT NULL,
+        description TEXT NOT NULL,
+        digest TEXT NOT NULL, -- SHA-256 hex of the token (D11, D22); the token is never stored
+        created_at TEXT NOT NULL,
+        last_used_at TEXT,
+        created_by_type TEXT NOT NULL,
+        created_by_id TEXT NOT NULL
+      ) STRICT;
+      -- decision D22: verify looks a token up by digest; one digest, one token.
+      CREATE UNIQUE INDEX agent_tokens_by_digest ON agent_tokens (digest);
+      -- decision D7: list pages walk this index, forwards for created-at, backwards for -created-at.
+      CREATE INDEX agent_tokens_by_pool ON agent_tokens (agent_pool_id, created_at, id);
+    `,
+  },
+  {
+    name: "0005-team-projects",
+    up: `
+      CREATE TABLE team_projects (
+        id TEXT PRIMARY KEY NOT NULL,
+        team_id TEXT NOT NULL,
+        project_id TEXT NOT NULL,
+        organization TEXT NOT NULL,
+        access TEXT NOT NULL,
+        project_access TEXT NOT NULL,   -- JSON object (D20); implied values for a fixed level
+        workspace_access TEXT NOT NULL, -- JSON object (D20); implied values for a fixed level
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL        -- the row's version: strictly later on every update
+      ) STRICT;
+      -- decision D20: one grant per (team, project); also serves listForTeams and deleteByTeam.
+      CREATE UNIQUE INDEX team_projects_unique_pair ON team_projects (team_id, project_id);
+      -- decision D7: list pages walk this index in order.
+      CREATE INDEX team_projects_by_project ON team_projects (project_id, created_at, id);
+    `,
+  },
+  RUN_TASKS_MIGRATION,
 ];
 
 /**

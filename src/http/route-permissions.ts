@@ -8,6 +8,13 @@ export const ROUTE_ACTIONS = [
   "variables:write",
   "policy-set-parameters:read",
   "policy-set-parameters:write",
+  "project:read",
+  "team-access:manage",
+  "agent-tokens:manage",
+  "runs:read",
+  "runs:override",
+  "run-tasks:configure",
+  "run-tasks:manage",
 ] as const;
 export type RouteAction = (typeof ROUTE_ACTIONS)[number];
 
@@ -25,4 +32,39 @@ export const ROUTE_PERMISSIONS: Readonly<Record<string, RouteAction>> = {
   "POST /policy-sets/:policy_set_id/parameters": "policy-set-parameters:write",
   "PATCH /policy-sets/:policy_set_id/parameters/:parameter_id": "policy-set-parameters:write",
   "DELETE /policy-sets/:policy_set_id/parameters/:parameter_id": "policy-set-parameters:write",
+
+  // decision D21: reads need some access to the project; which grants show is decided per grant.
+  "GET /team-projects": "project:read",
+  "GET /team-projects/:id": "project:read",
+  "POST /team-projects": "team-access:manage",
+  "PATCH /team-projects/:id": "team-access:manage",
+  "DELETE /team-projects/:id": "team-access:manage",
+
+  // decision D21: reading agent tokens needs the same right as managing them (owners or manage-agent-pools).
+  "GET /agent-pools/:agent_pool_id/authentication-tokens": "agent-tokens:manage",
+  "POST /agent-pools/:agent_pool_id/authentication-tokens": "agent-tokens:manage",
+  "GET /authentication-tokens/:token_id": "agent-tokens:manage",
+  "DELETE /authentication-tokens/:token_id": "agent-tokens:manage",
+
+  // decision D21: organization run tasks need manage-run-tasks (or owners); workspace tasks the
+  // project's run-tasks permission; stages, results and outcomes runs >= read; override its own right.
+  "GET /organizations/:organization_name/tasks": "run-tasks:configure",
+  "POST /organizations/:organization_name/tasks": "run-tasks:configure",
+  "GET /tasks/:task_id": "run-tasks:configure",
+  "PATCH /tasks/:task_id": "run-tasks:configure",
+  "DELETE /tasks/:task_id": "run-tasks:configure",
+  "GET /workspaces/:workspace_id/tasks": "run-tasks:manage",
+  "POST /workspaces/:workspace_id/tasks": "run-tasks:manage",
+  "GET /workspaces/:workspace_id/tasks/:workspace_task_id": "run-tasks:manage",
+  "PATCH /workspaces/:workspace_id/tasks/:workspace_task_id": "run-tasks:manage",
+  "DELETE /workspaces/:workspace_id/tasks/:workspace_task_id": "run-tasks:manage",
+  "GET /runs/:run_id/task-stages": "runs:read",
+  "GET /task-stages/:task_stage_id": "runs:read",
+  "POST /task-stages/:task_stage_id/actions/override": "runs:override",
+  "GET /task-results/:task_result_id": "runs:read",
+  "GET /task-results/:task_result_id/outcomes": "runs:read",
+  "GET /task-result-outcomes/:outcome_id": "runs:read",
+  "GET /task-result-outcomes/:outcome_id/body": "runs:read",
+  // decision D17: no API principal; the route checks the result's bearer access token itself.
+  "PATCH /task-results/:task_result_id/callback": "public",
 };

@@ -45,6 +45,26 @@ export interface ApiTokenRecord {
   lastUsedAt: string | null;
 }
 
+/** Who created an agent token: the wire type of the `created-by` relationship (decision D22). */
+export const AGENT_TOKEN_CREATOR_TYPES = ["users", "teams", "organizations"] as const;
+export type AgentTokenCreatorType = (typeof AGENT_TOKEN_CREATOR_TYPES)[number];
+
+/** An agent pool authentication token (spec 2.7, decision D22). */
+export interface AgentTokenRecord {
+  id: string;
+  agentPoolId: string;
+  /** The pool's organization when the token was created. */
+  organization: string;
+  description: string;
+  /** SHA-256 hex of the whole token string; the token itself is never stored (D11). */
+  digest: string;
+  createdAt: string;
+  lastUsedAt: string | null;
+  createdByType: AgentTokenCreatorType;
+  /** A user id, a team id, or the organization's name. */
+  createdById: string;
+}
+
 export interface PageRequest {
   offset: number;
   limit: number;
@@ -56,3 +76,4 @@ export interface Page<T> {
 }
 
 export type { OrgPermission };
+export type * from "./run-task-records.js";

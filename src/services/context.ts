@@ -2,6 +2,7 @@ import type { Keyring } from "../crypto/keyring.js";
 import type { Logger } from "../logger.js";
 import type { Dialect } from "../schemas/common.js";
 import type { Storage } from "../storage/types.js";
+import type { RunTaskSettings } from "./run-task-settings.js";
 
 /** What every service is built from: injected so tests control time, ids and storage (habit 12). */
 export interface ServiceContext {
@@ -13,6 +14,8 @@ export interface ServiceContext {
   now(): Date;
   /** New `<prefix>-<16 base62>` id (D9). */
   newId(prefix: string): string;
+  /** Resolved run task options (`resolveRunTaskSettings`); the defaults when absent. */
+  runTasks?: RunTaskSettings;
 }
 
 /** UTC ISO-8601 with milliseconds and `Z` (D9). */

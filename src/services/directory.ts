@@ -104,9 +104,11 @@ export function createDirectory(ctx: ServiceContext) {
       },
       delete: (name: string) => s.organizations.delete(name),
     },
-    projects: ownedAggregate(ctx, s.projects, ProjectSchema, "prj"),
+    // A deleted team or project takes its grants along: a team recreated with the same id must not
+    // inherit them, and no grant of a vanished team stays listed (the service also 404s orphans).
+    projects: ownedAggregate(ctx, s.projects, ProjectSchema, "prj", async (id) => void (await s.teamProjects.deleteByProject(id))),
     workspaces: ownedAggregate(ctx, s.workspaces, WorkspaceSchema, "ws", dropVars("workspace")),
-    teams: ownedAggregate(ctx, s.teams, TeamSchema, "team"),
+    teams: ownedAggregate(ctx, s.teams, TeamSchema, "team", async (id) => void (await s.teamProjects.deleteByTeam(id))),
     policySets: ownedAggregate(ctx, s.policySets, PolicySetSchema, "polset", dropVars("policy-set")),
     agentPools: ownedAggregate(ctx, s.agentPools, AgentPoolSchema, "apool"),
     users: {

@@ -1,6 +1,9 @@
+import { createAgentTokenService } from "./agent-tokens.js";
 import type { ServiceContext } from "./context.js";
 import { createDirectory } from "./directory.js";
 import { createPolicySetParameterService } from "./policy-set-parameters.js";
+import { createRunTaskService } from "./run-tasks.js";
+import { createTeamProjectService } from "./team-projects.js";
 import { createVarEngine } from "./var-engine.js";
 import { createVariableService } from "./variables.js";
 
@@ -12,6 +15,9 @@ export function createServices(ctx: ServiceContext) {
     directory: createDirectory(ctx),
     variables: createVariableService(ctx, varEngine),
     policySetParameters: createPolicySetParameterService(ctx, varEngine),
+    teamProjects: createTeamProjectService(ctx),
+    agentTokens: createAgentTokenService(ctx),
+    runTasks: createRunTaskService(ctx),
     varEngine,
   };
 }

@@ -1,5 +1,16 @@
 import type { AgentPool, Organization, PolicySet, Project, Team, User, Workspace } from "../schemas/directory.js";
 import type { ApiTokenRecord, Page, PageRequest, VariableRecord, VarOwner } from "../schemas/records.js";
+import type { TeamProjectRecord } from "../schemas/team-projects.js";
+import type { AgentTokenRecord } from "../schemas/records.js";
+import type {
+  RunStore,
+  RunTaskStore,
+  TaskDeliveryStore,
+  TaskResultOutcomeStore,
+  TaskResultStore,
+  TaskStageStore,
+  WorkspaceTaskStore,
+} from "./run-tasks-types.js";
 
 /**
  * The Storage contract. Every adapter (memory, SQLite, later Postgres) implements it and passes the
@@ -28,6 +39,16 @@ export interface Storage {
   readonly agentPools: DirectoryStore<AgentPool>;
   readonly apiTokens: ApiTokenStore;
   readonly variables: VariableStore;
+  readonly agentTokens: AgentTokenStore;
+  /** Run tasks, stages, results, outcomes and the delivery outbox (`./run-tasks-types.ts`). */
+  readonly runTasks: RunTaskStore;
+  readonly workspaceTasks: WorkspaceTaskStore;
+  readonly runs: RunStore;
+  readonly taskStages: TaskStageStore;
+  readonly taskResults: TaskResultStore;
+  readonly taskResultOutcomes: TaskResultOutcomeStore;
+  readonly taskDeliveries: TaskDeliveryStore;
+  readonly teamProjects: TeamProjectStore;
   /** Releases the underlying resources. Calls after close may throw. */
   close(): Promise<void>;
 }
@@ -117,3 +138,80 @@ export interface VariableStore {
    */
   replaceSealedValue(id: string, expected: string, next: string): Promise<boolean>;
 }
+
+/** Order of an agent token list: by `createdAt`, ties broken by `id` in the same direction. */
+export type AgentTokenOrder = "asc" | "desc";
+
+/**
+ * Agent pool authentication tokens (decision D22). The id and the digest are each unique. Timestamps
+ * are the core's fixed-width UTC ISO-8601 strings, so comparing them as strings compares instants.
+ */
+export interface AgentTokenStore {
+  /** Inserts; `false` (and no change) when the id or the digest already exists, checked atomically. */
+  insert(record: AgentTokenRecord): Promise<boolean>;
+  get(id: string): Promise<AgentTokenRecord | null>;
+  /**
+   * One page of the tokens of `agentPoolId` and the pool's total. `asc` orders by `createdAt`, then
+   * `id`; `desc` is exactly the reverse (`createdAt` descending, then `id` descending), so the two
+   * orders list the same tokens back to front.
+   */
+  listByPool(agentPoolId: string, page: PageRequest, order: AgentTokenOrder): Promise<Page<AgentTokenRecord>>;
+  /** The token whose digest equals `digest` exactly, or null. */
+  findByDigest(digest: string): Promise<AgentTokenRecord | null>;
+  /**
+   * Raises `lastUsedAt` to `at` unless it already holds a later instant (racing touches keep the
+   * latest, never move it back); nothing else changes. `false` when the token does not exist, and
+   * a touch never recreates a deleted token.
+   */
+  touch(id: string, at: string): Promise<boolean>;
+  /** Removes; `false` when there was none. Its id and digest are then found no more. */
+  delete(id: string): Promise<boolean>;
+}
+
+/** Visibility and query filters of a team-project list. */
+export interface TeamProjectListFilter {
+  /** Only grants of these teams (the caller's visibility); `[]` matches nothing. Absent: every team. */
+  teamIds?: readonly string[];
+  /** Only grants of this team (`filter[team][id]`). Combines with `teamIds` (both must hold). */
+  teamId?: string;
+}
+
+/**
+ * Team access to projects (spec 2.6, decisions D19-D21). `(teamId, projectId)` is unique: one grant per
+ * team and project (D20). `teamId`, `projectId`, `organization`, `id` and `createdAt` never change
+ * after insert. `updatedAt` is the row's version: the core writes a strictly later `updatedAt` on
+ * every update, so comparing it is a compare-and-set without an ABA problem.
+ */
+export interface TeamProjectStore {
+  /**
+   * Inserts unless `(teamId, projectId)` is taken (`duplicate`), checked atomically. Ids are fresh
+   * from the core; inserting an id that exists is a programming error: the adapter throws and the
+   * stored row is untouched.
+   */
+  insert(record: TeamProjectRecord): Promise<GuardedResult<"duplicate">>;
+  get(id: string): Promise<TeamProjectRecord | null>;
+  /**
+   * One page of the grants of `projectId` that pass `filter`, ordered by `createdAt`, then `id`, and
+   * the number of grants passing the filter (`total`, whatever the page).
+   */
+  listByProject(projectId: string, filter: TeamProjectListFilter, page: PageRequest): Promise<Page<TeamProjectRecord>>;
+  /**
+   * Every grant of `projectId` held by one of `teamIds` (at most one per team), ordered by
+   * `createdAt`, then `id`; `[]` for no teams. What the permission resolver reads for one principal.
+   */
+  listForTeams(projectId: string, teamIds: readonly string[]): Promise<TeamProjectRecord[]>;
+  /**
+   * Replaces the stored row with `record` only while its `updatedAt` still equals
+   * `expectedUpdatedAt`: `missing` when the row is gone (or `record` names another team, project or
+   * organization than the row), `stale` when another update won. Nothing is written on a refusal.
+   */
+  update(record: TeamProjectRecord, expectedUpdatedAt: string): Promise<GuardedResult<"missing" | "stale">>;
+  /** Removes; `false` when there was none. Its `(teamId, projectId)` pair is free again. */
+  delete(id: string): Promise<boolean>;
+  /** Removes every grant of a team (the team left the directory); resolves the number removed. */
+  deleteByTeam(teamId: string): Promise<number>;
+  /** Removes every grant on a project (the project left the directory); resolves the number removed. */
+  deleteByProject(projectId: string): Promise<number>;
+}
+
+export type * from "./run-tasks-types.js";

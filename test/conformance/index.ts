@@ -1,11 +1,14 @@
 import { afterEach, beforeEach, describe } from "vitest";
 import type { Storage } from "../../src/storage/types.js";
+import { describeAgentTokenCases } from "./agent-tokens.cases.js";
 import { describeApiTokenCases } from "./api-tokens.cases.js";
 import type { ConformanceContext, ConformanceSetup } from "./context.js";
 import { describeDirectoryCases } from "./directory.cases.js";
 import { describeGeneralCases } from "./general.cases.js";
 import { describeSealedValueCases } from "./sealed-values.cases.js";
 import { describeVariableCases } from "./variables.cases.js";
+import { describeTeamProjectCases } from "./team-projects.cases.js";
+import { describeRunTaskCases } from "./run-tasks.cases.js";
 
 export type { ConformanceContext, ConformanceHandle, ConformanceSetup } from "./context.js";
 
@@ -45,7 +48,10 @@ export function runStorageConformance(name: string, setup: ConformanceSetup): vo
     describeGeneralCases(ctx);
     describeDirectoryCases(ctx);
     describeApiTokenCases(ctx);
+    describeAgentTokenCases(ctx);
     describeVariableCases(ctx);
     describeSealedValueCases(ctx);
+    describeTeamProjectCases(ctx);
+    describeRunTaskCases(ctx);
   });
 }

@@ -1,0 +1,250 @@
+import type { Page, PageRequest } from "../../src/schemas/records.js";
+import type {
+  RunRecord,
+  RunTaskRecord,
+  TaskDeliveryRecord,
+  TaskResultOutcomeRecord,
+  TaskResultRecord,
+  TaskStageRecord,
+  WorkspaceTaskRecord,
+} from "../../src/schemas/run-task-records.js";
+import type {
+  Expected,
+  RunStore,
+  RunTaskStore,
+  TaskDeliveryStore,
+  TaskResultOutcomeStore,
+  TaskResultStore,
+  TaskStageStore,
+  WorkspaceTaskStore,
+} from "../../src/storage/run-tasks-types.js";
+
+export interface MemoryRunTaskStores {
+  runTasks: RunTaskStore;
+  workspaceTasks: WorkspaceTaskStore;
+  runs: RunStore;
+  taskStages: TaskStageStore;
+  taskResults: TaskResultStore;
+  taskResultOutcomes: TaskResultOutcomeStore;
+  taskDeliveries: TaskDeliveryStore;
+}
+
+const clone = <T>(value: T): T => structuredClone(value);
+const cmp = (a: string | number, b: string | number): number => (a < b ? -1 : a > b ? 1 : 0);
+const byCreation = (a: { createdAt: string; id: string }, b: { createdAt: string; id: string }): number =>
+  cmp(a.createdAt, b.createdAt) || cmp(a.id, b.id);
+const page = <T>(all: T[], request?: PageRequest): Page<T> => ({
+  items: (request ? all.slice(request.offset, request.offset + request.limit) : all).map(clone),
+  total: all.length,
+});
+const holds = <S extends string>(row: { status: S; version: number }, expected: Expected<S>): boolean =>
+  expected.statuses.includes(row.status) && row.version === expected.version;
+
+/**
+ * The run task aggregates in memory. They share their maps (deleting a task removes its workspace
+ * tasks; starting a stage writes results and deliveries), and every method runs synchronously
+ * inside its promise, so each guarded primitive is atomic without locks.
+ */
+export function createMemoryRunTaskStores(): MemoryRunTaskStores {
+  const tasks = new Map<string, RunTaskRecord>();
+  const workspaceTasks = new Map<string, WorkspaceTaskRecord>();
+  const runs = new Map<string, RunRecord>();
+  const stages = new Map<string, TaskStageRecord>();
+  const results = new Map<string, TaskResultRecord>();
+  const outcomes = new Map<string, TaskResultOutcomeRecord>();
+  const deliveries = new Map<string, TaskDeliveryRecord>();
+
+  const nameTaken = (r: RunTaskRecord): boolean =>
+    [...tasks.values()].some((o) => o.id !== r.id && o.organization === r.organization && o.name === r.name);
+
+  const runTaskStore: RunTaskStore = {
+    async get(id) {
+      const row = tasks.get(id);
+      return row ? clone(row) : null;
+    },
+    async list(organization, request) {
+      return page([...tasks.values()].filter((t) => t.organization === organization).sort(byCreation), request);
+    },
+    async insert(record) {
+      if (tasks.has(record.id)) throw new Error("run task id already exists");
+      if (nameTaken(record)) return { ok: false, reason: "duplicate-name" };
+      tasks.set(record.id, clone(record));
+      return { ok: true };
+    },
+    async update(record, expectedVersion) {
+      const row = tasks.get(record.id);
+      if (!row) return { ok: false, reason: "missing" };
+      if (row.version !== expectedVersion) return { ok: false, reason: "stale" };
+      if (nameTaken(record)) return { ok: false, reason: "duplicate-name" };
+      tasks.set(record.id, clone(record));
+      return { ok: true };
+    },
+    async delete(id) {
+      if (!tasks.delete(id)) return false;
+      for (const [wid, w] of workspaceTasks) if (w.taskId === id) workspaceTasks.delete(wid);
+      return true;
+    },
+    async scanSealed(afterId, limit) {
+      return [...tasks.values()]
+        .filter((t) => t.hmacKey !== null && (afterId === null || t.id > afterId))
+        .sort((a, b) => cmp(a.id, b.id))
+        .slice(0, limit)
+        .map(clone);
+    },
+    async replaceSealedKey(id, expected, next) {
+      const row = tasks.get(id);
+      if (!row || row.hmacKey === null || row.hmacKey !== expected) return false;
+      row.hmacKey = next;
+      return true;
+    },
+  };
+
+  const workspaceTaskStore: WorkspaceTaskStore = {
+    async get(id) {
+      const row = workspaceTasks.get(id);
+      return row ? clone(row) : null;
+    },
+    async list(workspaceId, request) {
+      return page([...workspaceTasks.values()].filter((w) => w.workspaceId === workspaceId).sort(byCreation), request);
+    },
+    async insert(record) {
+      if (workspaceTasks.has(record.id)) throw new Error("workspace task id already exists");
+      if (!tasks.has(record.taskId)) return { ok: false, reason: "missing-task" };
+      const taken = [...workspaceTasks.values()].some((w) => w.workspaceId === record.workspaceId && w.taskId === record.taskId);
+      if (taken) return { ok: false, reason: "duplicate-task" };
+      workspaceTasks.set(record.id, clone(record));
+      return { ok: true };
+    },
+    async update(record, expectedVersion) {
+      const row = workspaceTasks.get(record.id);
+      if (!row) return { ok: false, reason: "missing" };
+      if (row.version !== expectedVersion) return { ok: false, reason: "stale" };
+      workspaceTasks.set(record.id, clone(record));
+      return { ok: true };
+    },
+    async delete(id) {
+      return workspaceTasks.delete(id);
+    },
+  };
+
+  const runStore: RunStore = {
+    async get(id) {
+      const row = runs.get(id);
+      return row ? clone(row) : null;
+    },
+    async create(run, newStages, newResults) {
+      if (runs.has(run.id)) return false;
+      const clash = newStages.some((s) => stages.has(s.id)) || newResults.some((r) => results.has(r.id));
+      if (clash) throw new Error("task stage or result id already exists");
+      runs.set(run.id, clone(run));
+      for (const s of newStages) stages.set(s.id, clone(s));
+      for (const r of newResults) results.set(r.id, clone(r));
+      return true;
+    },
+  };
+
+  const stagesOf = (runId: string): TaskStageRecord[] =>
+    [...stages.values()].filter((s) => s.runId === runId).sort((a, b) => cmp(a.sequence, b.sequence) || cmp(a.id, b.id));
+
+  const taskStageStore: TaskStageStore = {
+    async get(id) {
+      const row = stages.get(id);
+      return row ? clone(row) : null;
+    },
+    async getByRun(runId, stage) {
+      const row = [...stages.values()].find((s) => s.runId === runId && s.stage === stage);
+      return row ? clone(row) : null;
+    },
+    async listByRun(runId, request) {
+      return page(stagesOf(runId), request);
+    },
+    async transition(id, expected, next) {
+      const row = stages.get(id);
+      if (!row || !holds(row, expected)) return null;
+      stages.set(id, clone(next));
+      return clone(next);
+    },
+    async start(next, expected, writes, newDeliveries) {
+      const row = stages.get(next.id);
+      if (!row || !holds(row, expected)) return null;
+      for (const w of writes) {
+        const current = results.get(w.next.id);
+        if (!current || !holds(current, w.expected)) return null;
+      }
+      const digests = new Set(writes.map((w) => w.next.accessTokenDigest).filter((d) => d !== null));
+      const digestTaken = [...results.values()].some(
+        (r) => r.accessTokenDigest !== null && digests.has(r.accessTokenDigest) && !writes.some((w) => w.next.id === r.id),
+      );
+      if (digestTaken || newDeliveries.some((d) => deliveries.has(d.id))) throw new Error("token digest or delivery id already exists");
+      stages.set(next.id, clone(next));
+      for (const w of writes) results.set(w.next.id, clone(w.next));
+      for (const d of newDeliveries) deliveries.set(d.id, clone(d));
+      return clone(next);
+    },
+  };
+
+  const taskResultStore: TaskResultStore = {
+    async get(id) {
+      const row = results.get(id);
+      return row ? clone(row) : null;
+    },
+    async listByStage(stageId) {
+      return [...results.values()]
+        .filter((r) => r.stageId === stageId)
+        .sort((a, b) => cmp(a.position, b.position) || cmp(a.id, b.id))
+        .map(clone);
+    },
+    async findByTokenDigest(digest) {
+      const row = [...results.values()].find((r) => r.accessTokenDigest === digest);
+      return row ? clone(row) : null;
+    },
+    async transition(id, expected, next, added = []) {
+      const row = results.get(id);
+      if (!row || !holds(row, expected)) return null;
+      if (added.some((o) => outcomes.has(o.id))) throw new Error("outcome id already exists");
+      results.set(id, clone(next));
+      for (const o of added) outcomes.set(o.id, clone(o));
+      return clone(next);
+    },
+  };
+
+  const outcomeStore: TaskResultOutcomeStore = {
+    async get(id) {
+      const row = outcomes.get(id);
+      return row ? clone(row) : null;
+    },
+    async list(taskResultId, query, request) {
+      const all = [...outcomes.values()]
+        .filter(
+          (o) =>
+            o.taskResultId === taskResultId &&
+            (query.severity === undefined || o.severityLabel === query.severity) &&
+            (query.status === undefined || o.statusLabel === query.status),
+        )
+        .sort((a, b) =>
+          (query.sort === "severity" ? b.severityRank - a.severityRank : 0) || cmp(a.position, b.position) || cmp(a.id, b.id),
+        );
+      return page(all, request);
+    },
+  };
+
+  const deliveryStore: TaskDeliveryStore = {
+    async get(id) {
+      const row = deliveries.get(id);
+      return row ? clone(row) : null;
+    },
+    async listByResult(taskResultId) {
+      return [...deliveries.values()].filter((d) => d.taskResultId === taskResultId).sort(byCreation).map(clone);
+    },
+  };
+
+  return {
+    runTasks: runTaskStore,
+    workspaceTasks: workspaceTaskStore,
+    runs: runStore,
+    taskStages: taskStageStore,
+    taskResults: taskResultStore,
+    taskResultOutcomes: outcomeStore,
+    taskDeliveries: deliveryStore,
+  };
+}

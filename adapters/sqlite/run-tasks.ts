@@ -1,0 +1,136 @@
+import type { Page, PageRequest } from "../../src/schemas/records.js";
+import type { RunTaskRecord, WorkspaceTaskRecord } from "../../src/schemas/run-task-records.js";
+import type { GuardedResult } from "../../src/storage/types.js";
+import type { RunTaskStore, WorkspaceTaskStore } from "../../src/storage/run-tasks-types.js";
+import type { SqliteDatabase, SqliteStatement } from "./driver.js";
+import { deferredTx, immediateTx, isUniqueViolation } from "./driver.js";
+import {
+  fromRunTaskRow,
+  fromWorkspaceTaskRow,
+  insertSql,
+  RUN_TASKS,
+  toRunTaskRow,
+  toWorkspaceTaskRow,
+  updateSql,
+  WORKSPACE_TASKS,
+  type RunTaskRow,
+  type WorkspaceTaskRow,
+} from "./run-task-rows.js";
+
+/** The statements, exported so the adapter tests can check their query plans. */
+export const RUN_TASK_SQL = {
+  taskGet: `SELECT * FROM run_tasks WHERE id = ?`,
+  taskAll: `SELECT * FROM run_tasks WHERE organization = ? ORDER BY created_at, id`,
+  taskPage: `SELECT * FROM run_tasks WHERE organization = ? ORDER BY created_at, id LIMIT ? OFFSET ?`,
+  taskCount: `SELECT COUNT(*) AS total FROM run_tasks WHERE organization = ?`,
+  taskInsert: insertSql(RUN_TASKS),
+  taskUpdate: updateSql(RUN_TASKS, " AND version = @expected_version"),
+  taskExists: `SELECT 1 AS found FROM run_tasks WHERE id = ?`,
+  taskDelete: `DELETE FROM run_tasks WHERE id = ?`,
+  taskDeleteAttached: `DELETE FROM workspace_tasks WHERE task_id = ?`,
+  scanFirst: `SELECT * FROM run_tasks WHERE hmac_key IS NOT NULL ORDER BY id LIMIT ?`,
+  scanAfter: `SELECT * FROM run_tasks WHERE hmac_key IS NOT NULL AND id > ? ORDER BY id LIMIT ?`,
+  replaceSealed: `UPDATE run_tasks SET hmac_key = ? WHERE id = ? AND hmac_key IS NOT NULL AND hmac_key = ?`,
+  wsGet: `SELECT * FROM workspace_tasks WHERE id = ?`,
+  wsAll: `SELECT * FROM workspace_tasks WHERE workspace_id = ? ORDER BY created_at, id`,
+  wsPage: `SELECT * FROM workspace_tasks WHERE workspace_id = ? ORDER BY created_at, id LIMIT ? OFFSET ?`,
+  wsCount: `SELECT COUNT(*) AS total FROM workspace_tasks WHERE workspace_id = ?`,
+  wsInsert: insertSql(WORKSPACE_TASKS),
+  wsUpdate: updateSql(WORKSPACE_TASKS, " AND version = @expected_version"),
+  wsExists: `SELECT 1 AS found FROM workspace_tasks WHERE id = ?`,
+  wsDelete: `DELETE FROM workspace_tasks WHERE id = ?`,
+} as const;
+
+type Statements = Record<keyof typeof RUN_TASK_SQL, SqliteStatement>;
+
+export function createRunTaskStores(db: SqliteDatabase): { runTasks: RunTaskStore; workspaceTasks: WorkspaceTaskStore } {
+  const s = Object.fromEntries(Object.entries(RUN_TASK_SQL).map(([name, sql]) => [name, db.prepare(sql)])) as Statements;
+  const task = (row: unknown): RunTaskRecord | null => (row ? fromRunTaskRow(row as RunTaskRow) : null);
+  const wsTask = (row: unknown): WorkspaceTaskRecord | null => (row ? fromWorkspaceTaskRow(row as WorkspaceTaskRow) : null);
+  const total = (statement: SqliteStatement, key: string): number => (statement.get(key) as { total: number }).total;
+
+  const taskPage = deferredTx(db, (organization: string, request: PageRequest): Page<RunTaskRecord> => ({
+    items: (s.taskPage.all(organization, request.limit, request.offset) as RunTaskRow[]).map(fromRunTaskRow),
+    total: total(s.taskCount, organization),
+  }));
+  const wsPage = deferredTx(db, (workspaceId: string, request: PageRequest): Page<WorkspaceTaskRecord> => ({
+    items: (s.wsPage.all(workspaceId, request.limit, request.offset) as WorkspaceTaskRow[]).map(fromWorkspaceTaskRow),
+    total: total(s.wsCount, workspaceId),
+  }));
+
+  const insertTask = immediateTx(db, (record: RunTaskRecord) => void s.taskInsert.run(toRunTaskRow(record)));
+  const updateTask = immediateTx(db, (record: RunTaskRecord, expectedVersion: number): GuardedResult<"missing" | "stale"> => {
+    if (s.taskUpdate.run({ ...toRunTaskRow(record), expected_version: expectedVersion }).changes === 1) return { ok: true };
+    return { ok: false, reason: s.taskExists.get(record.id) ? "stale" : "missing" };
+  });
+  const deleteTask = immediateTx(db, (id: string): boolean => {
+    if (s.taskDelete.run(id).changes !== 1) return false;
+    s.taskDeleteAttached.run(id);
+    return true;
+  });
+  const replaceSealed = immediateTx(db, (id: string, expected: string, next: string) => s.replaceSealed.run(next, id, expected).changes === 1);
+
+  const insertWs = immediateTx(db, (record: WorkspaceTaskRecord): GuardedResult<"duplicate-task" | "missing-task"> => {
+    if (!s.taskExists.get(record.taskId)) return { ok: false, reason: "missing-task" };
+    s.wsInsert.run(toWorkspaceTaskRow(record));
+    return { ok: true };
+  });
+  const updateWs = immediateTx(db, (record: WorkspaceTaskRecord, expectedVersion: number): GuardedResult<"missing" | "stale"> => {
+    if (s.wsUpdate.run({ ...toWorkspaceTaskRow(record), expected_version: expectedVersion }).changes === 1) return { ok: true };
+    return { ok: false, reason: s.wsExists.get(record.id) ? "stale" : "missing" };
+  });
+  const deleteWs = immediateTx(db, (id: string) => s.wsDelete.run(id).changes === 1);
+
+  // A UNIQUE violation rolls the transaction back and becomes the guard's answer; anything else
+  // (a PRIMARY KEY clash included) propagates, carrying no values (SQLite names columns only).
+  const unique = <R>(write: () => R, onDuplicate: R): R => {
+    try {
+      return write();
+    } catch (error) {
+      if (isUniqueViolation(error)) return onDuplicate;
+      throw error;
+    }
+  };
+
+  return {
+    runTasks: {
+      get: async (id) => task(s.taskGet.get(id)),
+      async list(organization, request) {
+        if (request) return taskPage(organization, request);
+        const items = (s.taskAll.all(organization) as RunTaskRow[]).map(fromRunTaskRow);
+        return { items, total: items.length };
+      },
+      async insert(record) {
+        return unique<GuardedResult<"duplicate-name">>(() => {
+          insertTask(record);
+          return { ok: true };
+        }, { ok: false, reason: "duplicate-name" });
+      },
+      async update(record, expectedVersion) {
+        return unique<GuardedResult<"missing" | "stale" | "duplicate-name">>(() => updateTask(record, expectedVersion), {
+          ok: false,
+          reason: "duplicate-name",
+        });
+      },
+      delete: async (id) => deleteTask(id),
+      async scanSealed(afterId, limit) {
+        const rows = afterId === null ? s.scanFirst.all(limit) : s.scanAfter.all(afterId, limit);
+        return (rows as RunTaskRow[]).map(fromRunTaskRow);
+      },
+      replaceSealedKey: async (id, expected, next) => replaceSealed(id, expected, next),
+    },
+    workspaceTasks: {
+      get: async (id) => wsTask(s.wsGet.get(id)),
+      async list(workspaceId, request) {
+        if (request) return wsPage(workspaceId, request);
+        const items = (s.wsAll.all(workspaceId) as WorkspaceTaskRow[]).map(fromWorkspaceTaskRow);
+        return { items, total: items.length };
+      },
+      async insert(record) {
+        return unique<GuardedResult<"duplicate-task" | "missing-task">>(() => insertWs(record), { ok: false, reason: "duplicate-task" });
+      },
+      update: async (record, expectedVersion) => updateWs(record, expectedVersion),
+      delete: async (id) => deleteWs(id),
+    },
+  };
+}

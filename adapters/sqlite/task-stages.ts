@@ -1,0 +1,195 @@
+import type { Page, PageRequest } from "../../src/schemas/records.js";
+import type {
+  OutcomeListQuery,
+  RunRecord,
+  TaskDeliveryRecord,
+  TaskResultOutcomeRecord,
+  TaskResultRecord,
+  TaskStageRecord,
+} from "../../src/schemas/run-task-records.js";
+import type {
+  Expected,
+  GuardedResultWrite,
+  RunStore,
+  TaskDeliveryStore,
+  TaskResultOutcomeStore,
+  TaskResultStore,
+  TaskStageStore,
+} from "../../src/storage/run-tasks-types.js";
+import type { SqliteDatabase, SqliteStatement } from "./driver.js";
+import { deferredTx, immediateTx } from "./driver.js";
+import {
+  DELIVERIES,
+  fromDeliveryRow,
+  fromOutcomeRow,
+  fromRunRow,
+  fromTaskResultRow,
+  fromTaskStageRow,
+  insertSql,
+  OUTCOMES,
+  RUNS,
+  TASK_RESULTS,
+  TASK_STAGES,
+  toDeliveryRow,
+  toOutcomeRow,
+  toRunRow,
+  toTaskResultRow,
+  toTaskStageRow,
+  updateSql,
+  type DeliveryRow,
+  type OutcomeRow,
+  type TaskResultRow,
+  type TaskStageRow,
+} from "./run-task-rows.js";
+
+/**
+ * Compare-and-set guard: the status must be one of a JSON array of expected statuses and the
+ * version must match. `json_each` keeps it one prepared statement whatever the set's size.
+ */
+const CAS = ` AND version = @expected_version AND status IN (SELECT value FROM json_each(@expected_statuses))`;
+const OUTCOME_FILTER = `task_result_id = @result AND (@severity IS NULL OR severity_label = @severity)
+  AND (@status IS NULL OR status_label = @status)`;
+
+/** The statements, exported so the adapter tests can check their query plans. */
+export const TASK_STAGE_SQL = {
+  runGet: `SELECT * FROM runs WHERE id = ?`,
+  runInsert: `${insertSql(RUNS)} ON CONFLICT (id) DO NOTHING`,
+  stageInsert: insertSql(TASK_STAGES),
+  stageGet: `SELECT * FROM task_stages WHERE id = ?`,
+  stageByRun: `SELECT * FROM task_stages WHERE run_id = ? AND stage = ?`,
+  stagesAll: `SELECT * FROM task_stages WHERE run_id = ? ORDER BY sequence, id`,
+  stagesPage: `SELECT * FROM task_stages WHERE run_id = ? ORDER BY sequence, id LIMIT ? OFFSET ?`,
+  stagesCount: `SELECT COUNT(*) AS total FROM task_stages WHERE run_id = ?`,
+  stageCas: updateSql(TASK_STAGES, CAS),
+  resultInsert: insertSql(TASK_RESULTS),
+  resultGet: `SELECT * FROM task_results WHERE id = ?`,
+  resultsByStage: `SELECT * FROM task_results WHERE stage_id = ? ORDER BY position, id`,
+  resultByToken: `SELECT * FROM task_results WHERE access_token_digest = ?`,
+  resultCas: updateSql(TASK_RESULTS, CAS),
+  outcomeInsert: insertSql(OUTCOMES),
+  outcomeGet: `SELECT * FROM task_result_outcomes WHERE id = ?`,
+  outcomesByPosition: `SELECT * FROM task_result_outcomes WHERE ${OUTCOME_FILTER}
+    ORDER BY position, id LIMIT @limit OFFSET @offset`,
+  outcomesBySeverity: `SELECT * FROM task_result_outcomes WHERE ${OUTCOME_FILTER}
+    ORDER BY severity_rank DESC, position, id LIMIT @limit OFFSET @offset`,
+  outcomesCount: `SELECT COUNT(*) AS total FROM task_result_outcomes WHERE ${OUTCOME_FILTER}`,
+  deliveryInsert: insertSql(DELIVERIES),
+  deliveryGet: `SELECT * FROM task_deliveries WHERE id = ?`,
+  deliveriesByResult: `SELECT * FROM task_deliveries WHERE task_result_id = ? ORDER BY created_at, id`,
+} as const;
+
+type Statements = Record<keyof typeof TASK_STAGE_SQL, SqliteStatement>;
+
+/** Thrown inside a transaction to roll every earlier write of it back; never leaves this module. */
+class GuardFailed extends Error {}
+
+const guard = <S extends string>(expected: Expected<S>) => ({
+  expected_version: expected.version,
+  expected_statuses: JSON.stringify(expected.statuses),
+});
+
+export interface TaskStageStores {
+  runs: RunStore;
+  taskStages: TaskStageStore;
+  taskResults: TaskResultStore;
+  taskResultOutcomes: TaskResultOutcomeStore;
+  taskDeliveries: TaskDeliveryStore;
+}
+
+export function createTaskStageStores(db: SqliteDatabase): TaskStageStores {
+  const s = Object.fromEntries(Object.entries(TASK_STAGE_SQL).map(([name, sql]) => [name, db.prepare(sql)])) as Statements;
+  const one = <Row, T>(row: unknown, from: (r: Row) => T): T | null => (row ? from(row as Row) : null);
+  const stage = (row: unknown): TaskStageRecord | null => (row ? fromTaskStageRow(row as TaskStageRow) : null);
+  const result = (row: unknown): TaskResultRecord | null => (row ? fromTaskResultRow(row as TaskResultRow) : null);
+
+  const createRun = immediateTx(db, (run: RunRecord, stages: readonly TaskStageRecord[], results: readonly TaskResultRecord[]) => {
+    if (s.runInsert.run(toRunRow(run)).changes !== 1) return false;
+    for (const st of stages) s.stageInsert.run(toTaskStageRow(st));
+    for (const r of results) s.resultInsert.run(toTaskResultRow(r));
+    return true;
+  });
+
+  const stagesPage = deferredTx(db, (runId: string, request: PageRequest): Page<TaskStageRecord> => ({
+    items: (s.stagesPage.all(runId, request.limit, request.offset) as TaskStageRow[]).map(fromTaskStageRow),
+    total: (s.stagesCount.get(runId) as { total: number }).total,
+  }));
+
+  const stageCas = immediateTx(db, (expected: Expected<string>, next: TaskStageRecord): boolean =>
+    s.stageCas.run({ ...toTaskStageRow(next), ...guard(expected) }).changes === 1,
+  );
+
+  const start = immediateTx(
+    db,
+    (next: TaskStageRecord, expected: Expected<string>, writes: readonly GuardedResultWrite[], deliveries: readonly TaskDeliveryRecord[]) => {
+      if (s.stageCas.run({ ...toTaskStageRow(next), ...guard(expected) }).changes !== 1) throw new GuardFailed();
+      for (const w of writes) {
+        if (s.resultCas.run({ ...toTaskResultRow(w.next), ...guard(w.expected) }).changes !== 1) throw new GuardFailed();
+      }
+      for (const d of deliveries) s.deliveryInsert.run(toDeliveryRow(d));
+    },
+  );
+
+  const resultCas = immediateTx(
+    db,
+    (expected: Expected<string>, next: TaskResultRecord, outcomes: readonly TaskResultOutcomeRecord[]): boolean => {
+      if (s.resultCas.run({ ...toTaskResultRow(next), ...guard(expected) }).changes !== 1) return false;
+      for (const o of outcomes) s.outcomeInsert.run(toOutcomeRow(o));
+      return true;
+    },
+  );
+
+  const outcomesPage = deferredTx(db, (taskResultId: string, query: OutcomeListQuery, request: PageRequest) => {
+    const filter = { result: taskResultId, severity: query.severity ?? null, status: query.status ?? null };
+    const statement = query.sort === "severity" ? s.outcomesBySeverity : s.outcomesByPosition;
+    return {
+      items: (statement.all({ ...filter, limit: request.limit, offset: request.offset }) as OutcomeRow[]).map(fromOutcomeRow),
+      total: (s.outcomesCount.get(filter) as { total: number }).total,
+    };
+  });
+
+  return {
+    runs: {
+      get: async (id) => one(s.runGet.get(id), fromRunRow),
+      create: async (run, stages, results) => createRun(run, stages, results),
+    },
+    taskStages: {
+      get: async (id) => stage(s.stageGet.get(id)),
+      getByRun: async (runId, runStage) => stage(s.stageByRun.get(runId, runStage)),
+      async listByRun(runId, request) {
+        if (request) return stagesPage(runId, request);
+        const items = (s.stagesAll.all(runId) as TaskStageRow[]).map(fromTaskStageRow);
+        return { items, total: items.length };
+      },
+      async transition(id, expected, next) {
+        if (next.id !== id) throw new Error("transition: next.id must equal id");
+        return stageCas(expected, next) ? next : null;
+      },
+      async start(next, expected, writes, deliveries) {
+        try {
+          start(next, expected, writes, deliveries);
+          return next;
+        } catch (error) {
+          if (error instanceof GuardFailed) return null;
+          throw error;
+        }
+      },
+    },
+    taskResults: {
+      get: async (id) => result(s.resultGet.get(id)),
+      listByStage: async (stageId) => (s.resultsByStage.all(stageId) as TaskResultRow[]).map(fromTaskResultRow),
+      findByTokenDigest: async (digest) => result(s.resultByToken.get(digest)),
+      async transition(id, expected, next, outcomes = []) {
+        if (next.id !== id) throw new Error("transition: next.id must equal id");
+        return resultCas(expected, next, outcomes) ? next : null;
+      },
+    },
+    taskResultOutcomes: {
+      get: async (id) => one(s.outcomeGet.get(id), fromOutcomeRow),
+      list: async (taskResultId, query, request) => outcomesPage(taskResultId, query, request),
+    },
+    taskDeliveries: {
+      get: async (id) => one(s.deliveryGet.get(id), fromDeliveryRow),
+      listByResult: async (taskResultId) => (s.deliveriesByResult.all(taskResultId) as DeliveryRow[]).map(fromDeliveryRow),
+    },
+  };
+}

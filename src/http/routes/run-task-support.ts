@@ -1,0 +1,104 @@
+import { badRequest, invalid, notFound } from "../../errors.js";
+import type { RunRecord } from "../../schemas/run-task-records.js";
+import type { JsonApiDocument } from "../jsonapi.js";
+import type { AuthTarget, HttpApp, RouteContext } from "../types.js";
+
+/** Shared pieces of the run task routes: authorization targets, includes, plain-JSON bodies. */
+
+/** The target of a workspace-scoped object: organization, workspace and its current project (D21). */
+export async function workspaceTarget(app: HttpApp, organization: string, workspaceId: string): Promise<AuthTarget> {
+  const workspace = await app.services.directory.workspaces.get(workspaceId);
+  return workspace ? { organization, workspaceId, projectId: workspace.projectId } : { organization, workspaceId };
+}
+
+/** Loads with `load`, 404 when missing, then checks the route's action on its workspace (D4). */
+export async function authorizedIn<T extends { organization: string; workspaceId: string }>(
+  ctx: RouteContext,
+  load: () => Promise<T | null>,
+): Promise<{ record: T; target: AuthTarget }> {
+  const record = await load();
+  if (!record) throw notFound();
+  const target = await workspaceTarget(ctx.app, record.organization, record.workspaceId);
+  await ctx.authorize(target);
+  return { record, target };
+}
+
+/** decision D8: both spellings of each include; anything else is 400 `Invalid include parameter`. */
+const INCLUDES = {
+  run: "run",
+  "run.workspace": "run.workspace",
+  task_results: "task-results",
+  "task-results": "task-results",
+  policy_evaluations: "policy-evaluations",
+  "policy-evaluations": "policy-evaluations",
+} as const;
+export type StageInclude = (typeof INCLUDES)[keyof typeof INCLUDES];
+
+export function parseStageIncludes(query: URLSearchParams): Set<StageInclude> {
+  const wanted = new Set<StageInclude>();
+  for (const raw of query.getAll("include").flatMap((v) => v.split(","))) {
+    const name = raw.trim();
+    if (name === "") continue;
+    const include = (INCLUDES as Record<string, StageInclude>)[name];
+    if (!include) throw badRequest(`Invalid include parameter: ${name}`, "include");
+    wanted.add(include);
+    // JSON:API: including a path includes every resource along it.
+    if (include === "run.workspace") wanted.add("run");
+  }
+  return wanted;
+}
+
+/**
+ * `runs` and `workspaces` appear only as included resources of a stage. They are written here,
+ * attribute by attribute, rather than registered with the serializer, so no other route's
+ * definition of those types is affected.
+ */
+export function runResource(basePath: string, run: RunRecord): JsonApiDocument {
+  return {
+    id: run.id,
+    type: "runs",
+    attributes: { message: run.message, "is-speculative": run.isSpeculative, "created-at": run.createdAt },
+    relationships: { workspace: { data: { id: run.workspaceId, type: "workspaces" } } },
+    links: { self: `${basePath}/runs/${encodeURIComponent(run.id)}` },
+  };
+}
+
+export async function workspaceResource(app: HttpApp, workspaceId: string): Promise<JsonApiDocument | null> {
+  const ws = await app.services.directory.workspaces.get(workspaceId);
+  if (!ws) return null;
+  return {
+    id: ws.id,
+    type: "workspaces",
+    attributes: { name: ws.name, "working-directory": ws.workingDirectory },
+    relationships: {
+      organization: { data: { id: ws.organization, type: "organizations" } },
+      project: { data: { id: ws.projectId, type: "projects" } },
+    },
+    links: { self: `${app.basePath}/workspaces/${encodeURIComponent(ws.id)}` },
+  };
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/**
+ * The override body is optional: go-tfe sends plain JSON `{"comment": "..."}` (or `{}`); a JSON:API
+ * body with `data.attributes.comment` is accepted too (reference 4.5).
+ */
+export function overrideComment(body: unknown): string | null {
+  if (body === undefined || body === null) return null;
+  if (!isObject(body)) throw invalid("", "The request body must be a JSON object");
+  const fromData = isObject(body.data) ? (isObject(body.data.attributes) ? body.data.attributes.comment : undefined) : undefined;
+  const pointer = isObject(body.data) ? "/data/attributes/comment" : "/comment";
+  const comment = isObject(body.data) ? fromData : body.comment;
+  if (comment === undefined || comment === null) return null;
+  if (typeof comment !== "string") throw invalid(pointer, "Comment must be a string");
+  if (comment.length > 1000) throw invalid(pointer, "Comment is too long (maximum is 1000 characters)");
+  return comment;
+}
+
+/** `Authorization: Bearer <token>`, or null. */
+export function bearerToken(request: Request): string | null {
+  const header = request.headers.get("authorization");
+  const match = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
+  return match ? match[1]! : null;
+}

@@ -1,0 +1,195 @@
+import { invalid, notFound } from "../../errors.js";
+import type { Workspace } from "../../schemas/directory.js";
+import type { TaskCreate, TaskUpdate, TaskView, WorkspaceTaskCreate, WorkspaceTaskUpdate, WorkspaceTaskView } from "../../schemas/run-task-config.js";
+import { readResourceBody } from "../documents.js";
+import type { ResourceDefinition } from "../jsonapi.js";
+import { parsePage, toPageRequest } from "../pagination.js";
+import type { Route, RouteContext } from "../types.js";
+
+/** Run task configuration: organization tasks (`tasks`) and workspace tasks (`workspace-tasks`); D3, D7, D11, D23. */
+
+const seg = encodeURIComponent;
+
+export const runTaskResources = (basePath: string): ResourceDefinition[] => [
+  {
+    type: "tasks",
+    attributes: ["name", "url", "description", "category", "enabled", "hmacKey"],
+    self: (d) => `${basePath}/tasks/${seg(String(d.id))}`,
+    relationships: {
+      organization: { type: "organizations", related: (d) => `${basePath}/organizations/${seg(String(d.organization))}` },
+    },
+  },
+  {
+    type: "workspace-tasks",
+    attributes: ["enforcementLevel", "stage", "stages"],
+    self: (d) => `${basePath}/workspaces/${seg(String(d.workspace))}/tasks/${seg(String(d.id))}`,
+    relationships: {
+      task: { type: "tasks", related: (d) => `${basePath}/tasks/${seg(String(d.task))}` },
+      workspace: { type: "workspaces", related: (d) => `${basePath}/workspaces/${seg(String(d.workspace))}` },
+    },
+  },
+];
+
+/** decision D11: `hmac-key` is write-only; every response carries it as null. */
+const taskData = (t: TaskView) => ({
+  id: t.id,
+  name: t.name,
+  url: t.url,
+  description: t.description,
+  category: t.category,
+  enabled: t.enabled,
+  hmacKey: null,
+  organization: t.organization,
+});
+
+/** `stage` is the deprecated single-stage attribute older clients read: the first stage. */
+const workspaceTaskData = (w: WorkspaceTaskView) => ({
+  id: w.id,
+  enforcementLevel: w.enforcementLevel,
+  stage: w.stages[0] ?? null,
+  stages: w.stages,
+  task: w.taskId,
+  workspace: w.workspaceId,
+});
+
+async function loadOrganization(ctx: RouteContext): Promise<string> {
+  const name = ctx.params.organization_name!;
+  if (!(await ctx.app.services.directory.organizations.get(name))) throw notFound();
+  await ctx.authorize({ organization: name });
+  return name;
+}
+
+async function loadTask(ctx: RouteContext): Promise<TaskView> {
+  const task = await ctx.app.services.runTasks.tasks.get(ctx.params.task_id!).catch(() => null);
+  if (!task) throw notFound();
+  await ctx.authorize({ organization: task.organization });
+  return task;
+}
+
+async function loadWorkspace(ctx: RouteContext): Promise<Workspace> {
+  const workspace = await ctx.app.services.directory.workspaces.get(ctx.params.workspace_id!);
+  if (!workspace) throw notFound();
+  await ctx.authorize({ organization: workspace.organization, projectId: workspace.projectId, workspaceId: workspace.id });
+  return workspace;
+}
+
+/** `data.relationships.task.data.id`, required on create; 422 with a pointer otherwise. */
+function taskRelationship(relationships: Record<string, unknown>): string {
+  const data = (relationships.task as { data?: { id?: unknown; type?: unknown } } | undefined)?.data;
+  if (!data || typeof data !== "object") throw invalid("/data/relationships/task", "Task is required");
+  if (data.type !== undefined && data.type !== "tasks") throw invalid("/data/relationships/task/data/type", 'type must be "tasks"');
+  if (typeof data.id !== "string" || data.id === "") throw invalid("/data/relationships/task/data/id", "Task is required");
+  return data.id;
+}
+
+export const runTaskRoutes: Route[] = [
+  {
+    method: "GET",
+    path: "/organizations/:organization_name/tasks",
+    auth: "principal",
+    async handle(ctx) {
+      const organization = await loadOrganization(ctx);
+      const page = parsePage(ctx.query)!;
+      const result = await ctx.app.services.runTasks.tasks.list(organization, toPageRequest(page));
+      const options = { url: ctx.url, pagination: { ...page, total: result.total } };
+      return { status: 200, document: ctx.app.jsonapi.collection("tasks", result.items.map(taskData), options) };
+    },
+  },
+  {
+    method: "POST",
+    path: "/organizations/:organization_name/tasks",
+    auth: "principal",
+    async handle(ctx) {
+      const organization = await loadOrganization(ctx);
+      const body = readResourceBody(ctx.body, ["tasks"]);
+      // The service validates the attributes with zod; the cast only names the expected shape.
+      const task = await ctx.app.services.runTasks.tasks.create(organization, body.attributes as TaskCreate);
+      return { status: 201, document: ctx.app.jsonapi.resource("tasks", taskData(task)) };
+    },
+  },
+  {
+    method: "GET",
+    path: "/tasks/:task_id",
+    auth: "principal",
+    async handle(ctx) {
+      return { status: 200, document: ctx.app.jsonapi.resource("tasks", taskData(await loadTask(ctx))) };
+    },
+  },
+  {
+    method: "PATCH",
+    path: "/tasks/:task_id",
+    auth: "principal",
+    async handle(ctx) {
+      const task = await loadTask(ctx);
+      const body = readResourceBody(ctx.body, ["tasks"], task.id);
+      const updated = await ctx.app.services.runTasks.tasks.update(task.id, body.attributes as TaskUpdate);
+      return { status: 200, document: ctx.app.jsonapi.resource("tasks", taskData(updated)) };
+    },
+  },
+  {
+    method: "DELETE",
+    path: "/tasks/:task_id",
+    auth: "principal",
+    async handle(ctx) {
+      const task = await loadTask(ctx);
+      await ctx.app.services.runTasks.tasks.delete(task.id);
+      return { status: 204 };
+    },
+  },
+  {
+    method: "GET",
+    path: "/workspaces/:workspace_id/tasks",
+    auth: "principal",
+    async handle(ctx) {
+      const workspace = await loadWorkspace(ctx);
+      const page = parsePage(ctx.query)!;
+      const result = await ctx.app.services.runTasks.workspaceTasks.list(workspace.id, toPageRequest(page));
+      const options = { url: ctx.url, pagination: { ...page, total: result.total } };
+      return { status: 200, document: ctx.app.jsonapi.collection("workspace-tasks", result.items.map(workspaceTaskData), options) };
+    },
+  },
+  {
+    method: "POST",
+    path: "/workspaces/:workspace_id/tasks",
+    auth: "principal",
+    async handle(ctx) {
+      const workspace = await loadWorkspace(ctx);
+      const body = readResourceBody(ctx.body, ["workspace-tasks"]);
+      const taskId = taskRelationship(body.relationships);
+      const created = await ctx.app.services.runTasks.workspaceTasks.create(workspace.id, taskId, body.attributes as WorkspaceTaskCreate);
+      return { status: 201, document: ctx.app.jsonapi.resource("workspace-tasks", workspaceTaskData(created)) };
+    },
+  },
+  {
+    method: "GET",
+    path: "/workspaces/:workspace_id/tasks/:workspace_task_id",
+    auth: "principal",
+    async handle(ctx) {
+      const workspace = await loadWorkspace(ctx);
+      const w = await ctx.app.services.runTasks.workspaceTasks.get(workspace.id, ctx.params.workspace_task_id!);
+      return { status: 200, document: ctx.app.jsonapi.resource("workspace-tasks", workspaceTaskData(w)) };
+    },
+  },
+  {
+    method: "PATCH",
+    path: "/workspaces/:workspace_id/tasks/:workspace_task_id",
+    auth: "principal",
+    async handle(ctx) {
+      const workspace = await loadWorkspace(ctx);
+      const id = ctx.params.workspace_task_id!;
+      const body = readResourceBody(ctx.body, ["workspace-tasks"], id);
+      const w = await ctx.app.services.runTasks.workspaceTasks.update(workspace.id, id, body.attributes as WorkspaceTaskUpdate);
+      return { status: 200, document: ctx.app.jsonapi.resource("workspace-tasks", workspaceTaskData(w)) };
+    },
+  },
+  {
+    method: "DELETE",
+    path: "/workspaces/:workspace_id/tasks/:workspace_task_id",
+    auth: "principal",
+    async handle(ctx) {
+      const workspace = await loadWorkspace(ctx);
+      await ctx.app.services.runTasks.workspaceTasks.delete(workspace.id, ctx.params.workspace_task_id!);
+      return { status: 204 };
+    },
+  },
+];

@@ -1,0 +1,263 @@
+import { toReadTags } from "../../domain/outcomes.js";
+import { badRequest, notFound } from "../../errors.js";
+import type { OutcomeView, TaskResultView, TaskStageView } from "../../schemas/task-stage-views.js";
+import type { JsonApiDocument, ResourceDefinition } from "../jsonapi.js";
+import { parsePage, toPageRequest } from "../pagination.js";
+import type { AuthTarget, Route, RouteContext } from "../types.js";
+import {
+  authorizedIn,
+  bearerToken,
+  overrideComment,
+  parseStageIncludes,
+  runResource,
+  workspaceResource,
+} from "./run-task-support.js";
+
+/** Task stages, task results and outcomes (spec 4.3; decisions D7, D8, D13, D17, D18). */
+
+const seg = encodeURIComponent;
+
+export const taskStageResources = (basePath: string): ResourceDefinition[] => [
+  {
+    type: "task-stages",
+    attributes: ["status", "stage", "statusTimestamps", "createdAt", "updatedAt", "permissions", "actions"],
+    // Maps whose keys are written as given (D9: `<status>-at` keys, hyphenated).
+    verbatim: ["statusTimestamps", "permissions", "actions"],
+    self: (d) => `${basePath}/task-stages/${seg(String(d.id))}`,
+    relationships: {
+      run: { type: "runs", related: (d) => `${basePath}/runs/${seg(String(d.run))}` },
+      taskResults: { type: "task-results" },
+      policyEvaluations: { type: "policy-evaluations" },
+    },
+  },
+  {
+    type: "task-results",
+    attributes: [
+      "status",
+      "message",
+      "url",
+      "statusTimestamps",
+      "taskId",
+      "taskName",
+      "taskUrl",
+      "stage",
+      "isSpeculative",
+      "workspaceTaskId",
+      "workspaceTaskEnforcementLevel",
+      "taskResultOutcomesCount",
+      "agentPoolId",
+      "createdAt",
+      "updatedAt",
+    ],
+    verbatim: ["statusTimestamps"],
+    self: (d) => `${basePath}/task-results/${seg(String(d.id))}`,
+    relationships: {
+      taskStage: { type: "task-stages", related: (d) => `${basePath}/task-stages/${seg(String(d.taskStage))}` },
+      // Outcomes can be many; they are read through the related list (D18), never as linkage.
+      taskResultOutcomes: { type: "task-result-outcomes", related: (d) => `${basePath}/task-results/${seg(String(d.id))}/outcomes` },
+    },
+  },
+  {
+    type: "task-result-outcomes",
+    attributes: ["outcomeId", "description", "url", "tags", "createdAt"],
+    verbatim: ["tags"],
+    self: (d) => `${basePath}/task-result-outcomes/${seg(String(d.id))}`,
+    relationships: {
+      taskResult: { type: "task-results", related: (d) => `${basePath}/task-results/${seg(String(d.taskResult))}` },
+    },
+  },
+];
+
+const resultData = (r: TaskResultView) => ({
+  id: r.id,
+  status: r.status,
+  message: r.message,
+  url: r.url,
+  statusTimestamps: r.statusTimestamps,
+  taskId: r.taskId,
+  taskName: r.taskName,
+  taskUrl: r.taskUrl,
+  stage: r.stage,
+  isSpeculative: r.isSpeculative,
+  workspaceTaskId: r.workspaceTaskId,
+  workspaceTaskEnforcementLevel: r.enforcementLevel,
+  taskResultOutcomesCount: r.outcomesCount,
+  agentPoolId: null,
+  createdAt: r.createdAt,
+  updatedAt: r.updatedAt,
+  taskStage: r.stageId,
+});
+
+/** `permissions` follow the caller (D21); `can-override-tasks` also needs option `overridableTasks`. */
+async function stageData(ctx: RouteContext, stage: TaskStageView, target: AuthTarget) {
+  const results = await ctx.app.services.runTasks.listResults(stage.id);
+  const canOverride = await ctx.app.authorizer(ctx.principal, "runs:override", target);
+  return {
+    id: stage.id,
+    status: stage.status,
+    stage: stage.stage,
+    statusTimestamps: stage.statusTimestamps,
+    createdAt: stage.createdAt,
+    updatedAt: stage.updatedAt,
+    permissions: {
+      "can-override-policy": canOverride,
+      "can-override-tasks": canOverride && ctx.app.services.runTasks.settings.overridableTasks,
+      "can-override": canOverride,
+    },
+    actions: { "is-overridable": stage.status === "awaiting_override" },
+    run: stage.runId,
+    taskResults: results.map((r) => r.id),
+    policyEvaluations: [],
+    results,
+  };
+}
+
+async function stageDocument(ctx: RouteContext, stage: TaskStageView, target: AuthTarget): Promise<JsonApiDocument> {
+  const data = await stageData(ctx, stage, target);
+  const doc = ctx.app.jsonapi.resource("task-stages", data);
+  const includes = parseStageIncludes(ctx.query);
+  if (includes.size === 0) return doc;
+  const included: JsonApiDocument[] = [];
+  if (includes.has("run")) {
+    const run = await ctx.app.services.runTasks.getRun(stage.runId);
+    if (run) included.push(runResource(ctx.app.basePath, run));
+  }
+  if (includes.has("run.workspace")) {
+    const workspace = await workspaceResource(ctx.app, stage.workspaceId);
+    if (workspace) included.push(workspace);
+  }
+  if (includes.has("task-results")) {
+    for (const r of data.results) included.push(ctx.app.jsonapi.resource("task-results", resultData(r)).data as JsonApiDocument);
+  }
+  // policy-evaluations: runplane evaluates no policies, so nothing is ever included for it.
+  return { ...doc, included };
+}
+
+const outcomeData = (o: OutcomeView) => ({
+  id: o.id,
+  outcomeId: o.outcomeId,
+  description: o.description,
+  url: o.url,
+  tags: toReadTags(o.tags),
+  createdAt: o.createdAt,
+  taskResult: o.taskResultId,
+});
+
+/** decision D18: `links.body` only when the outcome has a body. */
+function withBodyLink(basePath: string, resource: Record<string, unknown>, outcome: OutcomeView): void {
+  if (outcome.body === null) return;
+  const links = (resource.links ?? (resource.links = {})) as Record<string, unknown>;
+  links.body = `${basePath}/task-result-outcomes/${seg(outcome.id)}/body`;
+}
+
+const loadStage = (ctx: RouteContext) => authorizedIn(ctx, () => ctx.app.services.runTasks.getStageById(ctx.params.task_stage_id!));
+const loadResult = (ctx: RouteContext) => authorizedIn(ctx, () => ctx.app.services.runTasks.getResult(ctx.params.task_result_id!));
+async function loadOutcome(ctx: RouteContext): Promise<OutcomeView> {
+  const outcome = await ctx.app.services.runTasks.getOutcome(ctx.params.outcome_id!);
+  if (!outcome) throw notFound();
+  await authorizedIn(ctx, () => ctx.app.services.runTasks.getResult(outcome.taskResultId));
+  return outcome;
+}
+
+export const taskStageRoutes: Route[] = [
+  {
+    method: "GET",
+    path: "/runs/:run_id/task-stages",
+    auth: "principal",
+    async handle(ctx) {
+      const { record: run, target } = await authorizedIn(ctx, () => ctx.app.services.runTasks.getRun(ctx.params.run_id!));
+      const page = parsePage(ctx.query)!;
+      const result = await ctx.app.services.runTasks.listStages(run.id, toPageRequest(page));
+      const items = await Promise.all(result.items.map((stage) => stageData(ctx, stage, target)));
+      const options = { url: ctx.url, pagination: { ...page, total: result.total } };
+      return { status: 200, document: ctx.app.jsonapi.collection("task-stages", items, options) };
+    },
+  },
+  {
+    method: "GET",
+    path: "/task-stages/:task_stage_id",
+    auth: "principal",
+    async handle(ctx) {
+      const { record: stage, target } = await loadStage(ctx);
+      return { status: 200, document: await stageDocument(ctx, stage, target) };
+    },
+  },
+  {
+    method: "POST",
+    path: "/task-stages/:task_stage_id/actions/override",
+    auth: "principal",
+    async handle(ctx) {
+      const { record: stage, target } = await loadStage(ctx);
+      const comment = overrideComment(ctx.body);
+      const overridden = await ctx.app.services.runTasks.override(stage.id, comment);
+      // decision D3: 200 with the stage document.
+      return { status: 200, document: await stageDocument(ctx, overridden, target) };
+    },
+  },
+  {
+    method: "GET",
+    path: "/task-results/:task_result_id",
+    auth: "principal",
+    async handle(ctx) {
+      const { record: result } = await loadResult(ctx);
+      return { status: 200, document: ctx.app.jsonapi.resource("task-results", resultData(result)) };
+    },
+  },
+  {
+    // decision D17: authenticated by the result's access token, not by an API principal.
+    method: "PATCH",
+    path: "/task-results/:task_result_id/callback",
+    auth: "custom",
+    bodyLimit: 5 * 1024 * 1024,
+    async handle(ctx) {
+      await ctx.app.services.runTasks.callback(ctx.params.task_result_id!, bearerToken(ctx.request), ctx.body);
+      return { status: 200 };
+    },
+  },
+  {
+    method: "GET",
+    path: "/task-results/:task_result_id/outcomes",
+    auth: "principal",
+    async handle(ctx) {
+      const { record: result } = await loadResult(ctx);
+      const page = parsePage(ctx.query)!;
+      const sort = ctx.query.get("sort");
+      if (sort !== null && sort !== "severity") throw badRequest(`Invalid sort parameter: ${sort}`, "sort");
+      const severity = ctx.query.get("filter[severity]") ?? undefined;
+      const status = ctx.query.get("filter[status]") ?? undefined;
+      const list = await ctx.app.services.runTasks.listOutcomes(result.id, {
+        page: toPageRequest(page),
+        ...(severity === undefined ? {} : { severity }),
+        ...(status === undefined ? {} : { status }),
+        ...(sort === "severity" ? { sort: "severity" as const } : {}),
+      });
+      const doc = ctx.app.jsonapi.collection("task-result-outcomes", list.items.map(outcomeData), {
+        url: ctx.url,
+        pagination: { ...page, total: list.total },
+      });
+      (doc.data as Record<string, unknown>[]).forEach((resource, i) => withBodyLink(ctx.app.basePath, resource, list.items[i]!));
+      return { status: 200, document: doc };
+    },
+  },
+  {
+    method: "GET",
+    path: "/task-result-outcomes/:outcome_id",
+    auth: "principal",
+    async handle(ctx) {
+      const outcome = await loadOutcome(ctx);
+      const doc = ctx.app.jsonapi.resource("task-result-outcomes", outcomeData(outcome));
+      withBodyLink(ctx.app.basePath, doc.data as Record<string, unknown>, outcome);
+      return { status: 200, document: doc };
+    },
+  },
+  {
+    method: "GET",
+    path: "/task-result-outcomes/:outcome_id/body",
+    auth: "principal",
+    async handle(ctx) {
+      const outcome = await loadOutcome(ctx);
+      if (outcome.body === null) throw notFound();
+      return { status: 200, text: outcome.body, contentType: "text/markdown; charset=utf-8" };
+    },
+  },
+];

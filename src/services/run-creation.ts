@@ -1,0 +1,129 @@
+import { ApiError, conflict, notFound } from "../errors.js";
+import { CreateRunSchema, type CreateRunInput } from "../schemas/run-task-config.js";
+import type { RunRecord, TaskResultRecord, TaskStageRecord, WorkspaceTaskRecord } from "../schemas/run-task-records.js";
+import { RUN_STAGES, type RunStage } from "../schemas/run-tasks.js";
+import { toStageView, type TaskStageView } from "../schemas/task-stage-views.js";
+import { isoNow, type ServiceContext } from "./context.js";
+import { parseOrThrow } from "./validate.js";
+
+interface Attached {
+  ws: WorkspaceTaskRecord;
+  name: string;
+  url: string;
+}
+
+export interface CreatedRun {
+  run: RunRecord;
+  stages: TaskStageView[];
+  /** False when the run already existed: nothing was written (createRun is idempotent per id). */
+  created: boolean;
+}
+
+/** `runTasks.createRun`: a host's run and the task stages and results it gets (spec 3). */
+export function createRunCreator(ctx: ServiceContext) {
+  const s = ctx.storage;
+
+  /** Snapshots of the enabled workspace tasks per run stage, in run order (spec 3: stage has tasks). */
+  async function plan(workspaceId: string): Promise<{ stage: RunStage; tasks: Attached[] }[]> {
+    const { items } = await s.workspaceTasks.list(workspaceId);
+    const attached: Attached[] = [];
+    for (const ws of items) {
+      const task = await s.runTasks.get(ws.taskId);
+      if (task && task.enabled && task.organization === ws.organization) attached.push({ ws, name: task.name, url: task.url });
+    }
+    return RUN_STAGES.map((stage) => ({ stage, tasks: attached.filter((t) => t.ws.stages.includes(stage)) })).filter(
+      (p) => p.tasks.length > 0,
+    );
+  }
+
+  const existing = async (id: string, workspaceId: string): Promise<CreatedRun | null> => {
+    const run = await s.runs.get(id);
+    if (!run) return null;
+    if (run.workspaceId !== workspaceId) throw conflict(`run ${id} already exists in another workspace`);
+    const { items } = await s.taskStages.listByRun(id);
+    return { run, stages: items.map(toStageView), created: false };
+  };
+
+  /**
+   * Stores a run and, from the workspace's enabled run tasks at this moment, one pending stage per
+   * run stage that has tasks, each with one pending result per task (snapshotting name, URL and
+   * enforcement level). One atomic storage step; a second call with the same id writes nothing.
+   */
+  return async function createRun(input: CreateRunInput): Promise<CreatedRun> {
+    const req = parseOrThrow(CreateRunSchema, input, "");
+    const workspace = await s.workspaces.get(req.workspaceId);
+    if (!workspace) throw notFound();
+    const id = req.id ?? ctx.newId("run");
+    const before = await existing(id, workspace.id);
+    if (before) return before;
+
+    const now = isoNow(ctx);
+    const run: RunRecord = {
+      id,
+      organization: workspace.organization,
+      workspaceId: workspace.id,
+      message: req.message,
+      createdBy: req.createdBy,
+      createdAt: now,
+      isSpeculative: req.isSpeculative,
+      configurationVersionId: req.configurationVersionId,
+      configurationVersionDownloadable: req.configurationVersionDownloadable,
+      planId: req.planId ?? ctx.newId("plan"),
+      vcs:
+        req.vcs ??
+        (workspace.vcsRepoUrl === null ? null : { branch: workspace.vcsBranch, repoUrl: workspace.vcsRepoUrl, commitUrl: null, pullRequestUrl: null }),
+    };
+    const stages: TaskStageRecord[] = [];
+    const results: TaskResultRecord[] = [];
+    for (const { stage, tasks } of await plan(workspace.id)) {
+      const stageRecord: TaskStageRecord = {
+        id: ctx.newId("ts"),
+        runId: id,
+        workspaceId: workspace.id,
+        organization: workspace.organization,
+        stage,
+        sequence: RUN_STAGES.indexOf(stage),
+        status: "pending",
+        statusTimestamps: {},
+        overridden: false,
+        overrideComment: null,
+        version: 1,
+        createdAt: now,
+        updatedAt: now,
+      };
+      stages.push(stageRecord);
+      tasks.forEach((t, position) =>
+        results.push({
+          id: ctx.newId("taskrs"),
+          stageId: stageRecord.id,
+          runId: id,
+          workspaceId: workspace.id,
+          organization: workspace.organization,
+          stage,
+          position,
+          status: "pending",
+          message: null,
+          url: null,
+          statusTimestamps: {},
+          taskId: t.ws.taskId,
+          taskName: t.name,
+          taskUrl: t.url,
+          workspaceTaskId: t.ws.id,
+          enforcementLevel: t.ws.enforcementLevel,
+          isSpeculative: req.isSpeculative,
+          outcomesCount: 0,
+          accessTokenDigest: null,
+          deadlineAt: null,
+          deadlineMaxAt: null,
+          version: 1,
+          createdAt: now,
+          updatedAt: now,
+        }),
+      );
+    }
+    if (await s.runs.create(run, stages, results)) return { run, stages: stages.map(toStageView), created: true };
+    const raced = await existing(id, workspace.id);
+    if (!raced) throw new ApiError("internal");
+    return raced;
+  };
+}

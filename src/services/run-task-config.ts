@@ -1,0 +1,232 @@
+import { rowBinding } from "../crypto/keyring.js";
+import { ApiError, invalid, notFound } from "../errors.js";
+import type { Workspace } from "../schemas/directory.js";
+import type { Page, PageRequest } from "../schemas/records.js";
+import type { RunTaskRecord, WorkspaceTaskRecord } from "../schemas/run-task-records.js";
+import {
+  TaskCreateSchema,
+  TaskUpdateSchema,
+  WorkspaceTaskCreateSchema,
+  WorkspaceTaskUpdateSchema,
+  type TaskCreate,
+  type TaskUpdate,
+  type TaskView,
+  type WorkspaceTaskCreate,
+  type WorkspaceTaskUpdate,
+  type WorkspaceTaskView,
+} from "../schemas/run-task-config.js";
+import type { EnforcementLevel, RunStage } from "../schemas/run-tasks.js";
+import { isoNow, type ServiceContext } from "./context.js";
+import { parseOrThrow } from "./validate.js";
+
+const ATTRIBUTES = "/data/attributes";
+const MAX_ATTEMPTS = 8;
+const DUPLICATE_NAME = (): ApiError => invalid(`${ATTRIBUTES}/name`, "Name has already been taken");
+const BUSY = (): ApiError => new ApiError("conflict", { detail: "The resource is being updated concurrently; retry the request" });
+
+/** decision D11: the HMAC key is sealed for its row; nothing else ever opens it but delivery. */
+export const hmacKeyBinding = (taskId: string): string => rowBinding("tasks", "hmac_key", taskId);
+
+/**
+ * Save-time check of a run task URL. The SSRF address check (D15) arrives with delivery and hooks
+ * in here; until then only the URL syntax (absolute http/https) is enforced, by the schema.
+ */
+export type TaskUrlCheck = (url: string) => Promise<void>;
+export const acceptTaskUrlUntilDeliveryLands: TaskUrlCheck = async () => {};
+
+export const toTaskView = (r: RunTaskRecord): TaskView => ({
+  id: r.id,
+  organization: r.organization,
+  name: r.name,
+  url: r.url,
+  description: r.description,
+  category: r.category,
+  enabled: r.enabled,
+  hasHmacKey: r.hmacKey !== null,
+  createdAt: r.createdAt,
+  updatedAt: r.updatedAt,
+});
+
+export const toWorkspaceTaskView = (r: WorkspaceTaskRecord): WorkspaceTaskView => ({
+  id: r.id,
+  workspaceId: r.workspaceId,
+  organization: r.organization,
+  taskId: r.taskId,
+  enforcementLevel: r.enforcementLevel,
+  stages: r.stages,
+  createdAt: r.createdAt,
+  updatedAt: r.updatedAt,
+});
+
+/** post_apply cannot halt a run, so only advisory tasks may run there (reference 4.6). */
+function checkStages(stages: readonly RunStage[], level: EnforcementLevel): void {
+  if (level === "mandatory" && stages.includes("post_apply")) {
+    throw invalid(`${ATTRIBUTES}/stages`, "Stages can include post_apply only for advisory tasks");
+  }
+}
+
+/** Organization run tasks and workspace run tasks (type `tasks`, `workspace-tasks`). Unchecked: callers authorize. */
+export function createRunTaskConfig(ctx: ServiceContext, checkUrl: TaskUrlCheck = acceptTaskUrlUntilDeliveryLands) {
+  const s = ctx.storage;
+  const seal = (id: string, key: string | null): string | null => (key === null ? null : ctx.keyring.seal(key, hmacKeyBinding(id)));
+
+  const requireWorkspace = async (workspaceId: string): Promise<Workspace> => {
+    const workspace = await s.workspaces.get(workspaceId);
+    if (!workspace) throw notFound();
+    return workspace;
+  };
+  const ownTask = async (workspace: Workspace, id: string): Promise<WorkspaceTaskRecord> => {
+    const row = await s.workspaceTasks.get(id);
+    if (!row || row.workspaceId !== workspace.id) throw notFound();
+    return row;
+  };
+  const taskOfOrganization = async (organization: string, taskId: unknown): Promise<RunTaskRecord> => {
+    const task = typeof taskId === "string" && taskId !== "" ? await s.runTasks.get(taskId) : null;
+    if (!task || task.organization !== organization) {
+      throw invalid("/data/relationships/task/data/id", "Task must be a run task of the workspace's organization");
+    }
+    return task;
+  };
+
+  const tasks = {
+    async list(organization: string, page?: PageRequest): Promise<Page<TaskView>> {
+      if (!(await s.organizations.get(organization))) throw notFound();
+      const result = await s.runTasks.list(organization, page);
+      return { items: result.items.map(toTaskView), total: result.total };
+    },
+    async get(id: string): Promise<TaskView> {
+      const row = await s.runTasks.get(id);
+      if (!row) throw notFound();
+      return toTaskView(row);
+    },
+    async create(organization: string, input: TaskCreate): Promise<TaskView> {
+      if (!(await s.organizations.get(organization))) throw notFound();
+      const attrs = parseOrThrow(TaskCreateSchema, input, ATTRIBUTES);
+      await checkUrl(attrs.url);
+      const id = ctx.newId("task");
+      const now = isoNow(ctx);
+      const record: RunTaskRecord = {
+        id,
+        organization,
+        name: attrs.name,
+        url: attrs.url,
+        description: attrs.description,
+        category: attrs.category,
+        enabled: attrs.enabled,
+        hmacKey: seal(id, attrs["hmac-key"]),
+        version: 1,
+        createdAt: now,
+        updatedAt: now,
+      };
+      if (!(await s.runTasks.insert(record)).ok) throw DUPLICATE_NAME();
+      return toTaskView(record);
+    },
+    async update(id: string, input: TaskUpdate): Promise<TaskView> {
+      const attrs = parseOrThrow(TaskUpdateSchema, input, ATTRIBUTES);
+      if (attrs.url !== undefined) await checkUrl(attrs.url);
+      for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+        const current = await s.runTasks.get(id);
+        if (!current) throw notFound();
+        const key = attrs["hmac-key"];
+        const next: RunTaskRecord = {
+          ...current,
+          name: attrs.name ?? current.name,
+          url: attrs.url ?? current.url,
+          description: attrs.description === undefined ? current.description : attrs.description,
+          category: attrs.category ?? current.category,
+          enabled: attrs.enabled ?? current.enabled,
+          hmacKey: key === undefined ? current.hmacKey : seal(id, key),
+          version: current.version + 1,
+          updatedAt: isoNow(ctx),
+        };
+        const result = await s.runTasks.update(next, current.version);
+        if (result.ok) return toTaskView(next);
+        if (result.reason === "duplicate-name") throw DUPLICATE_NAME();
+        if (result.reason === "missing") throw notFound();
+      }
+      throw BUSY();
+    },
+    /** Deletes the task and its workspace attachments; runs already created keep their snapshots. */
+    async delete(id: string): Promise<void> {
+      if (!(await s.runTasks.delete(id))) throw notFound();
+    },
+    /** Re-seals every HMAC key with the keyring's active key (D11); resolves the number moved. */
+    async reencrypt(batchSize = 200): Promise<number> {
+      let moved = 0;
+      let after: string | null = null;
+      for (;;) {
+        const rows = await s.runTasks.scanSealed(after, batchSize);
+        if (rows.length === 0) return moved;
+        for (const row of rows) {
+          if (row.hmacKey === null || ctx.keyring.keyIdOf(row.hmacKey) === ctx.keyring.activeKeyId) continue;
+          const resealed = ctx.keyring.seal(ctx.keyring.open(row.hmacKey, hmacKeyBinding(row.id)), hmacKeyBinding(row.id));
+          if (await s.runTasks.replaceSealedKey(row.id, row.hmacKey, resealed)) moved++;
+        }
+        after = rows[rows.length - 1]!.id;
+      }
+    },
+  };
+
+  const workspaceTasks = {
+    async list(workspaceId: string, page?: PageRequest): Promise<Page<WorkspaceTaskView>> {
+      await requireWorkspace(workspaceId);
+      const result = await s.workspaceTasks.list(workspaceId, page);
+      return { items: result.items.map(toWorkspaceTaskView), total: result.total };
+    },
+    async get(workspaceId: string, id: string): Promise<WorkspaceTaskView> {
+      return toWorkspaceTaskView(await ownTask(await requireWorkspace(workspaceId), id));
+    },
+    async create(workspaceId: string, taskId: string, input: WorkspaceTaskCreate): Promise<WorkspaceTaskView> {
+      const workspace = await requireWorkspace(workspaceId);
+      const attrs = parseOrThrow(WorkspaceTaskCreateSchema, input, ATTRIBUTES);
+      const task = await taskOfOrganization(workspace.organization, taskId);
+      const stages = attrs.stages ?? [attrs.stage ?? "post_plan"];
+      checkStages(stages, attrs["enforcement-level"]);
+      const now = isoNow(ctx);
+      const record: WorkspaceTaskRecord = {
+        id: ctx.newId("wstask"),
+        workspaceId: workspace.id,
+        organization: workspace.organization,
+        taskId: task.id,
+        enforcementLevel: attrs["enforcement-level"],
+        stages,
+        version: 1,
+        createdAt: now,
+        updatedAt: now,
+      };
+      const result = await s.workspaceTasks.insert(record);
+      if (!result.ok && result.reason === "duplicate-task") {
+        throw invalid("/data/relationships/task/data/id", "Task has already been added to this workspace");
+      }
+      if (!result.ok) await taskOfOrganization(workspace.organization, null);
+      return toWorkspaceTaskView(record);
+    },
+    async update(workspaceId: string, id: string, input: WorkspaceTaskUpdate): Promise<WorkspaceTaskView> {
+      const workspace = await requireWorkspace(workspaceId);
+      const attrs = parseOrThrow(WorkspaceTaskUpdateSchema, input, ATTRIBUTES);
+      for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+        const current = await ownTask(workspace, id);
+        const next: WorkspaceTaskRecord = {
+          ...current,
+          enforcementLevel: attrs["enforcement-level"] ?? current.enforcementLevel,
+          stages: attrs.stages ?? (attrs.stage ? [attrs.stage] : current.stages),
+          version: current.version + 1,
+          updatedAt: isoNow(ctx),
+        };
+        checkStages(next.stages, next.enforcementLevel);
+        const result = await s.workspaceTasks.update(next, current.version);
+        if (result.ok) return toWorkspaceTaskView(next);
+        if (result.reason === "missing") throw notFound();
+      }
+      throw BUSY();
+    },
+    async delete(workspaceId: string, id: string): Promise<void> {
+      const workspace = await requireWorkspace(workspaceId);
+      await ownTask(workspace, id);
+      if (!(await s.workspaceTasks.delete(id))) throw notFound();
+    },
+  };
+
+  return { tasks, workspaceTasks };
+}
+export type RunTaskConfig = ReturnType<typeof createRunTaskConfig>;

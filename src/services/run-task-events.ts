@@ -1,0 +1,66 @@
+import type { Logger } from "../logger.js";
+import type { ResultStatus, RunStage, StageStatus } from "../schemas/run-tasks.js";
+
+/** A task stage changed status; emitted after the change is stored. */
+export interface StageStatusEvent {
+  stageId: string;
+  runId: string;
+  workspaceId: string;
+  stage: RunStage;
+  from: StageStatus;
+  to: StageStatus;
+  /** ISO-8601 time of the change. */
+  at: string;
+}
+
+/** A task result changed status; emitted after the change is stored. */
+export interface ResultStatusEvent {
+  taskResultId: string;
+  stageId: string;
+  runId: string;
+  stage: RunStage;
+  from: ResultStatus;
+  to: ResultStatus;
+  at: string;
+}
+
+export interface RunTaskEvents {
+  "stage-status": StageStatusEvent;
+  "result-status": ResultStatusEvent;
+}
+
+export type RunTaskListener<E extends keyof RunTaskEvents> = (event: RunTaskEvents[E]) => void | Promise<void>;
+
+/**
+ * A small typed emitter. Listeners run after the change is stored, in registration order; a
+ * listener that throws or rejects is logged (by name only) and never fails the request or the
+ * other listeners. Async listeners are not awaited: the host's side effects cannot hold a request.
+ */
+export function createRunTaskEmitter(logger: Logger) {
+  const listeners: { [E in keyof RunTaskEvents]: Set<RunTaskListener<E>> } = {
+    "stage-status": new Set(),
+    "result-status": new Set(),
+  };
+  const report = (event: string, error: unknown): void => {
+    logger.error("run task event listener failed", { event, error: error instanceof Error ? error.name : typeof error });
+  };
+  return {
+    /** Subscribes; resolves a function that unsubscribes. */
+    on<E extends keyof RunTaskEvents>(event: E, listener: RunTaskListener<E>): () => void {
+      const set = listeners[event] as Set<RunTaskListener<E>>;
+      set.add(listener);
+      return () => void set.delete(listener);
+    },
+    emit<E extends keyof RunTaskEvents>(event: E, payload: RunTaskEvents[E]): void {
+      for (const listener of [...(listeners[event] as Set<RunTaskListener<E>>)]) {
+        try {
+          const pending = listener(payload);
+          if (pending && typeof (pending as Promise<void>).catch === "function") (pending as Promise<void>).catch((e) => report(event, e));
+        } catch (error) {
+          report(event, error);
+        }
+      }
+    },
+  };
+}
+export type RunTaskEmitter = ReturnType<typeof createRunTaskEmitter>;

@@ -1,0 +1,74 @@
+import { defaultUserAgent } from "../domain/run-task-request.js";
+
+/** The package version, for the default `User-Agent` (D1); a test keeps it equal to package.json. */
+export const RUNPLANE_VERSION = "0.1.0";
+
+/** A duration: milliseconds, or a string such as `"90s"`, `"10m"`, `"1h"`. */
+export type Duration = number | `${number}${"ms" | "s" | "m" | "h"}`;
+
+/** Run task options of `createRunplane` (decisions D1, D13, D16). */
+export interface RunTaskOptions {
+  /** Origin the integrations reach the API at: callback, plan and configuration URLs. Default `http://localhost:8080`. */
+  publicUrl?: string;
+  /** Origin of the UI for `run_app_url`/`workspace_app_url`. Default: `publicUrl`. */
+  appUrl?: string;
+  /** decision D13: a failed mandatory task sends its stage to `awaiting_override` instead of `failed`. Default false. */
+  overridableTasks?: boolean;
+  /**
+   * decision D16. Default: a fixed 10 minutes from the start of the stage. `{ idle, max }`: every
+   * `running` callback restarts an `idle` window, never past `max` from the start.
+   */
+  deadline?: { idle: Duration; max: Duration };
+  /** `User-Agent` of run task requests (D1). Default `runplane/<version>`. */
+  userAgent?: string;
+}
+
+export type DeadlineRule = { kind: "fixed"; ms: number } | { kind: "idle"; idleMs: number; maxMs: number };
+
+/** The resolved options every run task service reads. */
+export interface RunTaskSettings {
+  publicUrl: string;
+  appUrl: string;
+  basePath: string;
+  overridableTasks: boolean;
+  deadline: DeadlineRule;
+  userAgent: string;
+}
+
+export const DEFAULT_DEADLINE_MS = 10 * 60 * 1000;
+const UNIT_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 } as const;
+
+export function parseDuration(value: Duration, name: string): number {
+  const match = typeof value === "number" ? null : /^(\d+(?:\.\d+)?)(ms|s|m|h)$/.exec(value);
+  const ms = typeof value === "number" ? value : match ? Number(match[1]) * UNIT_MS[match[2] as keyof typeof UNIT_MS] : Number.NaN;
+  if (!Number.isFinite(ms) || ms <= 0) throw new TypeError(`${name} must be a positive duration such as "10m"`);
+  return Math.round(ms);
+}
+
+function origin(value: string, name: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new TypeError(`${name} must be an absolute http(s) URL`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") throw new TypeError(`${name} must be an absolute http(s) URL`);
+  return value.replace(/\/+$/, "");
+}
+
+/** Validates the options once, at `createRunplane`; a bad value throws a TypeError there. */
+export function resolveRunTaskSettings(options: RunTaskOptions & { basePath?: string }): RunTaskSettings {
+  const publicUrl = origin(options.publicUrl ?? "http://localhost:8080", "publicUrl");
+  const deadline: DeadlineRule = options.deadline
+    ? { kind: "idle", idleMs: parseDuration(options.deadline.idle, "deadline.idle"), maxMs: parseDuration(options.deadline.max, "deadline.max") }
+    : { kind: "fixed", ms: DEFAULT_DEADLINE_MS };
+  if (deadline.kind === "idle" && deadline.maxMs < deadline.idleMs) throw new TypeError("deadline.max must not be shorter than deadline.idle");
+  return {
+    publicUrl,
+    appUrl: options.appUrl === undefined ? publicUrl : origin(options.appUrl, "appUrl"),
+    basePath: (options.basePath ?? "/api/v2").replace(/\/+$/, ""),
+    overridableTasks: options.overridableTasks ?? false,
+    deadline,
+    userAgent: options.userAgent ?? defaultUserAgent(RUNPLANE_VERSION),
+  };
+}

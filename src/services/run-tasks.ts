@@ -1,0 +1,43 @@
+import type { ServiceContext } from "./context.js";
+import { createRunTaskConfig } from "./run-task-config.js";
+import { createRunTaskEmitter } from "./run-task-events.js";
+import { resolveRunTaskSettings } from "./run-task-settings.js";
+import { createTaskCallbackService } from "./task-callback.js";
+import { createTaskStageService } from "./task-stages.js";
+
+/**
+ * Run tasks (spec 1-4.3, decisions D11, D13-D18): configuration, runs and their task stages and
+ * results, the callback, the override, outcomes, and status events. Unchecked: the HTTP routes
+ * authorize before calling; the host's own code is trusted.
+ */
+export function createRunTaskService(ctx: ServiceContext) {
+  const settings = ctx.runTasks ?? resolveRunTaskSettings({});
+  const events = createRunTaskEmitter(ctx.logger);
+  const config = createRunTaskConfig(ctx);
+  const stages = createTaskStageService(ctx, settings, events);
+  const callbacks = createTaskCallbackService(ctx, settings, stages);
+  return {
+    settings,
+    /** Organization run tasks (type `tasks`): `list`, `get`, `create`, `update`, `delete`, `reencrypt`. */
+    tasks: config.tasks,
+    /** Workspace run tasks (type `workspace-tasks`): `list`, `get`, `create`, `update`, `delete`. */
+    workspaceTasks: config.workspaceTasks,
+    createRun: stages.createRun,
+    startStage: stages.startStage,
+    cancelRun: stages.cancelRun,
+    override: stages.override,
+    getStage: stages.getStage,
+    getStageById: stages.getStageById,
+    listStages: stages.listStages,
+    listResults: stages.listResults,
+    getResult: stages.getResult,
+    getRun: stages.getRun,
+    callback: callbacks.callback,
+    verifyAccessToken: callbacks.verifyAccessToken,
+    listOutcomes: callbacks.listOutcomes,
+    getOutcome: callbacks.getOutcome,
+    /** Subscribes to `stage-status` or `result-status`; resolves an unsubscribe function. */
+    on: events.on,
+  };
+}
+export type RunTaskService = ReturnType<typeof createRunTaskService>;

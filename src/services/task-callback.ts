@@ -1,0 +1,137 @@
+import { safeEqual, sha256Hex } from "../crypto/random.js";
+import { SEVERITY_RANK, severityLevelOf, severityOf, statusOf } from "../domain/outcomes.js";
+import { isFinalResultStatus, transitionResult } from "../domain/stage-machine.js";
+import { ApiError, conflict, notFound } from "../errors.js";
+import type { Page, PageRequest } from "../schemas/records.js";
+import type { TaskResultOutcomeRecord, TaskResultRecord } from "../schemas/run-task-records.js";
+import { CallbackSchema, type CallbackInput, type OutcomeInput } from "../schemas/run-tasks.js";
+import { toOutcomeView, type OutcomeView } from "../schemas/task-stage-views.js";
+import type { ServiceContext } from "./context.js";
+import type { RunTaskSettings } from "./run-task-settings.js";
+import type { TaskStageService } from "./task-stages.js";
+import { parseOrThrow } from "./validate.js";
+
+const MAX_ATTEMPTS = 16;
+const UNAUTHORIZED = (): ApiError => new ApiError("unauthorized");
+const ALREADY_FINAL = (): ApiError => conflict("The task result has already reached a final status");
+
+export interface VerifiedAccessToken {
+  taskResultId: string;
+  runId: string;
+}
+
+export interface OutcomeListOptions {
+  page: PageRequest;
+  /** Matches the label of the enriched `severity` tag, case-insensitively (D18). */
+  severity?: string;
+  /** Matches the label of the enriched `status` tag, case-insensitively (D18). */
+  status?: string;
+  sort?: "severity";
+}
+
+/** Lower-case label of the enriched tag: what `filter[severity]`/`filter[status]` match (D18). */
+const label = (entry: { label: string } | null): string | null => (entry === null ? null : entry.label.toLowerCase());
+
+/** The callback (D17), access tokens, and outcomes (D18). */
+export function createTaskCallbackService(ctx: ServiceContext, settings: RunTaskSettings, stages: TaskStageService) {
+  const s = ctx.storage;
+  const expired = (r: TaskResultRecord, now: Date): boolean => r.deadlineAt === null || now.getTime() >= Date.parse(r.deadlineAt);
+  const tokenMatches = (r: TaskResultRecord, token: string | null): boolean =>
+    token !== null && r.accessTokenDigest !== null && safeEqual(sha256Hex(token), r.accessTokenDigest);
+
+  const toOutcomeRecord = (resultId: string, position: number, o: OutcomeInput, at: string): TaskResultOutcomeRecord => ({
+    id: ctx.newId("tro"),
+    taskResultId: resultId,
+    position,
+    outcomeId: o.outcomeId,
+    description: o.description,
+    body: o.body ?? null,
+    url: o.url ?? null,
+    tags: o.tags,
+    severityLabel: label(severityOf(o.tags)),
+    severityRank: SEVERITY_RANK[severityLevelOf(o.tags)],
+    statusLabel: label(statusOf(o.tags)),
+    createdAt: at,
+  });
+
+  /** decision D16: with the idle rule a `running` callback restarts the window, capped at the max. */
+  const nextDeadline = (r: TaskResultRecord, status: CallbackInput["status"], now: Date): string | null => {
+    const rule = settings.deadline;
+    if (rule.kind !== "idle" || status !== "running" || r.deadlineMaxAt === null) return r.deadlineAt;
+    return new Date(Math.min(now.getTime() + rule.idleMs, Date.parse(r.deadlineMaxAt))).toISOString();
+  };
+
+  return {
+    /**
+     * `PATCH task-results/:id/callback` (D17). Order of checks: unknown id 404; missing or wrong
+     * token 401; result already final 409; deadline passed 401; invalid body 422. The status change
+     * and the new outcomes are one compare-and-set: of racing final callbacks exactly one wins, the
+     * others get 409; racing `running` callbacks retry on the fresh row, so none loses its outcomes.
+     */
+    async callback(resultId: string, token: string | null, body: unknown): Promise<void> {
+      const first = await s.taskResults.get(resultId);
+      if (!first) throw notFound();
+      if (!tokenMatches(first, token)) throw UNAUTHORIZED();
+      if (isFinalResultStatus(first.status)) throw ALREADY_FINAL();
+      if (expired(first, ctx.now())) throw UNAUTHORIZED();
+      const input = parseOrThrow(CallbackSchema, body, "");
+
+      let current = first;
+      for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+        const now = ctx.now();
+        const t = transitionResult(current, { type: "callback", status: input.status }, now);
+        if (!t.ok) throw ALREADY_FINAL();
+        const at = now.toISOString();
+        const outcomes = input.outcomes.map((o, i) => toOutcomeRecord(current.id, current.outcomesCount + i, o, at));
+        const next: TaskResultRecord = {
+          ...current,
+          status: t.status,
+          statusTimestamps: t.statusTimestamps,
+          message: input.message ?? current.message,
+          url: input.url ?? current.url,
+          outcomesCount: current.outcomesCount + outcomes.length,
+          deadlineAt: nextDeadline(current, input.status, now),
+          version: current.version + 1,
+          updatedAt: at,
+        };
+        const stored = await s.taskResults.transition(current.id, { statuses: [current.status], version: current.version }, next, outcomes);
+        if (stored) {
+          stages.emitResult(current, stored);
+          if (stored.status !== current.status) await stages.recompute(stored.stageId);
+          return;
+        }
+        const fresh = await s.taskResults.get(resultId);
+        if (!fresh) throw notFound();
+        if (isFinalResultStatus(fresh.status)) throw ALREADY_FINAL();
+        current = fresh;
+      }
+      throw new ApiError("conflict", { detail: "The task result is being updated concurrently; retry the request" });
+    },
+
+    /**
+     * The result and run an access token stands for while it is valid (its result not final and
+     * its deadline not passed), so the host can authorize plan JSON and configuration downloads.
+     */
+    async verifyAccessToken(token: string): Promise<VerifiedAccessToken | null> {
+      if (typeof token !== "string" || token === "") return null;
+      const row = await s.taskResults.findByTokenDigest(sha256Hex(token));
+      if (!row || !tokenMatches(row, token) || isFinalResultStatus(row.status) || expired(row, ctx.now())) return null;
+      return { taskResultId: row.id, runId: row.runId };
+    },
+
+    async listOutcomes(resultId: string, options: OutcomeListOptions): Promise<Page<OutcomeView>> {
+      const query = {
+        sort: options.sort === "severity" ? ("severity" as const) : ("position" as const),
+        ...(options.severity === undefined ? {} : { severity: options.severity.toLowerCase() }),
+        ...(options.status === undefined ? {} : { status: options.status.toLowerCase() }),
+      };
+      const result = await s.taskResultOutcomes.list(resultId, query, options.page);
+      return { items: result.items.map(toOutcomeView), total: result.total };
+    },
+    async getOutcome(id: string): Promise<OutcomeView | null> {
+      const row = await s.taskResultOutcomes.get(id);
+      return row ? toOutcomeView(row) : null;
+    },
+  };
+}
+export type TaskCallbackService = ReturnType<typeof createTaskCallbackService>;

@@ -1,0 +1,226 @@
+import { randomSecret, sha256Hex } from "../crypto/random.js";
+import { isFinalResultStatus, isFinalStageStatus, transitionResult, transitionStage } from "../domain/stage-machine.js";
+import { ApiError, conflict, notFound } from "../errors.js";
+import type { Page, PageRequest } from "../schemas/records.js";
+import type { RunRecord, TaskDeliveryRecord, TaskResultRecord, TaskStageRecord } from "../schemas/run-task-records.js";
+import type { RunStage } from "../schemas/run-tasks.js";
+import { toResultView, toStageView, type TaskResultView, type TaskStageView } from "../schemas/task-stage-views.js";
+import type { GuardedResultWrite } from "../storage/types.js";
+import type { ServiceContext } from "./context.js";
+import { createRunCreator } from "./run-creation.js";
+import type { RunTaskEmitter } from "./run-task-events.js";
+import type { RunTaskSettings } from "./run-task-settings.js";
+import { buildDelivery } from "./task-deliveries.js";
+
+/** Compare-and-set retries before giving up under extreme contention. */
+const MAX_ATTEMPTS = 16;
+const NOT_ALLOWED = (): ApiError => conflict("transition not allowed");
+
+export { deliveryPayloadBinding } from "./task-deliveries.js";
+export type { CreatedRun } from "./run-creation.js";
+
+/**
+ * Runs, their task stages and results (spec 3, decisions D13, D15-D17). Every status change goes
+ * through the pure stage machine and one compare-and-set in storage; events fire after the write.
+ */
+export function createTaskStageService(ctx: ServiceContext, settings: RunTaskSettings, events: RunTaskEmitter) {
+  const s = ctx.storage;
+
+  const emitStage = (before: TaskStageRecord, after: TaskStageRecord): void => {
+    if (before.status === after.status) return;
+    events.emit("stage-status", {
+      stageId: after.id,
+      runId: after.runId,
+      workspaceId: after.workspaceId,
+      stage: after.stage,
+      from: before.status,
+      to: after.status,
+      at: after.updatedAt,
+    });
+  };
+  const emitResult = (before: TaskResultRecord, after: TaskResultRecord): void => {
+    if (before.status === after.status) return;
+    events.emit("result-status", {
+      taskResultId: after.id,
+      stageId: after.stageId,
+      runId: after.runId,
+      stage: after.stage,
+      from: before.status,
+      to: after.status,
+      at: after.updatedAt,
+    });
+  };
+
+  /**
+   * Recomputes a running stage from its results (D13) and stores the answer with a compare-and-set.
+   * Results only ever become final, so a stale read can only compute `running`, which writes nothing.
+   */
+  async function recompute(stageId: string): Promise<TaskStageRecord | null> {
+    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+      const current = await s.taskStages.get(stageId);
+      if (!current) return null;
+      const results = await s.taskResults.listByStage(stageId);
+      const views = results.map((r) => ({ status: r.status, enforcementLevel: r.enforcementLevel, overridden: current.overridden }));
+      const now = ctx.now();
+      const t = transitionStage(current, { type: "result", results: views, overridable: settings.overridableTasks }, now);
+      if (!t.ok || !t.changed) return current;
+      const next: TaskStageRecord = {
+        ...current,
+        status: t.status,
+        statusTimestamps: t.statusTimestamps,
+        version: current.version + 1,
+        updatedAt: now.toISOString(),
+      };
+      const stored = await s.taskStages.transition(current.id, { statuses: [current.status], version: current.version }, next);
+      if (stored) {
+        emitStage(current, stored);
+        return stored;
+      }
+    }
+    throw new ApiError("conflict", { detail: "The task stage is being updated concurrently; retry the request" });
+  }
+
+  /** Moves one result through `event` with compare-and-set retries; null when it is already final. */
+  async function cancelResult(id: string): Promise<void> {
+    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+      const current = await s.taskResults.get(id);
+      if (!current || isFinalResultStatus(current.status)) return;
+      const now = ctx.now();
+      const t = transitionResult(current, { type: "cancel" }, now);
+      if (!t.ok) return;
+      const next = { ...current, status: t.status, statusTimestamps: t.statusTimestamps, version: current.version + 1, updatedAt: now.toISOString() };
+      const stored = await s.taskResults.transition(id, { statuses: [current.status], version: current.version }, next);
+      if (stored) return emitResult(current, stored);
+    }
+    throw new ApiError("conflict", { detail: "The task result is being updated concurrently; retry the request" });
+  }
+
+  async function cancelStage(stageId: string): Promise<void> {
+    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+      const current = await s.taskStages.get(stageId);
+      if (!current || isFinalStageStatus(current.status)) break;
+      const now = ctx.now();
+      const t = transitionStage(current, { type: "cancel" }, now);
+      if (!t.ok) break;
+      const next = { ...current, status: t.status, statusTimestamps: t.statusTimestamps, version: current.version + 1, updatedAt: now.toISOString() };
+      const stored = await s.taskStages.transition(stageId, { statuses: [current.status], version: current.version }, next);
+      if (stored) {
+        emitStage(current, stored);
+        break;
+      }
+    }
+    // The stage is final first, so a racing callback's recompute can no longer move it.
+    for (const result of await s.taskResults.listByStage(stageId)) await cancelResult(result.id);
+  }
+
+  return {
+    recompute,
+    createRun: createRunCreator(ctx),
+
+    /**
+     * `pending -> running` (D13) in one storage step that also issues each result its callback
+     * access token (stored as a digest, D17), sets its deadline (D16) and enqueues its delivery
+     * (D15). 404 for an unknown run or stage; 409 `transition not allowed` when not pending.
+     */
+    async startStage(runId: string, stage: RunStage): Promise<TaskStageView> {
+      const current = await s.taskStages.getByRun(runId, stage);
+      const run = await s.runs.get(runId);
+      if (!current || !run) throw notFound();
+      const now = ctx.now();
+      const t = transitionStage(current, { type: "start" }, now);
+      if (!t.ok) throw NOT_ALLOWED();
+      const workspace = await s.workspaces.get(run.workspaceId);
+      if (!workspace) throw notFound();
+
+      const rule = settings.deadline;
+      const deadlineAt = new Date(now.getTime() + (rule.kind === "fixed" ? rule.ms : rule.idleMs)).toISOString();
+      const deadlineMaxAt = rule.kind === "idle" ? new Date(now.getTime() + rule.maxMs).toISOString() : null;
+      const writes: GuardedResultWrite[] = [];
+      const deliveries: TaskDeliveryRecord[] = [];
+      for (const result of await s.taskResults.listByStage(current.id)) {
+        const token = randomSecret();
+        const next: TaskResultRecord = {
+          ...result,
+          accessTokenDigest: sha256Hex(token),
+          deadlineAt,
+          deadlineMaxAt,
+          version: result.version + 1,
+          updatedAt: now.toISOString(),
+        };
+        writes.push({ next, expected: { statuses: ["pending"], version: result.version } });
+        deliveries.push(buildDelivery(ctx, settings, run, next, token, workspace, now));
+      }
+      const next: TaskStageRecord = {
+        ...current,
+        status: t.status,
+        statusTimestamps: t.statusTimestamps,
+        version: current.version + 1,
+        updatedAt: now.toISOString(),
+      };
+      const stored = await s.taskStages.start(next, { statuses: ["pending"], version: current.version }, writes, deliveries);
+      if (!stored) throw NOT_ALLOWED();
+      emitStage(current, stored);
+      return toStageView(stored);
+    },
+
+    /** Cancels every unfinished stage of the run and their unfinished results (D13). */
+    async cancelRun(runId: string): Promise<TaskStageView[]> {
+      if (!(await s.runs.get(runId))) throw notFound();
+      const { items } = await s.taskStages.listByRun(runId);
+      for (const stage of items) await cancelStage(stage.id);
+      return (await s.taskStages.listByRun(runId)).items.map(toStageView);
+    },
+
+    /**
+     * The override (D13): only from `awaiting_override` (else 409 `transition not allowed`); the
+     * stage goes to `running` with its failures no longer blocking, then is recomputed (`passed`).
+     */
+    async override(stageId: string, comment?: string | null): Promise<TaskStageView> {
+      for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+        const current = await s.taskStages.get(stageId);
+        if (!current) throw notFound();
+        const now = ctx.now();
+        const t = transitionStage(current, { type: "override" }, now);
+        if (!t.ok) throw NOT_ALLOWED();
+        const next: TaskStageRecord = {
+          ...current,
+          status: t.status,
+          statusTimestamps: t.statusTimestamps,
+          overridden: true,
+          overrideComment: comment ?? null,
+          version: current.version + 1,
+          updatedAt: now.toISOString(),
+        };
+        const stored = await s.taskStages.transition(stageId, { statuses: [current.status], version: current.version }, next);
+        if (!stored) continue;
+        emitStage(current, stored);
+        return toStageView((await recompute(stageId)) ?? stored);
+      }
+      throw NOT_ALLOWED();
+    },
+
+    async getStage(runId: string, stage: RunStage): Promise<TaskStageView | null> {
+      const row = await s.taskStages.getByRun(runId, stage);
+      return row ? toStageView(row) : null;
+    },
+    async getStageById(id: string): Promise<TaskStageView | null> {
+      const row = await s.taskStages.get(id);
+      return row ? toStageView(row) : null;
+    },
+    /** Stages of a run in run order; every one without `page`. */
+    async listStages(runId: string, page?: PageRequest): Promise<Page<TaskStageView>> {
+      const result = await s.taskStages.listByRun(runId, page);
+      return { items: result.items.map(toStageView), total: result.total };
+    },
+    async listResults(stageId: string): Promise<TaskResultView[]> {
+      return (await s.taskResults.listByStage(stageId)).map(toResultView);
+    },
+    async getResult(id: string): Promise<TaskResultView | null> {
+      const row = await s.taskResults.get(id);
+      return row ? toResultView(row) : null;
+    },
+    getRun: (id: string): Promise<RunRecord | null> => s.runs.get(id),
+    emitResult,
+  };
+}
+export type TaskStageService = ReturnType<typeof createTaskStageService>;

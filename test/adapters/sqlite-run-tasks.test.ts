@@ -1,0 +1,66 @@
+import Database from "better-sqlite3";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createSqliteStorage } from "../../adapters/sqlite/index.js";
+import { RUN_TASK_SQL } from "../../adapters/sqlite/run-tasks.js";
+import { TASK_STAGE_SQL } from "../../adapters/sqlite/task-stages.js";
+import { result, run, stage, started } from "../conformance/run-task-fixtures.js";
+
+describe("sqlite adapter: run task tables", () => {
+  let dir: string;
+  let path: string;
+  const open: Database.Database[] = [];
+  const connect = (): Database.Database => {
+    const db = new Database(path);
+    open.push(db);
+    return db;
+  };
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), "runplane-sqlite-rt-"));
+    path = join(dir, "runplane.db");
+  });
+  afterEach(async () => {
+    for (const db of open.splice(0)) if (db.open) db.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  const plan = (db: Database.Database, sql: string, ...params: unknown[]): string =>
+    (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as { detail: string }[]).map((r) => r.detail).join(" | ");
+
+  it("pages every list by walking an index, with no sort", () => {
+    const db = connect();
+    createSqliteStorage(db);
+    const filter = { result: "taskrs-1", severity: null, status: null, limit: 20, offset: 0 };
+    const cases: [string, string, unknown[]][] = [
+      [RUN_TASK_SQL.taskPage, "run_tasks_by_organization", ["acme", 20, 0]],
+      [RUN_TASK_SQL.wsPage, "workspace_tasks_by_workspace", ["ws-1", 20, 0]],
+      [TASK_STAGE_SQL.stagesPage, "task_stages_by_run", ["run-1", 20, 0]],
+      [TASK_STAGE_SQL.resultsByStage, "task_results_by_stage", ["ts-1"]],
+      [TASK_STAGE_SQL.outcomesByPosition, "task_result_outcomes_by_position", [filter]],
+      [TASK_STAGE_SQL.outcomesBySeverity, "task_result_outcomes_by_severity", [filter]],
+      [TASK_STAGE_SQL.deliveriesByResult, "task_deliveries_by_result", ["taskrs-1"]],
+    ];
+    for (const [sql, index, params] of cases) {
+      const detail = plan(db, sql, ...params);
+      expect(detail, sql).toContain(index);
+      expect(detail, sql).not.toContain("TEMP B-TREE");
+    }
+    expect(plan(db, TASK_STAGE_SQL.resultByToken, "digest")).toContain("task_results_by_token");
+  });
+
+  it("checks compare-and-set guards in the database, not in one connection's memory", async () => {
+    const one = createSqliteStorage(connect());
+    const two = createSqliteStorage(connect());
+    await one.runs.create(run(), [stage()], [result()]);
+    const expected = { statuses: ["pending"] as const, version: 1 };
+    expect(await two.taskStages.transition(stage().id, expected, started(stage()))).not.toBeNull();
+    expect(await one.taskStages.transition(stage().id, expected, { ...started(stage()), overrideComment: "late" })).toBeNull();
+    expect(await one.taskStages.get(stage().id)).toStrictEqual(started(stage()));
+    const next = { ...result(), status: "passed" as const, version: 2 };
+    expect(await one.taskResults.transition(result().id, { statuses: ["pending", "running"], version: 1 }, next)).not.toBeNull();
+    expect(await two.taskResults.transition(result().id, { statuses: ["pending", "running"], version: 1 }, { ...next, status: "failed" })).toBeNull();
+    expect(await two.runs.create(run(), [], [])).toBe(false);
+  });
+});

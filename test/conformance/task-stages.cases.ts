@@ -1,0 +1,213 @@
+import { describe, expect, it } from "vitest";
+import type { TaskResultRecord, TaskStageRecord } from "../../src/schemas/run-task-records.js";
+import type { GuardedResultWrite } from "../../src/storage/types.js";
+import { race, type ConformanceContext } from "./context.js";
+import { at } from "./fixtures.js";
+import { delivery, outcome, result, rid, run, stage, started } from "./run-task-fixtures.js";
+
+const PENDING = { statuses: ["pending"] as const, version: 1 };
+const OPEN = ["pending", "running"] as const;
+
+/** Runs, task stages, results, outcomes and the delivery outbox (D13, D15, D17, D18). */
+export function describeTaskStageCases(ctx: ConformanceContext): void {
+  const s = () => ctx.storage;
+  const st = stage();
+  const pre = stage({ id: rid("ts", 2), stage: "pre_plan", sequence: 0 });
+  const r1 = result();
+  const r2 = result({ id: rid("taskrs", 2), position: 1, enforcementLevel: "mandatory", taskName: "second" });
+
+  /** The start of `st` as the core writes it: tokens issued, versions bumped, one delivery each. */
+  const startWrites = (suffix = ""): { writes: GuardedResultWrite[]; deliveries: ReturnType<typeof delivery>[] } => {
+    const writes = [r1, r2].map((r, i) => ({
+      next: { ...r, accessTokenDigest: `digest-${i}${suffix}`, deadlineAt: at(600), version: 2 },
+      expected: PENDING,
+    }));
+    const deliveries = [r1, r2].map((r, i) => delivery({ id: rid("dlv", i + 1) + suffix, taskResultId: r.id }));
+    return { writes, deliveries };
+  };
+
+  describe("runs: create", () => {
+    it("stores the run, its stages and their results in one step", async () => {
+      expect(await s().runs.create(run(), [st, pre], [r1, r2])).toBe(true);
+      expect(await s().runs.get(run().id)).toStrictEqual(run());
+      expect(await s().taskStages.get(st.id)).toStrictEqual(st);
+      expect(await s().taskStages.getByRun(run().id, "pre_plan")).toStrictEqual(pre);
+      expect(await s().taskResults.listByStage(st.id)).toStrictEqual([r1, r2]);
+    });
+
+    it("keeps a run without VCS data or stages", async () => {
+      const bare = run({ id: rid("run", 2), vcs: null });
+      expect(await s().runs.create(bare, [], [])).toBe(true);
+      expect(await s().runs.get(bare.id)).toStrictEqual(bare);
+      expect(await s().taskStages.listByRun(bare.id)).toStrictEqual({ items: [], total: 0 });
+    });
+
+    it("refuses a second create of the same run id and writes none of its stages or results", async () => {
+      await s().runs.create(run(), [st], [r1]);
+      const other = stage({ id: rid("ts", 3), stage: "pre_apply", sequence: 2 });
+      expect(await s().runs.create(run({ message: "again" }), [other], [result({ id: rid("taskrs", 3), stageId: other.id })])).toBe(false);
+      expect((await s().runs.get(run().id))?.message).toBe(run().message);
+      expect(await s().taskStages.get(other.id)).toBeNull();
+      expect(await s().taskResults.get(rid("taskrs", 3))).toBeNull();
+    });
+
+    it("lets exactly one of 10 racing creates of one run id store anything", async () => {
+      const outcomes = await race(10, (i) =>
+        s().runs.create(run(), [stage({ id: rid("ts", 10 + i) })], [result({ id: rid("taskrs", 10 + i), stageId: rid("ts", 10 + i) })]),
+      );
+      expect(outcomes.filter(Boolean)).toHaveLength(1);
+      expect((await s().taskStages.listByRun(run().id)).total).toBe(1);
+    });
+  });
+
+  describe("task stages: list and transition", () => {
+    it("lists a run's stages by sequence, paged in the store", async () => {
+      const post = stage({ id: rid("ts", 0), stage: "post_apply", sequence: 3 });
+      await s().runs.create(run(), [post, st, pre], []);
+      await s().runs.create(run({ id: rid("run", 2) }), [stage({ id: rid("ts", 9), runId: rid("run", 2) })], []);
+      expect(await s().taskStages.listByRun(run().id)).toStrictEqual({ items: [pre, st, post], total: 3 });
+      expect(await s().taskStages.listByRun(run().id, { offset: 1, limit: 1 })).toStrictEqual({ items: [st], total: 3 });
+      expect(await s().taskStages.listByRun(run().id, { offset: 3, limit: 20 })).toStrictEqual({ items: [], total: 3 });
+    });
+
+    it("replaces a stage only while status and version match, writing nothing otherwise", async () => {
+      await s().runs.create(run(), [st], []);
+      const next = started(st);
+      expect(await s().taskStages.transition(st.id, { statuses: ["running"], version: 1 }, next)).toBeNull();
+      expect(await s().taskStages.transition(st.id, { statuses: ["pending"], version: 7 }, next)).toBeNull();
+      expect(await s().taskStages.get(st.id)).toStrictEqual(st);
+      expect(await s().taskStages.transition(st.id, { statuses: ["pending", "running"], version: 1 }, next)).toStrictEqual(next);
+      expect(await s().taskStages.get(st.id)).toStrictEqual(next);
+      expect(await s().taskStages.transition(rid("ts", 99), PENDING, { ...next, id: rid("ts", 99) })).toBeNull();
+    });
+
+    it("lets exactly one of 10 racing stage transitions from the same version win", async () => {
+      await s().runs.create(run(), [st], []);
+      const outcomes = await race(10, (i) =>
+        s().taskStages.transition(st.id, PENDING, { ...started(st), overrideComment: `c${i}` }),
+      );
+      const winners = outcomes.filter((o): o is TaskStageRecord => o !== null);
+      expect(winners).toHaveLength(1);
+      expect(await s().taskStages.get(st.id)).toStrictEqual(winners[0]);
+    });
+  });
+
+  describe("task stages: start", () => {
+    it("writes the stage, every result and every delivery in one step", async () => {
+      await s().runs.create(run(), [st], [r1, r2]);
+      const { writes, deliveries } = startWrites();
+      expect(await s().taskStages.start(started(st), PENDING, writes, deliveries)).toStrictEqual(started(st));
+      expect(await s().taskStages.get(st.id)).toStrictEqual(started(st));
+      expect(await s().taskResults.listByStage(st.id)).toStrictEqual(writes.map((w) => w.next));
+      expect(await s().taskResults.findByTokenDigest("digest-1")).toStrictEqual(writes[1]!.next);
+      expect(await s().taskDeliveries.listByResult(r1.id)).toStrictEqual([deliveries[0]]);
+      expect(await s().taskDeliveries.get(deliveries[1]!.id)).toStrictEqual(deliveries[1]);
+    });
+
+    it("writes nothing at all when one result's guard fails", async () => {
+      await s().runs.create(run(), [st], [r1, r2]);
+      const { writes, deliveries } = startWrites();
+      writes[1] = { ...writes[1]!, expected: { statuses: ["pending"], version: 5 } };
+      expect(await s().taskStages.start(started(st), PENDING, writes, deliveries)).toBeNull();
+      expect(await s().taskStages.get(st.id)).toStrictEqual(st);
+      expect(await s().taskResults.listByStage(st.id)).toStrictEqual([r1, r2]);
+      expect(await s().taskDeliveries.listByResult(r1.id)).toStrictEqual([]);
+      expect(await s().taskResults.findByTokenDigest("digest-0")).toBeNull();
+    });
+
+    it("lets exactly one of 5 racing starts win and enqueues one delivery per result", async () => {
+      await s().runs.create(run(), [st], [r1, r2]);
+      const outcomes = await race(5, (i) => {
+        const { writes, deliveries } = startWrites(`-${i}`);
+        return s().taskStages.start(started(st), PENDING, writes, deliveries);
+      });
+      expect(outcomes.filter((o) => o !== null)).toHaveLength(1);
+      expect(await s().taskDeliveries.listByResult(r1.id)).toHaveLength(1);
+      expect(await s().taskDeliveries.listByResult(r2.id)).toHaveLength(1);
+    });
+  });
+
+  describe("task results: transition and outcomes", () => {
+    const running = (r: TaskResultRecord, version: number): TaskResultRecord => ({
+      ...r,
+      status: "running",
+      statusTimestamps: { "running-at": "2024-05-01T10:00:03+00:00" },
+      message: "working",
+      version,
+    });
+
+    it("replaces the result and adds outcomes together, only while status and version match", async () => {
+      await s().runs.create(run(), [st], [r1]);
+      const next = { ...running(r1, 2), outcomesCount: 1 };
+      const o = outcome();
+      expect(await s().taskResults.transition(r1.id, { statuses: ["running"], version: 1 }, next, [o])).toBeNull();
+      expect(await s().taskResults.transition(r1.id, { statuses: OPEN, version: 4 }, next, [o])).toBeNull();
+      expect(await s().taskResultOutcomes.get(o.id)).toBeNull();
+      expect(await s().taskResults.transition(r1.id, { statuses: OPEN, version: 1 }, next, [o])).toStrictEqual(next);
+      expect(await s().taskResults.get(r1.id)).toStrictEqual(next);
+      expect(await s().taskResultOutcomes.get(o.id)).toStrictEqual(o);
+      const bare = outcome({ id: rid("tro", 2), body: null, url: null, tags: {}, severityLabel: null, severityRank: 0, position: 1 });
+      expect(await s().taskResults.transition(r1.id, { statuses: OPEN, version: 2 }, { ...next, version: 3 }, [bare])).not.toBeNull();
+      expect(await s().taskResultOutcomes.get(bare.id)).toStrictEqual(bare);
+    });
+
+    it("lets exactly one of 10 racing final callbacks win, and only its outcomes are stored", async () => {
+      await s().runs.create(run(), [st], [r1]);
+      const outcomes = await race(10, (i) =>
+        s().taskResults.transition(
+          r1.id,
+          { statuses: OPEN, version: 1 },
+          { ...r1, status: i % 2 ? "passed" : "failed", message: `m${i}`, version: 2, outcomesCount: 1 },
+          [outcome({ id: rid("tro", 100 + i) })],
+        ),
+      );
+      const winners = outcomes.filter((o) => o !== null);
+      expect(winners).toHaveLength(1);
+      expect(await s().taskResults.get(r1.id)).toStrictEqual(winners[0]);
+      const stored = await s().taskResultOutcomes.list(r1.id, { sort: "position" }, { offset: 0, limit: 100 });
+      expect(stored.total).toBe(1);
+      expect(stored.items[0]!.id).toBe(rid("tro", 100 + outcomes.findIndex((o) => o !== null)));
+    });
+
+    it("filters outcomes by exact labels, sorts by position or by severity rank, and pages", async () => {
+      await s().runs.create(run(), [st], [r1, r2]);
+      const rows = [
+        outcome({ id: rid("tro", 5), position: 0, severityLabel: "low", severityRank: 1, statusLabel: "passed" }),
+        outcome({ id: rid("tro", 4), position: 1, severityLabel: "high", severityRank: 3, statusLabel: "failed" }),
+        outcome({ id: rid("tro", 3), position: 2, severityLabel: null, severityRank: 0, statusLabel: null }),
+        outcome({ id: rid("tro", 2), position: 3, severityLabel: "high", severityRank: 3, statusLabel: "passed" }),
+        outcome({ id: rid("tro", 1), position: 4, severityLabel: "medium", severityRank: 2, statusLabel: "Passed" }),
+      ];
+      await s().taskResults.transition(r1.id, { statuses: OPEN, version: 1 }, { ...running(r1, 2), outcomesCount: 5 }, rows);
+      await s().taskResults.transition(r2.id, { statuses: OPEN, version: 1 }, running(r2, 2), [outcome({ id: rid("tro", 9), taskResultId: r2.id })]);
+      const list = (query: Parameters<ReturnType<typeof s>["taskResultOutcomes"]["list"]>[1], offset = 0, limit = 100) =>
+        s().taskResultOutcomes.list(r1.id, query, { offset, limit });
+      expect(await list({ sort: "position" })).toStrictEqual({ items: rows, total: 5 });
+      expect((await list({ sort: "severity" })).items.map((o) => o.position)).toStrictEqual([1, 3, 4, 0, 2]);
+      expect(await list({ sort: "position" }, 1, 2)).toStrictEqual({ items: rows.slice(1, 3), total: 5 });
+      expect(await list({ sort: "position", severity: "high" })).toStrictEqual({ items: [rows[1], rows[3]], total: 2 });
+      expect(await list({ sort: "position", status: "passed" })).toStrictEqual({ items: [rows[0], rows[3]], total: 2 });
+      expect(await list({ sort: "severity", status: "passed", severity: "high" })).toStrictEqual({ items: [rows[3]], total: 1 });
+      expect(await list({ sort: "position", severity: "none-such" })).toStrictEqual({ items: [], total: 0 });
+    });
+  });
+
+  describe("task stages: durability", () => {
+    it("keeps runs, started stages, results, outcomes and deliveries through a reopen", async () => {
+      await s().runs.create(run(), [st, pre], [r1, r2]);
+      const { writes, deliveries } = startWrites();
+      await s().taskStages.start(started(st), PENDING, writes, deliveries);
+      const final = { ...writes[0]!.next, status: "passed" as const, version: 3, outcomesCount: 1 };
+      await s().taskResults.transition(r1.id, { statuses: OPEN, version: 2 }, final, [outcome()]);
+      await ctx.reopen();
+      expect(await s().runs.get(run().id)).toStrictEqual(run());
+      expect(await s().taskStages.listByRun(run().id)).toStrictEqual({ items: [pre, started(st)], total: 2 });
+      expect(await s().taskResults.listByStage(st.id)).toStrictEqual([final, writes[1]!.next]);
+      expect(await s().taskResultOutcomes.get(outcome().id)).toStrictEqual(outcome());
+      expect(await s().taskDeliveries.listByResult(r2.id)).toStrictEqual([deliveries[1]]);
+      expect(await s().taskResults.findByTokenDigest("digest-1")).toStrictEqual(writes[1]!.next);
+      expect(await s().runs.create(run(), [], [])).toBe(false);
+      expect(await s().taskResults.transition(r1.id, { statuses: OPEN, version: 3 }, { ...final, version: 4 })).toBeNull();
+    });
+  });
+}

@@ -1,0 +1,231 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { STORAGES } from "../helpers/storages.js";
+import { callbackBody, outcomeItem, runTaskApp, sendCallback, startedRun, tokenOf, type RunTaskApp } from "../helpers/run-tasks.js";
+
+const OUTCOMES = (id: string) => `/api/v2/task-results/${id}/outcomes`;
+
+describe.each(STORAGES)("run task callback and outcomes over HTTP ($name)", (setup) => {
+  let dispose = () => {};
+  afterEach(() => dispose());
+  const app = (options: Parameters<typeof runTaskApp>[2] = {}): Promise<RunTaskApp> =>
+    runTaskApp(setup, (d) => (dispose = d), options);
+
+  /** Everything observable about a result: its stored row and its outcomes. */
+  const snapshot = async (a: RunTaskApp, id: string) => ({
+    result: await a.storage.taskResults.get(id),
+    outcomes: await a.storage.taskResultOutcomes.list(id, { sort: "position" }, { offset: 0, limit: 100 }),
+  });
+
+  it("accepts running (repeatedly, adding outcomes), then a final status, with 200 and an empty body", async () => {
+    const a = await app();
+    const { resultIds } = await startedRun(a, ["mandatory"]);
+    const id = resultIds[0]!;
+    const token = await tokenOf(a, id);
+    const first = await sendCallback(a, id, token, callbackBody("running", { message: "scanning" }, [outcomeItem("A")]));
+    expect(first.status).toBe(200);
+    expect(first.text).toBe("");
+    const second = await sendCallback(a, id, token, callbackBody("running", {}, [outcomeItem("B"), outcomeItem("C")]));
+    expect(second.status).toBe(200);
+    const final = await sendCallback(a, id, token, callbackBody("passed", { message: "all good", url: "https://scan.example/r/1" }));
+    expect(final.status).toBe(200);
+
+    const res = (await a.call("GET", `/api/v2/task-results/${id}`)).json.data.attributes;
+    expect(res).toMatchObject({ status: "passed", message: "all good", url: "https://scan.example/r/1", "task-result-outcomes-count": 3 });
+    expect(Object.keys(res["status-timestamps"]).sort()).toStrictEqual(["passed-at", "running-at"]);
+    const list = await a.call("GET", OUTCOMES(id));
+    expect(list.json.data.map((o: any) => o.attributes["outcome-id"])).toStrictEqual(["A", "B", "C"]);
+  });
+
+  it("accepts a callback that arrives while the result is still pending", async () => {
+    const a = await app();
+    const { stageId, resultIds } = await startedRun(a, ["mandatory"]);
+    expect((await a.runplane.runTasks.getResult(resultIds[0]!))!.status).toBe("pending");
+    const res = await sendCallback(a, resultIds[0]!, await tokenOf(a, resultIds[0]!), callbackBody("failed"));
+    expect(res.status).toBe(200);
+    expect((await a.runplane.runTasks.getStageById(stageId))!.status).toBe("failed");
+  });
+
+  it("accepts the legacy top-level relationships and plain application/json", async () => {
+    const a = await app();
+    const { resultIds } = await startedRun(a, ["advisory"]);
+    const id = resultIds[0]!;
+    const body = { ...callbackBody("passed"), relationships: { outcomes: { data: [{ attributes: { "outcome-id": "L", description: "legacy" } }] } } };
+    const res = await a.call("PATCH", `/api/v2/task-results/${id}/callback`, { token: await tokenOf(a, id), body, contentType: "application/json" });
+    expect(res.status).toBe(200);
+    expect((await a.call("GET", OUTCOMES(id))).json.data[0].attributes["outcome-id"]).toBe("L");
+  });
+
+  it("rejects bad callbacks with the decided codes and changes nothing", async () => {
+    const a = await app();
+    const { resultIds } = await startedRun(a, ["mandatory", "advisory"]);
+    const [id, otherId] = resultIds as [string, string];
+    const token = await tokenOf(a, id);
+    const otherToken = await tokenOf(a, otherId);
+    const before = await snapshot(a, id);
+    const many = Array.from({ length: 251 }, (_, i) => outcomeItem(`O${i}`));
+
+    const cases: [string, string | null, unknown, number, string?][] = [
+      ["no token", null, callbackBody("passed"), 401],
+      ["a wrong token", "x".repeat(43), callbackBody("passed"), 401],
+      ["another result's token", otherToken, callbackBody("passed"), 401],
+      ["a bad status", token, callbackBody("errored"), 422, "/data/attributes/status"],
+      ["a missing status", token, { data: { type: "task-results", attributes: {} } }, 422, "/data/attributes/status"],
+      ["the wrong data.type", token, { data: { type: "tasks", attributes: { status: "passed" } } }, 422, "/data/type"],
+      ["251 outcomes", token, callbackBody("passed", {}, many), 422, "/data/relationships/outcomes/data"],
+      [
+        "an outcome without description",
+        token,
+        callbackBody("passed", {}, [{ type: "task-result-outcomes", attributes: { "outcome-id": "X" } }]),
+        422,
+        "/data/relationships/outcomes/data/0/attributes/description",
+      ],
+      [
+        "a tag level outside none|info|warning|error",
+        token,
+        callbackBody("passed", {}, [outcomeItem("T", { tags: { Severity: [{ label: "High", level: "critical" }] } })]),
+        422,
+        "/data/relationships/outcomes/data/0/attributes/tags/Severity/0/level",
+      ],
+      ["a message over 1000 characters", token, callbackBody("passed", { message: "m".repeat(1001) }), 422, "/data/attributes/message"],
+    ];
+    for (const [name, bearer, body, status, pointer] of cases) {
+      const res = await sendCallback(a, id, bearer, body);
+      expect(res.status, name).toBe(status);
+      expect(res.json.errors[0].status, name).toBe(String(status));
+      if (pointer) expect(res.json.errors.map((e: any) => e.source?.pointer), name).toContain(pointer);
+      expect(await snapshot(a, id), name).toStrictEqual(before);
+    }
+    expect((await sendCallback(a, "taskrs-doesnotexist0000", token, callbackBody("passed"))).status).toBe(404);
+  });
+
+  it("rejects an expired token with 401 (fake clock) and changes nothing", async () => {
+    const a = await app();
+    const { resultIds } = await startedRun(a, ["mandatory"]);
+    const id = resultIds[0]!;
+    const token = await tokenOf(a, id);
+    const before = await snapshot(a, id);
+    a.clock.advance(10 * 60 * 1000);
+    const res = await sendCallback(a, id, token, callbackBody("passed"));
+    expect(res.status).toBe(401);
+    expect(await snapshot(a, id)).toStrictEqual(before);
+  });
+
+  it("restarts the idle window on running callbacks but never past the max (D16 option)", async () => {
+    const a = await app({ deadline: { idle: "10m", max: "15m" } });
+    const { resultIds } = await startedRun(a, ["mandatory"]);
+    const id = resultIds[0]!;
+    const token = await tokenOf(a, id);
+    a.clock.advance(8 * 60 * 1000);
+    expect((await sendCallback(a, id, token, callbackBody("running"))).status).toBe(200);
+    a.clock.advance(6 * 60 * 1000); // 14 minutes in: alive only because the running callback restarted the window
+    expect((await sendCallback(a, id, token, callbackBody("running"))).status).toBe(200);
+    a.clock.advance(2 * 60 * 1000); // 16 minutes in: past the 15-minute cap
+    expect((await sendCallback(a, id, token, callbackBody("passed"))).status).toBe(401);
+  });
+
+  it("answers 409 to a callback for a result that is already final", async () => {
+    const a = await app();
+    const { resultIds } = await startedRun(a, ["mandatory"]);
+    const id = resultIds[0]!;
+    const token = await tokenOf(a, id);
+    expect((await sendCallback(a, id, token, callbackBody("passed"))).status).toBe(200);
+    const before = await snapshot(a, id);
+    const late = await sendCallback(a, id, token, callbackBody("failed", {}, [outcomeItem("late")]));
+    expect(late.status).toBe(409);
+    expect(late.json.errors[0].title).toBe("conflict");
+    expect(await snapshot(a, id)).toStrictEqual(before);
+  });
+
+  it("lets exactly one of racing final callbacks win; running callbacks racing keep every outcome", async () => {
+    const a = await app();
+    const { stageId, resultIds } = await startedRun(a, ["mandatory", "advisory"]);
+    const [id, other] = resultIds as [string, string];
+    const token = await tokenOf(a, id);
+    const statuses = Array.from({ length: 10 }, (_, i) => (i % 2 ? "passed" : "failed"));
+    const answers = await Promise.all(statuses.map((s, i) => sendCallback(a, id, token, callbackBody(s, { message: `m${i}` }, [outcomeItem(`F${i}`)]))));
+    expect(answers.filter((r) => r.status === 200)).toHaveLength(1);
+    expect(answers.filter((r) => r.status === 409)).toHaveLength(9);
+    const winner = answers.findIndex((r) => r.status === 200);
+    const stored = await a.runplane.runTasks.getResult(id);
+    expect(stored).toMatchObject({ status: statuses[winner], message: `m${winner}`, outcomesCount: 1 });
+
+    const otherToken = await tokenOf(a, other);
+    const running = await Promise.all(
+      Array.from({ length: 6 }, (_, i) => sendCallback(a, other, otherToken, callbackBody("running", {}, [outcomeItem(`R${i}`), outcomeItem(`S${i}`)]))),
+    );
+    expect(running.every((r) => r.status === 200)).toBe(true);
+    const list = (await a.call("GET", `${OUTCOMES(other)}?page[size]=100`)).json;
+    expect(list.meta.pagination["total-count"]).toBe(12);
+    expect(new Set(list.data.map((o: any) => o.attributes["outcome-id"])).size).toBe(12);
+    expect((await a.runplane.runTasks.getResult(other))!.outcomesCount).toBe(12);
+    expect((await a.runplane.runTasks.getStageById(stageId))!.status).toBe("running");
+  });
+
+  it("lists outcomes paginated, filtered by the enriched severity/status label case-insensitively and sorted by severity", async () => {
+    const a = await app();
+    const { resultIds } = await startedRun(a, ["advisory"]);
+    const id = resultIds[0]!;
+    const outcomes = [
+      outcomeItem("low", { tags: { severity: [{ label: "Low", level: "info" }], Status: [{ label: "Passed", level: "none" }] } }),
+      outcomeItem("none"),
+      outcomeItem("high", {
+        body: "## Why\nbecause",
+        tags: { Severity: [{ label: "High", level: "error" }, { label: "Recoverable", level: "info" }], STATUS: [{ label: "Denied", level: "error" }] },
+      }),
+      outcomeItem("mid", { tags: { Severity: [{ label: "Medium", level: "warning" }] }, url: "https://scan.example/mid" }),
+    ];
+    expect((await sendCallback(a, id, await tokenOf(a, id), callbackBody("passed", {}, outcomes))).status).toBe(200);
+
+    const ids = async (query: string) => (await a.call("GET", `${OUTCOMES(id)}${query}`)).json.data.map((o: any) => o.attributes["outcome-id"]);
+    expect(await ids("")).toStrictEqual(["low", "none", "high", "mid"]);
+    expect(await ids("?sort=severity")).toStrictEqual(["high", "mid", "low", "none"]);
+    expect(await ids("?filter[severity]=HIGH")).toStrictEqual(["high"]);
+    expect(await ids("?filter[severity]=recoverable")).toStrictEqual([]);
+    expect(await ids("?filter[status]=passed")).toStrictEqual(["low"]);
+    expect(await ids("?filter[status]=denied&filter[severity]=high")).toStrictEqual(["high"]);
+    const page = await a.call("GET", `${OUTCOMES(id)}?page[size]=3&page[number]=2`);
+    expect(page.json.data.map((o: any) => o.attributes["outcome-id"])).toStrictEqual(["mid"]);
+    expect(page.json.meta.pagination).toMatchObject({ "current-page": 2, "total-count": 4, "total-pages": 2 });
+    expect((await a.call("GET", `${OUTCOMES(id)}?sort=created`)).status).toBe(400);
+    expect((await a.call("GET", `${OUTCOMES(id)}?page[size]=101`)).status).toBe(422);
+
+    const high = (await a.call("GET", `${OUTCOMES(id)}?filter[severity]=high`)).json.data[0];
+    const shown = await a.call("GET", `/api/v2/task-result-outcomes/${high.id}`);
+    expect(shown.status).toBe(200);
+    expect(shown.json.data.type).toBe("task-result-outcomes");
+    expect(high.id).toMatch(/^tro-[0-9A-Za-z]{16}$/);
+    expect(shown.json.data.attributes).toMatchObject({ "outcome-id": "high", description: "finding high", url: null });
+    expect(shown.json.data.attributes.body).toBeUndefined();
+    expect(shown.json.data.attributes.tags).toStrictEqual([
+      { label: "Severity", value: [{ label: "High", level: "error" }, { label: "Recoverable", level: "info" }] },
+      { label: "STATUS", value: [{ label: "Denied", level: "error" }] },
+    ]);
+    expect(shown.json.data.relationships["task-result"].data).toStrictEqual({ type: "task-results", id });
+    expect(shown.json.data.links.body).toBe(`/api/v2/task-result-outcomes/${high.id}/body`);
+    const body = await a.call("GET", `/api/v2/task-result-outcomes/${high.id}/body`);
+    expect(body.status).toBe(200);
+    expect(body.headers.get("content-type")).toMatch(/^text\/markdown/);
+    expect(body.text).toBe("## Why\nbecause");
+
+    const plain = (await a.call("GET", `${OUTCOMES(id)}?filter[status]=passed`)).json.data[0];
+    expect(plain.links.body).toBeUndefined();
+    expect(plain.attributes.tags[0]).toStrictEqual({ label: "severity", value: [{ label: "Low", level: "info" }] });
+    expect((await a.call("GET", `/api/v2/task-result-outcomes/${plain.id}/body`)).status).toBe(404);
+    expect((await a.call("GET", `/api/v2/task-result-outcomes/${plain.id}`, { token: a.otherOrgToken })).status).toBe(404);
+    expect((await a.call("GET", "/api/v2/task-result-outcomes/tro-nope")).status).toBe(404);
+  });
+
+  it("refuses a callback body over 5 MiB with 413 and accepts one just under 1 MiB of outcome body", async () => {
+    const a = await app();
+    const { resultIds } = await startedRun(a, ["advisory"]);
+    const id = resultIds[0]!;
+    const token = await tokenOf(a, id);
+    const huge = await a.call("PATCH", `/api/v2/task-results/${id}/callback`, {
+      token,
+      raw: JSON.stringify(callbackBody("passed", { message: "x".repeat(5 * 1024 * 1024) })),
+    });
+    expect(huge.status).toBe(413);
+    const big = await sendCallback(a, id, token, callbackBody("passed", {}, [outcomeItem("big", { body: "b".repeat(1024 * 1024 - 10) })]));
+    expect(big.status).toBe(200);
+  });
+});

@@ -1,0 +1,56 @@
+import { readFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import { createMemoryStorage } from "../../adapters/memory/index.js";
+import { createRunplane, silentLogger } from "../../src/index.js";
+import { parseDuration, resolveRunTaskSettings, RUNPLANE_VERSION } from "../../src/services/run-task-settings.js";
+
+describe("run task options", () => {
+  it("default to localhost, the public URL for the UI, no overrides, a fixed 10 minutes and runplane/<version>", () => {
+    expect(resolveRunTaskSettings({})).toStrictEqual({
+      publicUrl: "http://localhost:8080",
+      appUrl: "http://localhost:8080",
+      basePath: "/api/v2",
+      overridableTasks: false,
+      deadline: { kind: "fixed", ms: 600_000 },
+      userAgent: `runplane/${RUNPLANE_VERSION}`,
+    });
+  });
+
+  it("keeps the version of the User-Agent equal to package.json", () => {
+    const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
+    expect(RUNPLANE_VERSION).toBe(pkg.version);
+  });
+
+  it("takes every option and trims trailing slashes", () => {
+    const settings = resolveRunTaskSettings({
+      publicUrl: "https://api.example/",
+      appUrl: "https://app.example",
+      basePath: "/tfe/api/v2/",
+      overridableTasks: true,
+      deadline: { idle: "10m", max: "1h" },
+      userAgent: "host/1",
+    });
+    expect(settings).toStrictEqual({
+      publicUrl: "https://api.example",
+      appUrl: "https://app.example",
+      basePath: "/tfe/api/v2",
+      overridableTasks: true,
+      deadline: { kind: "idle", idleMs: 600_000, maxMs: 3_600_000 },
+      userAgent: "host/1",
+    });
+  });
+
+  it("parses durations and refuses nonsense", () => {
+    expect(parseDuration("90s", "d")).toBe(90_000);
+    expect(parseDuration("250ms", "d")).toBe(250);
+    expect(parseDuration(1500, "d")).toBe(1500);
+    for (const bad of ["10", "-1m", "0s", "ten minutes"] as const) expect(() => parseDuration(bad as never, "d")).toThrow(TypeError);
+  });
+
+  it("refuses a bad URL or a max shorter than idle when the runplane is created", () => {
+    const base = { storage: createMemoryStorage(), logger: silentLogger };
+    expect(() => createRunplane({ ...base, publicUrl: "ftp://x.example" })).toThrow(/publicUrl/);
+    expect(() => createRunplane({ ...base, appUrl: "not a url" })).toThrow(/appUrl/);
+    expect(() => createRunplane({ ...base, deadline: { idle: "10m", max: "5m" } })).toThrow(/deadline/);
+  });
+});
