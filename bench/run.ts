@@ -1,0 +1,44 @@
+import { mkdirSync, writeFileSync } from "node:fs";
+import { cpus } from "node:os";
+import { httpScenarios } from "./scenarios/http.js";
+import { resolverScenario } from "./scenarios/resolver.js";
+import type { Scenario, ScenarioResult } from "./scenarios/types.js";
+
+/**
+ * `npm run bench [name filter]`: every scenario, each as the median of SAMPLES runs with its
+ * baseline measured in the same run. Writes bench/results/latest.json and prints a Markdown table.
+ * Never part of `npm test`.
+ */
+const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 5);
+const filter = process.argv[2]?.toLowerCase();
+const scenarios: Scenario[] = [...httpScenarios, resolverScenario].filter((s) => !filter || s.name.toLowerCase().includes(filter));
+
+const fmt = (n: number): string => (n >= 100 ? Math.round(n).toLocaleString("en-US") : n.toFixed(2));
+const results: ScenarioResult[] = [];
+for (const scenario of scenarios) {
+  process.stderr.write(`bench: ${scenario.name}...\n`);
+  results.push(await scenario.run(SAMPLES));
+}
+
+const rows = results.map((r) =>
+  [
+    r.name,
+    `${fmt(r.subject.median)} ${r.unit} (${fmt(r.subject.min)}-${fmt(r.subject.max)})`,
+    r.baseline ? `${fmt(r.baseline.median)} ${r.unit} (${fmt(r.baseline.min)}-${fmt(r.baseline.max)})` : "-",
+    r.ratio === undefined ? "-" : r.ratio.toFixed(2),
+    r.target ?? "-",
+    r.met === undefined ? "" : r.met ? "met" : "MISSED",
+  ].join(" | "),
+);
+const table = [
+  "| scenario | median (min-max) | baseline median (min-max) | ratio | target | |",
+  "|---|---|---|---|---|---|",
+  ...rows.map((r) => `| ${r} |`),
+].join("\n");
+
+mkdirSync(new URL("./results/", import.meta.url), { recursive: true });
+writeFileSync(
+  new URL("./results/latest.json", import.meta.url),
+  JSON.stringify({ at: new Date().toISOString(), node: process.version, cpus: cpus().length, samples: SAMPLES, results }, null, 2),
+);
+process.stdout.write(`${table}\n`);
