@@ -130,8 +130,8 @@ export function createRunplane(options: RunplaneOptions) {
     runTasks: services.runTasks,
     /** Host-side records (organizations, projects, workspaces, teams, users, policy sets, agent pools, API tokens). */
     directory: services.directory,
-    /** Moves every sealed value to the keyring's active key (D11); resolves the number of rows rewritten. */
-    reencrypt: () => services.varEngine.reencrypt(),
+    /** Moves every sealed value (variables, parameters, run task HMAC keys) to the keyring's active key (D11); resolves the number of rows rewritten. */
+    reencrypt: async () => (await services.varEngine.reencrypt()) + (await services.runTasks.tasks.reencrypt()),
     /** The routes served by `handler`, for documentation and tests. */
     routes: routes.map((r) => ({ method: r.method, path: `${basePath}${r.path}` })),
     /** Closes the storage. */

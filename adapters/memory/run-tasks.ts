@@ -159,6 +159,7 @@ export function createMemoryRunTaskStores(): MemoryRunTaskStores {
       return page(stagesOf(runId), request);
     },
     async transition(id, expected, next) {
+      if (next.id !== id) throw new Error("transition: next.id must equal id");
       const row = stages.get(id);
       if (!row || !holds(row, expected)) return null;
       stages.set(id, clone(next));
@@ -199,6 +200,7 @@ export function createMemoryRunTaskStores(): MemoryRunTaskStores {
       return row ? clone(row) : null;
     },
     async transition(id, expected, next, added = []) {
+      if (next.id !== id) throw new Error("transition: next.id must equal id");
       const row = results.get(id);
       if (!row || !holds(row, expected)) return null;
       if (added.some((o) => outcomes.has(o.id))) throw new Error("outcome id already exists");

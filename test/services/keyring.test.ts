@@ -42,21 +42,23 @@ describe("keyring (D11)", () => {
     expect(() => createKeyring({ keys: [{ id: "k", key: k1 }], active: "nope" })).toThrow(/active/);
   });
 
-  it("re-encrypts every sensitive variable to the active key without changing plaintext", async () => {
+  it("re-encrypts every sensitive variable and run task HMAC key to the active key without changing plaintext", async () => {
     const storage = createMemoryStorage();
     const before = createRunplane({ storage, logger: silentLogger, keyring: { keys: [{ id: "k1", key: k1 }] } });
     await before.directory.organizations.create({ name: "o" });
     await before.directory.projects.create({ id: "prj-1", name: "p", organization: "o" });
     await before.directory.workspaces.create({ id: "ws-1", name: "w", organization: "o", projectId: "prj-1" });
     for (const key of ["a", "b", "c"]) await before.variables.create("ws-1", { key, value: `v-${key}`, category: "env", sensitive: true });
+    const task = await before.runTasks.tasks.create("o", { name: "scan", url: "https://scanner.example/hook", "hmac-key": "task-secret" });
     await before.variables.create("ws-1", { key: "plain", value: "p", category: "env" });
 
     const after = createRunplane({ storage, logger: silentLogger, keyring: { keys: [{ id: "k1", key: k1 }, { id: "k2", key: k2 }], active: "k2" } });
-    expect(await after.reencrypt()).toBe(3);
+    expect(await after.reencrypt()).toBe(4);
     expect(await after.reencrypt()).toBe(0);
     const rows = await storage.variables.scanSensitive(null, 10);
     expect(rows.every((r) => r.value.startsWith("rpv1:k2:"))).toBe(true);
     const onlyNew = createRunplane({ storage, logger: silentLogger, keyring: { keys: [{ id: "k2", key: k2 }] } });
     expect((await onlyNew.variables.resolveForRun("ws-1")).map((v) => v.value).sort()).toEqual(["p", "v-a", "v-b", "v-c"]);
+    expect((await storage.runTasks.get(task.id))?.hmacKey).toMatch(/^rpv1:k2:/);
   });
 });
