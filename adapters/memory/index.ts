@@ -117,39 +117,50 @@ function teamStore(): TeamStore {
   };
 }
 
-function apiTokenStore(): ApiTokenStore {
-  const rows = new Map<string, ApiTokenRecord>();
+/**
+ * Rows addressed by id and by a unique digest: API tokens and agent tokens share these rules.
+ * `touch` never moves `lastUsedAt` backwards, so racing touches keep the latest time.
+ */
+function digestRows<T extends { id: string; digest: string; lastUsedAt: string | null }>() {
+  const rows = new Map<string, T>();
   const digests = new Map<string, string>();
   return {
-    async insert(record) {
-      if (rows.has(record.id) || digests.has(record.digest)) return false;
-      rows.set(record.id, clone(record));
-      digests.set(record.digest, record.id);
-      return true;
-    },
-    async get(id) {
-      const row = rows.get(id);
-      return row === undefined ? null : clone(row);
-    },
-    async findByDigest(digest) {
-      const id = digests.get(digest);
-      const row = id === undefined ? undefined : rows.get(id);
-      return row === undefined ? null : clone(row);
-    },
-    async touch(id, at) {
-      const row = rows.get(id);
-      if (!row) return false;
-      row.lastUsedAt = at;
-      return true;
-    },
-    async delete(id) {
-      const row = rows.get(id);
-      if (!row) return false;
-      rows.delete(id);
-      digests.delete(row.digest);
-      return true;
+    rows,
+    store: {
+      async insert(record: T) {
+        if (rows.has(record.id) || digests.has(record.digest)) return false;
+        rows.set(record.id, clone(record));
+        digests.set(record.digest, record.id);
+        return true;
+      },
+      async get(id: string) {
+        const row = rows.get(id);
+        return row === undefined ? null : clone(row);
+      },
+      async findByDigest(digest: string) {
+        const id = digests.get(digest);
+        const row = id === undefined ? undefined : rows.get(id);
+        return row === undefined ? null : clone(row);
+      },
+      async touch(id: string, at: string) {
+        const row = rows.get(id);
+        if (!row) return false;
+        if (row.lastUsedAt === null || row.lastUsedAt < at) row.lastUsedAt = at;
+        return true;
+      },
+      async delete(id: string) {
+        const row = rows.get(id);
+        if (!row) return false;
+        rows.delete(id);
+        digests.delete(row.digest);
+        return true;
+      },
     },
   };
+}
+
+function apiTokenStore(): ApiTokenStore {
+  return digestRows<ApiTokenRecord>().store;
 }
 
 function variableStore(): VariableStore {
@@ -210,41 +221,13 @@ function variableStore(): VariableStore {
 }
 
 function agentTokenStore(): AgentTokenStore {
-  const rows = new Map<string, AgentTokenRecord>();
-  const digests = new Map<string, string>();
+  const { rows, store } = digestRows<AgentTokenRecord>();
   return {
-    async insert(record) {
-      if (rows.has(record.id) || digests.has(record.digest)) return false;
-      rows.set(record.id, clone(record));
-      digests.set(record.digest, record.id);
-      return true;
-    },
-    async get(id) {
-      const row = rows.get(id);
-      return row === undefined ? null : clone(row);
-    },
+    ...store,
     async listByPool(agentPoolId, page, order) {
       const all = [...rows.values()].filter((r) => r.agentPoolId === agentPoolId).sort(byCreation);
       if (order === "desc") all.reverse();
       return { items: all.slice(page.offset, page.offset + page.limit).map(clone), total: all.length };
-    },
-    async findByDigest(digest) {
-      const id = digests.get(digest);
-      const row = id === undefined ? undefined : rows.get(id);
-      return row === undefined ? null : clone(row);
-    },
-    async touch(id, at) {
-      const row = rows.get(id);
-      if (!row) return false;
-      if (row.lastUsedAt === null || row.lastUsedAt < at) row.lastUsedAt = at;
-      return true;
-    },
-    async delete(id) {
-      const row = rows.get(id);
-      if (!row) return false;
-      rows.delete(id);
-      digests.delete(row.digest);
-      return true;
     },
   };
 }

@@ -13,11 +13,14 @@ export function createApiTokenStore(db: SqliteDatabase): ApiTokenStore {
   );
   const byId = db.prepare(`SELECT * FROM api_tokens WHERE id = ?`);
   const byDigest = db.prepare(`SELECT * FROM api_tokens WHERE digest = ?`);
-  const touchRow = db.prepare(`UPDATE api_tokens SET last_used_at = ? WHERE id = ?`);
+  // Monotonic, like agent tokens: a later instant already stored is kept.
+  const touchRow = db.prepare(
+    `UPDATE api_tokens SET last_used_at = CASE WHEN last_used_at IS NULL OR last_used_at < @at THEN @at ELSE last_used_at END WHERE id = @id`,
+  );
   const deleteRow = db.prepare(`DELETE FROM api_tokens WHERE id = ?`);
 
   const insert = immediateTx(db, (record: ApiTokenRecord) => insertRow.run(toApiTokenRow(record)).changes === 1);
-  const touch = immediateTx(db, (id: string, at: string) => touchRow.run(at, id).changes === 1);
+  const touch = immediateTx(db, (id: string, at: string) => touchRow.run({ id, at }).changes === 1);
   const remove = immediateTx(db, (id: string) => deleteRow.run(id).changes === 1);
   const one = (row: unknown): ApiTokenRecord | null => (row ? fromApiTokenRow(row as ApiTokenRow) : null);
 

@@ -99,7 +99,10 @@ export interface ApiTokenStore {
   get(id: string): Promise<ApiTokenRecord | null>;
   /** The token whose digest equals `digest`, or null. */
   findByDigest(digest: string): Promise<ApiTokenRecord | null>;
-  /** Sets `lastUsedAt`; `false` when the token no longer exists. */
+  /**
+   * Raises `lastUsedAt` to `at` unless it already holds a later instant (racing touches keep the
+   * latest); `false` when the token no longer exists.
+   */
   touch(id: string, at: string): Promise<boolean>;
   delete(id: string): Promise<boolean>;
 }

@@ -1,8 +1,6 @@
 import Database from "better-sqlite3";
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { queryPlan, useTempSqliteFile } from "../helpers/sqlite-files.js";
 import { AGENT_TOKEN_SQL } from "../../adapters/sqlite/agent-tokens.js";
 import { createSqliteStorage } from "../../adapters/sqlite/index.js";
 import type { AgentTokenRecord } from "../../src/schemas/records.js";
@@ -21,26 +19,11 @@ const record = (overrides: Partial<AgentTokenRecord> = {}): AgentTokenRecord => 
 });
 
 describe("sqlite agent tokens", () => {
-  let dir: string;
-  let path: string;
-  const open: Database.Database[] = [];
-  const connect = (): Database.Database => {
-    const db = new Database(path);
-    open.push(db);
-    return db;
-  };
+  const files = useTempSqliteFile("runplane-agent-tokens-");
+  const connect = (): Database.Database => files.connect();
 
-  beforeEach(async () => {
-    dir = await mkdtemp(join(tmpdir(), "runplane-agent-tokens-"));
-    path = join(dir, "runplane.db");
-  });
-  afterEach(async () => {
-    for (const db of open.splice(0)) if (db.open) db.close();
-    await rm(dir, { recursive: true, force: true });
-  });
 
-  const plan = (db: Database.Database, sql: string, ...params: unknown[]): string =>
-    (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as { detail: string }[]).map((r) => r.detail).join(" | ");
+  const plan = queryPlan;
 
   it("pages both sort orders by walking the pool index, with no sort step", () => {
     const db = connect();

@@ -1,33 +1,16 @@
 import Database from "better-sqlite3";
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { queryPlan, useTempSqliteFile } from "../helpers/sqlite-files.js";
 import { createSqliteStorage } from "../../adapters/sqlite/index.js";
 import { RUN_TASK_SQL } from "../../adapters/sqlite/run-tasks.js";
 import { TASK_STAGE_SQL } from "../../adapters/sqlite/task-stages.js";
 import { result, run, stage, started } from "../conformance/run-task-fixtures.js";
 
 describe("sqlite adapter: run task tables", () => {
-  let dir: string;
-  let path: string;
-  const open: Database.Database[] = [];
-  const connect = (): Database.Database => {
-    const db = new Database(path);
-    open.push(db);
-    return db;
-  };
-  beforeEach(async () => {
-    dir = await mkdtemp(join(tmpdir(), "runplane-sqlite-rt-"));
-    path = join(dir, "runplane.db");
-  });
-  afterEach(async () => {
-    for (const db of open.splice(0)) if (db.open) db.close();
-    await rm(dir, { recursive: true, force: true });
-  });
+  const files = useTempSqliteFile("runplane-sqlite-rt-");
+  const connect = (): Database.Database => files.connect();
 
-  const plan = (db: Database.Database, sql: string, ...params: unknown[]): string =>
-    (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as { detail: string }[]).map((r) => r.detail).join(" | ");
+  const plan = queryPlan;
 
   it("pages every list by walking an index, with no sort", () => {
     const db = connect();

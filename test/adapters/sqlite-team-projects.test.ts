@@ -1,32 +1,15 @@
 import Database from "better-sqlite3";
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { queryPlan, useTempSqliteFile } from "../helpers/sqlite-files.js";
 import { createSqliteStorage } from "../../adapters/sqlite/index.js";
 import { TEAM_PROJECT_SQL } from "../../adapters/sqlite/team-projects.js";
 import { teamProject } from "../conformance/team-projects.cases.js";
 
 describe("sqlite team-projects", () => {
-  let dir: string;
-  let path: string;
-  const open: Database.Database[] = [];
-  const connect = (): Database.Database => {
-    const db = new Database(path);
-    open.push(db);
-    return db;
-  };
-  const plan = (db: Database.Database, sql: string, params: unknown): string =>
-    (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(params) as { detail: string }[]).map((r) => r.detail).join(" | ");
+  const files = useTempSqliteFile("runplane-tp-");
+  const connect = (): Database.Database => files.connect();
+  const plan = queryPlan;
 
-  beforeEach(async () => {
-    dir = await mkdtemp(join(tmpdir(), "runplane-tp-"));
-    path = join(dir, "runplane.db");
-  });
-  afterEach(async () => {
-    for (const db of open.splice(0)) if (db.open) db.close();
-    await rm(dir, { recursive: true, force: true });
-  });
 
   it("pages a project's grants by walking the project index, with no sort, filtered or not", () => {
     const db = connect();

@@ -4,7 +4,8 @@ import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { queryPlan, useTempSqliteFile } from "../helpers/sqlite-files.js";
 import { createSqliteStorage, openSqliteStorage } from "../../adapters/sqlite/index.js";
 import { TEAMS_BY_MEMBER_SQL } from "../../adapters/sqlite/directory.js";
 import { migrate, MIGRATIONS } from "../../adapters/sqlite/schema.js";
@@ -39,24 +40,10 @@ runStorageConformance("sqlite file, reopened", async () => {
 });
 
 describe("sqlite adapter", () => {
-  let dir: string;
-  let path: string;
-  const open: Database.Database[] = [];
-  const connect = (): Database.Database => {
-    const db = new Database(path);
-    open.push(db);
-    return db;
-  };
+  const files = useTempSqliteFile("runplane-sqlite-");
+  const connect = (): Database.Database => files.connect();
   const userVersion = (db: Database.Database): number => Number(db.pragma("user_version", { simple: true }));
 
-  beforeEach(async () => {
-    dir = await mkdtemp(join(tmpdir(), "runplane-sqlite-"));
-    path = join(dir, "runplane.db");
-  });
-  afterEach(async () => {
-    for (const db of open.splice(0)) if (db.open) db.close();
-    await rm(dir, { recursive: true, force: true });
-  });
 
   describe("migrations", () => {
     it("applies every step once; opening the file again changes nothing and keeps the data", async () => {
@@ -135,18 +122,17 @@ describe("sqlite adapter", () => {
     });
 
     it("openSqliteStorage opens the file itself and owns the connection", async () => {
-      const storage = await openSqliteStorage(path);
+      const storage = await openSqliteStorage(files.path);
       expect(await storage.variables.insert(variable())).toStrictEqual({ ok: true });
       await storage.close();
-      const again = await openSqliteStorage(path, { synchronous: "NORMAL" });
+      const again = await openSqliteStorage(files.path, { synchronous: "NORMAL" });
       expect(await again.variables.get(WS, variable().id)).toStrictEqual(variable());
       await again.close();
     });
   });
 
   describe("queries", () => {
-    const plan = (db: Database.Database, sql: string, ...params: unknown[]): string =>
-      (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as { detail: string }[]).map((r) => r.detail).join(" | ");
+    const plan = queryPlan;
 
     it("pages variables by walking the owner index, with no sort and no scan", () => {
       const db = connect();
@@ -204,7 +190,7 @@ describe("sqlite adapter", () => {
       await seed.variables.insert(sensitiveVariable({ id: "var-sealed", key: "sealed", value: "old" }));
       await seed.close();
 
-      const results = await racingProcesses(path, 4, 15);
+      const results = await racingProcesses(files.path, 4, 15);
       expect(results.filter((r) => r.inserted)).toHaveLength(1);
       expect(results.filter((r) => r.updated)).toHaveLength(1);
       expect(results.filter((r) => r.swapped)).toHaveLength(1);

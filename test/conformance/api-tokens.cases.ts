@@ -60,6 +60,13 @@ export function describeApiTokenCases(ctx: ConformanceContext): void {
       expect(await tokens().findByDigest(a.digest)).toStrictEqual({ ...a, lastUsedAt: at(45) });
     });
 
+    it("touch never moves lastUsedAt backwards, and still reports the token exists", async () => {
+      await tokens().insert(a);
+      await tokens().touch(a.id, at(45));
+      expect(await tokens().touch(a.id, at(30))).toBe(true);
+      expect((await tokens().get(a.id))?.lastUsedAt).toBe(at(45));
+    });
+
     it("touch of a token that does not exist is false and creates nothing", async () => {
       expect(await tokens().touch(a.id, at(30))).toBe(false);
       expect(await tokens().get(a.id)).toBeNull();
