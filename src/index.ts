@@ -158,3 +158,34 @@ export type { RunTaskOptions, Duration } from "./services/run-task-settings.js";
 export type { StageStatusEvent, ResultStatusEvent, RunTaskEvents, RunTaskListener } from "./services/run-task-events.js";
 export type { CreatedRun } from "./services/run-creation.js";
 export type { VerifiedAccessToken, OutcomeListOptions } from "./services/task-callback.js";
+
+// Pure domain functions, exported so hosts unit-test their own policy logic against the same rules.
+export {
+  ACTIONS,
+  ORGANIZATION_ACTIONS,
+  can,
+  canInOrganization,
+  canReadGrant,
+  customPermissions,
+  impliedPermissions,
+  organizationPermissions,
+  resolveProjectAccess,
+  type Action,
+  type Decision,
+  type EffectiveAccess,
+  type OrganizationAction,
+} from "./domain/permissions.js";
+export type { AccessLevel, PermissionSet, ProjectAccess, WorkspaceAccess, TeamProjectRecord } from "./schemas/team-projects.js";
+export { stageStatusOf, transitionResult, transitionStage, isFinalResultStatus, isFinalStageStatus } from "./domain/stage-machine.js";
+export {
+  SIGNATURE_HEADERS,
+  buildRunTaskRequest,
+  serializeRunTaskRequest,
+  signPayload,
+  signatureHeaderValue,
+  verificationRequest,
+  verifySignature,
+  type RunTaskRequestInput,
+} from "./domain/run-task-request.js";
+export { toReadTags, compareBySeverity, severityOf, statusOf } from "./domain/outcomes.js";
+export { RunTaskRequestSchema, CallbackBodySchema, type RunTaskRequest } from "./schemas/run-tasks.js";
