@@ -97,7 +97,8 @@ export function createRunplane(options: RunplaneOptions) {
     logger,
   };
   const routes: Route[] = [...pingRoutes, ...teamProjectRoutes, ...variableRoutes, ...policySetParameterRoutes, ...agentTokenRoutes, ...runTaskRoutes, ...taskStageRoutes];
-  const handler = createHandler(app, routes, options.authenticate ?? createTokenAuthenticator(ctx));
+  const authenticate: Authenticate = options.authenticate ?? createTokenAuthenticator(ctx);
+  const handler = createHandler(app, routes, authenticate);
 
   return {
     /** The HTTP API as `(Request) => Promise<Response>`; mount it with your framework. */
@@ -134,6 +135,13 @@ export function createRunplane(options: RunplaneOptions) {
     reencrypt: async () => (await services.varEngine.reencrypt()) + (await services.runTasks.tasks.reencrypt()),
     /** The routes served by `handler`, for documentation and tests. */
     routes: routes.map((r) => ({ method: r.method, path: `${basePath}${r.path}` })),
+    /**
+     * The API's own credential checks, for pages and tools the host serves next to it:
+     * `authenticate(request)` resolves the caller (or null, 401), `authorize(principal, action,
+     * target)` decides an action such as `runs:read` on `{ organization, projectId?, workspaceId? }`
+     * exactly as the routes do (D4, D21).
+     */
+    auth: { authenticate, authorize: authorizer },
     /** Closes the storage. */
     close: () => options.storage.close(),
   };
@@ -158,6 +166,12 @@ export type { RunTaskOptions, Duration } from "./services/run-task-settings.js";
 export type { StageStatusEvent, ResultStatusEvent, RunTaskEvents, RunTaskListener } from "./services/run-task-events.js";
 export type { CreatedRun } from "./services/run-creation.js";
 export type { VerifiedAccessToken, OutcomeListOptions } from "./services/task-callback.js";
+export type { Authenticate } from "./http/handler.js";
+/**
+ * The run task results page for people (`GET <prefix>/runs/:run_id`, server-rendered HTML):
+ * `createResultsPage(runplane, { prefix: "/app" })` returns a `(Request) => Promise<Response>`.
+ */
+export { createResultsPage, CONTENT_SECURITY_POLICY, COOKIE_NAME, type ResultsPageOptions, type ResultsPageSource, type RunTarget } from "./results-page/index.js";
 
 // Pure domain functions, exported so hosts unit-test their own policy logic against the same rules.
 export {

@@ -2,7 +2,7 @@ import { serve } from "@hono/node-server";
 import { Hono } from "hono";
 import type { AddressInfo } from "node:net";
 import { openSqliteStorage } from "../../adapters/sqlite/index.js";
-import { createConsoleLogger, createRunplane } from "../../src/index.js";
+import { createConsoleLogger, createResultsPage, createRunplane } from "../../src/index.js";
 import { DEMO, seedDemo } from "./demo.js";
 import { openDataDir } from "./state.js";
 
@@ -47,6 +47,10 @@ const app = new Hono();
 app.all("/api/v2/*", (c) => runplane.handler(c.req.raw));
 app.all("/api/v2", (c) => runplane.handler(c.req.raw));
 app.get("/", (c) => c.text("runplane reference server: the API is under /api/v2\n"));
+// The run task results page for people, signed in with an API token (or a bearer header).
+const resultsPage = createResultsPage(runplane, { prefix: "/app" });
+app.all("/app/*", (c) => resultsPage(c.req.raw));
+app.all("/app", (c) => resultsPage(c.req.raw));
 
 const server = serve({ fetch: app.fetch, port, hostname: host }, (info: AddressInfo) => {
   const api = `http://${host}:${info.port}/api/v2`;
@@ -55,6 +59,7 @@ const server = serve({ fetch: app.fetch, port, hostname: host }, (info: AddressI
   process.stdout.write(
     [
       `runplane listening on ${api}`,
+      `results page: http://${host}:${info.port}/app/runs/<run id>`,
       fromEnv ? "owners token: using ADMIN_TOKEN" : `owners token (printed once, revoked at next start): ${token}`,
       "",
       "try:",

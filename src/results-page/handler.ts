@@ -1,0 +1,184 @@
+import type { Authenticate } from "../http/handler.js";
+import { createConsoleLogger, type Logger } from "../logger.js";
+import type { Principal } from "../schemas/common.js";
+import { loadRunPage, parseFilter } from "./data.js";
+import { html } from "./escape.js";
+import { indexPage, layout, loginForm, messagePage, notFoundPage, unauthorizedPage, type Chrome } from "./layout.js";
+import { clearedCookie, isCrossSite, readCookie, readForm, safeNext, sessionCookie, withBearer } from "./login.js";
+import { runPage } from "./render.js";
+import { STYLES_HASH } from "./styles.js";
+import type { ResultsPageSource, RunTarget } from "./types.js";
+
+/** Options of {@link createResultsPage}. */
+export interface ResultsPageOptions {
+  /** Path the page is mounted under, e.g. `/app`. Default `""`. */
+  prefix?: string;
+  /**
+   * Replaces the page's own authentication: resolves the caller of a page request, `null` answers
+   * 401. Use it when the host already has sessions. Default: the `runplane_token` cookie set by the
+   * sign-in form, else the request as is (an `Authorization: Bearer` header), both checked with the
+   * runplane instance's API authenticator.
+   */
+  authenticate?: Authenticate;
+  /** Serve the sign-in form (`<prefix>/login`) and sign-out. Default: true unless `authenticate` is given. */
+  login?: boolean;
+  /** Outcomes loaded per result, most severe first. Default 500. */
+  maxOutcomesPerResult?: number;
+  /** Mark the cookie `Secure`. Default: when the request URL is https. */
+  secureCookie?: boolean;
+  /** Where unexpected errors are logged. Default: JSON lines on stderr. */
+  logger?: Logger;
+}
+
+/** No scripts at all; the one stylesheet by its hash; forms only to this origin. */
+export const CONTENT_SECURITY_POLICY = [
+  "default-src 'none'",
+  `style-src ${STYLES_HASH}`,
+  "img-src data:",
+  "form-action 'self'",
+  "base-uri 'none'",
+  "frame-ancestors 'none'",
+].join("; ");
+
+const SECURITY_HEADERS = {
+  "content-type": "text/html; charset=utf-8",
+  "content-security-policy": CONTENT_SECURITY_POLICY,
+  "x-content-type-options": "nosniff",
+  "x-frame-options": "DENY",
+  // `same-origin` (not `no-referrer`): with no-referrer browsers send `Origin: null` on form posts.
+  "referrer-policy": "same-origin",
+  "cache-control": "no-store",
+} as const;
+
+const page = (status: number, body: string, headers: Record<string, string> = {}): Response =>
+  new Response(body, { status, headers: { ...SECURITY_HEADERS, ...headers } });
+const redirect = (location: string, headers: Record<string, string> = {}): Response =>
+  new Response(null, { status: 303, headers: { ...SECURITY_HEADERS, location, ...headers } });
+
+function normalizePrefix(prefix: string): string {
+  const trimmed = prefix.replace(/\/+$/, "");
+  if (trimmed !== "" && !trimmed.startsWith("/")) throw new Error("prefix must start with /");
+  return trimmed;
+}
+
+interface Caller {
+  principal: Principal | null;
+  /** The caller came with the page's cookie (it may be stale). */
+  cookie: boolean;
+}
+
+/**
+ * The run task results page for people: `GET <prefix>/runs/:run_id` as server-rendered HTML (no
+ * scripts, inline CSS), authorized like the API (`runs:read` on the run's workspace, D4, D21).
+ */
+export function createResultsPage(source: ResultsPageSource, options: ResultsPageOptions = {}) {
+  const prefix = normalizePrefix(options.prefix ?? "");
+  const login = options.login ?? options.authenticate === undefined;
+  const maxOutcomes = options.maxOutcomesPerResult ?? 500;
+  const logger = options.logger ?? createConsoleLogger();
+
+  async function identify(request: Request): Promise<Caller> {
+    if (options.authenticate) return { principal: await options.authenticate(request), cookie: false };
+    const token = login && !request.headers.has("authorization") ? readCookie(request) : null;
+    if (token === null) return { principal: await source.auth.authenticate(request), cookie: false };
+    const bearer = withBearer(request, token);
+    return { principal: bearer ? await source.auth.authenticate(bearer) : null, cookie: true };
+  }
+
+  async function runRoute(request: Request, url: URL, rawId: string, chrome: Chrome, caller: Caller): Promise<Response> {
+    if (!caller.principal) {
+      // decision D4: 401 only for a missing or invalid credential; a stale cookie is cleared.
+      const headers: Record<string, string> = { "www-authenticate": 'Bearer realm="runplane"' };
+      if (caller.cookie) headers["set-cookie"] = clearedCookie(prefix, secure(url));
+      const problem = caller.cookie ? "Your sign-in is no longer valid. Sign in again." : null;
+      return page(401, unauthorizedPage({ ...chrome, signedIn: false }, `${url.pathname}${url.search}`, problem), headers);
+    }
+    let runId: string;
+    try {
+      runId = decodeURIComponent(rawId);
+    } catch {
+      return page(404, notFoundPage(chrome));
+    }
+    const run = await source.runTasks.getRun(runId);
+    if (!run) return page(404, notFoundPage(chrome));
+    const workspace = await source.directory.workspaces.get(run.workspaceId);
+    const target: RunTarget = { organization: run.organization, workspaceId: run.workspaceId };
+    if (workspace) target.projectId = workspace.projectId;
+    // decision D4: no permission looks exactly like no run.
+    if (!(await source.auth.authorize(caller.principal, "runs:read", target))) return page(404, notFoundPage(chrome));
+    const model = await loadRunPage(source, run, workspace, parseFilter(url.searchParams), maxOutcomes);
+    return page(200, runPage(chrome, model));
+  }
+
+  const secure = (url: URL): boolean => options.secureCookie ?? url.protocol === "https:";
+
+  async function loginPost(request: Request, url: URL, chrome: Chrome): Promise<Response> {
+    if (isCrossSite(request, url)) return page(403, messagePage(chrome, "Forbidden", "Sign in from this site's own form."));
+    const form = await readForm(request);
+    if (!form) return page(400, messagePage(chrome, "Bad request", "Send the sign-in form."));
+    const next = safeNext(form.get("next"), prefix);
+    const token = (form.get("token") ?? "").trim();
+    const bearer = token === "" ? null : withBearer(request, token);
+    const principal = bearer ? await source.auth.authenticate(bearer) : null;
+    if (!principal) {
+      const problem = token === "" ? "Enter a token." : "That token was not accepted.";
+      return page(401, layout(chrome, "Sign in", html`<h1>Sign in</h1>${loginForm(chrome, next, problem)}`));
+    }
+    return redirect(next ?? `${prefix}/`, { "set-cookie": sessionCookie(prefix, token, secure(url)) });
+  }
+
+  async function route(request: Request, url: URL): Promise<Response> {
+    const path = url.pathname;
+    if (path !== prefix && !path.startsWith(`${prefix}/`)) return page(404, notFoundPage({ prefix, login, signedIn: false }));
+    const rest = path.slice(prefix.length) || "/";
+    const method = request.method === "HEAD" ? "GET" : request.method;
+    const allow = (methods: string, run: () => Promise<Response> | Response): Promise<Response> | Response =>
+      methods.split(",").includes(method)
+        ? run()
+        : page(405, messagePage({ prefix, login, signedIn: false }, "Method not allowed", `Use ${methods}.`), { allow: methods.replace("GET", "GET,HEAD") });
+
+    const signedIn = login && readCookie(request) !== null;
+    const chrome: Chrome = { prefix, login, signedIn };
+    if (rest === "/") return allow("GET", () => page(200, indexPage(chrome)));
+    if (rest === "/login" && login) {
+      return allow("GET,POST", () =>
+        method === "POST"
+          ? loginPost(request, url, chrome)
+          : page(200, layout(chrome, "Sign in", html`<h1>Sign in</h1>${loginForm(chrome, safeNext(url.searchParams.get("next"), prefix), null)}`)),
+      );
+    }
+    if (rest === "/logout" && login) {
+      return allow("POST", () =>
+        isCrossSite(request, url)
+          ? page(403, messagePage(chrome, "Forbidden", "Sign out from this site's own page."))
+          : redirect(`${prefix}/login`, { "set-cookie": clearedCookie(prefix, secure(url)) }),
+      );
+    }
+    if (rest === "/runs") {
+      return allow("GET", () => {
+        const id = url.searchParams.get("run_id")?.trim();
+        return id ? redirect(`${prefix}/runs/${encodeURIComponent(id)}`) : page(404, notFoundPage(chrome));
+      });
+    }
+    const match = /^\/runs\/([^/]+)$/.exec(rest);
+    if (match) return allow("GET", async () => runRoute(request, url, match[1]!, chrome, await identify(request)));
+    return page(404, notFoundPage(chrome));
+  }
+
+  return async function resultsPage(request: Request): Promise<Response> {
+    let url: URL;
+    try {
+      url = new URL(request.url);
+    } catch {
+      return page(400, "Bad request");
+    }
+    try {
+      const response = await route(request, url);
+      return request.method === "HEAD" ? new Response(null, { status: response.status, headers: response.headers }) : response;
+    } catch (error) {
+      logger.error("results page failed", { path: url.pathname, error: error instanceof Error ? error.name : typeof error });
+      logger.debug("results page failure detail", { stack: error instanceof Error ? error.stack : String(error) });
+      return page(500, messagePage({ prefix, login, signedIn: false }, "Something went wrong", "The page could not be shown. Try again later."));
+    }
+  };
+}
