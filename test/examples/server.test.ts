@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -54,6 +54,11 @@ describe("reference server (npm start)", () => {
     const s = await start();
     expect(s.token).toMatch(/^at-/);
     expect(s.output()).toContain("curl -s");
+    // Nothing secret is printed beyond the owners token: not the keyring key, not any other token.
+    const keyring = JSON.parse(readFileSync(join(dataDir, "keyring.json"), "utf8")) as { keys: { key: string }[] };
+    for (const { key } of keyring.keys) expect(s.output()).not.toContain(key);
+    const secretLooking = s.output().match(/[A-Za-z0-9_-]{40,}/g) ?? [];
+    expect(secretLooking.every((m) => s.token!.includes(m))).toBe(true);
     expect((await fetch(`${s.api}/ping`)).status).toBe(204);
 
     const vars = `${s.api}/workspaces/ws-demo/vars`;
