@@ -18,6 +18,8 @@ import type { ServiceContext } from "./services/context.js";
 import { createServices } from "./services/index.js";
 import { createTokenAuthenticator } from "./services/principals.js";
 import type { Storage } from "./storage/types.js";
+import { createEgress, createEgressPolicy, type HttpTransport, type Resolver } from "./delivery/egress.js";
+import { createTaskEndpointCheck } from "./delivery/verification.js";
 
 /** Options of {@link createRunplane}. */
 export interface RunplaneOptions {
@@ -51,6 +53,19 @@ export interface RunplaneOptions {
   deadline?: RunTaskOptions["deadline"];
   /** `User-Agent` of run task requests (decision D1). Default `runplane/<version>`. */
   userAgent?: RunTaskOptions["userAgent"];
+  /**
+   * decision D15: the SSRF guard of outbound HTTP. Only public unicast addresses are reached unless
+   * `allow` lists CIDRs (`"10.0.0.0/8"`, `"127.0.0.1/32"`) or exact host names; `resolve` replaces
+   * the system resolver. Run task URLs are checked against it when saved and when sent.
+   */
+  egress?: { allow?: readonly string[]; resolve?: Resolver };
+  /**
+   * Outbound HTTP for verification requests and, by default, the dispatcher's run task requests.
+   * Default: `createEgress({ ...egress, userAgent })`, closed by `close()`. A transport you pass is
+   * yours to configure (its own SSRF guard) and close; `egress.allow` still governs the save-time
+   * URL check.
+   */
+  transport?: HttpTransport;
 }
 
 const isKeyring = (k: Keyring | KeyringOptions): k is Keyring => "seal" in k;
@@ -74,14 +89,27 @@ export function createRunplane(options: RunplaneOptions) {
     keyring = createKeyring({ keys: [{ id: "ephemeral", key: generateKey() }] });
   }
   const clock = options.clock ?? (() => new Date());
+  const settings = resolveRunTaskSettings(options);
+  const dialect = options.dialect ?? "default";
+  // decision D15: one guarded transport for every outbound request of this instance.
+  const transport = options.transport ?? createEgress({ ...options.egress, userAgent: settings.userAgent });
+  const taskEndpointCheck = createTaskEndpointCheck({
+    transport,
+    policy: createEgressPolicy({ allow: options.egress?.allow ?? [] }),
+    urls: settings,
+    dialect,
+    userAgent: settings.userAgent,
+    now: clock,
+  });
   const ctx: ServiceContext = {
     storage: options.storage,
     keyring,
     logger,
-    dialect: options.dialect ?? "default",
+    dialect,
     now: clock,
     newId,
-    runTasks: resolveRunTaskSettings(options),
+    runTasks: settings,
+    taskEndpointCheck,
   };
   const services = createServices(ctx);
   const basePath = normalizeBasePath(options.basePath ?? "/api/v2");
@@ -142,8 +170,16 @@ export function createRunplane(options: RunplaneOptions) {
      * exactly as the routes do (D4, D21).
      */
     auth: { authenticate, authorize: authorizer },
-    /** Closes the storage. */
-    close: () => options.storage.close(),
+    /**
+     * Outbound HTTP (decision D15): the SSRF-guarded transport verification requests use and
+     * `createDispatcher` sends run task requests through unless given its own.
+     */
+    transport,
+    /** Closes the storage, and the transport when runplane created it. */
+    close: async () => {
+      if (options.transport === undefined) await transport.close();
+      await options.storage.close();
+    },
   };
 }
 export type Runplane = ReturnType<typeof createRunplane>;
@@ -165,6 +201,9 @@ export type { TaskCreate, TaskUpdate, TaskView, WorkspaceTaskCreate, WorkspaceTa
 export type { RunTaskOptions, Duration } from "./services/run-task-settings.js";
 export type { StageStatusEvent, ResultStatusEvent, RunTaskEvents, RunTaskListener } from "./services/run-task-events.js";
 export type { CreatedRun } from "./services/run-creation.js";
+export { createDispatcher, DISPATCHER_FAILPOINTS, type Dispatcher, type DispatcherFailpoint, type DispatcherHost, type DispatcherOptions, type TickReport } from "./delivery/dispatcher.js";
+export { createEgress, EgressError, isEgressError, type EgressOptions, type HttpRequest, type HttpResponse, type HttpTransport, type ResolvedAddress, type Resolver } from "./delivery/egress.js";
+export type { DeliveryAttempt, DeliveryFailure, TaskDeliveryService } from "./services/task-deliveries.js";
 export type { VerifiedAccessToken, OutcomeListOptions } from "./services/task-callback.js";
 export type { Authenticate } from "./http/handler.js";
 /**

@@ -37,6 +37,7 @@ const page = <T>(all: T[], request?: PageRequest): Page<T> => ({
   items: (request ? all.slice(request.offset, request.offset + request.limit) : all).map(clone),
   total: all.length,
 });
+const OPEN_RESULT: ReadonlySet<string> = new Set(["pending", "running"]);
 const holds = <S extends string>(row: { status: S; version: number }, expected: Expected<S>): boolean =>
   expected.statuses.includes(row.status) && row.version === expected.version;
 
@@ -182,6 +183,14 @@ export function createMemoryRunTaskStores(): MemoryRunTaskStores {
       for (const d of newDeliveries) deliveries.set(d.id, clone(d));
       return clone(next);
     },
+    async listUnsettled(limit) {
+      const open = new Set([...results.values()].filter((r) => OPEN_RESULT.has(r.status)).map((r) => r.stageId));
+      return [...stages.values()]
+        .filter((st) => st.status === "running" && !open.has(st.id))
+        .sort((a, b) => cmp(a.id, b.id))
+        .slice(0, limit)
+        .map(clone);
+    },
   };
 
   const taskResultStore: TaskResultStore = {
@@ -208,6 +217,13 @@ export function createMemoryRunTaskStores(): MemoryRunTaskStores {
       for (const o of added) outcomes.set(o.id, clone(o));
       return clone(next);
     },
+    async listPastDeadline(now, limit) {
+      return [...results.values()]
+        .filter((r) => r.deadlineAt !== null && r.deadlineAt <= now && OPEN_RESULT.has(r.status))
+        .sort((a, b) => cmp(a.deadlineAt!, b.deadlineAt!) || cmp(a.id, b.id))
+        .slice(0, limit)
+        .map(clone);
+    },
   };
 
   const outcomeStore: TaskResultOutcomeStore = {
@@ -230,6 +246,12 @@ export function createMemoryRunTaskStores(): MemoryRunTaskStores {
     },
   };
 
+  /** An open row still carrying `fencingToken`: the one a lease write may touch. */
+  const held = (id: string, fencingToken: number): TaskDeliveryRecord | null => {
+    const row = deliveries.get(id);
+    return row && row.closedAt === null && row.fencingToken === fencingToken ? row : null;
+  };
+
   const deliveryStore: TaskDeliveryStore = {
     async get(id) {
       const row = deliveries.get(id);
@@ -237,6 +259,33 @@ export function createMemoryRunTaskStores(): MemoryRunTaskStores {
     },
     async listByResult(taskResultId) {
       return [...deliveries.values()].filter((d) => d.taskResultId === taskResultId).sort(byCreation).map(clone);
+    },
+    async claim({ now, owner, leaseMs, limit }) {
+      const leaseExpiresAt = new Date(Date.parse(now) + leaseMs).toISOString();
+      const due = [...deliveries.values()]
+        .filter((d) => d.closedAt === null && d.dueAt <= now && (d.leaseExpiresAt === null || d.leaseExpiresAt <= now))
+        .sort((a, b) => cmp(a.dueAt, b.dueAt) || cmp(a.id, b.id))
+        .slice(0, Math.max(0, limit));
+      for (const d of due) Object.assign(d, { leaseOwner: owner, leaseExpiresAt, fencingToken: d.fencingToken + 1 });
+      return due.map(clone);
+    },
+    async complete(id, fencingToken, fields) {
+      const row = held(id, fencingToken);
+      if (!row) return false;
+      Object.assign(row, { ...fields, leaseOwner: null, leaseExpiresAt: null });
+      return true;
+    },
+    async reschedule(id, fencingToken, fields) {
+      const row = held(id, fencingToken);
+      if (!row) return false;
+      Object.assign(row, { ...fields, leaseOwner: null, leaseExpiresAt: null });
+      return true;
+    },
+    async release(id, fencingToken) {
+      const row = held(id, fencingToken);
+      if (!row) return false;
+      Object.assign(row, { leaseOwner: null, leaseExpiresAt: null });
+      return true;
     },
   };
 

@@ -139,3 +139,23 @@ export const RUN_TASKS_MIGRATION: Migration = {
     CREATE INDEX task_deliveries_due ON task_deliveries (due_at, id) WHERE delivered_at IS NULL;
   `,
 };
+
+/**
+ * The delivery dispatcher (decisions D15, D16), appended after `RUN_TASKS_MIGRATION`: outbox rows
+ * learn when they stopped needing attempts and why the last one failed; the claim walks open rows
+ * in due order; the sweeper finds open results past their deadline and running stages whose
+ * results are all final, each through a partial index that holds only what it looks for.
+ */
+export const DELIVERY_DISPATCH_MIGRATION: Migration = {
+  name: "0007-delivery-dispatch",
+  up: `
+    ALTER TABLE task_deliveries ADD COLUMN closed_at TEXT;
+    ALTER TABLE task_deliveries ADD COLUMN last_error TEXT;
+    UPDATE task_deliveries SET closed_at = delivered_at WHERE delivered_at IS NOT NULL;
+    DROP INDEX task_deliveries_due;
+    CREATE INDEX task_deliveries_open_by_due ON task_deliveries (due_at, id) WHERE closed_at IS NULL;
+    CREATE INDEX task_results_open_by_deadline ON task_results (deadline_at, id)
+      WHERE deadline_at IS NOT NULL AND status IN ('pending', 'running');
+    CREATE INDEX task_stages_running ON task_stages (id) WHERE status = 'running';
+  `,
+};

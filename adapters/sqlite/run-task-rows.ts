@@ -420,6 +420,8 @@ export interface DeliveryRow {
   payload: string;
   created_at: string;
   delivered_at: string | null;
+  closed_at: string | null;
+  last_error: string | null;
 }
 export const DELIVERIES: TableColumns<DeliveryRow> = {
   table: "task_deliveries",
@@ -439,6 +441,8 @@ export const DELIVERIES: TableColumns<DeliveryRow> = {
     "payload",
     "created_at",
     "delivered_at",
+    "closed_at",
+    "last_error",
   ],
 };
 export const toDeliveryRow = (r: TaskDeliveryRecord): DeliveryRow => ({
@@ -457,6 +461,8 @@ export const toDeliveryRow = (r: TaskDeliveryRecord): DeliveryRow => ({
   payload: r.payload,
   created_at: r.createdAt,
   delivered_at: r.deliveredAt,
+  closed_at: r.closedAt,
+  last_error: r.lastError,
 });
 export const fromDeliveryRow = (row: DeliveryRow): TaskDeliveryRecord => ({
   id: row.id,
@@ -474,4 +480,6 @@ export const fromDeliveryRow = (row: DeliveryRow): TaskDeliveryRecord => ({
   payload: row.payload,
   createdAt: row.created_at,
   deliveredAt: row.delivered_at,
+  closedAt: row.closed_at,
+  lastError: row.last_error,
 });

@@ -1,6 +1,6 @@
 import type { SqliteDatabase } from "./driver.js";
 import { immediateTx } from "./driver.js";
-import { RUN_TASKS_MIGRATION } from "./run-task-migration.js";
+import { DELIVERY_DISPATCH_MIGRATION, RUN_TASKS_MIGRATION } from "./run-task-migration.js";
 
 /**
  * One schema step. `up` is SQL run with `exec` (several statements are fine) or a function for a
@@ -174,6 +174,7 @@ export const MIGRATIONS: readonly Migration[] = [
     `,
   },
   RUN_TASKS_MIGRATION,
+  DELIVERY_DISPATCH_MIGRATION,
 ];
 
 /**

@@ -8,6 +8,7 @@ import type {
   TaskStageRecord,
 } from "../../src/schemas/run-task-records.js";
 import type {
+  DeliveryClaim,
   Expected,
   GuardedResultWrite,
   RunStore,
@@ -76,6 +77,29 @@ export const TASK_STAGE_SQL = {
   deliveryInsert: insertSql(DELIVERIES),
   deliveryGet: `SELECT * FROM task_deliveries WHERE id = ?`,
   deliveriesByResult: `SELECT * FROM task_deliveries WHERE task_result_id = ? ORDER BY created_at, id`,
+  // decision D15: one statement picks and leases, inside BEGIN IMMEDIATE, so of two connections
+  // (or processes) the second only ever sees the first one's leases.
+  deliveryClaim: `UPDATE task_deliveries
+    SET lease_owner = @owner, lease_expires_at = @lease_expires_at, fencing_token = fencing_token + 1
+    WHERE id IN (SELECT id FROM task_deliveries
+      WHERE closed_at IS NULL AND due_at <= @now AND (lease_expires_at IS NULL OR lease_expires_at <= @now)
+      ORDER BY due_at, id LIMIT @limit)
+    RETURNING *`,
+  deliveryComplete: `UPDATE task_deliveries SET attempt = @attempt, closed_at = @closed_at, delivered_at = @delivered_at,
+    last_error = @last_error, lease_owner = NULL, lease_expires_at = NULL
+    WHERE id = @id AND fencing_token = @fencing_token AND closed_at IS NULL`,
+  deliveryReschedule: `UPDATE task_deliveries SET attempt = @attempt, due_at = @due_at, last_error = @last_error,
+    lease_owner = NULL, lease_expires_at = NULL
+    WHERE id = @id AND fencing_token = @fencing_token AND closed_at IS NULL`,
+  deliveryRelease: `UPDATE task_deliveries SET lease_owner = NULL, lease_expires_at = NULL
+    WHERE id = @id AND fencing_token = @fencing_token AND closed_at IS NULL`,
+  // decision D16: the sweeper's queries, each served by a partial index of what it looks for.
+  resultsPastDeadline: `SELECT * FROM task_results
+    WHERE deadline_at IS NOT NULL AND status IN ('pending', 'running') AND deadline_at <= @now
+    ORDER BY deadline_at, id LIMIT @limit`,
+  stagesUnsettled: `SELECT * FROM task_stages AS st WHERE st.status = 'running'
+    AND NOT EXISTS (SELECT 1 FROM task_results AS r WHERE r.stage_id = st.id AND r.status IN ('pending', 'running'))
+    ORDER BY st.id LIMIT @limit`,
 } as const;
 
 type Statements = Record<keyof typeof TASK_STAGE_SQL, SqliteStatement>;
@@ -138,6 +162,20 @@ export function createTaskStageStores(db: SqliteDatabase): TaskStageStores {
     },
   );
 
+  const claim = immediateTx(db, (request: DeliveryClaim): TaskDeliveryRecord[] => {
+    const leaseExpiresAt = new Date(Date.parse(request.now) + request.leaseMs).toISOString();
+    const params = { now: request.now, owner: request.owner, lease_expires_at: leaseExpiresAt, limit: Math.max(0, request.limit) };
+    // RETURNING hands rows back in no promised order; the contract's order is restored here.
+    return (s.deliveryClaim.all(params) as DeliveryRow[])
+      .map(fromDeliveryRow)
+      .sort((a, b) => (a.dueAt < b.dueAt ? -1 : a.dueAt > b.dueAt ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  });
+  const leaseWrite = (statement: SqliteStatement) =>
+    immediateTx(db, (params: Record<string, unknown>): boolean => statement.run(params).changes === 1);
+  const complete = leaseWrite(s.deliveryComplete);
+  const reschedule = leaseWrite(s.deliveryReschedule);
+  const release = leaseWrite(s.deliveryRelease);
+
   const outcomesPage = deferredTx(db, (taskResultId: string, query: OutcomeListQuery, request: PageRequest) => {
     const filter = { result: taskResultId, severity: query.severity ?? null, status: query.status ?? null };
     const statement = query.sort === "severity" ? s.outcomesBySeverity : s.outcomesByPosition;
@@ -173,6 +211,7 @@ export function createTaskStageStores(db: SqliteDatabase): TaskStageStores {
           throw error;
         }
       },
+      listUnsettled: async (limit) => (s.stagesUnsettled.all({ limit }) as TaskStageRow[]).map(fromTaskStageRow),
     },
     taskResults: {
       get: async (id) => result(s.resultGet.get(id)),
@@ -182,6 +221,7 @@ export function createTaskStageStores(db: SqliteDatabase): TaskStageStores {
         if (next.id !== id) throw new Error("transition: next.id must equal id");
         return resultCas(expected, next, outcomes) ? next : null;
       },
+      listPastDeadline: async (now, limit) => (s.resultsPastDeadline.all({ now, limit }) as TaskResultRow[]).map(fromTaskResultRow),
     },
     taskResultOutcomes: {
       get: async (id) => one(s.outcomeGet.get(id), fromOutcomeRow),
@@ -190,6 +230,12 @@ export function createTaskStageStores(db: SqliteDatabase): TaskStageStores {
     taskDeliveries: {
       get: async (id) => one(s.deliveryGet.get(id), fromDeliveryRow),
       listByResult: async (taskResultId) => (s.deliveriesByResult.all(taskResultId) as DeliveryRow[]).map(fromDeliveryRow),
+      claim: async (request) => claim(request),
+      complete: async (id, fencingToken, f) =>
+        complete({ id, fencing_token: fencingToken, attempt: f.attempt, closed_at: f.closedAt, delivered_at: f.deliveredAt, last_error: f.lastError }),
+      reschedule: async (id, fencingToken, f) =>
+        reschedule({ id, fencing_token: fencingToken, attempt: f.attempt, due_at: f.dueAt, last_error: f.lastError }),
+      release: async (id, fencingToken) => release({ id, fencing_token: fencingToken }),
     },
   };
 }

@@ -15,6 +15,8 @@ export interface HttpRequest {
   method?: "POST";
   headers: Record<string, string>;
   body: Uint8Array | string;
+  /** Abandons the attempt (an `aborted` EgressError), e.g. when a dispatcher stops. */
+  signal?: AbortSignal;
 }
 
 export interface HttpResponse {
@@ -45,13 +47,16 @@ export interface EgressOptions {
   timeoutMs?: number;
   /** Response bytes kept; the connection is dropped after that. Default 64 KiB (D15). */
   maxBodyBytes?: number;
-  /** Replaces any caller-supplied User-Agent (D1: a fixed product identifier). */
+  /**
+   * Replaces any caller-supplied User-Agent (D1: a fixed product identifier). Without it the
+   * caller's User-Agent is sent, or `runplane` when the caller gives none.
+   */
   userAgent?: string;
   /** Below the guard: opens the socket to an already checked address. For custom TLS and tests. */
   connector?: EgressConnector;
 }
 
-export const EGRESS_ERROR_CODES = ["refused-url", "refused-address", "dns-failure", "timeout", "network"] as const;
+export const EGRESS_ERROR_CODES = ["refused-url", "refused-address", "dns-failure", "timeout", "network", "aborted"] as const;
 export type EgressErrorCode = (typeof EGRESS_ERROR_CODES)[number];
 
 /** Messages carry only a code and a fixed reason: never the URL, headers or body, which may hold secrets. */
@@ -78,11 +83,16 @@ const RESERVED_HEADERS = new Set(["host", "content-length", "transfer-encoding",
 
 const systemResolve: Resolver = (hostname) => lookup(hostname, { all: true, verbatim: true });
 
+/**
+ * An SSRF-guarded HTTP transport (D15): only http(s) without userinfo, and every address a socket
+ * connects to (after DNS) must be public unicast or allowlisted. One attempt has a 10 s budget,
+ * redirects are returned, never followed, and at most 64 KiB of a body is read.
+ */
 export function createEgress(options: EgressOptions = {}): HttpTransport {
   const policy = createEgressPolicy({ allow: options.allow ?? [] });
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
-  const userAgent = options.userAgent ?? DEFAULT_USER_AGENT;
+  const userAgent = options.userAgent;
   const agent = new Agent({
     connect: guardConnector({
       policy,
@@ -97,10 +107,12 @@ export function createEgress(options: EgressOptions = {}): HttpTransport {
 
   const exchange = async (url: URL, req: HttpRequest, signal: AbortSignal): Promise<HttpResponse> => {
     const headers: Record<string, string> = {};
+    let callerAgent: string | undefined;
     for (const [name, value] of Object.entries(req.headers)) {
-      if (!RESERVED_HEADERS.has(name.toLowerCase())) headers[name] = value;
+      if (name.toLowerCase() === "user-agent") callerAgent = value;
+      else if (!RESERVED_HEADERS.has(name.toLowerCase())) headers[name] = value;
     }
-    headers["user-agent"] = userAgent;
+    headers["user-agent"] = userAgent ?? callerAgent ?? DEFAULT_USER_AGENT;
     // undici's request() never follows redirects (v7 moved that to an interceptor we do not add),
     // so a 3xx comes back as a status and its Location is never contacted (D15).
     const res = await request(url, { dispatcher: agent, method: req.method ?? "POST", headers, body: req.body, signal });
@@ -111,8 +123,10 @@ export function createEgress(options: EgressOptions = {}): HttpTransport {
   const send = async (req: HttpRequest): Promise<HttpResponse> => {
     const checked = policy.checkUrl(req.url);
     if (!checked.ok) throw refusal(checked.code, checked.reason);
+    if (req.signal?.aborted) throw new EgressError("aborted", "request aborted");
     const controller = new AbortController();
     let timer: NodeJS.Timeout | undefined;
+    let onAbort: (() => void) | undefined;
     // A race, not just the abort signal: undici only notices an abort once a socket is assigned,
     // so a slow resolver or connect would otherwise outlive the budget.
     const deadline = new Promise<never>((_, reject) => {
@@ -120,6 +134,11 @@ export function createEgress(options: EgressOptions = {}): HttpTransport {
         reject(new EgressError("timeout", `request timed out after ${timeoutMs} ms`));
         controller.abort();
       }, timeoutMs);
+      onAbort = () => {
+        reject(new EgressError("aborted", "request aborted"));
+        controller.abort();
+      };
+      req.signal?.addEventListener("abort", onAbort, { once: true });
     });
     const attempt = exchange(checked.url, req, controller.signal);
     try {
@@ -128,6 +147,7 @@ export function createEgress(options: EgressOptions = {}): HttpTransport {
       throw toEgressError(err);
     } finally {
       clearTimeout(timer);
+      if (onAbort) req.signal?.removeEventListener("abort", onAbort);
       attempt.catch(() => undefined);
     }
   };

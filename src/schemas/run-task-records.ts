@@ -109,7 +109,10 @@ export interface TaskResultRecord {
   outcomesCount: number;
   /** SHA-256 hex of the callback access token (D17); null until the stage starts. Unique. */
   accessTokenDigest: string | null;
-  /** After this instant the access token no longer authenticates (D16, D17). */
+  /**
+   * After this instant the access token no longer authenticates and the sweeper settles the
+   * result (D16, D17). Null until the first delivery attempt opens the window.
+   */
   deadlineAt: string | null;
   /** With the idle/max deadline rule: the cap a `running` callback cannot push `deadlineAt` past. */
   deadlineMaxAt: string | null;
@@ -141,9 +144,9 @@ export interface TaskResultOutcomeRecord {
 
 /**
  * One outbox row per result of a started stage (decision D15), written in the same storage step as
- * the stage's `pending -> running`. The dispatcher (a later issue) claims due rows with a lease:
- * it sets `leaseOwner`/`leaseExpiresAt` and increments `fencingToken` in one compare-and-set, and
- * every later write of that attempt must present the token it got, so a worker whose lease lapsed
+ * the stage's `pending -> running`. The dispatcher claims due rows with a lease: it sets
+ * `leaseOwner`/`leaseExpiresAt` and increments `fencingToken` in one compare-and-set, and every
+ * later write of that attempt must present the token it got, so a worker whose claim was replaced
  * can no longer record anything.
  *
  * `payload` is the exact request body (spec 4.1, built and serialized once, D14) sealed with the
@@ -167,7 +170,16 @@ export interface TaskDeliveryRecord {
   fencingToken: number;
   payload: string;
   createdAt: string;
+  /** When the integration answered 200; null until then (and forever when it never did). */
   deliveredAt: string | null;
+  /**
+   * When the row stopped needing attempts: a 200, a result that no longer waits for the request
+   * (a callback proved receipt, or it is final), or no retry left before the deadline. Null while
+   * the row is due or waiting for a retry; only rows with a null `closedAt` are ever claimed.
+   */
+  closedAt: string | null;
+  /** Why the latest attempt failed, in words safe to store and show (no URL, header or body). */
+  lastError: string | null;
 }
 
 /** Filter and order of an outcome list (D18). Labels are compared exactly (the core lower-cases). */

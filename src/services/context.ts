@@ -2,6 +2,7 @@ import type { Keyring } from "../crypto/keyring.js";
 import type { Logger } from "../logger.js";
 import type { Dialect } from "../schemas/common.js";
 import type { Storage } from "../storage/types.js";
+import type { TaskEndpointCheck } from "./run-task-config.js";
 import type { RunTaskSettings } from "./run-task-settings.js";
 
 /** What every service is built from: injected so tests control time, ids and storage (habit 12). */
@@ -16,6 +17,8 @@ export interface ServiceContext {
   newId(prefix: string): string;
   /** Resolved run task options (`resolveRunTaskSettings`); the defaults when absent. */
   runTasks?: RunTaskSettings;
+  /** decision D15: the SSRF policy and verification request before a run task URL or key is saved. */
+  taskEndpointCheck?: TaskEndpointCheck;
 }
 
 /** UTC ISO-8601 with milliseconds and `Z` (D9). */

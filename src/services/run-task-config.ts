@@ -27,12 +27,27 @@ const BUSY = (): ApiError => new ApiError("conflict", { detail: "The resource is
 /** decision D11: the HMAC key is sealed for its row; nothing else ever opens it but delivery. */
 export const hmacKeyBinding = (taskId: string): string => rowBinding("tasks", "hmac_key", taskId);
 
+/** A run task endpoint about to be saved: where and how its requests will be sent. */
+export interface TaskEndpoint {
+  organization: string;
+  url: string;
+  /** The plaintext HMAC key the requests will be signed with, or null. */
+  hmacKey: string | null;
+}
+
 /**
- * Save-time check of a run task URL. The SSRF address check (D15) arrives with delivery and hooks
- * in here; until then only the URL syntax (absolute http/https) is enforced, by the schema.
+ * Save-time check of a run task endpoint (decision D15), run before a task is created and before
+ * its URL or HMAC key changes: the SSRF policy, then the signed verification request, which must be
+ * answered 200. Throws a 422 ApiError at `pointer` otherwise. `createRunplane` wires the one built
+ * by `src/delivery/verification.ts` through `ServiceContext.taskEndpointCheck`.
  */
-export type TaskUrlCheck = (url: string) => Promise<void>;
-export const acceptTaskUrlUntilDeliveryLands: TaskUrlCheck = async () => {};
+export type TaskEndpointCheck = (endpoint: TaskEndpoint, pointer: string) => Promise<void>;
+
+/** Without a wired check nothing can be verified, so nothing is saved (fail closed). */
+const refuseUnverifiable = (ctx: ServiceContext): TaskEndpointCheck => async () => {
+  ctx.logger.error("run task endpoint check is not configured; refusing to save a run task URL");
+  throw new ApiError("internal");
+};
 
 export const toTaskView = (r: RunTaskRecord): TaskView => ({
   id: r.id,
@@ -66,9 +81,29 @@ function checkStages(stages: readonly RunStage[], level: EnforcementLevel): void
 }
 
 /** Organization run tasks and workspace run tasks (type `tasks`, `workspace-tasks`). Unchecked: callers authorize. */
-export function createRunTaskConfig(ctx: ServiceContext, checkUrl: TaskUrlCheck = acceptTaskUrlUntilDeliveryLands) {
+export function createRunTaskConfig(ctx: ServiceContext, checkEndpoint: TaskEndpointCheck = ctx.taskEndpointCheck ?? refuseUnverifiable(ctx)) {
   const s = ctx.storage;
   const seal = (id: string, key: string | null): string | null => (key === null ? null : ctx.keyring.seal(key, hmacKeyBinding(id)));
+  /** The stored key in plaintext; `undefined` when this keyring cannot open it. */
+  const open = (row: RunTaskRecord): string | null | undefined => {
+    try {
+      return row.hmacKey === null ? null : ctx.keyring.open(row.hmacKey, hmacKeyBinding(row.id));
+    } catch {
+      return undefined;
+    }
+  };
+  /**
+   * decision D15: the endpoint a PATCH would leave, when its URL or key differs from the stored
+   * one (so it must answer the verification request first); null when neither changes.
+   */
+  const changedEndpoint = (current: RunTaskRecord, url: string | undefined, key: string | null | undefined): TaskEndpoint | null => {
+    const sameUrl = url === undefined || url === current.url;
+    if (sameUrl && key === undefined) return null;
+    const stored = open(current);
+    if (key !== undefined) return sameUrl && key === stored ? null : { organization: current.organization, url: url ?? current.url, hmacKey: key };
+    if (stored === undefined) throw invalid(`${ATTRIBUTES}/hmac-key`, "The stored HMAC key cannot be opened with the current keyring; send hmac-key with the new URL");
+    return { organization: current.organization, url: url!, hmacKey: stored };
+  };
 
   const requireWorkspace = async (workspaceId: string): Promise<Workspace> => {
     const workspace = await s.workspaces.get(workspaceId);
@@ -102,7 +137,7 @@ export function createRunTaskConfig(ctx: ServiceContext, checkUrl: TaskUrlCheck 
     async create(organization: string, input: TaskCreate): Promise<TaskView> {
       if (!(await s.organizations.get(organization))) throw notFound();
       const attrs = parseOrThrow(TaskCreateSchema, input, ATTRIBUTES);
-      await checkUrl(attrs.url);
+      await checkEndpoint({ organization, url: attrs.url, hmacKey: attrs["hmac-key"] }, `${ATTRIBUTES}/url`);
       const id = ctx.newId("task");
       const now = isoNow(ctx);
       const record: RunTaskRecord = {
@@ -123,11 +158,17 @@ export function createRunTaskConfig(ctx: ServiceContext, checkUrl: TaskUrlCheck 
     },
     async update(id: string, input: TaskUpdate): Promise<TaskView> {
       const attrs = parseOrThrow(TaskUpdateSchema, input, ATTRIBUTES);
-      if (attrs.url !== undefined) await checkUrl(attrs.url);
+      let verified: TaskEndpoint | null = null;
       for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
         const current = await s.runTasks.get(id);
         if (!current) throw notFound();
         const key = attrs["hmac-key"];
+        // decision D15: a new URL or key is saved only once the endpoint answered the verification.
+        const endpoint = changedEndpoint(current, attrs.url, key);
+        if (endpoint && !(verified && verified.url === endpoint.url && verified.hmacKey === endpoint.hmacKey)) {
+          await checkEndpoint(endpoint, `${ATTRIBUTES}/${endpoint.url !== current.url ? "url" : "hmac-key"}`);
+          verified = endpoint;
+        }
         const next: RunTaskRecord = {
           ...current,
           name: attrs.name ?? current.name,

@@ -15,8 +15,8 @@ export interface RunTaskOptions {
   /** decision D13: a failed mandatory task sends its stage to `awaiting_override` instead of `failed`. Default false. */
   overridableTasks?: boolean;
   /**
-   * decision D16. Default: a fixed 10 minutes from the start of the stage. `{ idle, max }`: every
-   * `running` callback restarts an `idle` window, never past `max` from the start.
+   * decision D16. Default: a fixed 10 minutes from the first delivery attempt. `{ idle, max }`:
+   * every `running` callback restarts an `idle` window, never past `max` from the first attempt.
    */
   deadline?: { idle: Duration; max: Duration };
   /** `User-Agent` of run task requests (D1). Default `runplane/<version>`. */

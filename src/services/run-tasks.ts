@@ -3,6 +3,7 @@ import { createRunTaskConfig } from "./run-task-config.js";
 import { createRunTaskEmitter } from "./run-task-events.js";
 import { resolveRunTaskSettings } from "./run-task-settings.js";
 import { createTaskCallbackService } from "./task-callback.js";
+import { createTaskDeliveryService } from "./task-deliveries.js";
 import { createTaskStageService } from "./task-stages.js";
 
 /**
@@ -16,6 +17,7 @@ export function createRunTaskService(ctx: ServiceContext) {
   const config = createRunTaskConfig(ctx);
   const stages = createTaskStageService(ctx, settings, events);
   const callbacks = createTaskCallbackService(ctx, settings, stages);
+  const deliveries = createTaskDeliveryService(ctx, settings, stages);
   return {
     settings,
     /** Organization run tasks (type `tasks`): `list`, `get`, `create`, `update`, `delete`, `reencrypt`. */
@@ -38,6 +40,11 @@ export function createRunTaskService(ctx: ServiceContext) {
     getOutcome: callbacks.getOutcome,
     /** Subscribes to `stage-status` or `result-status`; resolves an unsubscribe function. */
     on: events.on,
+    /**
+     * The delivery outbox (D15, D16) as steps: `claim`, `prepare`, `succeed`, `fail`, `release`,
+     * `listExpired`, `expire`, `listUnsettledStages`, `settle`. `createDispatcher` drives them.
+     */
+    deliveries,
   };
 }
 export type RunTaskService = ReturnType<typeof createRunTaskService>;

@@ -35,7 +35,8 @@ const label = (entry: { label: string } | null): string | null => (entry === nul
 /** The callback (D17), access tokens, and outcomes (D18). */
 export function createTaskCallbackService(ctx: ServiceContext, settings: RunTaskSettings, stages: TaskStageService) {
   const s = ctx.storage;
-  const expired = (r: TaskResultRecord, now: Date): boolean => r.deadlineAt === null || now.getTime() >= Date.parse(r.deadlineAt);
+  // decision D16: the window opens at the first delivery attempt; before it there is no deadline.
+  const expired = (r: TaskResultRecord, now: Date): boolean => r.deadlineAt !== null && now.getTime() >= Date.parse(r.deadlineAt);
   const tokenMatches = (r: TaskResultRecord, token: string | null): boolean =>
     token !== null && r.accessTokenDigest !== null && safeEqual(sha256Hex(token), r.accessTokenDigest);
 

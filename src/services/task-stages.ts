@@ -119,8 +119,9 @@ export function createTaskStageService(ctx: ServiceContext, settings: RunTaskSet
 
     /**
      * `pending -> running` (D13) in one storage step that also issues each result its callback
-     * access token (stored as a digest, D17), sets its deadline (D16) and enqueues its delivery
-     * (D15). 404 for an unknown run or stage; 409 `transition not allowed` when not pending.
+     * access token (stored as a digest, D17) and enqueues its delivery (D15). The deadline (D16)
+     * is not set here: it starts at the first delivery attempt. 404 for an unknown run or stage;
+     * 409 `transition not allowed` when not pending.
      */
     async startStage(runId: string, stage: RunStage): Promise<TaskStageView> {
       const current = await s.taskStages.getByRun(runId, stage);
@@ -132,9 +133,6 @@ export function createTaskStageService(ctx: ServiceContext, settings: RunTaskSet
       const workspace = await s.workspaces.get(run.workspaceId);
       if (!workspace) throw notFound();
 
-      const rule = settings.deadline;
-      const deadlineAt = new Date(now.getTime() + (rule.kind === "fixed" ? rule.ms : rule.idleMs)).toISOString();
-      const deadlineMaxAt = rule.kind === "idle" ? new Date(now.getTime() + rule.maxMs).toISOString() : null;
       const writes: GuardedResultWrite[] = [];
       const deliveries: TaskDeliveryRecord[] = [];
       for (const result of await s.taskResults.listByStage(current.id)) {
@@ -142,8 +140,6 @@ export function createTaskStageService(ctx: ServiceContext, settings: RunTaskSet
         const next: TaskResultRecord = {
           ...result,
           accessTokenDigest: sha256Hex(token),
-          deadlineAt,
-          deadlineMaxAt,
           version: result.version + 1,
           updatedAt: now.toISOString(),
         };

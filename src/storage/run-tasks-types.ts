@@ -98,6 +98,12 @@ export interface TaskStageStore {
     results: readonly GuardedResultWrite[],
     deliveries: readonly TaskDeliveryRecord[],
   ): Promise<TaskStageRecord | null>;
+  /**
+   * Stages still `running` although none of their results is `pending` or `running`, ordered by
+   * `id`, at most `limit`. A process that stopped between a result's final write and the stage's
+   * recompute leaves one behind; the deadline sweeper settles it (D13, D16).
+   */
+  listUnsettled(limit: number): Promise<TaskStageRecord[]>;
 }
 
 export interface TaskResultStore {
@@ -117,6 +123,12 @@ export interface TaskResultStore {
     next: TaskResultRecord,
     outcomes?: readonly TaskResultOutcomeRecord[],
   ): Promise<TaskResultRecord | null>;
+  /**
+   * The sweeper's query (D16): results whose `deadlineAt` is set and not after `now` while their
+   * status is still `pending` or `running`, ordered by `deadlineAt`, then `id`, at most `limit`.
+   * Served by an index, so a sweep never scans settled results.
+   */
+  listPastDeadline(now: string, limit: number): Promise<TaskResultRecord[]>;
 }
 
 export interface TaskResultOutcomeStore {
@@ -129,9 +141,66 @@ export interface TaskResultOutcomeStore {
   list(taskResultId: string, query: OutcomeListQuery, page: PageRequest): Promise<Page<TaskResultOutcomeRecord>>;
 }
 
-/** The delivery outbox (D15). Rows are written only by `TaskStageStore.start`. */
+/** What `TaskDeliveryStore.claim` is asked for. */
+export interface DeliveryClaim {
+  /** ISO-8601 time the claim is made at: rows due at or before it are claimable. */
+  now: string;
+  /** Who holds the lease, stored in `leaseOwner`. */
+  owner: string;
+  /** The lease runs out `leaseMs` after `now`; then another owner may claim the row. */
+  leaseMs: number;
+  /** At most this many rows. */
+  limit: number;
+}
+
+/** The end of a row's attempts, written by `TaskDeliveryStore.complete`. */
+export interface DeliveryCompletion {
+  attempt: number;
+  closedAt: string;
+  deliveredAt: string | null;
+  lastError: string | null;
+}
+
+/** A failed attempt's next try, written by `TaskDeliveryStore.reschedule`. */
+export interface DeliveryRetry {
+  attempt: number;
+  dueAt: string;
+  lastError: string;
+}
+
+/**
+ * The delivery outbox (D15). Rows are inserted only by `TaskStageStore.start`; afterwards only the
+ * lease primitives below change them. A claim hands out a new `fencingToken` (one more than the
+ * row's previous one); `complete`, `reschedule` and `release` write only while the row still
+ * carries the token the caller presents, so a dispatcher whose claim was replaced by a newer one
+ * can never overwrite it: it gets `false` and nothing is written.
+ */
 export interface TaskDeliveryStore {
   get(id: string): Promise<TaskDeliveryRecord | null>;
   /** Rows of one result ordered by `createdAt`, then `id`. */
   listByResult(taskResultId: string): Promise<TaskDeliveryRecord[]>;
+  /**
+   * Atomically leases up to `limit` rows that are open (`closedAt` null), due (`dueAt <= now`)
+   * and not leased (no `leaseExpiresAt`, or one not after `now`), in `dueAt`, then `id` order: each
+   * gets `leaseOwner = owner`, `leaseExpiresAt = now + leaseMs` and `fencingToken + 1`. Resolves
+   * the rows as stored. Of concurrent claims (other connections and processes included) no two
+   * ever get the same row with the same lease: a row is held by at most one owner at a time.
+   */
+  claim(request: DeliveryClaim): Promise<TaskDeliveryRecord[]>;
+  /**
+   * Closes an open row holding `fencingToken`: sets the given fields and clears the lease. `false`
+   * (nothing written) when the row is gone, closed, or carries another token.
+   */
+  complete(id: string, fencingToken: number, fields: DeliveryCompletion): Promise<boolean>;
+  /**
+   * Records a failed attempt of an open row holding `fencingToken`: sets `attempt`, `dueAt` and
+   * `lastError` and clears the lease, so the row is claimable again from `dueAt`. `false` (nothing
+   * written) when the row is gone, closed, or carries another token.
+   */
+  reschedule(id: string, fencingToken: number, fields: DeliveryRetry): Promise<boolean>;
+  /**
+   * Gives a lease back unused: clears `leaseOwner`/`leaseExpiresAt` of an open row holding
+   * `fencingToken`, leaving `attempt` and `dueAt` alone. `false` otherwise.
+   */
+  release(id: string, fencingToken: number): Promise<boolean>;
 }

@@ -146,6 +146,8 @@ export function delivery(overrides: Partial<TaskDeliveryRecord> = {}): TaskDeliv
     payload: "rpv1:k1:bm9uY2U:cGF5bG9hZA",
     createdAt: at(2),
     deliveredAt: null,
+    closedAt: null,
+    lastError: null,
     ...overrides,
   };
 }

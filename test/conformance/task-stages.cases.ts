@@ -4,6 +4,7 @@ import type { GuardedResultWrite } from "../../src/storage/types.js";
 import { race, type ConformanceContext } from "./context.js";
 import { at } from "./fixtures.js";
 import { delivery, outcome, result, rid, run, stage, started } from "./run-task-fixtures.js";
+import { describeTaskDeliveryCases } from "./task-deliveries.cases.js";
 
 const PENDING = { statuses: ["pending"] as const, version: 1 };
 const OPEN = ["pending", "running"] as const;
@@ -210,4 +211,6 @@ export function describeTaskStageCases(ctx: ConformanceContext): void {
       expect(await s().taskResults.transition(r1.id, { statuses: OPEN, version: 3 }, { ...final, version: 4 })).toBeNull();
     });
   });
+
+  describeTaskDeliveryCases(ctx);
 }

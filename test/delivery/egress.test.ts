@@ -14,6 +14,7 @@ import {
   type ResolvedAddress,
 } from "../../src/delivery/egress.js";
 import { startLoopbackServer, type LoopbackServer } from "../helpers/loopback-server.js";
+import { REFUSED_LITERALS } from "./ssrf-vectors.js";
 
 // Decision D15 and design/ssrf-vectors.md, end to end through undici. The machine's rule holds
 // here: only 127.0.0.1 is ever dialled. Names resolve through an injected table, and the injected
@@ -81,15 +82,7 @@ async function refusal(promise: Promise<unknown>): Promise<EgressError> {
 }
 
 describe("egress: the SSRF vectors", () => {
-  const LITERALS = [
-    "0.0.0.0", "0.1.2.3", "10.0.0.1", "100.64.0.1", "127.0.0.1", "127.255.255.254", "169.254.169.254",
-    "172.16.0.1", "172.31.255.255", "192.0.0.1", "192.0.2.1", "192.88.99.1", "192.168.1.1", "198.18.0.1",
-    "198.51.100.1", "203.0.113.1", "224.0.0.1", "240.0.0.1", "255.255.255.255",
-    "0", "127.1", "0177.0.0.1", "017700000001", "2130706433", "0x7f000001", "0x7f.1",
-    "[::]", "[::1]", "[::ffff:127.0.0.1]", "[::ffff:7f00:1]", "[::ffff:169.254.169.254]", "[64:ff9b::7f00:1]",
-    "[64:ff9b:1::1]", "[2002:7f00:1::]", "[fc00::1]", "[fd00::1]", "[fe80::1]", "[fec0::1]", "[ff02::1]",
-    "[2001:db8::1]", "[100::1]", "[3fff::1]", "[5f00::1]",
-  ];
+  const LITERALS = REFUSED_LITERALS;
 
   it.each(LITERALS)("refuses http and https to %s without a connection", async (host) => {
     const { dialled, connector } = loopbackConnector();

@@ -1,5 +1,5 @@
 import { createMemoryStorage } from "../../adapters/memory/index.js";
-import { createRunplane, generateKey, silentLogger, type RunplaneOptions } from "../../src/index.js";
+import { createRunplane, generateKey, silentLogger, type HttpRequest, type HttpTransport, type RunplaneOptions } from "../../src/index.js";
 import type { Storage } from "../../src/storage/types.js";
 
 export interface TestApp {
@@ -40,6 +40,7 @@ export async function createTestApp(options: Partial<RunplaneOptions> & { storag
     logger: silentLogger,
     clock: tickingClock(),
     keyring: { keys: [{ id: "k1", key: generateKey() }] },
+    transport: answering200(),
     ...options,
     storage,
   });
@@ -89,3 +90,20 @@ export function tickingClock(start = Date.UTC(2026, 0, 1)): () => Date {
 export const varsBody = (attributes: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
   data: { type: "vars", attributes, ...extra },
 });
+
+/**
+ * A transport that answers every request 200 without any network, recording what it was asked to
+ * send: the test apps' default, so creating a run task passes its verification request (D15)
+ * without contacting anything. Delivery tests replace it with real loopback receivers.
+ */
+export function answering200(): HttpTransport & { sent: HttpRequest[] } {
+  const sent: HttpRequest[] = [];
+  return {
+    sent,
+    async send(req) {
+      sent.push(req);
+      return { status: 200, headers: {}, body: "", bodyTruncated: false };
+    },
+    async close() {},
+  };
+}

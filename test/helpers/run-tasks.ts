@@ -1,4 +1,4 @@
-import { createKeyring, generateKey, type Keyring } from "../../src/index.js";
+import { createDispatcher, createKeyring, generateKey, type Keyring, type TickReport } from "../../src/index.js";
 import type { RunStage } from "../../src/schemas/run-tasks.js";
 import { deliveryPayloadBinding } from "../../src/services/task-stages.js";
 import type { Storage } from "../../src/storage/types.js";
@@ -111,4 +111,12 @@ export async function startedRun(
   await a.runplane.runTasks.startStage(run.id, stage.stage);
   const results = await a.runplane.runTasks.listResults(stage.id);
   return { runId: run.id, stageId: stage.id, resultIds: results.map((r) => r.id) };
+}
+
+/**
+ * Sends every due run task request once through the app's transport (the test apps answer 200)
+ * and sweeps. The first attempt is what opens a result's callback deadline (D16).
+ */
+export function deliverDue(a: RunTaskApp): Promise<TickReport> {
+  return createDispatcher(a.runplane).tick();
 }

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { STORAGES } from "../helpers/storages.js";
-import { callbackBody, outcomeItem, runTaskApp, sendCallback, startedRun, tokenOf, type RunTaskApp } from "../helpers/run-tasks.js";
+import { callbackBody, deliverDue, outcomeItem, runTaskApp, sendCallback, startedRun, tokenOf, type RunTaskApp } from "../helpers/run-tasks.js";
 
 const OUTCOMES = (id: string) => `/api/v2/task-results/${id}/outcomes`;
 
@@ -101,6 +101,7 @@ describe.each(STORAGES)("run task callback and outcomes over HTTP ($name)", (set
   it("rejects an expired token with 401 (fake clock) and changes nothing", async () => {
     const a = await app();
     const { resultIds } = await startedRun(a, ["mandatory"]);
+    await deliverDue(a); // decision D16: the deadline runs from the first delivery attempt
     const id = resultIds[0]!;
     const token = await tokenOf(a, id);
     const before = await snapshot(a, id);
@@ -113,6 +114,7 @@ describe.each(STORAGES)("run task callback and outcomes over HTTP ($name)", (set
   it("restarts the idle window on running callbacks but never past the max (D16 option)", async () => {
     const a = await app({ deadline: { idle: "10m", max: "15m" } });
     const { resultIds } = await startedRun(a, ["mandatory"]);
+    await deliverDue(a);
     const id = resultIds[0]!;
     const token = await tokenOf(a, id);
     a.clock.advance(8 * 60 * 1000);

@@ -5,6 +5,7 @@ import {
   attachTask,
   callbackBody,
   createTask,
+  deliverDue,
   payloadOf,
   runTaskApp,
   sendCallback,
@@ -295,6 +296,7 @@ describe.each(STORAGES)("task stages and results over HTTP ($name)", (setup) => 
   it("lets the host check access tokens while they are valid", async () => {
     const a = await app();
     const { runId, resultIds } = await startedRun(a, ["mandatory", "advisory"]);
+    await deliverDue(a); // decision D16: the deadline runs from the first delivery attempt
     const [first, second] = [await tokenOf(a, resultIds[0]!), await tokenOf(a, resultIds[1]!)];
     expect(await a.runplane.runTasks.verifyAccessToken(first)).toStrictEqual({ taskResultId: resultIds[0], runId });
     expect(await a.runplane.runTasks.verifyAccessToken("not-a-token")).toBeNull();

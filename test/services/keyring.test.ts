@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { createMemoryStorage } from "../../adapters/memory/index.js";
 import { createKeyring, generateKey, rowBinding } from "../../src/crypto/keyring.js";
 import { createRunplane, silentLogger } from "../../src/index.js";
+import { answering200 } from "../helpers/app.js";
 
 describe("keyring (D11)", () => {
   const k1 = generateKey();
@@ -44,7 +45,7 @@ describe("keyring (D11)", () => {
 
   it("re-encrypts every sensitive variable and run task HMAC key to the active key without changing plaintext", async () => {
     const storage = createMemoryStorage();
-    const before = createRunplane({ storage, logger: silentLogger, keyring: { keys: [{ id: "k1", key: k1 }] } });
+    const before = createRunplane({ storage, logger: silentLogger, keyring: { keys: [{ id: "k1", key: k1 }] }, transport: answering200() });
     await before.directory.organizations.create({ name: "o" });
     await before.directory.projects.create({ id: "prj-1", name: "p", organization: "o" });
     await before.directory.workspaces.create({ id: "ws-1", name: "w", organization: "o", projectId: "prj-1" });

@@ -1,0 +1,45 @@
+/**
+ * The save-time check of a run task endpoint (decision D15): the SSRF policy on the URL, then the
+ * verification request (`access_token: "test-token"`, signed like every request, D14) through the
+ * same guarded transport the deliveries use. A task is created, or its URL or HMAC key changed,
+ * only when the endpoint answered exactly 200.
+ */
+import { runTaskRequestHeaders, serializeRunTaskRequest, verificationRequest, type RunTaskUrls } from "../domain/run-task-request.js";
+import { invalid } from "../errors.js";
+import type { Dialect } from "../schemas/common.js";
+import type { TaskEndpointCheck } from "../services/run-task-config.js";
+import type { EgressPolicy } from "./address-policy.js";
+import type { HttpTransport } from "./egress.js";
+import { failureReason, isRefusal, refusalReason } from "./failure-reason.js";
+
+export interface TaskEndpointCheckOptions {
+  transport: HttpTransport;
+  /** The URL rules checked before anything is sent: scheme, userinfo, names, literal addresses. */
+  policy: EgressPolicy;
+  urls: RunTaskUrls;
+  dialect: Dialect;
+  userAgent: string;
+  now: () => Date;
+}
+
+export function createTaskEndpointCheck(options: TaskEndpointCheckOptions): TaskEndpointCheck {
+  const { transport, policy, urls, dialect, userAgent, now } = options;
+  return async ({ organization, url, hmacKey }, pointer) => {
+    // Literal addresses and refused names fail here, before a resolver or socket is involved; a
+    // name's addresses are checked by the transport's guarded connect when the request goes out.
+    const checked = policy.checkUrl(url);
+    if (!checked.ok) throw invalid(pointer, `The run task URL is not allowed: ${refusalReason(checked.code, checked.reason)}`);
+    const body = serializeRunTaskRequest(verificationRequest({ organizationName: organization, urls, at: now() }));
+    const headers = runTaskRequestHeaders({ bytes: body, key: hmacKey, dialect, userAgent });
+    let status: number;
+    try {
+      ({ status } = await transport.send({ url, headers, body }));
+    } catch (err) {
+      const reason = failureReason(err);
+      throw invalid(pointer, isRefusal(err) ? `The run task URL is not allowed: ${reason}` : `The run task URL could not be reached: ${reason}`);
+    }
+    if (status !== 200) {
+      throw invalid(pointer, `The run task URL responded with ${status} to the verification request; it must answer 200`);
+    }
+  };
+}

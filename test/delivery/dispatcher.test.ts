@@ -1,0 +1,152 @@
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { createDispatcher, createKeyring, createRunplane, generateKey, silentLogger, type HttpRequest, type HttpResponse, type HttpTransport } from "../../src/index.js";
+import { startLoopbackServer, type LoopbackServer } from "../helpers/loopback-server.js";
+import { deliveriesTo, deliveryApp, iso, loopbackEgress, resultOf, rowOf, startRun, tasksAnswer, type DeliveryApp } from "./support.js";
+
+// The dispatcher's lifecycle (decision D15): background polling, graceful stop that leaves no
+// lease held, takeover of a dead dispatcher's rows after its lease, and fencing of its late writes.
+
+let receiver: LoopbackServer;
+let a: DeliveryApp;
+afterEach(async () => {
+  await a?.close();
+  await receiver?.close();
+});
+
+/** A transport whose sends wait until the test settles them (or the dispatcher aborts them). */
+function heldTransport() {
+  const waiting: { req: HttpRequest; settle(res: HttpResponse): void }[] = [];
+  const transport: HttpTransport = {
+    send: (req) =>
+      new Promise<HttpResponse>((resolve, reject) => {
+        waiting.push({ req, settle: resolve });
+        req.signal?.addEventListener("abort", () => reject(Object.assign(new Error("aborted"), { name: "EgressError", code: "aborted" })));
+      }),
+    close: async () => {},
+  };
+  const answer = (status: number) => ({ status, headers: {}, body: "", bodyTruncated: false });
+  return { transport, waiting, answer };
+}
+
+describe("dispatcher: background loop", () => {
+  it("delivers due rows once started and stops leaving no lease held", async () => {
+    receiver = await startLoopbackServer(tasksAnswer({ kind: "respond", status: 200, delayMs: 20 }));
+    a = await deliveryApp();
+    const { resultIds } = await startRun(a, [receiver.url("/1"), receiver.url("/2"), receiver.url("/3")]);
+    const dispatcher = a.dispatcher({ pollIntervalMs: 5 });
+    dispatcher.start();
+    dispatcher.start();
+    await vi.waitFor(async () => {
+      for (const id of resultIds) expect((await resultOf(a, id)).status).toBe("running");
+    }, { timeout: 2_000, interval: 5 });
+    await dispatcher.stop();
+    expect(() => dispatcher.start()).toThrow(/stopped/);
+    expect(deliveriesTo(receiver.requests)).toHaveLength(3);
+    for (const id of resultIds) expect(await rowOf(a, id)).toMatchObject({ leaseOwner: null, attempt: 1 });
+  });
+
+  it("keeps at most `concurrency` attempts in flight", async () => {
+    receiver = await startLoopbackServer();
+    const held = heldTransport();
+    a = await deliveryApp();
+    await startRun(a, Array.from({ length: 5 }, (_, i) => receiver.url(`/${i}`)));
+    const dispatcher = a.dispatcher({ transport: held.transport, concurrency: 2, pollIntervalMs: 5 });
+    dispatcher.start();
+    await vi.waitFor(() => expect(held.waiting).toHaveLength(2), { timeout: 2_000, interval: 5 });
+    held.waiting[0]!.settle(held.answer(200));
+    await vi.waitFor(() => expect(held.waiting).toHaveLength(3), { timeout: 2_000, interval: 5 });
+    for (const w of held.waiting) w.settle(held.answer(200));
+    await vi.waitFor(() => expect(held.waiting).toHaveLength(5), { timeout: 2_000, interval: 5 });
+    for (const w of held.waiting) w.settle(held.answer(200));
+    await dispatcher.stop();
+  });
+
+  it("lets an attempt in flight finish within the grace period", async () => {
+    receiver = await startLoopbackServer();
+    const held = heldTransport();
+    a = await deliveryApp();
+    const { resultIds } = await startRun(a, [receiver.url("/hook")]);
+    const dispatcher = a.dispatcher({ transport: held.transport, pollIntervalMs: 5 });
+    dispatcher.start();
+    await vi.waitFor(() => expect(held.waiting).toHaveLength(1), { timeout: 2_000, interval: 5 });
+    const stopped = dispatcher.stop({ graceMs: 5_000 });
+    held.waiting[0]!.settle(held.answer(200));
+    await stopped;
+    expect(await rowOf(a, resultIds[0]!)).toMatchObject({ leaseOwner: null, deliveredAt: iso(a.clock.ms) });
+  });
+
+  it("abandons an attempt that outlasts the grace period and releases its row unchanged", async () => {
+    receiver = await startLoopbackServer(tasksAnswer({ kind: "hang" }));
+    a = await deliveryApp({ transport: loopbackEgress({ timeoutMs: 10_000 }) });
+    const { resultIds } = await startRun(a, [receiver.url("/hook")]);
+    const dispatcher = a.dispatcher({ pollIntervalMs: 5 });
+    dispatcher.start();
+    await vi.waitFor(() => expect(deliveriesTo(receiver.requests)).toHaveLength(1), { timeout: 2_000, interval: 5 });
+    const started = performance.now();
+    await dispatcher.stop({ graceMs: 20 });
+    expect(performance.now() - started).toBeLessThan(1_000);
+    expect(await rowOf(a, resultIds[0]!)).toMatchObject({ leaseOwner: null, leaseExpiresAt: null, attempt: 0, closedAt: null });
+    expect((await resultOf(a, resultIds[0]!)).status).toBe("pending");
+  });
+});
+
+describe("dispatcher: a dead dispatcher's rows", () => {
+  it("go to another dispatcher once the lease runs out, and the dead one's late answer writes nothing", async () => {
+    receiver = await startLoopbackServer(tasksAnswer({ kind: "respond", status: 200 }));
+    const held = heldTransport();
+    a = await deliveryApp();
+    const { resultIds } = await startRun(a, [receiver.url("/hook")]);
+    const claimedAt = a.clock.ms;
+    const dead = a.dispatcher({ transport: held.transport, owner: "dead", leaseMs: 30_000 });
+    const deadTick = dead.tick();
+    await vi.waitFor(() => expect(held.waiting).toHaveLength(1), { timeout: 2_000, interval: 5 });
+    expect(await rowOf(a, resultIds[0]!)).toMatchObject({ leaseOwner: "dead", leaseExpiresAt: iso(claimedAt + 30_000) });
+
+    const next = a.dispatcher({ owner: "next" });
+    a.clock.advance(29_999);
+    expect((await next.tick()).attempted).toBe(0);
+    a.clock.advance(1);
+    expect((await next.tick()).delivered).toBe(1);
+    const delivered = await rowOf(a, resultIds[0]!);
+    expect(delivered).toMatchObject({ attempt: 1, leaseOwner: null });
+
+    held.waiting[0]!.settle(held.answer(500));
+    expect(await deadTick).toMatchObject({ failed: 1 });
+    expect(await rowOf(a, resultIds[0]!)).toStrictEqual(delivered);
+    expect((await resultOf(a, resultIds[0]!)).status).toBe("running");
+  });
+});
+
+describe("dispatcher: requests it cannot build", () => {
+  it("retries without sending when this process cannot open the payload, and when the task was deleted", async () => {
+    receiver = await startLoopbackServer(tasksAnswer({ kind: "respond", status: 200 }));
+    a = await deliveryApp();
+    const { resultIds, taskIds, stageId } = await startRun(a, [receiver.url("/a"), receiver.url("/b")]);
+    const stranger = createRunplane({
+      storage: a.storage,
+      logger: silentLogger,
+      clock: a.clock,
+      keyring: createKeyring({ keys: [{ id: "other", key: generateKey() }] }),
+      transport: loopbackEgress(),
+    });
+    await createDispatcher(stranger, { random: () => 0 }).tick();
+    for (const id of resultIds) expect(await rowOf(a, id)).toMatchObject({ attempt: 1, lastError: "the request payload could not be opened", closedAt: null });
+
+    await a.runplane.runTasks.tasks.delete(taskIds[1]!);
+    a.clock.advance(1_000);
+    await a.dispatcher().tick();
+    const orphan = (await a.runplane.runTasks.listResults(stageId)).find((r) => r.taskId === taskIds[1])!.id;
+    const kept = resultIds.find((id) => id !== orphan)!;
+    expect(await rowOf(a, kept)).toMatchObject({ attempt: 2, deliveredAt: iso(a.clock.ms) });
+    expect(await rowOf(a, orphan)).toMatchObject({ attempt: 2, lastError: "the run task was deleted", closedAt: null });
+    expect(deliveriesTo(receiver.requests)).toHaveLength(1);
+  });
+
+  it("refuses options that cannot work", () => {
+    a = undefined as unknown as DeliveryApp;
+    const host = { runTasks: { deliveries: {} as never, settings: {} as never }, transport: loopbackEgress() };
+    expect(() => createDispatcher(host, { concurrency: 0 })).toThrow(TypeError);
+    expect(() => createDispatcher(host, { leaseMs: -1 })).toThrow(TypeError);
+    expect(() => createDispatcher(host, { pollIntervalMs: 1.5 })).toThrow(TypeError);
+  });
+});
