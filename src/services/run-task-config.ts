@@ -1,5 +1,5 @@
 import { rowBinding } from "../crypto/keyring.js";
-import { ApiError, invalid, notFound } from "../errors.js";
+import { ApiError, conflict, invalid, notFound } from "../errors.js";
 import type { Workspace } from "../schemas/directory.js";
 import type { Page, PageRequest } from "../schemas/records.js";
 import type { RunTaskRecord, WorkspaceTaskRecord } from "../schemas/run-task-records.js";
@@ -134,11 +134,20 @@ export function createRunTaskConfig(ctx: ServiceContext, checkEndpoint: TaskEndp
       if (!row) throw notFound();
       return toTaskView(row);
     },
-    async create(organization: string, input: TaskCreate): Promise<TaskView> {
+    /**
+     * Creates a run task once its endpoint answered the verification request (D15). `options.id`
+     * lets the host's own code give the task a fixed id (the reference server's `task-demo`); the
+     * HTTP API never passes it. An id that exists already is 409 `conflict`.
+     */
+    async create(organization: string, input: TaskCreate, options: { id?: string } = {}): Promise<TaskView> {
       if (!(await s.organizations.get(organization))) throw notFound();
       const attrs = parseOrThrow(TaskCreateSchema, input, ATTRIBUTES);
+      if (options.id !== undefined) {
+        if (options.id === "") throw new TypeError("tasks.create: options.id must be a non-empty string");
+        if (await s.runTasks.get(options.id)) throw conflict(`run task ${options.id} already exists`);
+      }
       await checkEndpoint({ organization, url: attrs.url, hmacKey: attrs["hmac-key"] }, `${ATTRIBUTES}/url`);
-      const id = ctx.newId("task");
+      const id = options.id ?? ctx.newId("task");
       const now = isoNow(ctx);
       const record: RunTaskRecord = {
         id,

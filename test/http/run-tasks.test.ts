@@ -51,6 +51,18 @@ describe.each(STORAGES)("run task configuration over HTTP ($name)", (setup) => {
     expect(() => a.keyring.open(stored!.hmacKey!, hmacKeyBinding("task-other"))).toThrow();
   });
 
+  it("lets the host's code create a task with a fixed id (programmatic only); an existing id is 409", async () => {
+    const a = await app();
+    const tasks = a.runplane.runTasks.tasks;
+    const created = await tasks.create("acme", { name: "fixed", url: "https://fixed.example/hook", "hmac-key": "k" }, { id: "task-demo" });
+    expect(created).toMatchObject({ id: "task-demo", name: "fixed", hasHmacKey: true });
+    expect((await a.call("GET", "/api/v2/tasks/task-demo")).status).toBe(200);
+    expect(a.keyring.open((await a.storage.runTasks.get("task-demo"))!.hmacKey!, hmacKeyBinding("task-demo"))).toBe("k");
+    await expect(tasks.create("acme", { name: "other", url: "https://fixed.example/hook" }, { id: "task-demo" })).rejects.toMatchObject({
+      code: "conflict",
+    });
+  });
+
   it("reads, lists (paginated), updates and deletes tasks", async () => {
     const a = await app();
     const ids = [];

@@ -1,0 +1,95 @@
+import { serve } from "@hono/node-server";
+import type { AddressInfo } from "node:net";
+import type { Server } from "node:http";
+import { createExampleIntegration } from "../integration/server.js";
+import type { Runplane } from "../../src/index.js";
+import { DEMO } from "./demo.js";
+
+/** The loopback address the bundled integration listens on; the egress allowlist holds only it. */
+export const INTEGRATION_HOST = "127.0.0.1";
+
+/**
+ * The demo run tasks, both pointing at the bundled integration with the same HMAC key. A workspace
+ * has one attachment per task with one enforcement level, so "mandatory at post_plan, advisory at
+ * pre_apply" takes two tasks.
+ */
+export const DEMO_TASKS = [
+  { id: "task-demo", name: "demo-check", level: "mandatory", stage: "post_plan" },
+  { id: "task-demo-advisory", name: "demo-advice", level: "advisory", stage: "pre_apply" },
+] as const;
+
+export interface StartedIntegration {
+  /** The run task URL of the integration. */
+  url: string;
+  /** The egress allowlist entry that lets runplane reach it (and nothing else private). */
+  allow: string;
+  close(): Promise<void>;
+}
+
+/** Binds a Web handler on `hostname:port` (0 for an ephemeral port); resolves once it listens. */
+export function listen(
+  fetch: (request: Request) => Response | Promise<Response>,
+  port: number,
+  hostname: string,
+): Promise<{ server: Server; port: number; close: () => Promise<void> }> {
+  return new Promise((resolve, reject) => {
+    const server = serve({ fetch, port, hostname }, (info: AddressInfo) => {
+      server.off("error", reject);
+      resolve({
+        server: server as Server,
+        port: info.port,
+        close: () =>
+          new Promise<void>((done) => {
+            server.close(() => done());
+            (server as Server).closeIdleConnections?.();
+          }),
+      });
+    });
+    server.once("error", reject);
+  });
+}
+
+/**
+ * Starts the bundled example integration (`examples/integration/server.ts`) on the loopback
+ * address. It must listen before the demo tasks are saved: saving sends the verification request.
+ */
+export async function startIntegration(options: { hmacKey: string; port: number }): Promise<StartedIntegration> {
+  const { handler } = createExampleIntegration({
+    hmacKey: options.hmacKey,
+    // Logged by kind only: a callback error may carry the callback URL, never the token or key.
+    onError: (error) => process.stderr.write(`example integration: callback failed (${error instanceof Error ? error.message : String(error)})\n`),
+  });
+  const bound = await listen(handler, options.port, INTEGRATION_HOST);
+  return { url: `http://${INTEGRATION_HOST}:${bound.port}/run-task`, allow: `${INTEGRATION_HOST}/32`, close: bound.close };
+}
+
+/**
+ * Creates the demo run tasks with their fixed ids and attaches them to the demo workspace; on a
+ * later start it reuses them, pointing them at the integration's current URL and HMAC key (a
+ * change re-sends the verification request).
+ */
+export async function ensureDemoTasks(runplane: Runplane, integration: { url: string; hmacKey: string }): Promise<void> {
+  const { tasks, workspaceTasks } = runplane.runTasks;
+  const attached = new Set((await workspaceTasks.list(DEMO.workspace)).items.map((w) => w.taskId));
+  for (const task of DEMO_TASKS) {
+    const existing = await tasks.get(task.id).catch(() => null);
+    if (existing) {
+      // Same URL and key: nothing to verify, nothing changes but the version.
+      await tasks.update(task.id, { url: integration.url, "hmac-key": integration.hmacKey, enabled: true });
+    } else {
+      await tasks.create(
+        DEMO.organization,
+        {
+          name: task.name,
+          url: integration.url,
+          "hmac-key": integration.hmacKey,
+          description: "The reference server's bundled example integration (fails runs whose message contains \"fail\").",
+        },
+        { id: task.id },
+      );
+    }
+    if (!attached.has(task.id)) {
+      await workspaceTasks.create(DEMO.workspace, task.id, { "enforcement-level": task.level, stages: [task.stage] });
+    }
+  }
+}
