@@ -3,24 +3,10 @@ import { ACTIONS, can, resolveProjectAccess, toPermissionSet } from "../../src/d
 import type { OrgPermission, Principal } from "../../src/schemas/common.js";
 import type { Project, Team } from "../../src/schemas/directory.js";
 import type { TeamProjectRecord } from "../../src/schemas/team-projects.js";
+import { ORDERS } from "./permission-orders.js";
 
 // An independent model of spec 4.6 and decisions D19-D21, written without the resolver's code:
 // every value below is typed out by hand.
-const ORDERS: Record<string, readonly unknown[]> = {
-  settings: ["read", "update", "delete"],
-  teams: ["none", "read", "manage"],
-  variableSets: ["none", "read", "write"],
-  runs: ["read", "plan", "apply"],
-  sentinelMocks: ["none", "read"],
-  stateVersions: ["none", "read-outputs", "read", "write"],
-  variables: ["none", "read", "write"],
-  create: [false, true],
-  locking: [false, true],
-  delete: [false, true],
-  move: [false, true],
-  runTasks: [false, true],
-  policyOverrides: [false, true],
-};
 const PROJECT_KEYS = ["settings", "teams", "variableSets"];
 type Flat = Record<string, unknown>;
 

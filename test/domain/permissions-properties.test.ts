@@ -16,23 +16,9 @@ import {
 import { ORG_PERMISSIONS, type OrgPermission, type Principal } from "../../src/schemas/common.js";
 import type { Project, Team } from "../../src/schemas/directory.js";
 import type { AccessLevel, PermissionSet, TeamProjectRecord } from "../../src/schemas/team-projects.js";
+import { ORDERS } from "./permission-orders.js";
 
 // Hand-written orders (lowest first), so the properties do not borrow the resolver's own.
-const ORDERS: Record<string, readonly unknown[]> = {
-  settings: ["read", "update", "delete"],
-  teams: ["none", "read", "manage"],
-  variableSets: ["none", "read", "write"],
-  runs: ["read", "plan", "apply"],
-  sentinelMocks: ["none", "read"],
-  stateVersions: ["none", "read-outputs", "read", "write"],
-  variables: ["none", "read", "write"],
-  create: [false, true],
-  locking: [false, true],
-  delete: [false, true],
-  move: [false, true],
-  runTasks: [false, true],
-  policyOverrides: [false, true],
-};
 const PROJECT_KEYS = new Set(["settings", "teams", "variableSets"]);
 
 const PROJECT: Project = { id: "prj-1", name: "core", organization: "acme" };
