@@ -6,7 +6,7 @@ import type { TeamProjectRecord } from "../../src/schemas/team-projects.js";
 import { ORDERS } from "./permission-orders.js";
 
 // An independent model of spec 4.6 and decisions D19-D21, written without the resolver's code:
-// every value below is typed out by hand.
+// every value below (and ORDERS in ./permission-orders.ts) is typed out by hand.
 const PROJECT_KEYS = ["settings", "teams", "variableSets"];
 type Flat = Record<string, unknown>;
 

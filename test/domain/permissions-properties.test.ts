@@ -18,7 +18,7 @@ import type { Project, Team } from "../../src/schemas/directory.js";
 import type { AccessLevel, PermissionSet, TeamProjectRecord } from "../../src/schemas/team-projects.js";
 import { ORDERS } from "./permission-orders.js";
 
-// Hand-written orders (lowest first), so the properties do not borrow the resolver's own.
+// Hand-written keys and orders (./permission-orders.ts), so the properties do not borrow the resolver's own.
 const PROJECT_KEYS = new Set(["settings", "teams", "variableSets"]);
 
 const PROJECT: Project = { id: "prj-1", name: "core", organization: "acme" };
