@@ -51,64 +51,88 @@ export function createTaskStageService(ctx: ServiceContext, settings: RunTaskSet
     });
   };
 
+  /** The record after a successful pure transition: new status, timestamps and version. */
+  const advance = <R extends TaskStageRecord | TaskResultRecord>(current: R, t: { status: R["status"]; statusTimestamps: R["statusTimestamps"] }, now: Date): R => ({
+    ...current,
+    status: t.status,
+    statusTimestamps: t.statusTimestamps,
+    version: current.version + 1,
+    updatedAt: now.toISOString(),
+  });
+
+  const writeStage = async (current: TaskStageRecord, next: TaskStageRecord): Promise<TaskStageRecord | null> => {
+    const stored = await s.taskStages.transition(current.id, { statuses: [current.status], version: current.version }, next);
+    if (stored) emitStage(current, stored);
+    return stored;
+  };
+  const writeResult = async (current: TaskResultRecord, next: TaskResultRecord): Promise<TaskResultRecord | null> => {
+    const stored = await s.taskResults.transition(current.id, { statuses: [current.status], version: current.version }, next);
+    if (stored) emitResult(current, stored);
+    return stored;
+  };
+
+  /**
+   * One status change with compare-and-set retries: load the row, let `step` decide the next record
+   * (null: nothing to do), write it guarded by the status and version read. Resolves the stored row,
+   * the current one when nothing changed, or null when the row is gone; 409 after MAX_ATTEMPTS.
+   */
+  async function retrying<R extends TaskStageRecord | TaskResultRecord>(
+    what: string,
+    load: () => Promise<R | null>,
+    step: (current: R, now: Date) => Promise<R | null> | R | null,
+    write: (current: R, next: R) => Promise<R | null>,
+  ): Promise<R | null> {
+    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+      const current = await load();
+      if (!current) return null;
+      const next = await step(current, ctx.now());
+      if (!next) return current;
+      const stored = await write(current, next);
+      if (stored) return stored;
+    }
+    throw new ApiError("conflict", { detail: `The task ${what} is being updated concurrently; retry the request` });
+  }
+
   /**
    * Recomputes a running stage from its results (D13) and stores the answer with a compare-and-set.
    * Results only ever become final, so a stale read can only compute `running`, which writes nothing.
    */
-  async function recompute(stageId: string): Promise<TaskStageRecord | null> {
-    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-      const current = await s.taskStages.get(stageId);
-      if (!current) return null;
-      const results = await s.taskResults.listByStage(stageId);
-      const views = results.map((r) => ({ status: r.status, enforcementLevel: r.enforcementLevel, overridden: current.overridden }));
-      const now = ctx.now();
-      const t = transitionStage(current, { type: "result", results: views, overridable: settings.overridableTasks }, now);
-      if (!t.ok || !t.changed) return current;
-      const next: TaskStageRecord = {
-        ...current,
-        status: t.status,
-        statusTimestamps: t.statusTimestamps,
-        version: current.version + 1,
-        updatedAt: now.toISOString(),
-      };
-      const stored = await s.taskStages.transition(current.id, { statuses: [current.status], version: current.version }, next);
-      if (stored) {
-        emitStage(current, stored);
-        return stored;
-      }
-    }
-    throw new ApiError("conflict", { detail: "The task stage is being updated concurrently; retry the request" });
-  }
+  const recompute = (stageId: string): Promise<TaskStageRecord | null> =>
+    retrying(
+      "stage",
+      () => s.taskStages.get(stageId),
+      async (current, now) => {
+        const results = await s.taskResults.listByStage(stageId);
+        const views = results.map((r) => ({ status: r.status, enforcementLevel: r.enforcementLevel, overridden: current.overridden }));
+        const t = transitionStage(current, { type: "result", results: views, overridable: settings.overridableTasks }, now);
+        return t.ok && t.changed ? advance(current, t, now) : null;
+      },
+      writeStage,
+    );
 
-  /** Moves one result through `event` with compare-and-set retries; null when it is already final. */
-  async function cancelResult(id: string): Promise<void> {
-    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-      const current = await s.taskResults.get(id);
-      if (!current || isFinalResultStatus(current.status)) return;
-      const now = ctx.now();
-      const t = transitionResult(current, { type: "cancel" }, now);
-      if (!t.ok) return;
-      const next = { ...current, status: t.status, statusTimestamps: t.statusTimestamps, version: current.version + 1, updatedAt: now.toISOString() };
-      const stored = await s.taskResults.transition(id, { statuses: [current.status], version: current.version }, next);
-      if (stored) return emitResult(current, stored);
-    }
-    throw new ApiError("conflict", { detail: "The task result is being updated concurrently; retry the request" });
-  }
+  const cancelResult = (id: string): Promise<TaskResultRecord | null> =>
+    retrying(
+      "result",
+      () => s.taskResults.get(id),
+      (current, now) => {
+        if (isFinalResultStatus(current.status)) return null;
+        const t = transitionResult(current, { type: "cancel" }, now);
+        return t.ok ? advance(current, t, now) : null;
+      },
+      writeResult,
+    );
 
   async function cancelStage(stageId: string): Promise<void> {
-    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-      const current = await s.taskStages.get(stageId);
-      if (!current || isFinalStageStatus(current.status)) break;
-      const now = ctx.now();
-      const t = transitionStage(current, { type: "cancel" }, now);
-      if (!t.ok) break;
-      const next = { ...current, status: t.status, statusTimestamps: t.statusTimestamps, version: current.version + 1, updatedAt: now.toISOString() };
-      const stored = await s.taskStages.transition(stageId, { statuses: [current.status], version: current.version }, next);
-      if (stored) {
-        emitStage(current, stored);
-        break;
-      }
-    }
+    await retrying(
+      "stage",
+      () => s.taskStages.get(stageId),
+      (current, now) => {
+        if (isFinalStageStatus(current.status)) return null;
+        const t = transitionStage(current, { type: "cancel" }, now);
+        return t.ok ? advance(current, t, now) : null;
+      },
+      writeStage,
+    );
     // The stage is final first, so a racing callback's recompute can no longer move it.
     for (const result of await s.taskResults.listByStage(stageId)) await cancelResult(result.id);
   }
