@@ -1,7 +1,5 @@
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
-import { httpScenarios } from "./scenarios/http.js";
-import { resolverScenario } from "./scenarios/resolver.js";
 import type { Scenario, ScenarioResult } from "./scenarios/types.js";
 
 /**
@@ -11,7 +9,21 @@ import type { Scenario, ScenarioResult } from "./scenarios/types.js";
  */
 const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 5);
 const filter = process.argv[2]?.toLowerCase();
-const scenarios: Scenario[] = [...httpScenarios, resolverScenario].filter((s) => !filter || s.name.toLowerCase().includes(filter));
+
+/** Every module in bench/scenarios/ exports `scenarios`; the table follows the issue's order. */
+const ORDER = ["HTTP read", "HTTP read, Express", "HTTP write", "Callback ingest", "Fan-out", "Stage latency", "Scale", "Resolver", "Memory"];
+const rank = (name: string): number => {
+  const i = ORDER.findIndex((o) => name.startsWith(o));
+  return i === -1 ? ORDER.length : i;
+};
+const found: Scenario[] = [];
+for (const file of readdirSync(new URL("./scenarios/", import.meta.url)).filter((f) => f.endsWith(".ts") && f !== "types.ts").sort()) {
+  const mod = (await import(`./scenarios/${file.replace(/\.ts$/, ".js")}`)) as { scenarios?: Scenario[] };
+  found.push(...(mod.scenarios ?? []));
+}
+const scenarios = found
+  .filter((s) => !filter || s.name.toLowerCase().includes(filter))
+  .sort((a, b) => rank(a.name) - rank(b.name));
 
 const fmt = (n: number): string => (n >= 100 ? Math.round(n).toLocaleString("en-US") : n.toFixed(2));
 const results: ScenarioResult[] = [];

@@ -63,4 +63,4 @@ const write: Scenario = {
   },
 };
 
-export const httpScenarios: Scenario[] = [readScenario("HTTP read", "hono"), readScenario("HTTP read, Express", "express"), write];
+export const scenarios: Scenario[] = [readScenario("HTTP read", "hono"), readScenario("HTTP read, Express", "express"), write];

@@ -17,7 +17,7 @@ function rate(fn: () => unknown, ms = 500): number {
 }
 
 /** `resolveProjectAccess` for a principal in 6 teams against a plain object lookup loop. */
-export const resolverScenario: Scenario = {
+const resolverScenario: Scenario = {
   name: "Resolver",
   async run(samples) {
     const teams: Team[] = LEVELS.map((_, i) => ({ id: `team-${i}`, name: `t${i}`, organization: "o", visibility: "secret", orgPermissions: [], members: ["user-1"] }));
@@ -40,3 +40,5 @@ export const resolverScenario: Scenario = {
     return { name: "Resolver", unit: "calls/s", ...r, ratio: r.subject.median / r.baseline.median, target: "reported", notes: "6 teams, one grant each" };
   },
 };
+
+export const scenarios: Scenario[] = [resolverScenario];
