@@ -1,3 +1,4 @@
+import { withRevisions } from "./revisions.js";
 import { createMemoryTeamProjectStore } from "./team-projects.js";
 import type { Organization, Team, User } from "../../src/schemas/directory.js";
 import type { ApiTokenRecord, Page, PageRequest, VariableRecord, VarOwner } from "../../src/schemas/records.js";
@@ -21,7 +22,7 @@ import { createMemoryRunTaskStores } from "./run-tasks.js";
  * JavaScript thread: the guarded primitives need no locks.
  */
 export function createMemoryStorage(): Storage {
-  return {
+  return withRevisions({
     organizations: keyedStore<Organization>((o) => o.name) satisfies OrganizationStore,
     projects: directoryStore(),
     workspaces: directoryStore(),
@@ -35,7 +36,7 @@ export function createMemoryStorage(): Storage {
     ...createMemoryRunTaskStores(),
     teamProjects: createMemoryTeamProjectStore(),
     async close() {},
-  };
+  });
 }
 
 const clone = <T>(value: T): T => structuredClone(value);

@@ -1,3 +1,4 @@
+import { createRevisionStore } from "./revisions.js";
 import type { Storage } from "../../src/storage/types.js";
 import { createAgentTokenStore } from "./agent-tokens.js";
 import { createApiTokenStore } from "./api-tokens.js";
@@ -62,6 +63,7 @@ export function createSqliteStorage(db: SqliteDatabase, options: SqliteStorageOp
     teamProjects: createSqliteTeamProjectStore(db),
     ...createRunTaskStores(db),
     ...createTaskStageStores(db),
+    revisions: createRevisionStore(db),
     async close() {
       if (db.open) db.close();
     },

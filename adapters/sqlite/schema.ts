@@ -1,5 +1,6 @@
 import type { SqliteDatabase } from "./driver.js";
 import { immediateTx } from "./driver.js";
+import { REVISIONS_MIGRATION } from "./revisions.js";
 import { DELIVERY_DISPATCH_MIGRATION, RUN_TASKS_MIGRATION } from "./run-task-migration.js";
 
 /**
@@ -175,6 +176,7 @@ export const MIGRATIONS: readonly Migration[] = [
   },
   RUN_TASKS_MIGRATION,
   DELIVERY_DISPATCH_MIGRATION,
+  REVISIONS_MIGRATION,
 ];
 
 /**

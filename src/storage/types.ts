@@ -1,3 +1,4 @@
+import type { RevisionStore } from "./revisions.js";
 import type { AgentPool, Organization, PolicySet, Project, Team, User, Workspace } from "../schemas/directory.js";
 import type { ApiTokenRecord, Page, PageRequest, VariableRecord, VarOwner } from "../schemas/records.js";
 import type { TeamProjectRecord } from "../schemas/team-projects.js";
@@ -49,6 +50,12 @@ export interface Storage {
   readonly taskResultOutcomes: TaskResultOutcomeStore;
   readonly taskDeliveries: TaskDeliveryStore;
   readonly teamProjects: TeamProjectStore;
+  /**
+   * Optional change counters (`./revisions.ts`). An adapter that keeps them lets the core answer a
+   * repeated read (a workspace's variable list) from memory after one counter read; without them
+   * every read goes to the stores.
+   */
+  readonly revisions?: RevisionStore;
   /** Releases the underlying resources. Calls after close may throw. */
   close(): Promise<void>;
 }
@@ -218,3 +225,4 @@ export interface TeamProjectStore {
 }
 
 export type * from "./run-tasks-types.js";
+export type { RevisionStore } from "./revisions.js";

@@ -9,6 +9,7 @@ import { describeSealedValueCases } from "./sealed-values.cases.js";
 import { describeVariableCases } from "./variables.cases.js";
 import { describeTeamProjectCases } from "./team-projects.cases.js";
 import { describeRunTaskCases } from "./run-tasks.cases.js";
+import { describeRevisionCases } from "./revisions.cases.js";
 
 export type { ConformanceContext, ConformanceHandle, ConformanceSetup } from "./context.js";
 
@@ -53,5 +54,6 @@ export function runStorageConformance(name: string, setup: ConformanceSetup): vo
     describeSealedValueCases(ctx);
     describeTeamProjectCases(ctx);
     describeRunTaskCases(ctx);
+    describeRevisionCases(ctx);
   });
 }
