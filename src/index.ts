@@ -16,7 +16,8 @@ import type { Dialect } from "./schemas/common.js";
 import { createAuthorizer } from "./services/authorizer.js";
 import type { ServiceContext } from "./services/context.js";
 import { createServices } from "./services/index.js";
-import { createTokenAuthenticator } from "./services/principals.js";
+import { createTokenAuthenticator, TOUCH_INTERVAL_MS } from "./services/principals.js";
+import { createReadCache } from "./http/read-cache.js";
 import type { Storage } from "./storage/types.js";
 import { createEgress, createEgressPolicy, type HttpTransport, type Resolver } from "./delivery/egress.js";
 import { createTaskEndpointCheck } from "./delivery/verification.js";
@@ -66,6 +67,13 @@ export interface RunplaneOptions {
    * URL check.
    */
   transport?: HttpTransport;
+  /**
+   * Repeated reads of a workspace's variables are answered from memory while the storage's revision
+   * counters (`Storage.revisions`) say nothing they depend on changed; every request still reads
+   * those counters, so writes from any process are seen at once. On only with the default
+   * authenticator and a storage that keeps revisions. Default `{ maxBytes: 8 MiB }`; `false` turns it off.
+   */
+  readCache?: false | { maxBytes?: number };
 }
 
 const isKeyring = (k: Keyring | KeyringOptions): k is Keyring => "seal" in k;
@@ -126,7 +134,15 @@ export function createRunplane(options: RunplaneOptions) {
   };
   const routes: Route[] = [...pingRoutes, ...teamProjectRoutes, ...variableRoutes, ...policySetParameterRoutes, ...agentTokenRoutes, ...runTaskRoutes, ...taskStageRoutes];
   const authenticate: Authenticate = options.authenticate ?? createTokenAuthenticator(ctx);
-  const handler = createHandler(app, routes, authenticate);
+  // The read cache keys entries by bearer token: only the default authenticator reads nothing else.
+  const caching =
+    options.readCache !== false && options.authenticate === undefined && options.storage.revisions
+      ? {
+          cache: createReadCache({ maxBytes: options.readCache?.maxBytes, maxAgeMs: TOUCH_INTERVAL_MS, now: () => clock().getTime() }),
+          revisions: options.storage.revisions,
+        }
+      : undefined;
+  const handler = createHandler(app, routes, authenticate, caching);
 
   return {
     /** The HTTP API as `(Request) => Promise<Response>`; mount it with your framework. */

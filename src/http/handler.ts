@@ -1,15 +1,30 @@
+import { sha256Hex } from "../crypto/random.js";
 import { ApiError, toApiError } from "../errors.js";
 import type { Principal } from "../schemas/common.js";
+import { bearerToken } from "../services/principals.js";
+import { DIRECTORY_SCOPE, type RevisionStore } from "../storage/revisions.js";
 import { readJsonBody } from "./body.js";
 import { errorDocument, MEDIA_TYPE, type JsonApiDocument } from "./jsonapi.js";
 import { ROUTE_PERMISSIONS } from "./route-permissions.js";
+import type { ReadCache } from "./read-cache.js";
 import { createRouter } from "./router.js";
 import { routeKey, type HttpApp, type Route, type RouteContext, type RouteResult } from "./types.js";
 
 export type Authenticate = (request: Request) => Promise<Principal | null>;
 
+/**
+ * The read cache and what validates it. Only valid with the default bearer-token authenticator: an
+ * entry is keyed by the token's digest, which is all that authenticator reads of a request.
+ */
+export interface HandlerCaching {
+  cache: ReadCache;
+  revisions: RevisionStore;
+}
+
+const jsonText = (status: number, body: string, headers: Record<string, string> = {}): Response =>
+  new Response(body, { status, headers: { "content-type": MEDIA_TYPE, ...headers } });
 const json = (status: number, document: JsonApiDocument, headers: Record<string, string> = {}): Response =>
-  new Response(JSON.stringify(document), { status, headers: { "content-type": MEDIA_TYPE, ...headers } });
+  jsonText(status, JSON.stringify(document), headers);
 
 /** Every route must have an entry in the route-permission table (D21); a missing one is a bug. */
 export function assertRoutePermissions(routes: readonly Route[]): void {
@@ -22,14 +37,34 @@ export function assertRoutePermissions(routes: readonly Route[]): void {
  * around it. Errors become JSON:API error documents; anything unexpected is logged (without request
  * contents) and answered with a bare 500 (D5).
  */
-export function createHandler(app: HttpApp, routes: readonly Route[], authenticate: Authenticate) {
+export function createHandler(app: HttpApp, routes: readonly Route[], authenticate: Authenticate, caching?: HandlerCaching) {
   assertRoutePermissions(routes);
   const router = createRouter(routes);
 
-  const toResponse = (result: RouteResult): Response => {
+  /** Where a cacheable GET stores its answer: the key and the revisions read before any data. */
+  interface CacheSlot {
+    key: string;
+    stamp: string;
+  }
+
+  const toResponse = (result: RouteResult, slot: CacheSlot | null): Response => {
     if ("text" in result) return new Response(result.text, { status: result.status, headers: { "content-type": result.contentType } });
     if (result.document === undefined) return new Response(null, { status: result.status });
-    return json(result.status, result.document);
+    const body = JSON.stringify(result.document);
+    if (slot && result.status === 200) caching!.cache.set(slot.key, slot.stamp, body);
+    return jsonText(result.status, body);
+  };
+
+  /**
+   * The revisions are read before the route reads anything, so an entry is never newer than its
+   * stamp claims: a write racing the render leaves a stamp that no later request will match.
+   */
+  const cacheSlot = async (route: Route, params: Record<string, string>, request: Request, url: URL): Promise<CacheSlot | null> => {
+    if (!caching || !route.cacheScopes || route.auth !== "principal") return null;
+    const token = bearerToken(request);
+    if (token === null) return null;
+    const revisions = await caching.revisions.read([DIRECTORY_SCOPE, ...route.cacheScopes(params)]);
+    return { key: `${sha256Hex(token)} ${url.pathname}${url.search}`, stamp: revisions.join(",") };
   };
 
   return async function handler(request: Request): Promise<Response> {
@@ -53,6 +88,12 @@ export function createHandler(app: HttpApp, routes: readonly Route[], authentica
       const { route, params } = match;
       const action = ROUTE_PERMISSIONS[routeKey(route)]!;
 
+      const slot = method === "GET" ? await cacheSlot(route, params, request, url) : null;
+      const cached = slot ? caching!.cache.get(slot.key, slot.stamp) : undefined;
+      if (cached !== undefined) {
+        return request.method === "HEAD" ? new Response(null, { status: 200, headers: { "content-type": MEDIA_TYPE } }) : jsonText(200, cached);
+      }
+
       let principal: Principal | null = null;
       if (route.auth === "principal") {
         principal = await authenticate(request);
@@ -73,7 +114,7 @@ export function createHandler(app: HttpApp, routes: readonly Route[], authentica
           if (!principal || !(await app.authorizer(principal, action, target))) throw new ApiError("not-found");
         },
       };
-      const response = toResponse(await route.handle(ctx));
+      const response = toResponse(await route.handle(ctx), slot);
       return request.method === "HEAD" ? new Response(null, { status: response.status, headers: response.headers }) : response;
     } catch (error) {
       const apiError = toApiError(error);

@@ -52,6 +52,11 @@ export interface Route {
   auth: "principal" | "none" | "custom";
   /** Body limit in bytes (D6); default 1 MiB. */
   bodyLimit?: number;
+  /**
+   * GET routes whose 200 body depends only on the directory and the storage revision scopes named
+   * here (src/storage/revisions.ts) may be served from the read cache while those stand still.
+   */
+  cacheScopes?: (params: Record<string, string>) => readonly string[];
   handle(ctx: RouteContext): Promise<RouteResult>;
 }
 

@@ -5,7 +5,14 @@ import { isoNow, type ServiceContext } from "./context.js";
 import { sha256Hex, safeEqual } from "../crypto/random.js";
 
 /** `last-used-at` is written at most this often per token: a write per request would dominate reads. */
-const TOUCH_INTERVAL_MS = 60_000;
+export const TOUCH_INTERVAL_MS = 60_000;
+
+/** The secret of an `Authorization: Bearer <token>` header, or null. */
+export function bearerToken(request: Request): string | null {
+  const header = request.headers.get("authorization");
+  const match = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
+  return match ? match[1]! : null;
+}
 
 const union = (teams: readonly Team[]): OrgPermission[] => [...new Set(teams.flatMap((t) => t.orgPermissions))];
 
@@ -41,10 +48,9 @@ export async function principalForToken(ctx: ServiceContext, record: ApiTokenRec
 /** The default authenticator: `Authorization: Bearer <token>` against stored SHA-256 digests (D11). */
 export function createTokenAuthenticator(ctx: ServiceContext) {
   return async (request: Request): Promise<Principal | null> => {
-    const header = request.headers.get("authorization");
-    const match = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
-    if (!match) return null;
-    const digest = sha256Hex(match[1]!);
+    const token = bearerToken(request);
+    if (token === null) return null;
+    const digest = sha256Hex(token);
     const record = await ctx.storage.apiTokens.findByDigest(digest);
     // The lookup is by digest; the constant-time compare guards an adapter that matches loosely.
     if (!record || !safeEqual(record.digest, digest)) return null;

@@ -1,4 +1,5 @@
 import { invalid, notFound } from "../../errors.js";
+import { variablesScope } from "../../storage/revisions.js";
 import type { Workspace } from "../../schemas/directory.js";
 import type { VariableView, WorkspaceVariableCreate, WorkspaceVariableUpdate } from "../../schemas/variables.js";
 import { readResourceBody } from "../documents.js";
@@ -55,6 +56,8 @@ export const variableRoutes: Route[] = [
     method: "GET",
     path: "/workspaces/:workspace_id/vars",
     auth: "principal",
+    // The list is rendered from the directory (the workspace, the caller's access) and the variables.
+    cacheScopes: (params) => [variablesScope({ kind: "workspace", id: params.workspace_id! })],
     async handle(ctx) {
       const workspace = await loadWorkspace(ctx);
       // decision D7: workspace variable lists are not paginated.
