@@ -5,6 +5,7 @@
  */
 export interface SqliteDatabase {
   readonly open: boolean;
+  readonly inTransaction: boolean;
   prepare(source: string): SqliteStatement;
   exec(source: string): unknown;
   pragma(source: string, options?: { simple?: boolean }): unknown;
@@ -51,4 +52,64 @@ export function immediateTx<A extends any[], R>(db: SqliteDatabase, fn: (...args
 export function deferredTx<A extends any[], R>(db: SqliteDatabase, fn: (...args: A) => R): (...args: A) => R {
   const tx = db.transaction(fn);
   return (...args: A) => tx.deferred(...args);
+}
+
+interface GroupedCall {
+  run(): unknown;
+  resolve(value: unknown): void;
+  reject(error: unknown): void;
+}
+
+/** One queue per connection, so every grouped write of every store shares the same commits. */
+const queues = new WeakMap<SqliteDatabase, { calls: GroupedCall[]; flush: (calls: GroupedCall[]) => void }>();
+
+/**
+ * Like {@link immediateTx}, but the calls made during one turn of the event loop share one
+ * BEGIN IMMEDIATE ... COMMIT (group commit). Under `synchronous=FULL` a small write costs its
+ * commit's fsync, not its statements, so concurrent writers (a dispatcher's attempts, callbacks
+ * arriving together, stages started together) pay one fsync per turn instead of one each. Each
+ * call still runs whole and alone, inside its own savepoint: a throw rolls back only that call's
+ * writes and rejects only its promise. Every promise settles after the COMMIT, so a resolved write
+ * is exactly as durable as one made by `immediateTx`.
+ */
+export function groupedTx<A extends any[], R>(db: SqliteDatabase, fn: (...args: A) => R): (...args: A) => Promise<R> {
+  const tx = db.transaction(fn);
+  let queue = queues.get(db);
+  if (!queue) {
+    queue = { calls: [], flush: groupFlush(db) };
+    queues.set(db, queue);
+  }
+  const { calls, flush } = queue;
+  return (...args: A) =>
+    new Promise<R>((resolve, reject) => {
+      // setImmediate, not a microtask: answers that arrive in one poll phase of the event loop
+      // each get their own microtask checkpoint, and only the check phase sees them all.
+      if (calls.length === 0) setImmediate(() => flush(calls.splice(0)));
+      calls.push({ run: () => tx.immediate(...args), resolve: resolve as (value: unknown) => void, reject });
+    });
+}
+
+function groupFlush(db: SqliteDatabase): (calls: GroupedCall[]) => void {
+  const all = db.transaction((calls: GroupedCall[]) =>
+    calls.map((call) => {
+      try {
+        return { ok: true as const, value: call.run() };
+      } catch (error) {
+        // SQLite rolled the whole transaction back itself (SQLITE_FULL, an I/O error): nothing of
+        // the group stands, so every call fails rather than later ones running outside it.
+        if (!db.inTransaction) throw error;
+        return { ok: false as const, error };
+      }
+    }),
+  );
+  return (calls) => {
+    let outcomes: ReturnType<typeof all.immediate>;
+    try {
+      outcomes = all.immediate(calls);
+    } catch (error) {
+      for (const call of calls) call.reject(error);
+      return;
+    }
+    outcomes.forEach((outcome, i) => (outcome.ok ? calls[i]!.resolve(outcome.value) : calls[i]!.reject(outcome.error)));
+  };
 }
