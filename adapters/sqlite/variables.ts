@@ -1,7 +1,7 @@
 import type { Page, PageRequest, VariableRecord, VarOwner } from "../../src/schemas/records.js";
 import type { GuardedResult, VariableStore } from "../../src/storage/types.js";
 import type { SqliteDatabase } from "./driver.js";
-import { deferredTx, immediateTx, isUniqueViolation } from "./driver.js";
+import { deferredTx, groupedTx, isUniqueViolation } from "./driver.js";
 import { fromVariableRow, toVariableRow, type VariableRow } from "./rows.js";
 
 const OWNER = `owner_kind = ? AND owner_id = ?`;
@@ -40,27 +40,29 @@ export function createVariableStore(db: SqliteDatabase): VariableStore {
     items: records(s.page.all(owner.kind, owner.id, request.limit, request.offset)),
     total: (s.count.get(owner.kind, owner.id) as { total: number }).total,
   }));
-  const insert = immediateTx(db, (record: VariableRecord) => {
+  // Variable writes commit in groups (driver.ts): under synchronous=FULL a write costs its fsync,
+  // and API clients writing at once then share one.
+  const insert = groupedTx(db, (record: VariableRecord) => {
     s.insert.run(toVariableRow(record));
   });
-  const update = immediateTx(db, (record: VariableRecord, expectedVersionId: string): UpdateResult => {
+  const update = groupedTx(db, (record: VariableRecord, expectedVersionId: string): UpdateResult => {
     const row = { ...toVariableRow(record), expected_version_id: expectedVersionId };
     if (s.update.run(row).changes === 1) return { ok: true };
     const current = s.versionOf.get(record.id, record.ownerKind, record.ownerId);
     return { ok: false, reason: current ? "stale" : "missing" };
   });
-  const remove = immediateTx(db, (owner: VarOwner, id: string) => s.delete.run(id, owner.kind, owner.id).changes === 1);
-  const removeByOwner = immediateTx(db, (owner: VarOwner) => s.deleteByOwner.run(owner.kind, owner.id).changes);
-  const replaceSealed = immediateTx(
+  const remove = groupedTx(db, (owner: VarOwner, id: string) => s.delete.run(id, owner.kind, owner.id).changes === 1);
+  const removeByOwner = groupedTx(db, (owner: VarOwner) => s.deleteByOwner.run(owner.kind, owner.id).changes);
+  const replaceSealed = groupedTx(
     db,
     (id: string, expected: string, next: string) => s.replaceSealed.run(next, id, expected).changes === 1,
   );
 
-  // A UNIQUE violation rolls the transaction back before it reaches us; it becomes the guard's
+  // A UNIQUE violation rolls the call's savepoint back before it reaches us; it becomes the guard's
   // answer. Other errors (a PRIMARY KEY clash included) propagate: SQLite names columns, not values.
-  const guarded = <R>(write: () => R, onDuplicate: R): R => {
+  const guarded = async <R>(write: () => Promise<R>, onDuplicate: R): Promise<R> => {
     try {
-      return write();
+      return await write();
     } catch (error) {
       if (isUniqueViolation(error)) return onDuplicate;
       throw error;
@@ -78,8 +80,8 @@ export function createVariableStore(db: SqliteDatabase): VariableStore {
       return row ? fromVariableRow(row as VariableRow) : null;
     },
     async insert(record) {
-      return guarded<GuardedResult<"duplicate-key">>(() => {
-        insert(record);
+      return guarded<GuardedResult<"duplicate-key">>(async () => {
+        await insert(record);
         return { ok: true };
       }, { ok: false, reason: "duplicate-key" });
     },
