@@ -12,10 +12,10 @@ const SERVER = fileURLToPath(new URL("../servers/server.ts", import.meta.url));
 
 /**
  * Starts a bench server in its own process (the load generator stays in this one) and waits for its
- * `READY {json}` line.
+ * `READY {json}` line. `script` picks another entry under bench/servers/ speaking the same protocol.
  */
-export async function startServer(mode: string, env: Record<string, string> = {}): Promise<ChildServer> {
-  const child = spawn(process.execPath, ["--import", "tsx", SERVER, mode], {
+export async function startServer(mode: string, env: Record<string, string> = {}, script: string = SERVER): Promise<ChildServer> {
+  const child = spawn(process.execPath, ["--import", "tsx", script, mode], {
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "inherit"],
   });
