@@ -32,9 +32,41 @@ export interface OutcomeListOptions {
 /** Lower-case label of the enriched tag: what `filter[severity]`/`filter[status]` match (D18). */
 const label = (entry: { label: string } | null): string | null => (entry === null ? null : entry.label.toLowerCase());
 
+/**
+ * At most one stage recompute per stage at a time in this process. Callbacks for the results of
+ * one stage tend to land together; each recompute reads every result of the stage, and all but one
+ * of the concurrent ones would then lose the stage's compare-and-set and read it again. A caller
+ * that finds a pass in flight asks for one more pass after it (which sees its write) and waits
+ * for that, so no callback is answered before a recompute that saw its result.
+ */
+function createStageSettler(recompute: (stageId: string) => Promise<unknown>): (stageId: string) => Promise<void> {
+  const passes = new Map<string, { again: boolean; done: Promise<void> }>();
+  return (stageId) => {
+    const inFlight = passes.get(stageId);
+    if (inFlight) {
+      inFlight.again = true;
+      return inFlight.done;
+    }
+    const pass = { again: true, done: Promise.resolve() };
+    passes.set(stageId, pass);
+    pass.done = (async () => {
+      try {
+        while (pass.again) {
+          pass.again = false;
+          await recompute(stageId);
+        }
+      } finally {
+        passes.delete(stageId);
+      }
+    })();
+    return pass.done;
+  };
+}
+
 /** The callback (D17), access tokens, and outcomes (D18). */
 export function createTaskCallbackService(ctx: ServiceContext, settings: RunTaskSettings, stages: TaskStageService) {
   const s = ctx.storage;
+  const settle = createStageSettler(stages.recompute);
   // decision D16: the window opens at the first delivery attempt; before it there is no deadline.
   const expired = (r: TaskResultRecord, now: Date): boolean => r.deadlineAt !== null && now.getTime() >= Date.parse(r.deadlineAt);
   const tokenMatches = (r: TaskResultRecord, token: string | null): boolean =>
@@ -98,7 +130,7 @@ export function createTaskCallbackService(ctx: ServiceContext, settings: RunTask
         const stored = await s.taskResults.transition(current.id, { statuses: [current.status], version: current.version }, next, outcomes);
         if (stored) {
           stages.emitResult(current, stored);
-          if (stored.status !== current.status) await stages.recompute(stored.stageId);
+          if (stored.status !== current.status) await settle(stored.stageId);
           return;
         }
         const fresh = await s.taskResults.get(resultId);
