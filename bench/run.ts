@@ -26,11 +26,15 @@ const scenarios = found
   .sort((a, b) => rank(a.name) - rank(b.name));
 
 const fmt = (n: number): string => (n >= 100 ? Math.round(n).toLocaleString("en-US") : n.toFixed(2));
-const results: ScenarioResult[] = [];
+const results: (ScenarioResult & { wallSeconds: number })[] = [];
+const started = performance.now();
 for (const scenario of scenarios) {
   process.stderr.write(`bench: ${scenario.name}...\n`);
-  results.push(await scenario.run(SAMPLES));
+  const t0 = performance.now();
+  const result = await scenario.run(SAMPLES);
+  results.push({ ...result, wallSeconds: Math.round((performance.now() - t0) / 100) / 10 });
 }
+const wallSeconds = Math.round((performance.now() - started) / 1000);
 
 const rows = results.map((r) =>
   [
@@ -40,17 +44,20 @@ const rows = results.map((r) =>
     r.ratio === undefined ? "-" : r.ratio.toFixed(2),
     r.target ?? "-",
     r.met === undefined ? "" : r.met ? "met" : "MISSED",
+    r.notes ?? "",
   ].join(" | "),
 );
 const table = [
-  "| scenario | median (min-max) | baseline median (min-max) | ratio | target | |",
-  "|---|---|---|---|---|---|",
+  "| scenario | median (min-max) | baseline median (min-max) | ratio | target | | notes |",
+  "|---|---|---|---|---|---|---|",
   ...rows.map((r) => `| ${r} |`),
 ].join("\n");
 
+// A filtered run is a development run: it never replaces the full run's record.
+const file = filter ? "./results/partial.json" : "./results/latest.json";
 mkdirSync(new URL("./results/", import.meta.url), { recursive: true });
 writeFileSync(
-  new URL("./results/latest.json", import.meta.url),
-  JSON.stringify({ at: new Date().toISOString(), node: process.version, cpus: cpus().length, samples: SAMPLES, results }, null, 2),
+  new URL(file, import.meta.url),
+  JSON.stringify({ at: new Date().toISOString(), node: process.version, cpus: cpus().length, samples: SAMPLES, wallSeconds, filter, results }, null, 2),
 );
-process.stdout.write(`${table}\n`);
+process.stdout.write(`${table}\n\n${results.length} scenarios, ${SAMPLES} samples each, ${wallSeconds} s on ${cpus().length} cores (Node ${process.version}).\n`);
