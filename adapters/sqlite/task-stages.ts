@@ -18,7 +18,7 @@ import type {
   TaskStageStore,
 } from "../../src/storage/run-tasks-types.js";
 import type { SqliteDatabase, SqliteStatement } from "./driver.js";
-import { deferredTx, immediateTx } from "./driver.js";
+import { deferredTx, groupedTx, immediateTx } from "./driver.js";
 import {
   DELIVERIES,
   fromDeliveryRow,
@@ -138,11 +138,11 @@ export function createTaskStageStores(db: SqliteDatabase): TaskStageStores {
     total: (s.stagesCount.get(runId) as { total: number }).total,
   }));
 
-  const stageCas = immediateTx(db, (expected: Expected<string>, next: TaskStageRecord): boolean =>
+  const stageCas = groupedTx(db, (expected: Expected<string>, next: TaskStageRecord): boolean =>
     s.stageCas.run({ ...toTaskStageRow(next), ...guard(expected) }).changes === 1,
   );
 
-  const start = immediateTx(
+  const start = groupedTx(
     db,
     (next: TaskStageRecord, expected: Expected<string>, writes: readonly GuardedResultWrite[], deliveries: readonly TaskDeliveryRecord[]) => {
       if (s.stageCas.run({ ...toTaskStageRow(next), ...guard(expected) }).changes !== 1) throw new GuardFailed();
@@ -153,7 +153,7 @@ export function createTaskStageStores(db: SqliteDatabase): TaskStageStores {
     },
   );
 
-  const resultCas = immediateTx(
+  const resultCas = groupedTx(
     db,
     (expected: Expected<string>, next: TaskResultRecord, outcomes: readonly TaskResultOutcomeRecord[]): boolean => {
       if (s.resultCas.run({ ...toTaskResultRow(next), ...guard(expected) }).changes !== 1) return false;
@@ -162,7 +162,7 @@ export function createTaskStageStores(db: SqliteDatabase): TaskStageStores {
     },
   );
 
-  const claim = immediateTx(db, (request: DeliveryClaim): TaskDeliveryRecord[] => {
+  const claim = groupedTx(db, (request: DeliveryClaim): TaskDeliveryRecord[] => {
     const leaseExpiresAt = new Date(Date.parse(request.now) + request.leaseMs).toISOString();
     const params = { now: request.now, owner: request.owner, lease_expires_at: leaseExpiresAt, limit: Math.max(0, request.limit) };
     // RETURNING hands rows back in no promised order; the contract's order is restored here.
@@ -171,7 +171,7 @@ export function createTaskStageStores(db: SqliteDatabase): TaskStageStores {
       .sort((a, b) => (a.dueAt < b.dueAt ? -1 : a.dueAt > b.dueAt ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   });
   const leaseWrite = (statement: SqliteStatement) =>
-    immediateTx(db, (params: Record<string, unknown>): boolean => statement.run(params).changes === 1);
+    groupedTx(db, (params: Record<string, unknown>): boolean => statement.run(params).changes === 1);
   const complete = leaseWrite(s.deliveryComplete);
   const reschedule = leaseWrite(s.deliveryReschedule);
   const release = leaseWrite(s.deliveryRelease);
@@ -200,11 +200,11 @@ export function createTaskStageStores(db: SqliteDatabase): TaskStageStores {
       },
       async transition(id, expected, next) {
         if (next.id !== id) throw new Error("transition: next.id must equal id");
-        return stageCas(expected, next) ? next : null;
+        return (await stageCas(expected, next)) ? next : null;
       },
       async start(next, expected, writes, deliveries) {
         try {
-          start(next, expected, writes, deliveries);
+          await start(next, expected, writes, deliveries);
           return next;
         } catch (error) {
           if (error instanceof GuardFailed) return null;
@@ -219,7 +219,7 @@ export function createTaskStageStores(db: SqliteDatabase): TaskStageStores {
       findByTokenDigest: async (digest) => result(s.resultByToken.get(digest)),
       async transition(id, expected, next, outcomes = []) {
         if (next.id !== id) throw new Error("transition: next.id must equal id");
-        return resultCas(expected, next, outcomes) ? next : null;
+        return (await resultCas(expected, next, outcomes)) ? next : null;
       },
       listPastDeadline: async (now, limit) => (s.resultsPastDeadline.all({ now, limit }) as TaskResultRow[]).map(fromTaskResultRow),
     },
