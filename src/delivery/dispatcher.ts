@@ -7,6 +7,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
+import type { StageStatusEvent } from "../services/run-task-events.js";
 import type { RunTaskSettings } from "../services/run-task-settings.js";
 import type { DeliveryAttempt, TaskDeliveryService } from "../services/task-deliveries.js";
 import type { TaskDeliveryRecord } from "../schemas/run-task-records.js";
@@ -35,9 +36,18 @@ export interface DispatcherOptions {
    * within `leaseMs + pollIntervalMs`.
    */
   leaseMs?: number;
-  /** Attempts in flight at once. Default 8. */
+  /**
+   * Attempts in flight at once. Default 32 ({@link DEFAULT_CONCURRENCY}): attempts wait on the
+   * network (up to 10 s each), so a few slow integrations must not hold every slot, and attempts
+   * finishing together share their storage commits (the SQLite adapter's group commit), so more of
+   * them in flight means fewer commits per request.
+   */
   concurrency?: number;
-  /** Real-time pause between polls when nothing is due, and between sweeps, in ms. Default 1 s. */
+  /**
+   * Real-time pause between polls when nothing is due, and between sweeps, in ms. Default 1 s.
+   * Stages started through the same runplane instance wake the dispatcher at once; the poll finds
+   * what other processes enqueued and retries coming due.
+   */
   pollIntervalMs?: number;
   /** Jitter source in [0, 1). Default `Math.random`. */
   random?: () => number;
@@ -69,9 +79,17 @@ export interface Dispatcher {
 
 /** The parts of a runplane instance the dispatcher uses; `createRunplane(...)` has them. */
 export interface DispatcherHost {
-  runTasks: { deliveries: TaskDeliveryService; settings: RunTaskSettings };
+  runTasks: {
+    deliveries: TaskDeliveryService;
+    settings: RunTaskSettings;
+    /** When present, a stage reaching `running` (its requests just enqueued) starts a pass at once. */
+    on?: (event: "stage-status", listener: (event: StageStatusEvent) => void) => () => void;
+  };
   transport: HttpTransport;
 }
+
+/** Attempts in flight at once unless `concurrency` says otherwise. */
+export const DEFAULT_CONCURRENCY = 32;
 
 const SWEEP_BATCH = 100;
 const MAX_SWEEP_ROUNDS = 50;
@@ -95,7 +113,7 @@ export function createDispatcher(runplane: DispatcherHost, options: DispatcherOp
   const deliveries = runplane.runTasks.deliveries;
   const log = deliveries.logger;
   const leaseMs = positive(options.leaseMs, 30_000, "leaseMs");
-  const concurrency = positive(options.concurrency, 8, "concurrency");
+  const concurrency = positive(options.concurrency, DEFAULT_CONCURRENCY, "concurrency");
   const pollIntervalMs = positive(options.pollIntervalMs, 1_000, "pollIntervalMs");
   const owner = options.owner ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   const random = options.random ?? Math.random;
@@ -197,13 +215,21 @@ export function createDispatcher(runplane: DispatcherHost, options: DispatcherOp
   let running = false;
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
+  let immediate: NodeJS.Immediate | undefined;
   let pass: Promise<void> | null = null;
   let again = false;
   let lastSweep = 0;
+  let unsubscribe = (): void => undefined;
 
   const schedule = (ms: number): void => {
     clearTimeout(timer);
     if (running) timer = setTimeout(runPass, ms);
+  };
+  // Not a zero timeout: timers are clamped to 1 ms and re-arming one per finished attempt kept
+  // postponing the refill while answers streamed in. Attempts finishing in one turn of the event
+  // loop share the pass (and its claim).
+  const wake = (): void => {
+    if (running && immediate === undefined) immediate = setImmediate(() => ((immediate = undefined), runPass()));
   };
   function runPass(): void {
     if (pass) {
@@ -215,7 +241,7 @@ export function createDispatcher(runplane: DispatcherHost, options: DispatcherOp
         const free = concurrency - inflight.size;
         if (free > 0) {
           for (const row of await deliveries.claim({ owner, leaseMs, limit: free })) {
-            void launch(row).then(() => schedule(0));
+            void launch(row).then(wake);
           }
         }
         if (Date.now() - lastSweep >= pollIntervalMs) {
@@ -227,7 +253,8 @@ export function createDispatcher(runplane: DispatcherHost, options: DispatcherOp
       }
     })().finally(() => {
       pass = null;
-      schedule(again ? 0 : pollIntervalMs);
+      schedule(pollIntervalMs);
+      if (again) wake();
       again = false;
     });
   }
@@ -237,12 +264,15 @@ export function createDispatcher(runplane: DispatcherHost, options: DispatcherOp
       if (stopped) throw new Error("createDispatcher: a stopped dispatcher cannot be started again");
       if (running) return;
       running = true;
+      unsubscribe = runplane.runTasks.on?.("stage-status", (e) => e.to === "running" && wake()) ?? unsubscribe;
       schedule(0);
     },
     async stop({ graceMs = 10_000 } = {}) {
       running = false;
       stopped = true;
+      unsubscribe();
       clearTimeout(timer);
+      clearImmediate(immediate);
       await pass;
       let grace: NodeJS.Timeout | undefined;
       const settled = Promise.allSettled([...inflight.values()].map((f) => f.done));

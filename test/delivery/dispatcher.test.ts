@@ -45,6 +45,18 @@ describe("dispatcher: background loop", () => {
     for (const id of resultIds) expect(await rowOf(a, id)).toMatchObject({ leaseOwner: null, attempt: 1 });
   });
 
+  it("sends the requests of a stage started through its runplane at once, not at the next poll", async () => {
+    receiver = await startLoopbackServer(tasksAnswer({ kind: "respond", status: 200 }));
+    a = await deliveryApp();
+    const dispatcher = a.dispatcher({ pollIntervalMs: 60_000 });
+    dispatcher.start();
+    const { resultIds } = await startRun(a, [receiver.url("/1"), receiver.url("/2")]);
+    await vi.waitFor(async () => {
+      for (const id of resultIds) expect((await resultOf(a, id)).status).toBe("running");
+    }, { timeout: 2_000, interval: 5 });
+    await dispatcher.stop();
+  });
+
   it("keeps at most `concurrency` attempts in flight", async () => {
     receiver = await startLoopbackServer();
     const held = heldTransport();
@@ -58,6 +70,22 @@ describe("dispatcher: background loop", () => {
     for (const w of held.waiting) w.settle(held.answer(200));
     await vi.waitFor(() => expect(held.waiting).toHaveLength(5), { timeout: 2_000, interval: 5 });
     for (const w of held.waiting) w.settle(held.answer(200));
+    await dispatcher.stop();
+  });
+
+  it("keeps 32 attempts in flight by default", async () => {
+    receiver = await startLoopbackServer();
+    const held = heldTransport();
+    a = await deliveryApp();
+    await startRun(a, Array.from({ length: 33 }, (_, i) => receiver.url(`/${i}`)));
+    const dispatcher = a.dispatcher({ transport: held.transport, pollIntervalMs: 5 });
+    dispatcher.start();
+    await vi.waitFor(() => expect(held.waiting).toHaveLength(32), { timeout: 2_000, interval: 5 });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(held.waiting).toHaveLength(32);
+    for (const w of held.waiting) w.settle(held.answer(200));
+    await vi.waitFor(() => expect(held.waiting).toHaveLength(33), { timeout: 2_000, interval: 5 });
+    held.waiting[32]!.settle(held.answer(200));
     await dispatcher.stop();
   });
 
