@@ -1,0 +1,113 @@
+import Database from "better-sqlite3";
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createSqliteStorage } from "../../adapters/sqlite/index.js";
+import { DEFAULT_CONCURRENCY } from "../../src/delivery/dispatcher.js";
+import { createConsoleLogger, createDispatcher, createEgress, createKeyring, createRunplane, generateKey, type HttpTransport } from "../../src/index.js";
+import { toNodeListener } from "../../src/node.js";
+import { captureRequests, fanOut, rawPosts, stageLatency, type Workload } from "../lib/delivery-workloads.js";
+
+/**
+ * The runplane side of the Fan-out and Stage latency scenarios, in its own process: a SQLite file
+ * (synchronous FULL, the default), the API on an ephemeral loopback port (integrations call back
+ * there), and one dispatcher sending through an egress that allows only 127.0.0.1/32. The bench
+ * process drives it with `POST /bench/<workload>` (a JSON body of sizes) and gets the measurement
+ * back as JSON. Environment: RECEIVER_URL (bench/servers/receiver.ts), DISPATCH_CONCURRENCY
+ * (default: the dispatcher's default).
+ */
+const receiverUrl = process.env.RECEIVER_URL;
+if (!receiverUrl) throw new Error("delivery-server: RECEIVER_URL is required");
+const concurrency = Number(process.env.DISPATCH_CONCURRENCY ?? DEFAULT_CONCURRENCY);
+
+// Bound before runplane exists: the callback URLs in the requests need the real port.
+let api: ((req: IncomingMessage, res: ServerResponse) => void) | null = null;
+const http = createServer((req, res) => {
+  if (req.url?.startsWith("/bench/")) return void control(req, res);
+  if (api) return api(req, res);
+  res.writeHead(503).end();
+});
+http.keepAliveTimeout = 60_000;
+const origin = await new Promise<string>((resolve) =>
+  http.listen(0, "127.0.0.1", () => resolve(`http://127.0.0.1:${(http.address() as { port: number }).port}`)),
+);
+
+const dir = mkdtempSync(join(tmpdir(), "rp-bench-dlv-"));
+const storage = createSqliteStorage(new Database(join(dir, "bench.db")));
+const keyring = createKeyring({ keys: [{ id: "k", key: generateKey() }] });
+const runplane = createRunplane({
+  storage,
+  keyring,
+  // Warnings and errors only, on stderr: a bench that fails should say why.
+  logger: createConsoleLogger(),
+  publicUrl: origin,
+  egress: { allow: ["127.0.0.1/32"] },
+});
+api = toNodeListener(runplane.handler);
+
+const d = runplane.directory;
+await d.organizations.create({ name: "bench" });
+await d.projects.create({ id: "prj-bench", name: "p", organization: "bench" });
+
+const hmacKeys = new Map<string, string>();
+/** A workspace with `count` mandatory post_plan tasks at `<receiver><path>/<i>`, each with its own HMAC key. */
+async function workspaceWithTasks(id: string, path: string, count: number): Promise<void> {
+  await d.workspaces.create({ id, name: id, organization: "bench", projectId: "prj-bench" });
+  for (let i = 0; i < count; i++) {
+    const key = generateKey();
+    const task = await runplane.runTasks.tasks.create("bench", { name: `${id}-${i}`, url: `${receiverUrl}${path}/${i}`, "hmac-key": key });
+    hmacKeys.set(task.id, key);
+    await runplane.runTasks.workspaceTasks.create(id, task.id, { "enforcement-level": "mandatory", stages: ["post_plan"] });
+  }
+}
+await workspaceWithTasks("ws-fanout", "/ok", 10);
+await workspaceWithTasks("ws-latency", "/callback", 2);
+
+// The dispatcher's own guarded transport, wrapped only to time the last 200 it receives.
+const okListeners = new Set<() => void>();
+const egress = createEgress({ allow: ["127.0.0.1/32"], userAgent: runplane.runTasks.settings.userAgent });
+const transport: HttpTransport = {
+  async send(req) {
+    const res = await egress.send(req);
+    if (res.status === 200) for (const listener of okListeners) listener();
+    return res;
+  },
+  close: () => egress.close(),
+};
+const requests = await captureRequests(runplane, storage, keyring, hmacKeys, "ws-fanout");
+const dispatcher = createDispatcher(runplane, { transport, concurrency });
+const workload: Workload = { runplane, okListeners, concurrency, requests };
+dispatcher.start();
+
+const routes: Record<string, (sizes: Record<string, number>) => Promise<unknown>> = {
+  "/bench/fanout": (s) => fanOut(workload, { workspaceId: "ws-fanout", runs: s.runs ?? 1000 }),
+  "/bench/raw-posts": (s) => rawPosts(workload, { requests: s.requests ?? 10_000 }),
+  "/bench/latency": (s) => stageLatency(workload, { workspaceId: "ws-latency", runs: s.runs ?? 1000 }),
+};
+
+function control(req: IncomingMessage, res: ServerResponse): void {
+  let body = "";
+  req.on("data", (chunk: Buffer) => (body += chunk.toString()));
+  req.on("end", () => {
+    const route = routes[req.url ?? ""];
+    if (!route) return void res.writeHead(404).end();
+    route(body ? (JSON.parse(body) as Record<string, number>) : {}).then(
+      (result) => res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(result)),
+      (error: unknown) => res.writeHead(500).end(error instanceof Error ? error.message : String(error)),
+    );
+  });
+}
+
+process.stdout.write(`READY ${JSON.stringify({ url: origin, concurrency: String(concurrency), bodyBytes: String(requests[0]?.body.length ?? 0) })}\n`);
+process.on("SIGTERM", () => {
+  http.close();
+  http.closeAllConnections();
+  void dispatcher
+    .stop({ graceMs: 1_000 })
+    .then(() => Promise.all([runplane.close(), transport.close()]))
+    .finally(() => {
+      rmSync(dir, { recursive: true, force: true });
+      process.exit(0);
+    });
+});
