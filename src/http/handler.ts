@@ -21,7 +21,7 @@ export interface HandlerCaching {
   revisions: RevisionStore;
 }
 
-const jsonText = (status: number, body: string, headers: Record<string, string> = {}): Response =>
+const jsonText = (status: number, body: string | Uint8Array<ArrayBuffer>, headers: Record<string, string> = {}): Response =>
   new Response(body, { status, headers: { "content-type": MEDIA_TYPE, ...headers } });
 const json = (status: number, document: JsonApiDocument, headers: Record<string, string> = {}): Response =>
   jsonText(status, JSON.stringify(document), headers);

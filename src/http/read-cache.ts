@@ -4,7 +4,7 @@
  * the bytes held, least recently used first out.
  */
 export interface ReadCacheOptions {
-  /** Upper bound of the bodies held, in UTF-16 code units (about bytes for JSON). Default 8 MiB. */
+  /** Upper bound of the bytes held (bodies, keys and stamps). Default 8 MiB. */
   maxBytes?: number;
   /** An entry older than this is rendered again even when nothing changed. */
   maxAgeMs: number;
@@ -13,13 +13,14 @@ export interface ReadCacheOptions {
 
 interface Entry {
   stamp: string;
-  body: string;
+  /** UTF-8 bytes, encoded once: a hit then writes them to the socket without encoding a string. */
+  body: Uint8Array<ArrayBuffer>;
   storedAt: number;
 }
 
 export interface ReadCache {
   /** The body stored under `key` for exactly `stamp`, if still fresh. */
-  get(key: string, stamp: string): string | undefined;
+  get(key: string, stamp: string): Uint8Array<ArrayBuffer> | undefined;
   set(key: string, stamp: string, body: string): void;
   readonly size: number;
   readonly bytes: number;
@@ -27,13 +28,15 @@ export interface ReadCache {
 
 export const DEFAULT_READ_CACHE_BYTES = 8 * 1024 * 1024;
 
+const encoder = new TextEncoder();
+
 export function createReadCache(options: ReadCacheOptions): ReadCache {
   const maxBytes = options.maxBytes ?? DEFAULT_READ_CACHE_BYTES;
   if (!Number.isSafeInteger(maxBytes) || maxBytes < 0) throw new TypeError("readCache.maxBytes must be a non-negative integer");
   // A Map iterates in insertion order: re-inserting on a hit makes the first key the least recent.
   const entries = new Map<string, Entry>();
   let bytes = 0;
-  const cost = (key: string, entry: Entry) => key.length + entry.body.length + entry.stamp.length;
+  const cost = (key: string, entry: Entry) => key.length + entry.body.byteLength + entry.stamp.length;
   const drop = (key: string) => {
     const entry = entries.get(key);
     if (!entry) return;
@@ -54,7 +57,7 @@ export function createReadCache(options: ReadCacheOptions): ReadCache {
     },
     set(key, stamp, body) {
       drop(key);
-      const entry: Entry = { stamp, body, storedAt: options.now() };
+      const entry: Entry = { stamp, body: encoder.encode(body), storedAt: options.now() };
       const size = cost(key, entry);
       // A body that would take more than an eighth of the cache is rendered every time instead.
       if (size > maxBytes / 8) return;
