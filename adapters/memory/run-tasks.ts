@@ -18,6 +18,7 @@ import type {
   TaskStageStore,
   WorkspaceTaskStore,
 } from "../../src/storage/run-tasks-types.js";
+import { createIndex } from "./indexes.js";
 import { createMemoryDeliveryStore } from "./task-deliveries.js";
 
 export interface MemoryRunTaskStores {
@@ -55,6 +56,18 @@ export function createMemoryRunTaskStores(): MemoryRunTaskStores {
   const results = new Map<string, TaskResultRecord>();
   const outcomes = new Map<string, TaskResultOutcomeRecord>();
   const deliveries = new Map<string, TaskDeliveryRecord>();
+  const stagesByRun = createIndex<TaskStageRecord>((s) => s.runId);
+  const resultsByStage = createIndex<TaskResultRecord>((r) => r.stageId);
+  const resultsByDigest = createIndex<TaskResultRecord>((r) => r.accessTokenDigest);
+  const outcomesByResult = createIndex<TaskResultOutcomeRecord>((o) => o.taskResultId);
+  const each = <T>(map: Map<string, T>, ids: readonly string[]): T[] => ids.map((id) => map.get(id)!);
+  /** Replaces a stored result, keeping the digest index right. */
+  const putResult = (id: string, next: Partial<TaskResultRecord>): void => {
+    const row = results.get(id)!;
+    resultsByDigest.remove(row);
+    Object.assign(row, next);
+    resultsByDigest.add(row);
+  };
 
   const nameTaken = (r: RunTaskRecord): boolean =>
     [...tasks.values()].some((o) => o.id !== r.id && o.organization === r.organization && o.name === r.name);
@@ -139,14 +152,21 @@ export function createMemoryRunTaskStores(): MemoryRunTaskStores {
       const clash = newStages.some((s) => stages.has(s.id)) || newResults.some((r) => results.has(r.id));
       if (clash) throw new Error("task stage or result id already exists");
       runs.set(run.id, clone(run));
-      for (const s of newStages) stages.set(s.id, clone(s));
-      for (const r of newResults) results.set(r.id, clone(r));
+      for (const s of newStages) {
+        stages.set(s.id, clone(s));
+        stagesByRun.add(s);
+      }
+      for (const r of newResults) {
+        results.set(r.id, clone(r));
+        resultsByStage.add(r);
+        resultsByDigest.add(r);
+      }
       return true;
     },
   };
 
   const stagesOf = (runId: string): TaskStageRecord[] =>
-    [...stages.values()].filter((s) => s.runId === runId).sort((a, b) => cmp(a.sequence, b.sequence) || cmp(a.id, b.id));
+    each(stages, stagesByRun.ids(runId)).sort((a, b) => cmp(a.sequence, b.sequence) || cmp(a.id, b.id));
 
   const taskStageStore: TaskStageStore = {
     async get(id) {
@@ -154,7 +174,7 @@ export function createMemoryRunTaskStores(): MemoryRunTaskStores {
       return row ? clone(row) : null;
     },
     async getByRun(runId, stage) {
-      const row = [...stages.values()].find((s) => s.runId === runId && s.stage === stage);
+      const row = each(stages, stagesByRun.ids(runId)).find((s) => s.stage === stage);
       return row ? clone(row) : null;
     },
     async listByRun(runId, request) {
@@ -174,15 +194,15 @@ export function createMemoryRunTaskStores(): MemoryRunTaskStores {
         const current = results.get(w.next.id);
         if (!current || !holds(current, w.expected)) return null;
       }
-      const digests = new Set(writes.map((w) => w.next.accessTokenDigest).filter((d) => d !== null));
-      const digestTaken = [...results.values()].some(
-        (r) => r.accessTokenDigest !== null && digests.has(r.accessTokenDigest) && !writes.some((w) => w.next.id === r.id),
+      const writing = new Set(writes.map((w) => w.next.id));
+      const digestTaken = writes.some(
+        (w) => w.next.accessTokenDigest !== null && resultsByDigest.ids(w.next.accessTokenDigest).some((id) => !writing.has(id)),
       );
       if (digestTaken || newDeliveries.some((d) => deliveries.has(d.id))) throw new Error("token digest or delivery id already exists");
       stages.set(next.id, clone(next));
       for (const w of writes) {
         const { accessTokenDigest, version, updatedAt } = w.next;
-        Object.assign(results.get(w.next.id)!, { accessTokenDigest, version, updatedAt });
+        putResult(w.next.id, { accessTokenDigest, version, updatedAt });
       }
       deliveryStore.insertAll(newDeliveries);
       return clone(next);
@@ -203,13 +223,13 @@ export function createMemoryRunTaskStores(): MemoryRunTaskStores {
       return row ? clone(row) : null;
     },
     async listByStage(stageId) {
-      return [...results.values()]
-        .filter((r) => r.stageId === stageId)
+      return each(results, resultsByStage.ids(stageId))
         .sort((a, b) => cmp(a.position, b.position) || cmp(a.id, b.id))
         .map(clone);
     },
     async findByTokenDigest(digest) {
-      const row = [...results.values()].find((r) => r.accessTokenDigest === digest);
+      const [id] = resultsByDigest.ids(digest);
+      const row = id === undefined ? undefined : results.get(id);
       return row ? clone(row) : null;
     },
     async transition(id, expected, next, added = []) {
@@ -217,8 +237,11 @@ export function createMemoryRunTaskStores(): MemoryRunTaskStores {
       const row = results.get(id);
       if (!row || !holds(row, expected)) return null;
       if (added.some((o) => outcomes.has(o.id))) throw new Error("outcome id already exists");
-      results.set(id, clone(next));
-      for (const o of added) outcomes.set(o.id, clone(o));
+      putResult(id, clone(next));
+      for (const o of added) {
+        outcomes.set(o.id, clone(o));
+        outcomesByResult.add(o);
+      }
       return clone(next);
     },
     async listPastDeadline(now, limit) {
@@ -236,10 +259,9 @@ export function createMemoryRunTaskStores(): MemoryRunTaskStores {
       return row ? clone(row) : null;
     },
     async list(taskResultId, query, request) {
-      const all = [...outcomes.values()]
+      const all = each(outcomes, outcomesByResult.ids(taskResultId))
         .filter(
           (o) =>
-            o.taskResultId === taskResultId &&
             (query.severity === undefined || o.severityLabel === query.severity) &&
             (query.status === undefined || o.statusLabel === query.status),
         )

@@ -1,6 +1,7 @@
 import type { RunTaskRecord, TaskDeliveryRecord, TaskResultRecord } from "../../src/schemas/run-task-records.js";
 import type { ClaimedDelivery, DeliveryClaim, DeliverySettlement, SettleOutcome, TaskDeliveryStore } from "../../src/storage/run-tasks-types.js";
 import { assertDistinctIds, byDueThenId, plusMs } from "../../src/storage/outbox-rules.js";
+import { createIndex } from "./indexes.js";
 
 const clone = <T>(value: T): T => structuredClone(value);
 
@@ -43,6 +44,7 @@ function firstInOrder(rows: Iterable<TaskDeliveryRecord>, limit: number): TaskDe
 export function createMemoryDeliveryStore({ deliveries, results, tasks }: MemoryOutboxMaps): MemoryDeliveryStore {
   // Open rows only: a claim never walks the closed history.
   const open = new Map<string, TaskDeliveryRecord>();
+  const byResult = createIndex<TaskDeliveryRecord>((d) => d.taskResultId);
 
   function* claimable(now: string): Iterable<TaskDeliveryRecord> {
     for (const d of open.values()) if (d.dueAt <= now && (d.leaseExpiresAt === null || d.leaseExpiresAt <= now)) yield d;
@@ -92,6 +94,7 @@ export function createMemoryDeliveryStore({ deliveries, results, tasks }: Memory
       for (const d of rows) {
         const row = clone(d);
         deliveries.set(d.id, row);
+        byResult.add(row);
         if (row.closedAt === null) open.set(d.id, row);
       }
     },
@@ -100,8 +103,9 @@ export function createMemoryDeliveryStore({ deliveries, results, tasks }: Memory
       return row ? clone(row) : null;
     },
     async listByResult(taskResultId) {
-      return [...deliveries.values()]
-        .filter((d) => d.taskResultId === taskResultId)
+      return byResult
+        .ids(taskResultId)
+        .map((id) => deliveries.get(id)!)
         .sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
         .map(clone);
     },
