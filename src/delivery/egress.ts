@@ -5,6 +5,7 @@
 import { lookup } from "node:dns/promises";
 import { isIP } from "node:net";
 import { Agent, buildConnector, request } from "undici";
+import { createDeadlineTimer } from "./deadline-timer.js";
 import { createEgressPolicy, type EgressPolicy } from "./address-policy.js";
 
 export { classifyAddress, createEgressPolicy } from "./address-policy.js";
@@ -93,6 +94,18 @@ export function createEgress(options: EgressOptions = {}): HttpTransport {
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const userAgent = options.userAgent;
+  const deadlines = createDeadlineTimer();
+  // A delivery URL is checked on every attempt; the answer for a string never changes (the policy
+  // is fixed), so the last few hundred answers are kept.
+  const checkedUrls = new Map<string, ReturnType<typeof policy.checkUrl>>();
+  const checkUrl = (url: string): ReturnType<typeof policy.checkUrl> => {
+    let checked = checkedUrls.get(url);
+    if (checked === undefined) {
+      if (checkedUrls.size >= 512) checkedUrls.clear();
+      checkedUrls.set(url, (checked = policy.checkUrl(url)));
+    }
+    return checked;
+  };
   const agent = new Agent({
     connect: guardConnector({
       policy,
@@ -121,19 +134,19 @@ export function createEgress(options: EgressOptions = {}): HttpTransport {
   };
 
   const send = async (req: HttpRequest): Promise<HttpResponse> => {
-    const checked = policy.checkUrl(req.url);
+    const checked = checkUrl(req.url);
     if (!checked.ok) throw refusal(checked.code, checked.reason);
     if (req.signal?.aborted) throw new EgressError("aborted", "request aborted");
     const controller = new AbortController();
-    let timer: NodeJS.Timeout | undefined;
+    let cancel: (() => void) | undefined;
     let onAbort: (() => void) | undefined;
     // A race, not just the abort signal: undici only notices an abort once a socket is assigned,
     // so a slow resolver or connect would otherwise outlive the budget.
     const deadline = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => {
+      cancel = deadlines.add(timeoutMs, () => {
         reject(new EgressError("timeout", `request timed out after ${timeoutMs} ms`));
         controller.abort();
-      }, timeoutMs);
+      });
       onAbort = () => {
         reject(new EgressError("aborted", "request aborted"));
         controller.abort();
@@ -146,7 +159,7 @@ export function createEgress(options: EgressOptions = {}): HttpTransport {
     } catch (err) {
       throw toEgressError(err);
     } finally {
-      clearTimeout(timer);
+      cancel?.();
       if (onAbort) req.signal?.removeEventListener("abort", onAbort);
       attempt.catch(() => undefined);
     }
