@@ -244,9 +244,10 @@ export function createTaskDeliveryService(
       const outcome = await push({ ...lease(attempt.row), type: "close", fields, ...(result ? { result } : {}) });
       const { row } = attempt;
       const before = { id: row.taskResultId, stageId: row.stageId, runId: row.runId, stage: row.stage, status: attempt.result.status, updatedAt: attempt.result.updatedAt };
+      // When the advance did not land, the result left `pending` after the claim (only a callback,
+      // a cancel or the deadline move a pending result, and each leaves it running or final), so
+      // `deliver-ok` has nothing left to do: no re-read.
       if (outcome.result && result) stages.emitResult(before, { ...before, status: result.status, updatedAt: result.updatedAt });
-      // The result changed since the claim (a callback won): the stage machine decides on a fresh read.
-      else if (outcome.written && result) await moveResult(row.taskResultId, { type: "deliver-ok" });
       return outcome.written;
     },
 
