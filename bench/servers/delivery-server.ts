@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { createMemoryStorage } from "../../adapters/memory/index.js";
 import { createSqliteStorage } from "../../adapters/sqlite/index.js";
 import { DEFAULT_CONCURRENCY } from "../../src/delivery/dispatcher.js";
 import { createConsoleLogger, createDispatcher, createEgress, createKeyring, createRunplane, generateKey, type HttpTransport } from "../../src/index.js";
@@ -15,7 +16,7 @@ import { captureRequests, fanOut, rawPosts, stageLatency, type Workload } from "
  * there), and one dispatcher sending through an egress that allows only 127.0.0.1/32. The bench
  * process drives it with `POST /bench/<workload>` (a JSON body of sizes) and gets the measurement
  * back as JSON. Environment: RECEIVER_URL (bench/servers/receiver.ts), DISPATCH_CONCURRENCY
- * (default: the dispatcher's default).
+ * (default: the dispatcher's default), BENCH_STORAGE (`sqlite`, the default, or `memory`).
  */
 const receiverUrl = process.env.RECEIVER_URL;
 if (!receiverUrl) throw new Error("delivery-server: RECEIVER_URL is required");
@@ -34,7 +35,8 @@ const origin = await new Promise<string>((resolve) =>
 );
 
 const dir = mkdtempSync(join(tmpdir(), "rp-bench-dlv-"));
-const storage = createSqliteStorage(new Database(join(dir, "bench.db")));
+// BENCH_STORAGE=memory runs the same workloads on the memory adapter (the outbox without a disk).
+const storage = process.env.BENCH_STORAGE === "memory" ? createMemoryStorage() : createSqliteStorage(new Database(join(dir, "bench.db")));
 const keyring = createKeyring({ keys: [{ id: "k", key: generateKey() }] });
 const runplane = createRunplane({
   storage,
