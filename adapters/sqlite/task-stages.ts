@@ -8,7 +8,6 @@ import type {
   TaskStageRecord,
 } from "../../src/schemas/run-task-records.js";
 import type {
-  DeliveryClaim,
   Expected,
   GuardedResultWrite,
   RunStore,
@@ -19,9 +18,8 @@ import type {
 } from "../../src/storage/run-tasks-types.js";
 import type { SqliteDatabase, SqliteStatement } from "./driver.js";
 import { deferredTx, groupedTx, immediateTx } from "./driver.js";
+import { createTaskDeliveryStore } from "./task-deliveries.js";
 import {
-  DELIVERIES,
-  fromDeliveryRow,
   fromOutcomeRow,
   fromRunRow,
   fromTaskResultRow,
@@ -30,14 +28,15 @@ import {
   OUTCOMES,
   RUNS,
   TASK_RESULTS,
+  TASK_RESULT_START,
+  TASK_RESULT_STATE,
+  TASK_STAGE_STATE,
   TASK_STAGES,
-  toDeliveryRow,
   toOutcomeRow,
   toRunRow,
   toTaskResultRow,
   toTaskStageRow,
   updateSql,
-  type DeliveryRow,
   type OutcomeRow,
   type TaskResultRow,
   type TaskStageRow,
@@ -61,12 +60,13 @@ export const TASK_STAGE_SQL = {
   stagesAll: `SELECT * FROM task_stages WHERE run_id = ? ORDER BY sequence, id`,
   stagesPage: `SELECT * FROM task_stages WHERE run_id = ? ORDER BY sequence, id LIMIT ? OFFSET ?`,
   stagesCount: `SELECT COUNT(*) AS total FROM task_stages WHERE run_id = ?`,
-  stageCas: updateSql(TASK_STAGES, CAS),
+  stageCas: updateSql(TASK_STAGES, CAS, TASK_STAGE_STATE),
   resultInsert: insertSql(TASK_RESULTS),
   resultGet: `SELECT * FROM task_results WHERE id = ?`,
   resultsByStage: `SELECT * FROM task_results WHERE stage_id = ? ORDER BY position, id`,
   resultByToken: `SELECT * FROM task_results WHERE access_token_digest = ?`,
-  resultCas: updateSql(TASK_RESULTS, CAS),
+  resultCas: updateSql(TASK_RESULTS, CAS, TASK_RESULT_STATE),
+  resultStart: updateSql(TASK_RESULTS, CAS, TASK_RESULT_START),
   outcomeInsert: insertSql(OUTCOMES),
   outcomeGet: `SELECT * FROM task_result_outcomes WHERE id = ?`,
   outcomesByPosition: `SELECT * FROM task_result_outcomes WHERE ${OUTCOME_FILTER}
@@ -74,25 +74,6 @@ export const TASK_STAGE_SQL = {
   outcomesBySeverity: `SELECT * FROM task_result_outcomes WHERE ${OUTCOME_FILTER}
     ORDER BY severity_rank DESC, position, id LIMIT @limit OFFSET @offset`,
   outcomesCount: `SELECT COUNT(*) AS total FROM task_result_outcomes WHERE ${OUTCOME_FILTER}`,
-  deliveryInsert: insertSql(DELIVERIES),
-  deliveryGet: `SELECT * FROM task_deliveries WHERE id = ?`,
-  deliveriesByResult: `SELECT * FROM task_deliveries WHERE task_result_id = ? ORDER BY created_at, id`,
-  // decision D15: one statement picks and leases, inside BEGIN IMMEDIATE, so of two connections
-  // (or processes) the second only ever sees the first one's leases.
-  deliveryClaim: `UPDATE task_deliveries
-    SET lease_owner = @owner, lease_expires_at = @lease_expires_at, fencing_token = fencing_token + 1
-    WHERE id IN (SELECT id FROM task_deliveries
-      WHERE closed_at IS NULL AND due_at <= @now AND (lease_expires_at IS NULL OR lease_expires_at <= @now)
-      ORDER BY due_at, id LIMIT @limit)
-    RETURNING *`,
-  deliveryComplete: `UPDATE task_deliveries SET attempt = @attempt, closed_at = @closed_at, delivered_at = @delivered_at,
-    last_error = @last_error, lease_owner = NULL, lease_expires_at = NULL
-    WHERE id = @id AND fencing_token = @fencing_token AND closed_at IS NULL`,
-  deliveryReschedule: `UPDATE task_deliveries SET attempt = @attempt, due_at = @due_at, last_error = @last_error,
-    lease_owner = NULL, lease_expires_at = NULL
-    WHERE id = @id AND fencing_token = @fencing_token AND closed_at IS NULL`,
-  deliveryRelease: `UPDATE task_deliveries SET lease_owner = NULL, lease_expires_at = NULL
-    WHERE id = @id AND fencing_token = @fencing_token AND closed_at IS NULL`,
   // decision D16: the sweeper's queries, each served by a partial index of what it looks for.
   resultsPastDeadline: `SELECT * FROM task_results
     WHERE deadline_at IS NOT NULL AND status IN ('pending', 'running') AND deadline_at <= @now
@@ -122,6 +103,7 @@ export interface TaskStageStores {
 
 export function createTaskStageStores(db: SqliteDatabase): TaskStageStores {
   const s = Object.fromEntries(Object.entries(TASK_STAGE_SQL).map(([name, sql]) => [name, db.prepare(sql)])) as Statements;
+  const taskDeliveries = createTaskDeliveryStore(db);
   const one = <Row, T>(row: unknown, from: (r: Row) => T): T | null => (row ? from(row as Row) : null);
   const stage = (row: unknown): TaskStageRecord | null => (row ? fromTaskStageRow(row as TaskStageRow) : null);
   const result = (row: unknown): TaskResultRecord | null => (row ? fromTaskResultRow(row as TaskResultRow) : null);
@@ -147,9 +129,10 @@ export function createTaskStageStores(db: SqliteDatabase): TaskStageStores {
     (next: TaskStageRecord, expected: Expected<string>, writes: readonly GuardedResultWrite[], deliveries: readonly TaskDeliveryRecord[]) => {
       if (s.stageCas.run({ ...toTaskStageRow(next), ...guard(expected) }).changes !== 1) throw new GuardFailed();
       for (const w of writes) {
-        if (s.resultCas.run({ ...toTaskResultRow(w.next), ...guard(w.expected) }).changes !== 1) throw new GuardFailed();
+        const { id, access_token_digest, version, updated_at } = toTaskResultRow(w.next);
+        if (s.resultStart.run({ id, access_token_digest, version, updated_at, ...guard(w.expected) }).changes !== 1) throw new GuardFailed();
       }
-      for (const d of deliveries) s.deliveryInsert.run(toDeliveryRow(d));
+      taskDeliveries.insertAll(deliveries);
     },
   );
 
@@ -161,20 +144,6 @@ export function createTaskStageStores(db: SqliteDatabase): TaskStageStores {
       return true;
     },
   );
-
-  const claim = groupedTx(db, (request: DeliveryClaim): TaskDeliveryRecord[] => {
-    const leaseExpiresAt = new Date(Date.parse(request.now) + request.leaseMs).toISOString();
-    const params = { now: request.now, owner: request.owner, lease_expires_at: leaseExpiresAt, limit: Math.max(0, request.limit) };
-    // RETURNING hands rows back in no promised order; the contract's order is restored here.
-    return (s.deliveryClaim.all(params) as DeliveryRow[])
-      .map(fromDeliveryRow)
-      .sort((a, b) => (a.dueAt < b.dueAt ? -1 : a.dueAt > b.dueAt ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-  });
-  const leaseWrite = (statement: SqliteStatement) =>
-    groupedTx(db, (params: Record<string, unknown>): boolean => statement.run(params).changes === 1);
-  const complete = leaseWrite(s.deliveryComplete);
-  const reschedule = leaseWrite(s.deliveryReschedule);
-  const release = leaseWrite(s.deliveryRelease);
 
   const outcomesPage = deferredTx(db, (taskResultId: string, query: OutcomeListQuery, request: PageRequest) => {
     const filter = { result: taskResultId, severity: query.severity ?? null, status: query.status ?? null };
@@ -228,14 +197,10 @@ export function createTaskStageStores(db: SqliteDatabase): TaskStageStores {
       list: async (taskResultId, query, request) => outcomesPage(taskResultId, query, request),
     },
     taskDeliveries: {
-      get: async (id) => one(s.deliveryGet.get(id), fromDeliveryRow),
-      listByResult: async (taskResultId) => (s.deliveriesByResult.all(taskResultId) as DeliveryRow[]).map(fromDeliveryRow),
-      claim: async (request) => claim(request),
-      complete: async (id, fencingToken, f) =>
-        complete({ id, fencing_token: fencingToken, attempt: f.attempt, closed_at: f.closedAt, delivered_at: f.deliveredAt, last_error: f.lastError }),
-      reschedule: async (id, fencingToken, f) =>
-        reschedule({ id, fencing_token: fencingToken, attempt: f.attempt, due_at: f.dueAt, last_error: f.lastError }),
-      release: async (id, fencingToken) => release({ id, fencing_token: fencingToken }),
+      get: taskDeliveries.get,
+      listByResult: taskDeliveries.listByResult,
+      claim: taskDeliveries.claim,
+      settle: taskDeliveries.settle,
     },
   };
 }

@@ -15,7 +15,10 @@ const SERVER = fileURLToPath(new URL("../servers/server.ts", import.meta.url));
  * `READY {json}` line. `script` picks another entry under bench/servers/ speaking the same protocol.
  */
 export async function startServer(mode: string, env: Record<string, string> = {}, script: string = SERVER): Promise<ChildServer> {
-  const child = spawn(process.execPath, ["--import", "tsx", script, mode], {
+  // BENCH_NODE_FLAGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") reaches the server's node: Node
+  // refuses --cpu-prof in NODE_OPTIONS.
+  const flags = (process.env.BENCH_NODE_FLAGS ?? "").split(" ").filter((f) => f !== "");
+  const child = spawn(process.execPath, [...flags, "--import", "tsx", script, mode], {
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "inherit"],
   });

@@ -1,5 +1,6 @@
-import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
+import { createCipheriv, createDecipheriv } from "node:crypto";
 import * as z from "zod";
+import { randomBytes } from "./random.js";
 
 /**
  * Secrets at rest (decision D11): AES-256-GCM with a random 96-bit nonce, the key id inside the

@@ -1,26 +1,22 @@
 /**
- * The outbox dispatcher (decisions D15, D16): claims due run task requests with a lease and a
- * fencing token, sends them through the SSRF-guarded transport, records the answer, schedules
- * retries with backoff, and sweeps results past their deadline. Any number of dispatchers may run
- * against one storage: a row is held by one of them at a time, and a dispatcher that dies holding
- * rows loses them when its lease runs out.
+ * The outbox dispatcher (decisions D15, D16): claims due run task requests in batches with a lease
+ * and a fencing token, keeps them in a local queue, sends them through the SSRF-guarded transport
+ * at most `concurrency` at a time, records the answers in batched writes, schedules retries with
+ * backoff, and sweeps results past their deadline. Any number of dispatchers may run against one
+ * storage: a row is held by one of them at a time, and a dispatcher that dies holding rows loses
+ * them when its lease runs out.
  */
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
 import type { StageStatusEvent } from "../services/run-task-events.js";
 import type { RunTaskSettings } from "../services/run-task-settings.js";
-import type { DeliveryAttempt, TaskDeliveryService } from "../services/task-deliveries.js";
-import type { TaskDeliveryRecord } from "../schemas/run-task-records.js";
+import type { TaskDeliveryService } from "../services/task-deliveries.js";
+import type { ClaimedDelivery } from "../storage/types.js";
+import { runAttempt, type AttemptDeps, type DispatcherFailpoint, type Outcome } from "./attempt.js";
 import { createEgress, type HttpTransport, type Resolver } from "./egress.js";
-import { failureReason, statusReason } from "./failure-reason.js";
-import { parseRetryAfter, RETRY_AFTER_STATUSES, retryDelayMs } from "./retry-schedule.js";
+import { createSweeper } from "./sweeper.js";
 
-/**
- * Named points where a test hook may stop the process (crash-safety tests). Production passes no
- * hook. `after-enqueue` sits in the host's code around `runTasks.startStage`, not here.
- */
-export const DISPATCHER_FAILPOINTS = ["after-claim", "after-send-before-record", "during-retry-scheduling", "during-sweep"] as const;
-export type DispatcherFailpoint = (typeof DISPATCHER_FAILPOINTS)[number];
+export { DISPATCHER_FAILPOINTS, type DispatcherFailpoint } from "./attempt.js";
 
 /** Options of {@link createDispatcher}. */
 export interface DispatcherOptions {
@@ -33,16 +29,20 @@ export interface DispatcherOptions {
   /**
    * How long a claim lasts, in ms. Default 30 s: longer than one attempt (10 s timeout) plus its
    * writes. A dispatcher that dies holding rows loses them after this; another one picks them up
-   * within `leaseMs + pollIntervalMs`.
+   * within `leaseMs + pollIntervalMs`. A claimed row whose lease has less than half of this (at
+   * most 15 s) left when a slot frees is given back unsent rather than risk a second sender.
    */
   leaseMs?: number;
   /**
    * Attempts in flight at once. Default 32 ({@link DEFAULT_CONCURRENCY}): attempts wait on the
-   * network (up to 10 s each), so a few slow integrations must not hold every slot, and attempts
-   * finishing together share their storage commits (the SQLite adapter's group commit), so more of
-   * them in flight means fewer commits per request.
+   * network (up to 10 s each), so a few slow integrations must not hold every slot.
    */
   concurrency?: number;
+  /**
+   * Rows one claim leases into the local queue. Default 4 x `concurrency`, at least 128: a claim
+   * costs a write, so one claim feeds many attempts; the queue is refilled when it runs low.
+   */
+  batchSize?: number;
   /**
    * Real-time pause between polls when nothing is due, and between sweeps, in ms. Default 1 s.
    * Stages started through the same runplane instance wake the dispatcher at once; the poll finds
@@ -70,7 +70,8 @@ export interface Dispatcher {
   start(): void;
   /**
    * Stops polling. Attempts in flight may finish for `graceMs` (default 10 s); then they are
-   * abandoned and their rows released, so no lease stays held. Closes a transport it created.
+   * abandoned and their rows released, as are claimed rows not yet sent, so no lease stays held.
+   * Closes a transport it created.
    */
   stop(options?: { graceMs?: number }): Promise<void>;
   /** Claims and sends every due row once, then sweeps; resolves when all of it is done. For tests and hosts driving their own loop. */
@@ -90,11 +91,7 @@ export interface DispatcherHost {
 
 /** Attempts in flight at once unless `concurrency` says otherwise. */
 export const DEFAULT_CONCURRENCY = 32;
-
-const SWEEP_BATCH = 100;
-const MAX_SWEEP_ROUNDS = 50;
-
-type Outcome = "skipped" | "delivered" | "failed" | "released";
+const MAX_LEASE_MARGIN_MS = 15_000;
 
 function positive(value: number | undefined, fallback: number, name: string): number {
   const n = value ?? fallback;
@@ -114,104 +111,85 @@ export function createDispatcher(runplane: DispatcherHost, options: DispatcherOp
   const log = deliveries.logger;
   const leaseMs = positive(options.leaseMs, 30_000, "leaseMs");
   const concurrency = positive(options.concurrency, DEFAULT_CONCURRENCY, "concurrency");
+  const batchSize = positive(options.batchSize, Math.max(128, 4 * concurrency), "batchSize");
   const pollIntervalMs = positive(options.pollIntervalMs, 1_000, "pollIntervalMs");
   const owner = options.owner ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
-  const random = options.random ?? Math.random;
   const failpoint = options.failpoint ?? (() => undefined);
   const ownTransport = options.transport === undefined && options.egress !== undefined;
   const transport =
     options.transport ??
     (options.egress ? createEgress({ ...options.egress, userAgent: runplane.runTasks.settings.userAgent }) : runplane.transport);
+  const deps: AttemptDeps = { deliveries, transport, random: options.random ?? Math.random, failpoint };
+  const leaseMargin = Math.min(leaseMs / 2, MAX_LEASE_MARGIN_MS);
+  const sweeper = createSweeper(deliveries, failpoint);
 
   const inflight = new Map<string, { controller: AbortController; done: Promise<Outcome> }>();
+  const claim = (limit: number) => deliveries.claim({ owner, leaseMs, limit });
 
-  const fail = (prepared: DeliveryAttempt, error: string, retryAfterMs: number | null) =>
-    deliveries.fail(prepared, { error, delayMs: retryDelayMs(prepared.row.attempt + 1, random, retryAfterMs) });
-
-  /** One attempt of one claimed row; every path ends with the row closed, rescheduled or released. */
-  async function attempt(row: TaskDeliveryRecord, signal: AbortSignal): Promise<Outcome> {
-    await failpoint("after-claim");
-    const prepared = await deliveries.prepare(row);
-    if (!prepared) return "skipped";
-    if (!prepared.ready) {
-      await fail(prepared, prepared.error, null);
-      return "failed";
+  /**
+   * Starts one attempt, unless its lease is too close to running out to start on (then it goes
+   * back). `free` is called once its network part is over; the promise settles once it is recorded.
+   */
+  function launch(claimed: ClaimedDelivery, free: () => void): Promise<Outcome> {
+    const { row } = claimed;
+    if (Date.parse(row.leaseExpiresAt ?? "") - deliveries.now().getTime() < leaseMargin) {
+      free();
+      return deliveries.release(row).then(() => "released" as const, () => "released" as const);
     }
-    let failure: { error: string; retryAfterMs: number | null } | null = null;
-    try {
-      // Exactly 200 is success, whatever the body (the egress keeps at most 64 KiB of it); a body
-      // still arriving when the 10 s budget ends is a timeout like any other.
-      const res = await transport.send({ ...prepared.request, signal });
-      if (res.status !== 200) {
-        const retryAfter = RETRY_AFTER_STATUSES.has(res.status) ? parseRetryAfter(res.headers["retry-after"], deliveries.now()) : null;
-        failure = { error: statusReason(res.status), retryAfterMs: retryAfter };
-      }
-    } catch (err) {
-      // Abandoned by stop(): the row goes back as it was; the next owner sends it again.
-      if (signal.aborted) return (await deliveries.release(row), "released");
-      failure = { error: failureReason(err), retryAfterMs: null };
-    }
-    await failpoint("after-send-before-record");
-    if (failure === null) return (await deliveries.succeed(prepared), "delivered");
-    await failpoint("during-retry-scheduling");
-    await fail(prepared, failure.error, failure.retryAfterMs);
-    return "failed";
-  }
-
-  function launch(row: TaskDeliveryRecord): Promise<Outcome> {
+    let freed = false;
+    const once = (): void => {
+      if (!freed) (freed = true), free();
+    };
     const controller = new AbortController();
-    const done = attempt(row, controller.signal).catch(async (err: unknown) => {
-      // A storage or keyring failure: give the lease back so another pass can try, and say so.
-      log.error("run task delivery attempt failed", { deliveryId: row.id, error: err instanceof Error ? err.name : typeof err });
-      await deliveries.release(row).catch(() => false);
-      return "released" as const;
-    });
+    const done = runAttempt(deps, claimed, controller.signal, once)
+      .catch(async (err: unknown) => {
+        // A storage or keyring failure: give the lease back so another pass can try, and say so.
+        log.error("run task delivery attempt failed", { deliveryId: row.id, error: err instanceof Error ? err.name : typeof err });
+        await deliveries.release(row).catch(() => false);
+        return "released" as const;
+      })
+      .finally(once);
     inflight.set(row.id, { controller, done });
     return done.finally(() => inflight.delete(row.id));
   }
 
-  async function sweep(): Promise<number> {
-    let expired = 0;
-    try {
-      for (let round = 0; round < MAX_SWEEP_ROUNDS; round++) {
-        const due = await deliveries.listExpired(SWEEP_BATCH);
-        for (const result of due) {
-          const stored = await deliveries.expire(result);
-          if (!stored) continue;
-          expired++;
-          await failpoint("during-sweep");
-          await deliveries.settle(stored.stageId);
-        }
-        if (due.length < SWEEP_BATCH) break;
+  /** Runs `rows` with at most `concurrency` requests on the network at once; resolves their outcomes. */
+  async function runAll(rows: ClaimedDelivery[]): Promise<Outcome[]> {
+    const outcomes: Promise<Outcome>[] = [];
+    let next = 0;
+    const lane = async (): Promise<void> => {
+      while (next < rows.length) {
+        await new Promise<void>((resolve) => outcomes.push(launch(rows[next++]!, resolve)));
       }
-      for (const stage of await deliveries.listUnsettledStages(SWEEP_BATCH)) await deliveries.settle(stage.id);
-    } catch (err) {
-      log.error("run task deadline sweep failed", { error: err instanceof Error ? err.name : typeof err });
-    }
-    return expired;
+    };
+    await Promise.all(Array.from({ length: Math.min(concurrency, rows.length) }, lane));
+    return Promise.all(outcomes);
   }
 
   async function tick(): Promise<TickReport> {
     const report: TickReport = { attempted: 0, delivered: 0, failed: 0, expired: 0 };
     const seen = new Set<string>();
     for (;;) {
-      const rows = await deliveries.claim({ owner, leaseMs, limit: concurrency });
-      const fresh = rows.filter((r) => !seen.has(r.id));
+      const rows = await claim(batchSize);
+      const fresh = rows.filter((r) => !seen.has(r.row.id));
       // A row due again within this tick waits for the next one: one attempt per row per tick.
-      await Promise.all(rows.filter((r) => seen.has(r.id)).map((r) => deliveries.release(r)));
-      const outcomes = await Promise.all(fresh.map((r) => (seen.add(r.id), launch(r))));
-      for (const outcome of outcomes) {
+      await Promise.all(rows.filter((r) => seen.has(r.row.id)).map((r) => deliveries.release(r.row)));
+      for (const r of fresh) seen.add(r.row.id);
+      for (const outcome of await runAll(fresh)) {
         if (outcome !== "skipped") report.attempted++;
         if (outcome === "delivered") report.delivered++;
         if (outcome === "failed") report.failed++;
       }
-      if (rows.length < concurrency || fresh.length < rows.length) break;
+      if (rows.length < batchSize || fresh.length < rows.length) break;
     }
-    report.expired = await sweep();
+    report.expired = await sweeper.sweep();
     return report;
   }
 
-  // The background loop: one pass at a time; a finished attempt asks for another pass at once.
+  // The background loop: a local queue of claimed rows feeds the free slots; a claim refills it
+  // when it runs low. One claim at a time; a finished attempt starts the next queued row at once.
+  const queue: ClaimedDelivery[] = [];
+  let head = 0;
   let running = false;
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
@@ -219,34 +197,49 @@ export function createDispatcher(runplane: DispatcherHost, options: DispatcherOp
   let pass: Promise<void> | null = null;
   let again = false;
   let lastSweep = 0;
+  // The last claim found fewer rows than it asked for: until a poll or a started stage says
+  // otherwise, a finished attempt does not claim again.
+  let drained = false;
   let unsubscribe = (): void => undefined;
 
+  const queued = (): number => queue.length - head;
+  // Requests on the network now; an attempt whose answer waits for its batched record is not one.
+  let sending = 0;
+  const freeSlot = (): void => {
+    sending--;
+    pump();
+  };
+  function pump(): void {
+    while (running && sending < concurrency && queued() > 0) {
+      sending++;
+      void launch(queue[head++]!, freeSlot);
+    }
+    if (head > 1024 && head * 2 > queue.length) queue.splice(0, head), (head = 0);
+    if (running && !drained && queued() < concurrency) wake();
+  }
   const schedule = (ms: number): void => {
     clearTimeout(timer);
-    if (running) timer = setTimeout(runPass, ms);
+    if (running) timer = setTimeout(() => ((drained = false), runPass()), ms);
   };
-  // Not a zero timeout: timers are clamped to 1 ms and re-arming one per finished attempt kept
-  // postponing the refill while answers streamed in. Attempts finishing in one turn of the event
+  // Not a zero timeout: timers are clamped to 1 ms. Attempts finishing in one turn of the event
   // loop share the pass (and its claim).
   const wake = (): void => {
     if (running && immediate === undefined) immediate = setImmediate(() => ((immediate = undefined), runPass()));
   };
   function runPass(): void {
-    if (pass) {
-      again = true;
-      return;
-    }
+    if (pass) return void (again = true);
     pass = (async () => {
       try {
-        const free = concurrency - inflight.size;
-        if (free > 0) {
-          for (const row of await deliveries.claim({ owner, leaseMs, limit: free })) {
-            void launch(row).then(wake);
-          }
+        if (queued() < concurrency) {
+          const want = batchSize - queued();
+          const rows = await claim(want);
+          drained = rows.length < want;
+          queue.push(...rows);
         }
+        pump();
         if (Date.now() - lastSweep >= pollIntervalMs) {
           lastSweep = Date.now();
-          await sweep();
+          await sweeper.sweep();
         }
       } catch (err) {
         log.error("run task dispatcher pass failed", { error: err instanceof Error ? err.name : typeof err });
@@ -264,7 +257,12 @@ export function createDispatcher(runplane: DispatcherHost, options: DispatcherOp
       if (stopped) throw new Error("createDispatcher: a stopped dispatcher cannot be started again");
       if (running) return;
       running = true;
-      unsubscribe = runplane.runTasks.on?.("stage-status", (e) => e.to === "running" && wake()) ?? unsubscribe;
+      const started = (e: StageStatusEvent): void => {
+        if (e.to !== "running") return;
+        drained = false;
+        wake();
+      };
+      unsubscribe = runplane.runTasks.on?.("stage-status", started) ?? unsubscribe;
       schedule(0);
     },
     async stop({ graceMs = 10_000 } = {}) {
@@ -274,6 +272,8 @@ export function createDispatcher(runplane: DispatcherHost, options: DispatcherOp
       clearTimeout(timer);
       clearImmediate(immediate);
       await pass;
+      const unsent = queue.splice(head);
+      await Promise.all(unsent.map((c) => deliveries.release(c.row).catch(() => false)));
       let grace: NodeJS.Timeout | undefined;
       const settled = Promise.allSettled([...inflight.values()].map((f) => f.done));
       const finished = await Promise.race([
@@ -285,6 +285,7 @@ export function createDispatcher(runplane: DispatcherHost, options: DispatcherOp
         for (const f of inflight.values()) f.controller.abort();
         await Promise.allSettled([...inflight.values()].map((f) => f.done));
       }
+      await deliveries.flush();
       if (ownTransport) await transport.close();
     },
     tick,

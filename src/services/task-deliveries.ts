@@ -2,10 +2,12 @@ import { rowBinding } from "../crypto/keyring.js";
 import { buildRunTaskRequest, runTaskRequestHeaders, serializeRunTaskRequest } from "../domain/run-task-request.js";
 import { TIMED_OUT_MESSAGE, transitionResult, type ResultEvent } from "../domain/stage-machine.js";
 import type { RunRecord, TaskDeliveryRecord, TaskResultRecord } from "../schemas/run-task-records.js";
+import type { ClaimedDelivery, ClaimedResult, DeliverySettlement, ResultAdvance } from "../storage/types.js";
 import type { ServiceContext } from "./context.js";
 import { hmacKeyBinding } from "./run-task-config.js";
 import type { RunTaskSettings } from "./run-task-settings.js";
 import type { TaskStageService } from "./task-stages.js";
+import { createSettleQueue } from "./settle-queue.js";
 
 /** decision D11: the outbox payload holds the access token, so it is sealed for its row. */
 export const deliveryPayloadBinding = (deliveryId: string): string => rowBinding("task_deliveries", "payload", deliveryId);
@@ -68,6 +70,8 @@ export function buildDelivery(
 
 /** Compare-and-set retries before giving up under extreme contention. */
 const MAX_ATTEMPTS = 16;
+/** Opened HMAC keys kept per sealed string (a rotated key is a new string): bounded, then cleared. */
+const KEY_CACHE_SIZE = 1024;
 
 /**
  * One claimed row prepared for its attempt. Ready: the sealed payload opened and signed (D14).
@@ -78,6 +82,8 @@ const MAX_ATTEMPTS = 16;
 export type DeliveryAttempt = {
   /** The row as claimed: its `fencingToken` authorizes this attempt's writes. */
   row: TaskDeliveryRecord;
+  /** The row's result as the claim left it (window open): a 200 advances it from this state. */
+  result: ClaimedResult;
   /** decision D16: no attempt may start at or after this instant. */
   deadlineAt: string;
 } & (
@@ -92,23 +98,38 @@ export interface DeliveryFailure {
   delayMs: number;
 }
 
+export interface DeliveryServiceOptions {
+  /**
+   * How long settlements wait to share one write, in ms. 0 (the default): the next turn of the
+   * event loop, and whatever arrives while a write is under way joins the one after it.
+   */
+  settleDelayMs?: number;
+}
+
 const plus = (at: Date, ms: number): string => new Date(at.getTime() + ms).toISOString();
 
 /**
  * The outbox steps a dispatcher strings together (decisions D14-D16): claim, prepare, record the
- * answer, sweep. Each state change is one compare-and-set; a step whose claim was replaced by a
- * newer one writes nothing. `src/delivery/dispatcher.ts` drives them; hosts may too.
+ * answer, sweep. A claim leases a batch of rows and opens their results' deadline windows in one
+ * step; the answers of attempts that end together are written as one `settle` batch, each row
+ * guarded by its fencing token, a 200 moving its result to `running` in the same write. A step
+ * whose claim was replaced by a newer one writes nothing. `src/delivery/dispatcher.ts` drives
+ * them; hosts may too.
  */
-export function createTaskDeliveryService(ctx: ServiceContext, settings: RunTaskSettings, stages: TaskStageService) {
+export function createTaskDeliveryService(
+  ctx: ServiceContext,
+  settings: RunTaskSettings,
+  stages: TaskStageService,
+  options: DeliveryServiceOptions = {},
+) {
   const s = ctx.storage;
+  const queue = createSettleQueue(s.taskDeliveries, options.settleDelayMs ?? 0);
+  const keys = new Map<string, string>();
 
-  /** decision D16: the window opens at the first attempt, not when the stage starts. */
-  const windowFrom = (now: Date): Pick<TaskResultRecord, "deadlineAt" | "deadlineMaxAt"> => {
-    const rule = settings.deadline;
-    return rule.kind === "fixed"
-      ? { deadlineAt: plus(now, rule.ms), deadlineMaxAt: null }
-      : { deadlineAt: plus(now, rule.idleMs), deadlineMaxAt: plus(now, rule.maxMs) };
-  };
+  /** decision D16: the window a first attempt opens (the claim writes it). */
+  const window = settings.deadline.kind === "fixed"
+    ? { ms: settings.deadline.ms, maxMs: null }
+    : { ms: settings.deadline.idleMs, maxMs: settings.deadline.maxMs };
 
   /** Applies a result event with compare-and-set retries; resolves the stored row, or null when nothing changed. */
   async function moveResult(id: string, event: ResultEvent, message?: (r: TaskResultRecord) => string | null, still?: (r: TaskResultRecord, now: Date) => boolean) {
@@ -135,76 +156,98 @@ export function createTaskDeliveryService(ctx: ServiceContext, settings: RunTask
     return null;
   }
 
-  const close = (row: TaskDeliveryRecord, lastError: string | null, deliveredAt: string | null = null, attempt = row.attempt) =>
-    s.taskDeliveries.complete(row.id, row.fencingToken, { attempt, closedAt: ctx.now().toISOString(), deliveredAt, lastError });
+  const lease = (row: TaskDeliveryRecord) => ({ id: row.id, fencingToken: row.fencingToken });
+  const push = (entry: DeliverySettlement) => queue.push(entry);
+  const close = async (row: TaskDeliveryRecord, lastError: string | null, deliveredAt: string | null = null, attempt = row.attempt) =>
+    (await push({ ...lease(row), type: "close", fields: { attempt, closedAt: ctx.now().toISOString(), deliveredAt, lastError } })).written;
 
-  /**
-   * Opens the window at the first attempt (D16) with a compare-and-set. Resolves the result to send
-   * for, or null when the row needs no attempt (and closes it): the result is final or already
-   * running (a callback proved the integration has the request), or its deadline has passed.
-   */
-  async function openWindow(row: TaskDeliveryRecord): Promise<TaskResultRecord | null> {
-    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-      const result = await s.taskResults.get(row.taskResultId);
-      const now = ctx.now();
-      if (!result) return close(row, row.lastError).then(() => null);
-      if (result.status !== "pending") return close(row, row.lastError).then(() => null);
-      if (result.deadlineAt !== null) return now.getTime() < Date.parse(result.deadlineAt) ? result : close(row, row.lastError).then(() => null);
-      const next: TaskResultRecord = { ...result, ...windowFrom(now), version: result.version + 1, updatedAt: now.toISOString() };
-      const stored = await s.taskResults.transition(result.id, { statuses: ["pending"], version: result.version }, next);
-      if (stored) return stored;
+  /** The task's HMAC key in the clear (D11, D14), opened once per sealed string. */
+  function openKey(taskId: string, sealed: string): string {
+    const known = keys.get(sealed);
+    if (known !== undefined) return known;
+    const key = ctx.keyring.open(sealed, hmacKeyBinding(taskId));
+    if (keys.size >= KEY_CACHE_SIZE) keys.clear();
+    keys.set(sealed, key);
+    return key;
+  }
+
+  /** decision D15: the 200's `pending -> running`, computed by the stage machine from the claimed state. */
+  function advanceOnDelivery(attempt: DeliveryAttempt, now: Date): ResultAdvance | undefined {
+    const t = transitionResult(attempt.result, { type: "deliver-ok" }, now);
+    if (!t.ok || !t.changed) return undefined;
+    const { result } = attempt;
+    const expected = { statuses: [result.status], version: result.version };
+    return { id: attempt.row.taskResultId, expected, status: t.status, statusTimestamps: t.statusTimestamps, version: result.version + 1, updatedAt: now.toISOString() };
+  }
+
+  /** Builds the signed request (D14) from what the claim read; throws nothing. */
+  function build(claimed: ClaimedDelivery, result: ClaimedResult, deadlineAt: string): DeliveryAttempt {
+    const { row, task } = claimed;
+    const base = { row, result, deadlineAt };
+    const notReady = (error: string): DeliveryAttempt => {
+      ctx.logger.error("run task request cannot be built", { deliveryId: row.id, taskResultId: row.taskResultId, reason: error });
+      return { ...base, ready: false, error };
+    };
+    let body: Uint8Array;
+    let key: string | null;
+    try {
+      body = new TextEncoder().encode(ctx.keyring.open(row.payload, deliveryPayloadBinding(row.id)));
+    } catch {
+      return notReady("the request payload could not be opened");
     }
-    return null;
+    if (!task) return notReady("the run task was deleted");
+    try {
+      key = task.hmacKey === null ? null : openKey(row.taskId, task.hmacKey);
+    } catch {
+      return notReady("the run task's HMAC key could not be opened");
+    }
+    const headers = runTaskRequestHeaders({ bytes: body, key, dialect: ctx.dialect, userAgent: settings.userAgent });
+    return { ...base, ready: true, request: { url: row.url, headers, body } };
   }
 
   return {
     /** The instance's clock and logger, so a dispatcher reads the same time and logs to the same place. */
     now: (): Date => ctx.now(),
     logger: ctx.logger,
-    /** Leases due rows for `owner` (D15); see `TaskDeliveryStore.claim`. */
-    claim: (request: { owner: string; leaseMs: number; limit: number }): Promise<TaskDeliveryRecord[]> =>
-      s.taskDeliveries.claim({ ...request, now: ctx.now().toISOString() }),
+    /** Leases up to `limit` due rows for `owner` and opens their results' windows (D15, D16); see `TaskDeliveryStore.claim`. */
+    claim: (request: { owner: string; leaseMs: number; limit: number }): Promise<ClaimedDelivery[]> =>
+      s.taskDeliveries.claim({ ...request, now: ctx.now().toISOString(), window }),
 
     /**
      * Turns a claimed row into a request, or resolves null when it needs none (the row is then
-     * closed). Signs with the task's current HMAC key (D14): a key rotated while a delivery waits
-     * for its retry applies to the next attempt, so the integration can always verify with the key
-     * it holds now. The URL stays the one snapshotted when the run was created.
+     * closed): its result is gone, final, or already running (a callback proved the integration has
+     * the request), or its deadline has passed. Reads nothing from storage: the claim brought the
+     * result and the task. Signs with the task's current HMAC key (D14): a key rotated while a
+     * delivery waits for its retry applies to the next attempt. The URL stays the one snapshotted
+     * when the run was created.
      */
-    async prepare(row: TaskDeliveryRecord): Promise<DeliveryAttempt | null> {
-      const result = await openWindow(row);
-      if (!result || result.deadlineAt === null) return null;
-      const base = { row, deadlineAt: result.deadlineAt };
-      const notReady = (error: string): DeliveryAttempt => {
-        ctx.logger.error("run task request cannot be built", { deliveryId: row.id, taskResultId: row.taskResultId, reason: error });
-        return { ...base, ready: false, error };
-      };
-      let body: Uint8Array;
-      let key: string | null;
-      try {
-        body = new TextEncoder().encode(ctx.keyring.open(row.payload, deliveryPayloadBinding(row.id)));
-      } catch {
-        return notReady("the request payload could not be opened");
+    async prepare(claimed: ClaimedDelivery): Promise<DeliveryAttempt | null> {
+      const { row, result } = claimed;
+      const deadlineAt = result?.deadlineAt ?? null;
+      if (!result || result.status !== "pending" || deadlineAt === null || ctx.now().getTime() >= Date.parse(deadlineAt)) {
+        await close(row, row.lastError);
+        return null;
       }
-      const task = await s.runTasks.get(row.taskId);
-      if (!task) return notReady("the run task was deleted");
-      try {
-        key = task.hmacKey === null ? null : ctx.keyring.open(task.hmacKey, hmacKeyBinding(task.id));
-      } catch {
-        return notReady("the run task's HMAC key could not be opened");
-      }
-      const headers = runTaskRequestHeaders({ bytes: body, key, dialect: ctx.dialect, userAgent: settings.userAgent });
-      return { ...base, ready: true, request: { url: row.url, headers, body } };
+      return build(claimed, result, deadlineAt);
     },
 
     /**
-     * The integration answered exactly 200 (spec 4.1): the result goes `pending -> running`
-     * (`deliver-ok`) unless a callback already moved it, then the row closes as delivered. In this
-     * order, a stop between the two leaves a running result whose open row is closed unsent later.
+     * The integration answered exactly 200 (spec 4.1): one write closes the row as delivered and
+     * moves the result `pending -> running` (`deliver-ok`) unless a callback moved it since the
+     * claim. Resolves whether the row was still held.
      */
     async succeed(attempt: DeliveryAttempt): Promise<boolean> {
-      await moveResult(attempt.row.taskResultId, { type: "deliver-ok" });
-      return close(attempt.row, null, ctx.now().toISOString(), attempt.row.attempt + 1);
+      const now = ctx.now();
+      const at = now.toISOString();
+      const result = advanceOnDelivery(attempt, now);
+      const fields = { attempt: attempt.row.attempt + 1, closedAt: at, deliveredAt: at, lastError: null };
+      const outcome = await push({ ...lease(attempt.row), type: "close", fields, ...(result ? { result } : {}) });
+      const { row } = attempt;
+      const before = { id: row.taskResultId, stageId: row.stageId, runId: row.runId, stage: row.stage, status: attempt.result.status, updatedAt: attempt.result.updatedAt };
+      if (outcome.result && result) stages.emitResult(before, { ...before, status: result.status, updatedAt: result.updatedAt });
+      // The result changed since the claim (a callback won): the stage machine decides on a fresh read.
+      else if (outcome.written && result) await moveResult(row.taskResultId, { type: "deliver-ok" });
+      return outcome.written;
     },
 
     /**
@@ -214,17 +257,18 @@ export function createTaskDeliveryService(ctx: ServiceContext, settings: RunTask
      */
     async fail(attempt: DeliveryAttempt, failure: DeliveryFailure): Promise<"retry" | "closed" | "lost"> {
       const { row } = attempt;
-      const now = ctx.now();
-      const dueAt = plus(now, Math.max(0, failure.delayMs));
+      const dueAt = plus(ctx.now(), Math.max(0, failure.delayMs));
       if (Date.parse(dueAt) >= Date.parse(attempt.deadlineAt)) {
         return (await close(row, failure.error, null, row.attempt + 1)) ? "closed" : "lost";
       }
-      const ok = await s.taskDeliveries.reschedule(row.id, row.fencingToken, { attempt: row.attempt + 1, dueAt, lastError: failure.error });
-      return ok ? "retry" : "lost";
+      const outcome = await push({ ...lease(row), type: "retry", fields: { attempt: row.attempt + 1, dueAt, lastError: failure.error } });
+      return outcome.written ? "retry" : "lost";
     },
 
-    /** Gives a claimed row back unused (a stopping dispatcher). */
-    release: (row: TaskDeliveryRecord): Promise<boolean> => s.taskDeliveries.release(row.id, row.fencingToken),
+    /** Gives a claimed row back unused (a stopping dispatcher, a lease too short to start on). */
+    release: async (row: TaskDeliveryRecord): Promise<boolean> => (await push({ ...lease(row), type: "release" })).written,
+    /** Resolves once every settlement asked for so far is stored. */
+    flush: (): Promise<void> => queue.drain(),
 
     /** Open results past their deadline (D16), oldest first. */
     listExpired: (limit: number): Promise<TaskResultRecord[]> => s.taskResults.listPastDeadline(ctx.now().toISOString(), limit),

@@ -38,7 +38,8 @@ export function createTaskStageService(ctx: ServiceContext, settings: RunTaskSet
       at: after.updatedAt,
     });
   };
-  const emitResult = (before: TaskResultRecord, after: TaskResultRecord): void => {
+  type ResultState = Pick<TaskResultRecord, "id" | "stageId" | "runId" | "stage" | "status" | "updatedAt">;
+  const emitResult = (before: ResultState, after: ResultState): void => {
     if (before.status === after.status) return;
     events.emit("result-status", {
       taskResultId: after.id,

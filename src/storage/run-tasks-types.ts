@@ -84,13 +84,16 @@ export interface TaskStageStore {
   /**
    * Compare-and-set: replaces the stage with `next` (same id) only while the stored status is one
    * of `expected.statuses` and its version is `expected.version`. Resolves the stored row, or null
-   * when the guard failed or the stage does not exist (nothing written).
+   * when the guard failed or the stage does not exist (nothing written). `next` keeps the fields
+   * fixed when the run was created (ids, `organization`, `stage`, `sequence`, `createdAt`): an
+   * adapter writes only the state fields, so an update touches no index it does not change.
    */
   transition(id: string, expected: Expected<StageStatus>, next: TaskStageRecord): Promise<TaskStageRecord | null>;
   /**
    * Starts a stage in one atomic step: the stage's compare-and-set, each result's compare-and-set
    * and the insertion of `deliveries`. When any guard fails nothing at all is written and it
-   * resolves null; otherwise it resolves the stored stage.
+   * resolves null; otherwise it resolves the stored stage. Of each result it writes what a start
+   * changes: `accessTokenDigest`, `version` and `updatedAt`.
    */
   start(
     next: TaskStageRecord,
@@ -116,6 +119,7 @@ export interface TaskResultStore {
    * Compare-and-set: replaces the result with `next` and inserts `outcomes` in one atomic step,
    * only while the stored status is one of `expected.statuses` and its version is
    * `expected.version`. Resolves the stored row, or null (nothing written) when the guard failed.
+   * Like a stage's, `next` keeps the fields fixed at creation; only the state fields are written.
    */
   transition(
     id: string,
@@ -151,9 +155,35 @@ export interface DeliveryClaim {
   leaseMs: number;
   /** At most this many rows. */
   limit: number;
+  /**
+   * decision D16: the deadline window a claimed row's result gets when it is still `pending` and
+   * has none yet (this is its first attempt): `deadlineAt = now + ms`, `deadlineMaxAt = now + maxMs`
+   * (null when `maxMs` is null).
+   */
+  window: { ms: number; maxMs: number | null };
 }
 
-/** The end of a row's attempts, written by `TaskDeliveryStore.complete`. */
+/** What a claimed row's attempt needs of its result, as stored when the claim committed. */
+export interface ClaimedResult {
+  status: ResultStatus;
+  statusTimestamps: TaskResultRecord["statusTimestamps"];
+  deadlineAt: string | null;
+  version: number;
+  updatedAt: string;
+}
+
+/**
+ * A row leased by `claim`, payload included, with what its attempt needs, read in the claim's own
+ * step so a dispatcher reads nothing more before it sends: its result (null when gone) and its run
+ * task's sealed HMAC key (`task` null when the task was deleted).
+ */
+export interface ClaimedDelivery {
+  row: TaskDeliveryRecord;
+  result: ClaimedResult | null;
+  task: { hmacKey: string | null } | null;
+}
+
+/** The end of a row's attempts, written by a `close` settlement. */
 export interface DeliveryCompletion {
   attempt: number;
   closedAt: string;
@@ -161,7 +191,7 @@ export interface DeliveryCompletion {
   lastError: string | null;
 }
 
-/** A failed attempt's next try, written by `TaskDeliveryStore.reschedule`. */
+/** A failed attempt's next try, written by a `retry` settlement. */
 export interface DeliveryRetry {
   attempt: number;
   dueAt: string;
@@ -169,11 +199,40 @@ export interface DeliveryRetry {
 }
 
 /**
- * The delivery outbox (D15). Rows are inserted only by `TaskStageStore.start`; afterwards only the
- * lease primitives below change them. A claim hands out a new `fencingToken` (one more than the
- * row's previous one); `complete`, `reschedule` and `release` write only while the row still
- * carries the token the caller presents, so a dispatcher whose claim was replaced by a newer one
- * can never overwrite it: it gets `false` and nothing is written.
+ * A result's status change written in the same step as a `close` (decision D15: the integration's
+ * 200 moves its result `pending -> running`). Only these four columns are written.
+ */
+export interface ResultAdvance {
+  id: string;
+  expected: Expected<ResultStatus>;
+  status: ResultStatus;
+  statusTimestamps: TaskResultRecord["statusTimestamps"];
+  version: number;
+  updatedAt: string;
+}
+
+/** One row's settlement in a `settle` batch, guarded by the fencing token its claim handed out. */
+export type DeliverySettlement = { id: string; fencingToken: number } & (
+  | { type: "close"; fields: DeliveryCompletion; result?: ResultAdvance }
+  | { type: "retry"; fields: DeliveryRetry }
+  | { type: "release" }
+);
+
+/** What `settle` did with one entry of its batch. */
+export interface SettleOutcome {
+  /** The row's write happened (it was open and still carried the presented token). */
+  written: boolean;
+  /** The entry's `result` advance happened (false when it had none). */
+  result: boolean;
+}
+
+/**
+ * The delivery outbox (D15). Rows are inserted only by `TaskStageStore.start`; afterwards only
+ * `claim` and `settle` change them. A claim hands out a new `fencingToken` (one more than the row's
+ * previous one); a settlement writes only while the row is open and still carries the token the
+ * caller presents, so a dispatcher whose claim was replaced by a newer one can never overwrite it.
+ * Both are batched: a dispatcher claims many rows in one step and settles the attempts that ended
+ * together in one step, so a delivery costs a share of one claim and a share of one settle.
  */
 export interface TaskDeliveryStore {
   get(id: string): Promise<TaskDeliveryRecord | null>;
@@ -182,25 +241,24 @@ export interface TaskDeliveryStore {
   /**
    * Atomically leases up to `limit` rows that are open (`closedAt` null), due (`dueAt <= now`)
    * and not leased (no `leaseExpiresAt`, or one not after `now`), in `dueAt`, then `id` order: each
-   * gets `leaseOwner = owner`, `leaseExpiresAt = now + leaseMs` and `fencingToken + 1`. Resolves
-   * the rows as stored. Of concurrent claims (other connections and processes included) no two
-   * ever get the same row with the same lease: a row is held by at most one owner at a time.
+   * gets `leaseOwner = owner`, `leaseExpiresAt = now + leaseMs` and `fencingToken + 1`. In the same
+   * step each claimed row's result that is `pending` with a null `deadlineAt` gets its window
+   * (`request.window`), `version + 1` and `updatedAt = now`. Resolves the claimed rows in that order
+   * as stored, each with its result and task as stored after the step. Of concurrent claims (other
+   * connections and processes included) no two ever get the same row with the same lease: a row is
+   * held by at most one owner at a time.
    */
-  claim(request: DeliveryClaim): Promise<TaskDeliveryRecord[]>;
+  claim(request: DeliveryClaim): Promise<ClaimedDelivery[]>;
   /**
-   * Closes an open row holding `fencingToken`: sets the given fields and clears the lease. `false`
-   * (nothing written) when the row is gone, closed, or carries another token.
+   * Writes a batch of settlements in one atomic step and resolves one outcome per entry, in order.
+   * An entry is written only while its row is open and carries `fencingToken`; otherwise nothing of
+   * that entry is written (`written: false`) and the other entries are unaffected. `close` sets
+   * `attempt`, `closedAt`, `deliveredAt` and `lastError`; `retry` sets `attempt`, `dueAt` and
+   * `lastError`, so the row is claimable again from `dueAt`; `release` leaves those alone. All three
+   * clear `leaseOwner` and `leaseExpiresAt`. A close's `result` advance is written only when the
+   * row's write was and the result still matches `expected` (status and version); it writes the
+   * result's `status`, `statusTimestamps`, `version` and `updatedAt` and nothing else. An empty
+   * batch writes nothing; a batch naming one row twice is refused whole (it throws a TypeError).
    */
-  complete(id: string, fencingToken: number, fields: DeliveryCompletion): Promise<boolean>;
-  /**
-   * Records a failed attempt of an open row holding `fencingToken`: sets `attempt`, `dueAt` and
-   * `lastError` and clears the lease, so the row is claimable again from `dueAt`. `false` (nothing
-   * written) when the row is gone, closed, or carries another token.
-   */
-  reschedule(id: string, fencingToken: number, fields: DeliveryRetry): Promise<boolean>;
-  /**
-   * Gives a lease back unused: clears `leaseOwner`/`leaseExpiresAt` of an open row holding
-   * `fencingToken`, leaving `attempt` and `dueAt` alone. `false` otherwise.
-   */
-  release(id: string, fencingToken: number): Promise<boolean>;
+  settle(batch: readonly DeliverySettlement[]): Promise<SettleOutcome[]>;
 }

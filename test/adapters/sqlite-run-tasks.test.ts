@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { queryPlan, useTempSqliteFile } from "../helpers/sqlite-files.js";
 import { createSqliteStorage } from "../../adapters/sqlite/index.js";
 import { RUN_TASK_SQL } from "../../adapters/sqlite/run-tasks.js";
+import { TASK_DELIVERY_SQL } from "../../adapters/sqlite/task-deliveries.js";
 import { TASK_STAGE_SQL } from "../../adapters/sqlite/task-stages.js";
 import { result, run, stage, started } from "../conformance/run-task-fixtures.js";
 
@@ -23,7 +24,7 @@ describe("sqlite adapter: run task tables", () => {
       [TASK_STAGE_SQL.resultsByStage, "task_results_by_stage", ["ts-1"]],
       [TASK_STAGE_SQL.outcomesByPosition, "task_result_outcomes_by_position", [filter]],
       [TASK_STAGE_SQL.outcomesBySeverity, "task_result_outcomes_by_severity", [filter]],
-      [TASK_STAGE_SQL.deliveriesByResult, "task_deliveries_by_result", ["taskrs-1"]],
+      [TASK_DELIVERY_SQL.byResult, "task_deliveries_by_result", ["taskrs-1"]],
     ];
     for (const [sql, index, params] of cases) {
       const detail = plan(db, sql, ...params);

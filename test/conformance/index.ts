@@ -10,6 +10,7 @@ import { describeVariableCases } from "./variables.cases.js";
 import { describeTeamProjectCases } from "./team-projects.cases.js";
 import { describeRunTaskCases } from "./run-tasks.cases.js";
 import { describeRevisionCases } from "./revisions.cases.js";
+import { describeTaskSettleCases } from "./task-settle.cases.js";
 
 export type { ConformanceContext, ConformanceHandle, ConformanceSetup } from "./context.js";
 
@@ -54,6 +55,7 @@ export function runStorageConformance(name: string, setup: ConformanceSetup): vo
     describeSealedValueCases(ctx);
     describeTeamProjectCases(ctx);
     describeRunTaskCases(ctx);
+    describeTaskSettleCases(ctx);
     describeRevisionCases(ctx);
   });
 }

@@ -1,144 +1,115 @@
 import { describe, expect, it } from "vitest";
-import type { TaskDeliveryRecord, TaskResultRecord } from "../../src/schemas/run-task-records.js";
+import type { TaskResultRecord } from "../../src/schemas/run-task-records.js";
 import type { ResultStatus } from "../../src/schemas/run-tasks.js";
 import { race, type ConformanceContext } from "./context.js";
 import { at } from "./fixtures.js";
-import { delivery, result, rid, run, stage, started } from "./run-task-fixtures.js";
+import { delivered, LEASE, outbox } from "./outbox-support.js";
+import { delivery, result, rid, run, runTask, stage } from "./run-task-fixtures.js";
 
-const PENDING = { statuses: ["pending"] as const, version: 1 };
-const LEASE = 30_000;
+const plus = (iso: string, ms: number): string => new Date(Date.parse(iso) + ms).toISOString();
 
-/** The delivery outbox's lease primitives and the sweeper's queries (D15, D16). */
+/** The delivery outbox's claim and the sweeper's queries (D15, D16). */
 export function describeTaskDeliveryCases(ctx: ConformanceContext): void {
   const s = () => ctx.storage;
-  const deliveries = () => s().taskDeliveries;
-
-  /** A started stage whose `count` results each got one delivery; `shape(i)` adjusts row i. */
-  async function enqueue(count: number, shape: (i: number) => Partial<TaskDeliveryRecord> = () => ({})): Promise<TaskDeliveryRecord[]> {
-    const results = Array.from({ length: count }, (_, i) => result({ id: rid("taskrs", i + 1), position: i }));
-    await s().runs.create(run(), [stage()], results);
-    const rows = results.map((r, i) => delivery({ id: rid("dlv", i + 1), taskResultId: r.id, ...shape(i) }));
-    const writes = results.map((r, i) => ({ next: { ...r, accessTokenDigest: `digest-${i}`, version: 2 }, expected: PENDING }));
-    expect(await s().taskStages.start(started(stage()), PENDING, writes, rows)).not.toBeNull();
-    return rows;
-  }
-  const claim = (now: string, owner = "w1", limit = 10, leaseMs = LEASE) => deliveries().claim({ now, owner, leaseMs, limit });
-  const leased = (row: TaskDeliveryRecord, owner: string, now: string, token: number): TaskDeliveryRecord => ({
-    ...row,
-    leaseOwner: owner,
-    leaseExpiresAt: new Date(Date.parse(now) + LEASE).toISOString(),
-    fencingToken: token,
-  });
+  const { deliveries, enqueue, claim, claimRows, close, retry, release, leased, resultOf } = outbox(ctx);
 
   describe("task deliveries: claim", () => {
-    it("leases due open rows in due order, each with the owner, an expiry and a new fencing token", async () => {
+    it("leases due open rows in due order, each with the owner, an expiry, a new fencing token and its payload", async () => {
       const rows = await enqueue(3, (i) => ({ dueAt: at(10 - i), fencingToken: i }));
-      const got = await claim(at(20));
+      const got = await claimRows(at(20));
       expect(got).toStrictEqual([leased(rows[2]!, "w1", at(20), 3), leased(rows[1]!, "w1", at(20), 2), leased(rows[0]!, "w1", at(20), 1)]);
       expect(await deliveries().get(rows[0]!.id)).toStrictEqual(got[2]);
     });
 
     it("skips rows not yet due, closed rows and rows whose lease has not expired, and honours the limit", async () => {
       const rows = await enqueue(4, (i) => ({ dueAt: at(i) }));
-      const [first] = await claim(at(0), "w0", 1);
-      expect(await deliveries().complete(first!.id, first!.fencingToken, { attempt: 1, closedAt: at(1), deliveredAt: at(1), lastError: null })).toBe(true);
-      expect((await claim(at(2), "w1", 1)).map((r) => r.id)).toStrictEqual([rows[1]!.id]);
-      expect((await claim(at(2), "w2")).map((r) => r.id)).toStrictEqual([rows[2]!.id]);
+      const [first] = await claimRows(at(0), "w0", 1);
+      expect(await close(first!, first!.fencingToken, delivered(1))).toBe(true);
+      expect((await claimRows(at(2), "w1", 1)).map((r) => r.id)).toStrictEqual([rows[1]!.id]);
+      expect((await claimRows(at(2), "w2")).map((r) => r.id)).toStrictEqual([rows[2]!.id]);
       expect(await claim(at(2), "w3")).toStrictEqual([]);
       expect(await claim(at(2), "w3", 0)).toStrictEqual([]);
     });
 
     it("gives a row whose lease expired to the next claimant with a newer token, and the old token writes nothing", async () => {
       const [row] = await enqueue(1);
-      const [first] = await claim(at(10), "w1");
+      const [first] = await claimRows(at(10), "w1");
       expect(await claim(at(39), "w2")).toStrictEqual([]);
-      const [second] = await claim(at(40), "w2");
+      const [second] = await claimRows(at(40), "w2");
       expect(second).toStrictEqual(leased(row!, "w2", at(40), first!.fencingToken + 1));
-      const fields = { attempt: 1, closedAt: at(41), deliveredAt: at(41), lastError: null };
-      expect(await deliveries().complete(row!.id, first!.fencingToken, fields)).toBe(false);
-      expect(await deliveries().reschedule(row!.id, first!.fencingToken, { attempt: 1, dueAt: at(50), lastError: "x" })).toBe(false);
-      expect(await deliveries().release(row!.id, first!.fencingToken)).toBe(false);
+      expect(await close(row!, first!.fencingToken, delivered(41))).toBe(false);
+      expect(await retry(row!, first!.fencingToken, { attempt: 1, dueAt: at(50), lastError: "x" })).toBe(false);
+      expect(await release(row!, first!.fencingToken)).toBe(false);
       expect(await deliveries().get(row!.id)).toStrictEqual(second);
-      expect(await deliveries().complete(row!.id, second!.fencingToken, fields)).toBe(true);
+      expect(await close(row!, second!.fencingToken, delivered(41))).toBe(true);
     });
 
     it("hands each row to exactly one of 10 racing claimants", async () => {
       await enqueue(7);
-      const claims = await race(10, (i) => claim(at(10), `w${i}`, 2));
+      const claims = await race(10, (i) => claimRows(at(10), `w${i}`, 2));
       const ids = claims.flat().map((r) => r.id);
       expect(new Set(ids).size).toBe(ids.length);
       expect(ids.sort()).toStrictEqual(Array.from({ length: 7 }, (_, i) => rid("dlv", i + 1)));
       for (const [i, rows] of claims.entries()) for (const r of rows) expect((await deliveries().get(r.id))?.leaseOwner).toBe(`w${i}`);
     });
-  });
 
-  describe("task deliveries: complete, reschedule, release", () => {
-    it("closes a row for good: its lease is cleared and it is never claimed again", async () => {
-      const [row] = await enqueue(1);
-      const [held] = await claim(at(10));
-      const fields = { attempt: 3, closedAt: at(11), deliveredAt: null, lastError: "responded with 500" };
-      expect(await deliveries().complete(row!.id, held!.fencingToken, fields)).toBe(true);
-      expect(await deliveries().get(row!.id)).toStrictEqual({ ...held, ...fields, leaseOwner: null, leaseExpiresAt: null });
-      expect(await deliveries().complete(row!.id, held!.fencingToken, fields)).toBe(false);
-      expect(await deliveries().release(row!.id, held!.fencingToken)).toBe(false);
-      expect(await claim(at(9999))).toStrictEqual([]);
+    it("opens the deadline window of a pending result that has none, in the claim itself, and returns the result as stored", async () => {
+      await enqueue(2);
+      const [c1, c2] = await claim(at(10), "w1", 10, LEASE, { ms: 600_000, maxMs: 3_600_000 });
+      const stored = await resultOf(rid("taskrs", 1));
+      expect(stored).toMatchObject({ deadlineAt: plus(at(10), 600_000), deadlineMaxAt: plus(at(10), 3_600_000), version: 3, updatedAt: at(10) });
+      expect(c1!.result).toStrictEqual({ status: "pending", statusTimestamps: {}, deadlineAt: stored!.deadlineAt, version: 3, updatedAt: at(10) });
+      expect(c2!.result?.deadlineAt).toBe(plus(at(10), 600_000));
+      // A later claim (a retry) leaves an open window alone.
+      expect(await retry(c1!.row, c1!.row.fencingToken, { attempt: 1, dueAt: at(20), lastError: "responded with 500" })).toBe(true);
+      const [again] = await claim(at(20), "w2", 10, LEASE, { ms: 1_000, maxMs: null });
+      expect(again!.result).toMatchObject({ deadlineAt: plus(at(10), 600_000), version: 3 });
+      expect(await resultOf(rid("taskrs", 1))).toStrictEqual(stored);
     });
 
-    it("reschedules a failed attempt: claimable again from its new due time only", async () => {
-      const [row] = await enqueue(1);
-      const [held] = await claim(at(10));
-      expect(await deliveries().reschedule(row!.id, held!.fencingToken, { attempt: 1, dueAt: at(12), lastError: "timeout" })).toBe(true);
-      expect(await deliveries().get(row!.id)).toStrictEqual({
-        ...held,
-        attempt: 1,
-        dueAt: at(12),
-        lastError: "timeout",
-        leaseOwner: null,
-        leaseExpiresAt: null,
-      });
-      expect(await claim(at(11))).toStrictEqual([]);
-      expect((await claim(at(12))).map((r) => [r.id, r.attempt, r.fencingToken])).toStrictEqual([[row!.id, 1, held!.fencingToken + 1]]);
+    it("leaves results that are not pending untouched, and writes a null cap without a max window", async () => {
+      const results = [result({ id: rid("taskrs", 1), status: "running" }), result({ id: rid("taskrs", 2), position: 1 })];
+      await s().runs.create(run(), [stage({ status: "running" })], results);
+      await s().runTasks.insert(runTask());
+      const rows = results.map((r, i) => delivery({ id: rid("dlv", i + 1), taskResultId: r.id }));
+      const writes = results.map((r) => ({ next: { ...r, version: 2 }, expected: { statuses: [r.status], version: 1 } }));
+      const st = stage({ status: "running" });
+      expect(await s().taskStages.start({ ...st, version: 2 }, { statuses: ["running"], version: 1 }, writes, rows)).not.toBeNull();
+      const [running, pending] = await claim(at(10));
+      expect(running!.result).toMatchObject({ status: "running", deadlineAt: null, version: 2 });
+      expect(await resultOf(rid("taskrs", 1))).toMatchObject({ deadlineAt: null, version: 2, updatedAt: at(0) });
+      expect(pending!.result).toMatchObject({ status: "pending", deadlineAt: plus(at(10), 600_000), version: 3 });
+      expect((await resultOf(rid("taskrs", 2)))?.deadlineMaxAt).toBeNull();
     });
 
-    it("releases a lease unused: attempt and due time stay, and the row is claimable at once", async () => {
-      const [row] = await enqueue(1);
-      const [held] = await claim(at(10));
-      expect(await deliveries().release(row!.id, held!.fencingToken)).toBe(true);
-      expect(await deliveries().get(row!.id)).toStrictEqual({ ...held, leaseOwner: null, leaseExpiresAt: null });
-      expect((await claim(at(10), "w2")).map((r) => r.leaseOwner)).toStrictEqual(["w2"]);
-      expect(await deliveries().release(rid("dlv", 99), 1)).toBe(false);
+    it("returns the task's sealed HMAC key as stored now, null without a key, no task once deleted, no result when there is none", async () => {
+      const rows = await enqueue(3, (i) => ({ taskId: rid("task", i + 1), ...(i === 2 ? { taskResultId: rid("taskrs", 99) } : {}) }));
+      await s().runTasks.insert(runTask({ id: rid("task", 2), name: "plain", hmacKey: null }));
+      await s().runTasks.insert(runTask({ id: rid("task", 3), name: "gone" }));
+      expect(await s().runTasks.delete(rid("task", 3))).toBe(true);
+      const got = await claim(at(10));
+      expect(got.map((c) => c.row.id)).toStrictEqual(rows.map((r) => r.id));
+      expect(got.map((c) => c.task)).toStrictEqual([{ hmacKey: runTask().hmacKey }, { hmacKey: null }, null]);
+      expect(got[2]!.result).toBeNull();
     });
 
-    it("lets only the newest claim's token land when a replaced claimant races it", async () => {
-      const [row] = await enqueue(1);
-      const [old] = await claim(at(10), "w1");
-      const [current] = await claim(at(40), "w2");
-      // Odd writers hold the current token and close the row; even ones hold the replaced token
-      // and try every lease write. Exactly one close lands, and nothing of the replaced claim.
-      const writes = await race(12, (i) => {
-        if (i % 2) return deliveries().complete(row!.id, current!.fencingToken, { attempt: 1, closedAt: at(41), deliveredAt: at(41), lastError: `writer ${i}` });
-        if (i % 3 === 0) return deliveries().release(row!.id, old!.fencingToken);
-        if (i % 3 === 1) return deliveries().reschedule(row!.id, old!.fencingToken, { attempt: 9, dueAt: at(99), lastError: "stale" });
-        return deliveries().complete(row!.id, old!.fencingToken, { attempt: 9, closedAt: at(99), deliveredAt: null, lastError: "stale" });
-      });
-      expect(writes.filter(Boolean)).toHaveLength(1);
-      const winner = writes.findIndex(Boolean);
-      expect(winner % 2).toBe(1);
-      expect(await deliveries().get(row!.id)).toStrictEqual({
-        ...current,
-        attempt: 1,
-        closedAt: at(41),
-        deliveredAt: at(41),
-        lastError: `writer ${winner}`,
-        leaseOwner: null,
-        leaseExpiresAt: null,
-      });
+    it("keeps each claimed row's result window and lease across 8 racing claimants, one window per result", async () => {
+      await enqueue(20);
+      const claims = await race(8, (i) => claim(plus(at(10), i), `w${i}`, 3));
+      const all = claims.flat();
+      expect(new Set(all.map((c) => c.row.id)).size).toBe(all.length);
+      for (const c of all) {
+        const stored = await resultOf(c.row.taskResultId);
+        expect(stored?.version).toBe(3);
+        expect(c.result?.deadlineAt).toBe(stored?.deadlineAt);
+      }
     });
   });
 
   describe("task results and stages: the sweeper's queries", () => {
     const open = (n: number, status: ResultStatus, deadlineAt: string | null): TaskResultRecord =>
       result({ id: rid("taskrs", n), position: n, status, deadlineAt });
+
 
     it("lists open results past their deadline in deadline order, and nothing else", async () => {
       const rows = [
@@ -170,25 +141,6 @@ export function describeTaskDeliveryCases(ctx: ConformanceContext): void {
       ]);
       expect(await s().taskStages.listUnsettled(10)).toStrictEqual([settled]);
       expect(await s().taskStages.listUnsettled(0)).toStrictEqual([]);
-    });
-  });
-
-  describe("task deliveries: durability", () => {
-    it("keeps leases, tokens, closed rows and retries through a reopen", async () => {
-      const rows = await enqueue(3);
-      const held = await claim(at(10), "w1");
-      await deliveries().complete(rows[0]!.id, held[0]!.fencingToken, { attempt: 1, closedAt: at(11), deliveredAt: at(11), lastError: null });
-      await deliveries().reschedule(rows[1]!.id, held[1]!.fencingToken, { attempt: 1, dueAt: at(15), lastError: "responded with 503" });
-      const before = await Promise.all(rows.map((r) => deliveries().get(r.id)));
-      await ctx.reopen();
-      expect(await Promise.all(rows.map((r) => deliveries().get(r.id)))).toStrictEqual(before);
-      expect(await claim(at(14), "w2")).toStrictEqual([]);
-      expect(await deliveries().release(rows[2]!.id, held[2]!.fencingToken)).toBe(true);
-      // Due order: the released row kept its original due time, before the retry's.
-      expect((await claim(at(15), "w2")).map((r) => [r.id, r.fencingToken])).toStrictEqual([
-        [rows[2]!.id, held[2]!.fencingToken + 1],
-        [rows[1]!.id, held[1]!.fencingToken + 1],
-      ]);
     });
   });
 }

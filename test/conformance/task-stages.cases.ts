@@ -20,7 +20,7 @@ export function describeTaskStageCases(ctx: ConformanceContext): void {
   /** The start of `st` as the core writes it: tokens issued, versions bumped, one delivery each. */
   const startWrites = (suffix = ""): { writes: GuardedResultWrite[]; deliveries: ReturnType<typeof delivery>[] } => {
     const writes = [r1, r2].map((r, i) => ({
-      next: { ...r, accessTokenDigest: `digest-${i}${suffix}`, deadlineAt: at(600), version: 2 },
+      next: { ...r, accessTokenDigest: `digest-${i}${suffix}`, version: 2, updatedAt: at(5) },
       expected: PENDING,
     }));
     const deliveries = [r1, r2].map((r, i) => delivery({ id: rid("dlv", i + 1) + suffix, taskResultId: r.id }));

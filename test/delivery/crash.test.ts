@@ -13,7 +13,7 @@ import { START } from "./support.js";
 // (unreachable at the deadline). Two runs, so six results.
 
 const LEASE_MS = 30_000;
-const FAILPOINTS = ["after-enqueue", "after-claim", "after-send-before-record", "during-retry-scheduling", "during-sweep"] as const;
+const FAILPOINTS = ["after-enqueue", "after-claim", "after-send-before-record", "during-retry-scheduling", "after-settle-batch", "during-sweep"] as const;
 const isFinal = (r: TaskResultRecord): boolean => (FINAL_RESULT_STATUSES as readonly string[]).includes(r.status);
 
 let file: SharedFile;

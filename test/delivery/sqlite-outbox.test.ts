@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { createSqliteStorage } from "../../adapters/sqlite/index.js";
 import { migrate, MIGRATIONS } from "../../adapters/sqlite/schema.js";
+import { TASK_DELIVERY_SQL } from "../../adapters/sqlite/task-deliveries.js";
 import { TASK_STAGE_SQL } from "../../adapters/sqlite/task-stages.js";
 import { at } from "../conformance/fixtures.js";
 import { delivery, result, rid, run, stage, started } from "../conformance/run-task-fixtures.js";
@@ -8,7 +9,9 @@ import { queryPlan, useTempSqliteFile } from "../helpers/sqlite-files.js";
 
 // The SQLite side of the outbox (decisions D15, D16): the claim and the sweeper's queries walk
 // partial indexes; leases are checked in the database, so a second connection never gets a row
-// the first one holds; migration 0007 carries existing rows over.
+// the first one holds; migrations 0007 and 0009 carry existing rows over.
+
+const WINDOW = { ms: 600_000, maxMs: null };
 
 describe("sqlite outbox", () => {
   const files = useTempSqliteFile("runplane-outbox-");
@@ -17,7 +20,7 @@ describe("sqlite outbox", () => {
     const db = files.connect();
     createSqliteStorage(db);
     const cases: [string, string, unknown][] = [
-      [TASK_STAGE_SQL.deliveryClaim, "task_deliveries_open_by_due", { now: at(0), owner: "o", lease_expires_at: at(30), limit: 8 }],
+      [TASK_DELIVERY_SQL.claim, "task_deliveries_open_by_due", { now: at(0), owner: "o", lease_expires_at: at(30), limit: 8 }],
       [TASK_STAGE_SQL.resultsPastDeadline, "task_results_open_by_deadline", { now: at(0), limit: 100 }],
       [TASK_STAGE_SQL.stagesUnsettled, "task_stages_running", { limit: 100 }],
     ];
@@ -40,9 +43,9 @@ describe("sqlite outbox", () => {
 
     const held = new Map<string, string>();
     for (let round = 0; round < 10; round++) {
-      const claims = await Promise.all([one, two].map((s, i) => s.taskDeliveries.claim({ now: at(10), owner: `c${i}`, leaseMs: 60_000, limit: 3 })));
+      const claims = await Promise.all([one, two].map((s, i) => s.taskDeliveries.claim({ now: at(10), owner: `c${i}`, leaseMs: 60_000, limit: 3, window: WINDOW })));
       for (const [i, claimed] of claims.entries()) {
-        for (const row of claimed) {
+        for (const { row } of claimed) {
           expect(held.has(row.id), row.id).toBe(false);
           held.set(row.id, `c${i}`);
         }
@@ -52,11 +55,12 @@ describe("sqlite outbox", () => {
     expect(new Set(held.values())).toStrictEqual(new Set(["c0", "c1"]));
     const [first] = rows;
     const stored = await two.taskDeliveries.get(first!.id);
-    expect(await one.taskDeliveries.release(first!.id, stored!.fencingToken - 1)).toBe(false);
-    expect(await one.taskDeliveries.release(first!.id, stored!.fencingToken)).toBe(true);
+    const release = (fencingToken: number) => one.taskDeliveries.settle([{ id: first!.id, fencingToken, type: "release" }]);
+    expect(await release(stored!.fencingToken - 1)).toStrictEqual([{ written: false, result: false }]);
+    expect(await release(stored!.fencingToken)).toStrictEqual([{ written: true, result: false }]);
   });
 
-  it("carries rows of a database from before migration 0007 over: delivered rows are closed", async () => {
+  it("carries rows of a database from before migration 0007 over: delivered rows are closed, payloads kept", async () => {
     const db = files.connect();
     migrate(db, MIGRATIONS.slice(0, 6));
     const insert = db.prepare(`INSERT INTO task_deliveries (id, task_result_id, stage_id, run_id, task_id, stage, url, attempt,
@@ -65,8 +69,21 @@ describe("sqlite outbox", () => {
     insert.run("dlv-done", at(1), at(1), at(2));
     insert.run("dlv-open", at(1), at(1), null);
     const storage = createSqliteStorage(db);
-    expect(await storage.taskDeliveries.get("dlv-done")).toMatchObject({ closedAt: at(2), deliveredAt: at(2), lastError: null });
+    expect(await storage.taskDeliveries.get("dlv-done")).toMatchObject({ closedAt: at(2), deliveredAt: at(2), lastError: null, payload: "sealed" });
     expect(await storage.taskDeliveries.get("dlv-open")).toMatchObject({ closedAt: null, deliveredAt: null, lastError: null });
-    expect((await storage.taskDeliveries.claim({ now: at(5), owner: "o", leaseMs: 1_000, limit: 10 })).map((r) => r.id)).toStrictEqual(["dlv-open"]);
+    const claimed = await storage.taskDeliveries.claim({ now: at(5), owner: "o", leaseMs: 1_000, limit: 10, window: WINDOW });
+    expect(claimed.map((c) => [c.row.id, c.row.payload, c.result, c.task])).toStrictEqual([["dlv-open", "sealed", null, null]]);
+  });
+
+  it("keeps the payload out of the rows claims and settles rewrite, and writes only the columns a step changes", () => {
+    const db = files.connect();
+    createSqliteStorage(db);
+    const columns = (db.prepare("SELECT name FROM pragma_table_info('task_deliveries')").all() as { name: string }[]).map((c) => c.name);
+    expect(columns).not.toContain("payload");
+    for (const sql of [TASK_DELIVERY_SQL.claim, TASK_DELIVERY_SQL.close, TASK_DELIVERY_SQL.retry, TASK_DELIVERY_SQL.release]) {
+      const set = /SET ([\s\S]*?) WHERE/.exec(sql)![1]!;
+      expect(set).not.toMatch(/payload|task_result_id|stage_id|run_id|url|created_at/);
+    }
+    expect(/SET ([\s\S]*?) WHERE/.exec(TASK_DELIVERY_SQL.advanceResult)![1]!.match(/\w+ =/g)).toStrictEqual(["status =", "status_timestamps =", "version =", "updated_at ="]);
   });
 });

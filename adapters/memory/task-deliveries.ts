@@ -1,0 +1,122 @@
+import type { RunTaskRecord, TaskDeliveryRecord, TaskResultRecord } from "../../src/schemas/run-task-records.js";
+import type { ClaimedDelivery, DeliveryClaim, DeliverySettlement, SettleOutcome, TaskDeliveryStore } from "../../src/storage/run-tasks-types.js";
+import { assertDistinctIds, byDueThenId, plusMs } from "../../src/storage/outbox-rules.js";
+
+const clone = <T>(value: T): T => structuredClone(value);
+
+/** The maps the outbox shares with the other run task stores. */
+export interface MemoryOutboxMaps {
+  deliveries: Map<string, TaskDeliveryRecord>;
+  results: Map<string, TaskResultRecord>;
+  tasks: Map<string, RunTaskRecord>;
+}
+
+export interface MemoryDeliveryStore extends TaskDeliveryStore {
+  /** Adds rows written by `TaskStageStore.start`. */
+  insertAll(rows: readonly TaskDeliveryRecord[]): void;
+}
+
+/**
+ * The first `limit` of `rows` in claim order without sorting them all: rows mostly arrive in due
+ * order, so after the first `limit` most are turned away by one comparison (a backlog of 100,000
+ * open rows costs one pass per claim, not a sort).
+ */
+function firstInOrder(rows: Iterable<TaskDeliveryRecord>, limit: number): TaskDeliveryRecord[] {
+  const best: TaskDeliveryRecord[] = [];
+  if (limit <= 0) return best;
+  for (const row of rows) {
+    if (best.length === limit && byDueThenId(row, best[limit - 1]!) >= 0) continue;
+    let lo = 0;
+    let hi = best.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (byDueThenId(best[mid]!, row) < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    best.splice(lo, 0, row);
+    if (best.length > limit) best.pop();
+  }
+  return best;
+}
+
+/** The outbox in memory: every method runs synchronously inside its promise, so each is atomic. */
+export function createMemoryDeliveryStore({ deliveries, results, tasks }: MemoryOutboxMaps): MemoryDeliveryStore {
+  // Open rows only: a claim never walks the closed history.
+  const open = new Map<string, TaskDeliveryRecord>();
+
+  function* claimable(now: string): Iterable<TaskDeliveryRecord> {
+    for (const d of open.values()) if (d.dueAt <= now && (d.leaseExpiresAt === null || d.leaseExpiresAt <= now)) yield d;
+  }
+
+  function openWindow(result: TaskResultRecord | undefined, request: DeliveryClaim): void {
+    if (!result || result.status !== "pending" || result.deadlineAt !== null) return;
+    const { ms, maxMs } = request.window;
+    Object.assign(result, {
+      deadlineAt: plusMs(request.now, ms),
+      deadlineMaxAt: maxMs === null ? null : plusMs(request.now, maxMs),
+      version: result.version + 1,
+      updatedAt: request.now,
+    });
+  }
+
+  function claimed(d: TaskDeliveryRecord): ClaimedDelivery {
+    const r = results.get(d.taskResultId);
+    const task = tasks.get(d.taskId);
+    return {
+      row: clone(d),
+      result: r
+        ? { status: r.status, statusTimestamps: { ...r.statusTimestamps }, deadlineAt: r.deadlineAt, version: r.version, updatedAt: r.updatedAt }
+        : null,
+      task: task ? { hmacKey: task.hmacKey } : null,
+    };
+  }
+
+  function settleOne(e: DeliverySettlement): SettleOutcome {
+    const row = open.get(e.id);
+    if (!row || row.fencingToken !== e.fencingToken) return { written: false, result: false };
+    Object.assign(row, e.type === "release" ? {} : e.fields, { leaseOwner: null, leaseExpiresAt: null });
+    if (e.type !== "close") return { written: true, result: false };
+    open.delete(e.id);
+    const advance = e.result;
+    const result = advance ? results.get(advance.id) : undefined;
+    if (!advance || !result || !advance.expected.statuses.includes(result.status) || result.version !== advance.expected.version) {
+      return { written: true, result: false };
+    }
+    const { status, statusTimestamps, version, updatedAt } = advance;
+    Object.assign(result, { status, statusTimestamps: { ...statusTimestamps }, version, updatedAt });
+    return { written: true, result: true };
+  }
+
+  return {
+    insertAll(rows) {
+      for (const d of rows) {
+        const row = clone(d);
+        deliveries.set(d.id, row);
+        if (row.closedAt === null) open.set(d.id, row);
+      }
+    },
+    async get(id) {
+      const row = deliveries.get(id);
+      return row ? clone(row) : null;
+    },
+    async listByResult(taskResultId) {
+      return [...deliveries.values()]
+        .filter((d) => d.taskResultId === taskResultId)
+        .sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+        .map(clone);
+    },
+    async claim(request) {
+      const leaseExpiresAt = plusMs(request.now, request.leaseMs);
+      const due = firstInOrder(claimable(request.now), request.limit);
+      for (const d of due) {
+        Object.assign(d, { leaseOwner: request.owner, leaseExpiresAt, fencingToken: d.fencingToken + 1 });
+        openWindow(results.get(d.taskResultId), request);
+      }
+      return due.map(claimed);
+    },
+    async settle(batch) {
+      assertDistinctIds(batch);
+      return batch.map(settleOne);
+    },
+  };
+}

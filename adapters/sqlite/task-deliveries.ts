@@ -1,0 +1,147 @@
+import type { ResultStatus } from "../../src/schemas/run-tasks.js";
+import type { TaskDeliveryRecord } from "../../src/schemas/run-task-records.js";
+import type { ClaimedDelivery, DeliveryClaim, DeliverySettlement, SettleOutcome, TaskDeliveryStore } from "../../src/storage/run-tasks-types.js";
+import { assertDistinctIds, byDueThenId, plusMs } from "../../src/storage/outbox-rules.js";
+import type { SqliteDatabase, SqliteStatement } from "./driver.js";
+import { groupedTx } from "./driver.js";
+import { DELIVERIES, fromDeliveryRow, insertSql, toDeliveryRow, type DeliveryRow } from "./run-task-rows.js";
+
+const LEASE_GUARD = `id = @id AND fencing_token = @fencing_token AND closed_at IS NULL`;
+
+/**
+ * The outbox statements (decisions D15, D16), exported so the adapter tests can check their plans.
+ * Every UPDATE names only the columns it changes; the payload sits in its own table and is read
+ * once per claim.
+ */
+export const TASK_DELIVERY_SQL = {
+  insert: insertSql(DELIVERIES),
+  insertPayload: `INSERT INTO task_delivery_payloads (delivery_id, payload) VALUES (@id, @payload)`,
+  get: `SELECT d.*, p.payload FROM task_deliveries AS d JOIN task_delivery_payloads AS p ON p.delivery_id = d.id WHERE d.id = ?`,
+  byResult: `SELECT d.*, p.payload FROM task_deliveries AS d JOIN task_delivery_payloads AS p ON p.delivery_id = d.id
+    WHERE d.task_result_id = ? ORDER BY d.created_at, d.id`,
+  // decision D15: one statement picks and leases, inside BEGIN IMMEDIATE, so of two connections
+  // (or processes) the second only ever sees the first one's leases.
+  claim: `UPDATE task_deliveries
+    SET lease_owner = @owner, lease_expires_at = @lease_expires_at, fencing_token = fencing_token + 1
+    WHERE id IN (SELECT id FROM task_deliveries
+      WHERE closed_at IS NULL AND due_at <= @now AND (lease_expires_at IS NULL OR lease_expires_at <= @now)
+      ORDER BY due_at, id LIMIT @limit)
+    RETURNING *`,
+  // decision D16: the window opens at the first attempt, in the claim that hands the attempt out.
+  openWindows: `UPDATE task_results SET deadline_at = @deadline_at, deadline_max_at = @deadline_max_at,
+      version = version + 1, updated_at = @now
+    WHERE id IN (SELECT value FROM json_each(@ids)) AND status = 'pending' AND deadline_at IS NULL`,
+  claimed: `SELECT d.id, p.payload, r.status, r.status_timestamps, r.deadline_at, r.version, r.updated_at,
+      t.id AS task_found, t.hmac_key
+    FROM json_each(@ids) AS j JOIN task_deliveries AS d ON d.id = j.value
+    JOIN task_delivery_payloads AS p ON p.delivery_id = d.id
+    LEFT JOIN task_results AS r ON r.id = d.task_result_id
+    LEFT JOIN run_tasks AS t ON t.id = d.task_id`,
+  close: `UPDATE task_deliveries SET attempt = @attempt, closed_at = @closed_at, delivered_at = @delivered_at,
+    last_error = @last_error, lease_owner = NULL, lease_expires_at = NULL WHERE ${LEASE_GUARD}`,
+  retry: `UPDATE task_deliveries SET attempt = @attempt, due_at = @due_at, last_error = @last_error,
+    lease_owner = NULL, lease_expires_at = NULL WHERE ${LEASE_GUARD}`,
+  release: `UPDATE task_deliveries SET lease_owner = NULL, lease_expires_at = NULL WHERE ${LEASE_GUARD}`,
+  advanceResult: `UPDATE task_results SET status = @status, status_timestamps = @status_timestamps, version = @version,
+      updated_at = @updated_at
+    WHERE id = @id AND version = @expected_version AND status IN (SELECT value FROM json_each(@expected_statuses))`,
+} as const;
+
+type Statements = Record<keyof typeof TASK_DELIVERY_SQL, SqliteStatement>;
+
+interface ClaimedExtra {
+  id: string;
+  payload: string;
+  status: string | null;
+  status_timestamps: string | null;
+  deadline_at: string | null;
+  version: number | null;
+  updated_at: string | null;
+  task_found: string | null;
+  hmac_key: string | null;
+}
+
+function toClaimed(row: Omit<DeliveryRow, "payload">, extra: ClaimedExtra): ClaimedDelivery {
+  return {
+    row: fromDeliveryRow({ ...row, payload: extra.payload }),
+    result:
+      extra.status === null
+        ? null
+        : {
+            status: extra.status as ResultStatus,
+            statusTimestamps: JSON.parse(extra.status_timestamps!) as Record<string, string>,
+            deadlineAt: extra.deadline_at,
+            version: extra.version!,
+            updatedAt: extra.updated_at!,
+          },
+    task: extra.task_found === null ? null : { hmacKey: extra.hmac_key },
+  };
+}
+
+/** Writes one settlement; resolves what it did. Runs inside the batch's transaction. */
+function settleOne(s: Statements, e: DeliverySettlement): SettleOutcome {
+  const lease = { id: e.id, fencing_token: e.fencingToken };
+  let changes: number;
+  if (e.type === "close") {
+    const f = e.fields;
+    changes = s.close.run({ ...lease, attempt: f.attempt, closed_at: f.closedAt, delivered_at: f.deliveredAt, last_error: f.lastError }).changes;
+  } else if (e.type === "retry") {
+    changes = s.retry.run({ ...lease, attempt: e.fields.attempt, due_at: e.fields.dueAt, last_error: e.fields.lastError }).changes;
+  } else {
+    changes = s.release.run(lease).changes;
+  }
+  if (changes !== 1) return { written: false, result: false };
+  if (e.type !== "close" || !e.result) return { written: true, result: false };
+  const r = e.result;
+  const advanced = s.advanceResult.run({
+    id: r.id,
+    status: r.status,
+    status_timestamps: JSON.stringify(r.statusTimestamps),
+    version: r.version,
+    updated_at: r.updatedAt,
+    expected_version: r.expected.version,
+    expected_statuses: JSON.stringify(r.expected.statuses),
+  }).changes;
+  return { written: true, result: advanced === 1 };
+}
+
+export interface SqliteDeliveryStore extends TaskDeliveryStore {
+  /** Inserts rows and their payloads; called inside `TaskStageStore.start`'s transaction. */
+  insertAll(rows: readonly TaskDeliveryRecord[]): void;
+}
+
+export function createTaskDeliveryStore(db: SqliteDatabase): SqliteDeliveryStore {
+  const s = Object.fromEntries(Object.entries(TASK_DELIVERY_SQL).map(([name, sql]) => [name, db.prepare(sql)])) as Statements;
+
+  const claim = groupedTx(db, (request: DeliveryClaim): ClaimedDelivery[] => {
+    const leaseExpiresAt = plusMs(request.now, request.leaseMs);
+    const params = { now: request.now, owner: request.owner, lease_expires_at: leaseExpiresAt, limit: Math.max(0, request.limit) };
+    const rows = s.claim.all(params) as Omit<DeliveryRow, "payload">[];
+    if (rows.length === 0) return [];
+    const ids = JSON.stringify(rows.map((r) => r.task_result_id));
+    const { ms, maxMs } = request.window;
+    s.openWindows.run({ ids, now: request.now, deadline_at: plusMs(request.now, ms), deadline_max_at: maxMs === null ? null : plusMs(request.now, maxMs) });
+    const extras = new Map((s.claimed.all({ ids: JSON.stringify(rows.map((r) => r.id)) }) as ClaimedExtra[]).map((x) => [x.id, x]));
+    // RETURNING hands rows back in no promised order; the contract's order is restored here.
+    return rows.map((row) => toClaimed(row, extras.get(row.id)!)).sort((a, b) => byDueThenId(a.row, b.row));
+  });
+
+  const settle = groupedTx(db, (batch: readonly DeliverySettlement[]): SettleOutcome[] => batch.map((e) => settleOne(s, e)));
+
+  const joined = (row: unknown): TaskDeliveryRecord | null => (row ? fromDeliveryRow(row as DeliveryRow) : null);
+  return {
+    insertAll(rows) {
+      for (const d of rows) {
+        s.insert.run(toDeliveryRow(d));
+        s.insertPayload.run({ id: d.id, payload: d.payload });
+      }
+    },
+    get: async (id) => joined(s.get.get(id)),
+    listByResult: async (taskResultId) => (s.byResult.all(taskResultId) as DeliveryRow[]).map(fromDeliveryRow),
+    claim: async (request) => claim(request),
+    async settle(batch) {
+      assertDistinctIds(batch);
+      return batch.length === 0 ? [] : settle(batch);
+    },
+  };
+}

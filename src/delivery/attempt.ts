@@ -1,0 +1,68 @@
+import type { ClaimedDelivery } from "../storage/types.js";
+import type { DeliveryAttempt, TaskDeliveryService } from "../services/task-deliveries.js";
+import type { HttpTransport } from "./egress.js";
+import { failureReason, statusReason } from "./failure-reason.js";
+import { parseRetryAfter, RETRY_AFTER_STATUSES, retryDelayMs } from "./retry-schedule.js";
+
+/**
+ * Named points where a test hook may stop the process (crash-safety tests). Production passes no
+ * hook. `after-enqueue` sits in the host's code around `runTasks.startStage`, not here.
+ * `after-settle-batch` fires once an attempt's batched settlement is stored, before the next one.
+ */
+export const DISPATCHER_FAILPOINTS = [
+  "after-claim",
+  "after-send-before-record",
+  "during-retry-scheduling",
+  "after-settle-batch",
+  "during-sweep",
+] as const;
+export type DispatcherFailpoint = (typeof DISPATCHER_FAILPOINTS)[number];
+
+export type Outcome = "skipped" | "delivered" | "failed" | "released";
+
+export interface AttemptDeps {
+  deliveries: TaskDeliveryService;
+  transport: HttpTransport;
+  random: () => number;
+  failpoint: (name: DispatcherFailpoint) => void | Promise<void>;
+}
+
+/**
+ * One attempt of one claimed row (decisions D14, D15); every path ends with the row closed,
+ * rescheduled or released. Only an exact 200 counts, whatever the body (the egress keeps at most
+ * 64 KiB of it); a body still arriving when the 10 s budget ends is a timeout like any other.
+ * `sent` is called once the network part is over (answered, failed, or not needed), before the
+ * answer is recorded: the dispatcher's slot is free for the next request while the record waits
+ * for its batch, so the commit time never holds a slot.
+ */
+export async function runAttempt(deps: AttemptDeps, claimed: ClaimedDelivery, signal: AbortSignal, sent: () => void = () => undefined): Promise<Outcome> {
+  const { deliveries, failpoint } = deps;
+  await failpoint("after-claim");
+  const prepared = await deliveries.prepare(claimed);
+  if (!prepared) return (sent(), "skipped");
+  const fail = async (error: string, retryAfterMs: number | null): Promise<Outcome> => {
+    await failpoint("during-retry-scheduling");
+    await deliveries.fail(prepared, { error, delayMs: retryDelayMs(prepared.row.attempt + 1, deps.random, retryAfterMs) });
+    await failpoint("after-settle-batch");
+    return "failed";
+  };
+  if (!prepared.ready) return (sent(), fail(prepared.error, null));
+  let failure: { error: string; retryAfterMs: number | null } | null = null;
+  try {
+    const res = await deps.transport.send({ ...prepared.request, signal });
+    if (res.status !== 200) {
+      const retryAfter = RETRY_AFTER_STATUSES.has(res.status) ? parseRetryAfter(res.headers["retry-after"], deliveries.now()) : null;
+      failure = { error: statusReason(res.status), retryAfterMs: retryAfter };
+    }
+  } catch (err) {
+    // Abandoned by stop(): the row goes back as it was; the next owner sends it again.
+    if (signal.aborted) return (sent(), await deliveries.release(claimed.row), "released");
+    failure = { error: failureReason(err), retryAfterMs: null };
+  }
+  sent();
+  await failpoint("after-send-before-record");
+  if (failure !== null) return fail(failure.error, failure.retryAfterMs);
+  await deliveries.succeed(prepared as DeliveryAttempt);
+  await failpoint("after-settle-batch");
+  return "delivered";
+}

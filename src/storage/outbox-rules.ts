@@ -1,0 +1,23 @@
+import type { TaskDeliveryRecord } from "../schemas/run-task-records.js";
+import type { DeliverySettlement } from "./run-tasks-types.js";
+
+/**
+ * Small rules of the delivery outbox contract that every adapter applies the same way, kept once so
+ * the adapters cannot drift apart on them.
+ */
+
+/** `at` (ISO-8601) plus `ms`, as ISO-8601: a lease's expiry, a deadline window's end. */
+export const plusMs = (at: string, ms: number): string => new Date(Date.parse(at) + ms).toISOString();
+
+/** The claim order: `dueAt`, then `id`, by code units. */
+export const byDueThenId = (a: TaskDeliveryRecord, b: TaskDeliveryRecord): number =>
+  a.dueAt < b.dueAt ? -1 : a.dueAt > b.dueAt ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+
+/** `settle` refuses a batch that names one row twice, whole, before writing anything. */
+export function assertDistinctIds(batch: readonly DeliverySettlement[]): void {
+  const ids = new Set<string>();
+  for (const entry of batch) {
+    if (ids.has(entry.id)) throw new TypeError(`settle: the batch names delivery ${entry.id} twice`);
+    ids.add(entry.id);
+  }
+}
