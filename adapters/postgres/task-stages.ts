@@ -8,7 +8,10 @@ import {
   insertSql,
   OUTCOMES,
   RUNS,
+  TASK_RESULT_START,
+  TASK_RESULT_STATE,
   TASK_RESULTS,
+  TASK_STAGE_STATE,
   TASK_STAGES,
   toOutcomeRow,
   toRunRow,
@@ -63,12 +66,14 @@ export function createTaskStageStores(pool: PgPoolLike, q: string, deliveries: D
     stageByRun: sql(`SELECT ${stageCols} FROM ${stages.table} WHERE run_id = @run_id AND stage = @stage`),
     stagesAll: sql(`SELECT ${stageCols} FROM ${stages.table} WHERE run_id = @run_id ORDER BY sequence, id`),
     stagesPage: sql(pageOf(stages.table, stageCols, "run_id = @run_id", "sequence, id")),
-    stageCas: sql(updateSql(stages, ` AND ${EXPECTED}`)),
+    // Compare-and-set writes only the state columns (the rest is fixed when the run is created).
+    stageCas: sql(updateSql(stages, ` AND ${EXPECTED}`, TASK_STAGE_STATE)),
     resultsInsert: sql(insertManySql(results)),
     resultGet: sql(`SELECT ${resultCols} FROM ${results.table} WHERE id = @id`),
     resultsByStage: sql(`SELECT ${resultCols} FROM ${results.table} WHERE stage_id = @stage_id ORDER BY position, id`),
     resultByToken: sql(`SELECT ${resultCols} FROM ${results.table} WHERE access_token_digest = @digest`),
-    resultCas: sql(updateSql(results, ` AND ${EXPECTED}`)),
+    resultCas: sql(updateSql(results, ` AND ${EXPECTED}`, TASK_RESULT_STATE)),
+    resultStart: sql(updateSql(results, ` AND ${EXPECTED}`, TASK_RESULT_START)),
     outcomesInsert: sql(insertManySql(outcomes)),
     outcomeGet: sql(`SELECT ${outcomeCols} FROM ${outcomes.table} WHERE id = @id`),
     outcomesByPosition: sql(pageOf(outcomes.table, outcomeCols, OUTCOME_FILTER, "position, id")),
@@ -86,8 +91,8 @@ export function createTaskStageStores(pool: PgPoolLike, q: string, deliveries: D
 
   const stageCas = (db: Queryable, expected: Expected<string>, next: TaskStageRecord) =>
     changed(db, s.stageCas, { ...toTaskStageRow(next), ...guard(expected) });
-  const resultCas = (db: Queryable, expected: Expected<string>, next: TaskResultRecord) =>
-    changed(db, s.resultCas, { ...toTaskResultRow(next), ...guard(expected) });
+  const resultCas = (db: Queryable, expected: Expected<string>, next: TaskResultRecord, statement = s.resultCas) =>
+    changed(db, statement, { ...toTaskResultRow(next), ...guard(expected) });
 
   return {
     runs: {
@@ -118,7 +123,7 @@ export function createTaskStageStores(pool: PgPoolLike, q: string, deliveries: D
         try {
           await transaction(pool, async (client) => {
             if ((await stageCas(client, expected, next)) !== 1) throw new GuardFailed();
-            for (const w of writes) if ((await resultCas(client, w.expected, w.next)) !== 1) throw new GuardFailed();
+            for (const w of writes) if ((await resultCas(client, w.expected, w.next, s.resultStart)) !== 1) throw new GuardFailed();
             await deliveries.insert(client, rows);
           });
           return next;
