@@ -1,0 +1,89 @@
+import type { Storage } from "../../src/storage/types.js";
+import { createAgentTokenStore } from "./agent-tokens.js";
+import { createApiTokenStore } from "./api-tokens.js";
+import { createDirectoryStores } from "./directory.js";
+import type { PgPoolLike } from "./driver.js";
+import { createRevisionStore } from "./revisions.js";
+import { createRunTaskStores } from "./run-tasks.js";
+import { migrate, schemaPrefix } from "./schema.js";
+import { createTaskDeliveryStore } from "./task-deliveries.js";
+import { createTaskStageStores } from "./task-stages.js";
+import { createTeamProjectStore } from "./team-projects.js";
+import { createVariableStore } from "./variables.js";
+
+export type { PgPoolClientLike, PgPoolLike, PgQueryConfig, PgQueryResult } from "./driver.js";
+export { PostgresStorageError } from "./driver.js";
+
+export interface PostgresStorageOptions {
+  /**
+   * The schema holding runplane's tables, created when missing (default `public`). Every statement
+   * names it, so the connections' `search_path` never matters and one database can hold several
+   * runplane instances side by side. A lower-case identifier.
+   */
+  schema?: string;
+}
+
+/**
+ * A `Storage` on PostgreSQL through node-postgres: a host's `pg.Pool` (typed structurally), or a
+ * connection string for which the adapter creates its own pool (`pg` is an optional peer
+ * dependency, loaded only then). Several processes may share one database (decision D27): every
+ * guarded primitive holds across them, delivery claims use `FOR UPDATE SKIP LOCKED`.
+ *
+ * It applies pending migrations first, each in its own transaction under an advisory lock, so
+ * processes starting together apply each step once. It adds an `error` listener to the pool, so a
+ * connection the server drops while idle never crashes the host. `close()` ends the pool only when
+ * the adapter created it; a host's pool stays open (and loses only the adapter's listener).
+ *
+ * @throws when `schema` is not a plain identifier, `pg` is missing for a URL, a migration fails
+ *   (it is rolled back), or the database was migrated by a newer runplane.
+ */
+export async function createPostgresStorage(poolOrUrl: PgPoolLike | string, options: PostgresStorageOptions = {}): Promise<Storage> {
+  const schema = options.schema ?? "public";
+  const q = schemaPrefix(schema);
+  const owned = typeof poolOrUrl === "string";
+  const pool = owned ? await openPool(poolOrUrl) : poolOrUrl;
+  const onError = (error: Error): void => {
+    // The pool has already dropped the connection and opens a new one on demand. Only the
+    // SQLSTATE (or error name) is logged: a message may quote connection details.
+    const code = (error as { code?: unknown }).code;
+    console.warn(`runplane postgres: an idle connection failed (${typeof code === "string" ? code : error.name}); the pool replaces it`);
+  };
+  pool.on("error", onError);
+  try {
+    await migrate(pool, schema);
+  } catch (error) {
+    if (owned) await pool.end().catch(() => undefined);
+    pool.removeListener("error", onError);
+    throw error;
+  }
+
+  const { taskDeliveries, writer } = createTaskDeliveryStore(pool, q);
+  let closed = false;
+  return {
+    ...createDirectoryStores(pool, q),
+    apiTokens: createApiTokenStore(pool, q),
+    variables: createVariableStore(pool, q),
+    agentTokens: createAgentTokenStore(pool, q),
+    teamProjects: createTeamProjectStore(pool, q),
+    ...createRunTaskStores(pool, q),
+    ...createTaskStageStores(pool, q, writer),
+    taskDeliveries,
+    revisions: createRevisionStore(pool, q),
+    async close() {
+      if (closed) return;
+      closed = true;
+      if (owned) await pool.end();
+      pool.removeListener("error", onError);
+    },
+  };
+}
+
+async function openPool(connectionString: string): Promise<PgPoolLike> {
+  let Pool: typeof import("pg").Pool;
+  try {
+    ({ Pool } = (await import("pg")).default);
+  } catch (cause) {
+    throw new Error("createPostgresStorage needs the optional peer dependency pg to connect by URL (npm install pg)", { cause });
+  }
+  return new Pool({ connectionString });
+}
