@@ -15,7 +15,8 @@ export interface PgPoolLike {
 export interface PgPoolClientLike {
   query(config: PgQueryConfig): Promise<PgQueryResult>;
   on(event: "error", listener: (error: Error) => void): unknown;
-  removeListener(event: "error", listener: (error: Error) => void): unknown;
+  on(event: "notification", listener: (message: { channel: string; payload?: string }) => void): unknown;
+  removeListener(event: "error" | "notification", listener: (...args: any[]) => void): unknown;
   /** Gives the connection back; with an error the pool closes it instead of reusing it. */
   release(error?: Error | boolean): void;
 }

@@ -5,6 +5,7 @@ import { createDirectoryStores } from "./directory.js";
 import type { PgPoolLike } from "./driver.js";
 import { createRevisionStore } from "./revisions.js";
 import { createRunTaskStores } from "./run-tasks.js";
+import { listenForDeliveries, type StopListening } from "./notify.js";
 import { migrate, schemaPrefix } from "./schema.js";
 import { createTaskDeliveryStore } from "./task-deliveries.js";
 import { createTaskStageStores } from "./task-stages.js";
@@ -13,6 +14,19 @@ import { createVariableStore } from "./variables.js";
 
 export type { PgPoolClientLike, PgPoolLike, PgQueryConfig, PgQueryResult } from "./driver.js";
 export { PostgresStorageError } from "./driver.js";
+export type { StopListening } from "./notify.js";
+
+/** A `Storage` on PostgreSQL, plus wake-ups for delivery dispatchers. */
+export interface PostgresStorage extends Storage {
+  /**
+   * Calls `onWake` whenever any process sharing the database made deliveries of this schema
+   * claimable (a stage start, a retry, a released lease; decision D27): a hint to claim now
+   * rather than at the next poll, never a replacement for polling. Holds one pool connection in
+   * `LISTEN` until stopped; when that connection is lost it reconnects and calls `onWake` once.
+   * Resolves once listening; rejects when no connection can be made.
+   */
+  listen(onWake: () => void): Promise<StopListening>;
+}
 
 export interface PostgresStorageOptions {
   /**
@@ -27,7 +41,8 @@ export interface PostgresStorageOptions {
  * A `Storage` on PostgreSQL through node-postgres: a host's `pg.Pool` (typed structurally), or a
  * connection string for which the adapter creates its own pool (`pg` is an optional peer
  * dependency, loaded only then). Several processes may share one database (decision D27): every
- * guarded primitive holds across them, delivery claims use `FOR UPDATE SKIP LOCKED`.
+ * guarded primitive holds across them, delivery claims use `FOR UPDATE SKIP LOCKED`, and writes
+ * that make deliveries claimable send `NOTIFY runplane_deliveries` (see `listen`).
  *
  * It applies pending migrations first, each in its own transaction under an advisory lock, so
  * processes starting together apply each step once. It adds an `error` listener to the pool, so a
@@ -37,7 +52,7 @@ export interface PostgresStorageOptions {
  * @throws when `schema` is not a plain identifier, `pg` is missing for a URL, a migration fails
  *   (it is rolled back), or the database was migrated by a newer runplane.
  */
-export async function createPostgresStorage(poolOrUrl: PgPoolLike | string, options: PostgresStorageOptions = {}): Promise<Storage> {
+export async function createPostgresStorage(poolOrUrl: PgPoolLike | string, options: PostgresStorageOptions = {}): Promise<PostgresStorage> {
   const schema = options.schema ?? "public";
   const q = schemaPrefix(schema);
   const owned = typeof poolOrUrl === "string";
@@ -57,7 +72,9 @@ export async function createPostgresStorage(poolOrUrl: PgPoolLike | string, opti
     throw error;
   }
 
-  const { taskDeliveries, writer } = createTaskDeliveryStore(pool, q);
+  const { taskDeliveries, writer } = createTaskDeliveryStore(pool, schema, q);
+  // Listening connections are checked out: close() hands them back before ending the pool.
+  const listening = new Set<StopListening>();
   let closed = false;
   return {
     ...createDirectoryStores(pool, q),
@@ -69,9 +86,19 @@ export async function createPostgresStorage(poolOrUrl: PgPoolLike | string, opti
     ...createTaskStageStores(pool, q, writer),
     taskDeliveries,
     revisions: createRevisionStore(pool, q),
+    async listen(onWake) {
+      const stop = await listenForDeliveries(pool, schema, onWake);
+      const tracked: StopListening = async () => {
+        listening.delete(tracked);
+        await stop();
+      };
+      listening.add(tracked);
+      return tracked;
+    },
     async close() {
       if (closed) return;
       closed = true;
+      await Promise.all([...listening].map((stop) => stop()));
       if (owned) await pool.end();
       pool.removeListener("error", onError);
     },

@@ -4,6 +4,7 @@ import { assertDistinctIds, plusMs } from "../../src/storage/outbox-rules.js";
 import { DELIVERIES, fromDeliveryRow, toDeliveryRow, type DeliveryRow } from "../sqlite/run-task-rows.js";
 import type { PgPoolLike } from "./driver.js";
 import { changed, retrying, rowsOf, sql } from "./driver.js";
+import { NOTIFY_SQL } from "./notify.js";
 import { insertManySql } from "./sql.js";
 import type { DeliveryWriter } from "./task-stages.js";
 
@@ -22,7 +23,11 @@ type ClaimRow = DeliveryRow & {
   task_hmac_key: string | null;
 };
 
-export function createTaskDeliveryStore(pool: PgPoolLike, q: string): { taskDeliveries: TaskDeliveryStore; writer: DeliveryWriter } {
+export function createTaskDeliveryStore(
+  pool: PgPoolLike,
+  schema: string,
+  q: string,
+): { taskDeliveries: TaskDeliveryStore; writer: DeliveryWriter } {
   const table = `${q}task_deliveries`;
   const payloads = `${q}task_delivery_payloads`;
   const s = {
@@ -31,6 +36,7 @@ export function createTaskDeliveryStore(pool: PgPoolLike, q: string): { taskDeli
     get: sql(`SELECT ${ROW("d")}, p.payload FROM ${table} d JOIN ${payloads} p ON p.delivery_id = d.id WHERE d.id = @id`),
     byResult: sql(`SELECT ${ROW("d")}, p.payload FROM ${table} d JOIN ${payloads} p ON p.delivery_id = d.id
       WHERE d.task_result_id = @result ORDER BY d.created_at, d.id`),
+    notify: sql(NOTIFY_SQL),
     claim: sql(claimSql(q)),
     settle: sql(settleSql(q)),
   };
@@ -40,6 +46,7 @@ export function createTaskDeliveryStore(pool: PgPoolLike, q: string): { taskDeli
       if (rows.length === 0) return;
       await changed(client, s.insert, { rows: JSON.stringify(rows.map(toDeliveryRow)) });
       await changed(client, s.insertPayloads, { ids: rows.map((r) => r.id), payloads: rows.map((r) => r.payload) });
+      await changed(client, s.notify, { schema });
     },
   };
 
@@ -64,7 +71,7 @@ export function createTaskDeliveryStore(pool: PgPoolLike, q: string): { taskDeli
     async settle(batch) {
       assertDistinctIds(batch);
       if (batch.length === 0) return [];
-      const rows = await retrying(() => rowsOf<{ kind: string; id: string }>(pool, s.settle, settleParams(batch)));
+      const rows = await retrying(() => rowsOf<{ kind: string; id: string }>(pool, s.settle, { schema, ...settleParams(batch) }));
       const written = new Set(rows.filter((r) => r.kind === "row").map((r) => r.id));
       const advanced = new Set(rows.filter((r) => r.kind === "result").map((r) => r.id));
       return batch.map((entry): SettleOutcome => ({ written: written.has(entry.id), result: advanced.has(entry.id) }));
@@ -131,7 +138,8 @@ function claimSql(q: string): string {
 /**
  * One statement for a whole batch: each entry's row write is guarded by its fencing token and an
  * open row; a close's result advance runs only for rows written and results still as expected.
- * It answers with the ids of the rows written (`row`) and of the entries whose result advanced.
+ * It answers with the ids of the rows written (`row`) and of the entries whose result advanced,
+ * and wakes listeners (`woke`) when a retry or a release made a row claimable again.
  */
 function settleSql(q: string): string {
   return `WITH input AS (
@@ -159,8 +167,12 @@ function settleSql(q: string): string {
       FROM advances a
       WHERE a.delivery_id IN (SELECT id FROM written) AND r.id = a.result_id
         AND r.version = a.expected_version AND a.expected_statuses::jsonb ? r.status
-      RETURNING a.delivery_id)
-    SELECT 'row' AS kind, id FROM written UNION ALL SELECT 'result', delivery_id FROM advanced`;
+      RETURNING a.delivery_id),
+    woke AS (
+      ${NOTIFY_SQL} WHERE EXISTS (SELECT 1 FROM written w JOIN input i ON i.id = w.id WHERE i.type <> 'close'))
+    SELECT 'row' AS kind, id FROM written
+    UNION ALL SELECT 'result', delivery_id FROM advanced
+    UNION ALL SELECT 'woke', NULL FROM woke`;
 }
 
 function settleParams(batch: readonly DeliverySettlement[]) {

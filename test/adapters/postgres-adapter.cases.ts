@@ -1,7 +1,6 @@
 import pg from "pg";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { createPostgresStorage } from "../../adapters/postgres/index.js";
-import type { Storage } from "../../src/storage/types.js";
+import { createPostgresStorage, type PostgresStorage } from "../../adapters/postgres/index.js";
 import { migrate, MIGRATIONS, type PgMigration } from "../../adapters/postgres/schema.js";
 import { at } from "../conformance/fixtures.js";
 import { delivery, result, rid, run, runTask, stage, started, workspaceTask } from "../conformance/run-task-fixtures.js";
@@ -104,7 +103,7 @@ export function describePostgresAdapterCases(): void {
   });
 
   /** `count` stores on one new schema, each on its own pool: the first migrates, the rest race to open. */
-  const open = async (label: string, count: number, schema = schemaFor(label)): Promise<Storage[]> => {
+  const open = async (label: string, count: number, schema = schemaFor(label)): Promise<PostgresStorage[]> => {
     const first = await createPostgresStorage(poolOf(3), { schema });
     const rest = await Promise.all(Array.from({ length: count - 1 }, () => createPostgresStorage(poolOf(3), { schema })));
     return [first, ...rest];
@@ -140,7 +139,7 @@ export function describePostgresAdapterCases(): void {
     });
 
     it("never leaves a workspace task behind when its run task is deleted at the same time from another pool", async () => {
-      const [a, b] = (await open("orphans", 2)) as [Storage, Storage];
+      const [a, b] = (await open("orphans", 2)) as [PostgresStorage, PostgresStorage];
       for (let i = 0; i < 20; i++) {
         const task = runTask({ id: rid("task", i), name: `t${i}` });
         await a.runTasks.insert(task);
@@ -150,6 +149,81 @@ export function describePostgresAdapterCases(): void {
         expect([true, false]).toContain(inserted.ok);
         expect(await a.workspaceTasks.get(attach.id)).toBeNull();
       }
+      await Promise.all([a.close(), b.close()]);
+    });
+  });
+
+  describe("postgres adapter: wake-ups (LISTEN/NOTIFY)", () => {
+    const PENDING = { statuses: ["pending" as const], version: 1 };
+    const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+    /** Resolves once `count()` reaches `n`; fails the case after 5 s. */
+    const reach = async (count: () => number, n: number): Promise<void> => {
+      for (let waited = 0; count() < n; waited += 10) {
+        if (waited > 5_000) throw new Error(`waited 5 s for ${n} wake-ups, got ${count()}`);
+        await sleep(10);
+      }
+    };
+    const enqueue = async (s: PostgresStorage, n: number) => {
+      const r = result({ id: rid("taskrs", n), stageId: rid("ts", n) });
+      await s.runs.create(run({ id: rid("run", n) }), [stage({ id: rid("ts", n), runId: rid("run", n) })], [r]);
+      const row = delivery({ id: rid("dlv", n), taskResultId: r.id, stageId: rid("ts", n), runId: rid("run", n) });
+      const started_ = started(stage({ id: rid("ts", n), runId: rid("run", n) }));
+      return { started: started_, write: { next: { ...r, version: 2 }, expected: PENDING }, row };
+    };
+
+    it("wakes a listener on another pool after a stage start or a retry commits, never for a rollback or a close", async () => {
+      const [a, b] = (await open("wake", 2)) as [PostgresStorage, PostgresStorage];
+      let wakes = 0;
+      const stop = await a.listen(() => wakes++);
+      const one = await enqueue(b, 1);
+      expect(await b.taskStages.start(one.started, { statuses: ["pending"], version: 9 }, [one.write], [one.row])).toBeNull();
+      await sleep(100);
+      expect(wakes).toBe(0);
+      expect(await b.taskStages.start(one.started, PENDING, [one.write], [one.row])).not.toBeNull();
+      await reach(() => wakes, 1);
+
+      const claim = () => b.taskDeliveries.claim({ now: at(10), owner: "w", leaseMs: 30_000, limit: 5, window: { ms: 60_000, maxMs: null } });
+      const [held] = await claim();
+      await b.taskDeliveries.settle([{ id: one.row.id, fencingToken: held!.row.fencingToken, type: "retry", fields: { attempt: 1, dueAt: at(11), lastError: "503" } }]);
+      await reach(() => wakes, 2);
+      const [again] = await b.taskDeliveries.claim({ now: at(12), owner: "w", leaseMs: 30_000, limit: 5, window: { ms: 60_000, maxMs: null } });
+      const fields = { attempt: 2, closedAt: at(12), deliveredAt: at(12), lastError: null };
+      expect(await b.taskDeliveries.settle([{ id: one.row.id, fencingToken: again!.row.fencingToken, type: "close", fields }])).toStrictEqual([{ written: true, result: false }]);
+      await sleep(100);
+      expect(wakes).toBe(2);
+      await stop();
+      await Promise.all([a.close(), b.close()]);
+    });
+
+    it("hears only its own schema", async () => {
+      const [a] = (await open("mine", 1)) as [PostgresStorage];
+      const [other] = (await open("theirs", 1)) as [PostgresStorage];
+      let wakes = 0;
+      await a.listen(() => wakes++);
+      const one = await enqueue(other, 1);
+      await other.taskStages.start(one.started, PENDING, [one.write], [one.row]);
+      await sleep(150);
+      expect(wakes).toBe(0);
+      await Promise.all([a.close(), other.close()]);
+    });
+
+    it("reconnects when the server drops the listening connection, wakes once for what it may have missed, and hears later wake-ups", async () => {
+      const schema = schemaFor("relisten");
+      const name = `rp-listen-${process.pid}-${Date.now()}`;
+      const a = await createPostgresStorage(poolOf(2, name), { schema });
+      const [b] = (await open("relisten", 1, schema)) as [PostgresStorage];
+      let wakes = 0;
+      await a.listen(() => wakes++);
+      const admin = poolOf(1);
+      const killed = await admin.query(
+        "SELECT pg_terminate_backend(pid) AS ok FROM pg_stat_activity WHERE application_name = $1 AND query LIKE 'LISTEN%'",
+        [name],
+      );
+      expect(killed.rows).toStrictEqual([{ ok: true }]);
+      await reach(() => wakes, 1);
+      const one = await enqueue(b, 1);
+      await b.taskStages.start(one.started, PENDING, [one.write], [one.row]);
+      await reach(() => wakes, 2);
       await Promise.all([a.close(), b.close()]);
     });
   });
