@@ -7,6 +7,7 @@ export const entries = {
   integration: "src/integration/index.ts",
   "adapters/memory": "adapters/memory/index.ts",
   "adapters/sqlite": "adapters/sqlite/index.ts",
+  "adapters/postgres": "adapters/postgres/index.ts",
 } as const;
 
 export default defineConfig({
@@ -18,5 +19,5 @@ export default defineConfig({
   sourcemap: true,
   splitting: true,
   treeshake: true,
-  external: ["better-sqlite3"],
+  external: ["better-sqlite3", "pg"],
 });

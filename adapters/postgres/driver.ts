@@ -1,0 +1,157 @@
+import { createHash } from "node:crypto";
+
+/**
+ * The few node-postgres methods the adapter uses, typed structurally (like `SqliteDatabase`): a
+ * host's `new pg.Pool(...)` fits without the published declarations mentioning `pg`.
+ */
+export interface PgPoolLike {
+  query(config: PgQueryConfig): Promise<PgQueryResult>;
+  connect(): Promise<PgPoolClientLike>;
+  on(event: "error", listener: (error: Error) => void): unknown;
+  removeListener(event: "error", listener: (error: Error) => void): unknown;
+  end(): Promise<void>;
+}
+
+export interface PgPoolClientLike {
+  query(config: PgQueryConfig): Promise<PgQueryResult>;
+  on(event: "error", listener: (error: Error) => void): unknown;
+  on(event: "notification", listener: (message: { channel: string; payload?: string }) => void): unknown;
+  removeListener(event: "error" | "notification", listener: (...args: any[]) => void): unknown;
+  /** Gives the connection back; with an error the pool closes it instead of reusing it. */
+  release(error?: Error | boolean): void;
+}
+
+export interface PgQueryConfig {
+  text: string;
+  values?: unknown[];
+  /** A prepared statement's name: each connection parses and plans it once. */
+  name?: string;
+}
+
+export interface PgQueryResult {
+  rows: any[];
+  rowCount: number | null;
+}
+
+/** What runs one statement: the pool (autocommit) or a client inside a transaction. */
+export type Queryable = Pick<PgPoolLike, "query">;
+
+/**
+ * A statement written with named parameters (`@column`, the SQLite adapter's convention, so the
+ * shared row mappers bind as they are), compiled once to `$n` placeholders and a prepared name.
+ */
+export interface Statement {
+  readonly text: string;
+  readonly names: readonly string[];
+  readonly name: string;
+}
+
+export function sql(source: string): Statement {
+  const names: string[] = [];
+  const text = source.replace(/@([a-z_][a-z0-9_]*)/g, (_, name: string) => {
+    let index = names.indexOf(name);
+    if (index < 0) index = names.push(name) - 1;
+    return `$${index + 1}`;
+  });
+  // Named after the text: two stores compiling the same SQL share the prepared statement, and a
+  // different schema (so different text) never collides with it on a shared connection.
+  const name = `rp_${createHash("sha1").update(text).digest("hex").slice(0, 20)}`;
+  return { text, names, name };
+}
+
+/** Runs `statement` with `params` (by name; a missing one is a programming error). */
+export async function run(db: Queryable, statement: Statement, params: object = {}): Promise<PgQueryResult> {
+  const values = statement.names.map((name) => {
+    if (!(name in params)) throw new TypeError(`runplane postgres: missing parameter @${name}`);
+    return (params as Record<string, unknown>)[name];
+  });
+  try {
+    return await db.query({ name: statement.name, text: statement.text, values });
+  } catch (error) {
+    throw sanitize(error);
+  }
+}
+
+export const rowsOf = async <Row>(db: Queryable, statement: Statement, params?: object): Promise<Row[]> =>
+  (await run(db, statement, params)).rows as Row[];
+
+export const changed = async (db: Queryable, statement: Statement, params?: object): Promise<number> =>
+  (await run(db, statement, params)).rowCount ?? 0;
+
+/** A PostgreSQL error as thrown by the adapter: the SQLSTATE and the constraint, never a value. */
+export class PostgresStorageError extends Error {
+  override readonly name = "PostgresStorageError";
+  constructor(
+    readonly code: string,
+    readonly constraint: string | undefined,
+    detail: string,
+  ) {
+    super(`runplane postgres: ${detail} (SQLSTATE ${code}${constraint ? `, constraint ${constraint}` : ""})`);
+  }
+}
+
+/**
+ * Server errors of class 22 (data) and 23 (integrity) quote values in their message or detail (a
+ * duplicate key's detail holds the key, a sensitive one included): those keep only the SQLSTATE
+ * and the constraint. Others (a missing table, a lost connection) keep their message.
+ */
+function sanitize(error: unknown): unknown {
+  if (error instanceof PostgresStorageError || typeof error !== "object" || error === null) return error;
+  const { code, constraint, message } = error as { code?: unknown; constraint?: unknown; message?: unknown };
+  if (typeof code !== "string" || !/^[0-9A-Z]{5}$/.test(code)) return error;
+  const quoted = code.startsWith("22") || code.startsWith("23");
+  const detail = quoted ? "statement refused" : String(message);
+  return new PostgresStorageError(code, typeof constraint === "string" ? constraint : undefined, detail);
+}
+
+export function isViolation(error: unknown, constraint: string): boolean {
+  return error instanceof PostgresStorageError && (error.code === "23505" || error.code === "23503") && error.constraint === constraint;
+}
+
+/** Thrown inside a transaction to roll it back as a guard's answer; never leaves the adapter. */
+export class GuardFailed extends Error {}
+
+/**
+ * Runs `fn` in one READ COMMITTED transaction on one connection. While the client is checked out
+ * the pool does not listen for its errors, so a connection dropped between two statements would
+ * crash the process: a listener covers that stretch, and such a client is destroyed on release.
+ */
+export async function transaction<R>(pool: PgPoolLike, fn: (client: Queryable) => Promise<R>): Promise<R> {
+  const client = await pool.connect();
+  let broken: Error | undefined;
+  const onError = (error: Error): void => {
+    broken = error;
+  };
+  client.on("error", onError);
+  try {
+    await client.query({ text: "BEGIN" });
+    const value = await fn(client);
+    await client.query({ text: "COMMIT" });
+    return value;
+  } catch (error) {
+    await client.query({ text: "ROLLBACK" }).catch((rollbackError: unknown) => {
+      broken ??= rollbackError instanceof Error ? rollbackError : new Error("rollback failed");
+    });
+    throw sanitize(error);
+  } finally {
+    client.removeListener("error", onError);
+    client.release(broken ?? false);
+  }
+}
+
+const RETRYABLE = new Set(["40P01", "40001"]);
+
+/**
+ * Retries a whole call a few times when PostgreSQL aborted it as a deadlock victim or a
+ * serialization failure: safe only for calls that are one transaction, rolled back whole.
+ */
+export async function retrying<R>(fn: () => Promise<R>, attempts = 4): Promise<R> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await fn();
+    } catch (error) {
+      const code = error instanceof PostgresStorageError ? error.code : undefined;
+      if (attempt >= attempts || code === undefined || !RETRYABLE.has(code)) throw error;
+    }
+  }
+}

@@ -1,0 +1,116 @@
+import type { Storage } from "../../src/storage/types.js";
+import { createAgentTokenStore } from "./agent-tokens.js";
+import { createApiTokenStore } from "./api-tokens.js";
+import { createDirectoryStores } from "./directory.js";
+import type { PgPoolLike } from "./driver.js";
+import { createRevisionStore } from "./revisions.js";
+import { createRunTaskStores } from "./run-tasks.js";
+import { listenForDeliveries, type StopListening } from "./notify.js";
+import { migrate, schemaPrefix } from "./schema.js";
+import { createTaskDeliveryStore } from "./task-deliveries.js";
+import { createTaskStageStores } from "./task-stages.js";
+import { createTeamProjectStore } from "./team-projects.js";
+import { createVariableStore } from "./variables.js";
+
+export type { PgPoolClientLike, PgPoolLike, PgQueryConfig, PgQueryResult } from "./driver.js";
+export { PostgresStorageError } from "./driver.js";
+export type { StopListening } from "./notify.js";
+
+/** A `Storage` on PostgreSQL, plus wake-ups for delivery dispatchers. */
+export interface PostgresStorage extends Storage {
+  /**
+   * Calls `onWake` whenever any process sharing the database made deliveries of this schema
+   * claimable (a stage start, a retry, a released lease; decision D27): a hint to claim now
+   * rather than at the next poll, never a replacement for polling. Holds one pool connection in
+   * `LISTEN` until stopped; when that connection is lost it reconnects and calls `onWake` once.
+   * Resolves once listening; rejects when no connection can be made.
+   */
+  listen(onWake: () => void): Promise<StopListening>;
+}
+
+export interface PostgresStorageOptions {
+  /**
+   * The schema holding runplane's tables, created when missing (default `public`). Every statement
+   * names it, so the connections' `search_path` never matters and one database can hold several
+   * runplane instances side by side. A lower-case identifier.
+   */
+  schema?: string;
+}
+
+/**
+ * A `Storage` on PostgreSQL through node-postgres: a host's `pg.Pool` (typed structurally), or a
+ * connection string for which the adapter creates its own pool (`pg` is an optional peer
+ * dependency, loaded only then). Several processes may share one database (decision D27): every
+ * guarded primitive holds across them, delivery claims use `FOR UPDATE SKIP LOCKED`, and writes
+ * that make deliveries claimable send `NOTIFY runplane_deliveries` (see `listen`).
+ *
+ * It applies pending migrations first, each in its own transaction under an advisory lock, so
+ * processes starting together apply each step once. It adds an `error` listener to the pool, so a
+ * connection the server drops while idle never crashes the host. `close()` ends the pool only when
+ * the adapter created it; a host's pool stays open (and loses only the adapter's listener).
+ *
+ * @throws when `schema` is not a plain identifier, `pg` is missing for a URL, a migration fails
+ *   (it is rolled back), or the database was migrated by a newer runplane.
+ */
+export async function createPostgresStorage(poolOrUrl: PgPoolLike | string, options: PostgresStorageOptions = {}): Promise<PostgresStorage> {
+  const schema = options.schema ?? "public";
+  const q = schemaPrefix(schema);
+  const owned = typeof poolOrUrl === "string";
+  const pool = owned ? await openPool(poolOrUrl) : poolOrUrl;
+  const onError = (error: Error): void => {
+    // The pool has already dropped the connection and opens a new one on demand. Only the
+    // SQLSTATE (or error name) is logged: a message may quote connection details.
+    const code = (error as { code?: unknown }).code;
+    console.warn(`runplane postgres: an idle connection failed (${typeof code === "string" ? code : error.name}); the pool replaces it`);
+  };
+  pool.on("error", onError);
+  try {
+    await migrate(pool, schema);
+  } catch (error) {
+    if (owned) await pool.end().catch(() => undefined);
+    pool.removeListener("error", onError);
+    throw error;
+  }
+
+  const { taskDeliveries, writer } = createTaskDeliveryStore(pool, schema, q);
+  // Listening connections are checked out: close() hands them back before ending the pool.
+  const listening = new Set<StopListening>();
+  let closed = false;
+  return {
+    ...createDirectoryStores(pool, q),
+    apiTokens: createApiTokenStore(pool, q),
+    variables: createVariableStore(pool, q),
+    agentTokens: createAgentTokenStore(pool, q),
+    teamProjects: createTeamProjectStore(pool, q),
+    ...createRunTaskStores(pool, q),
+    ...createTaskStageStores(pool, q, writer),
+    taskDeliveries,
+    revisions: createRevisionStore(pool, q),
+    async listen(onWake) {
+      const stop = await listenForDeliveries(pool, schema, onWake);
+      const tracked: StopListening = async () => {
+        listening.delete(tracked);
+        await stop();
+      };
+      listening.add(tracked);
+      return tracked;
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      await Promise.all([...listening].map((stop) => stop()));
+      if (owned) await pool.end();
+      pool.removeListener("error", onError);
+    },
+  };
+}
+
+async function openPool(connectionString: string): Promise<PgPoolLike> {
+  let Pool: typeof import("pg").Pool;
+  try {
+    ({ Pool } = (await import("pg")).default);
+  } catch (cause) {
+    throw new Error("createPostgresStorage needs the optional peer dependency pg to connect by URL (npm install pg)", { cause });
+  }
+  return new Pool({ connectionString });
+}

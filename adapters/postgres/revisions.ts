@@ -1,0 +1,71 @@
+import type { RevisionStore } from "../../src/storage/revisions.js";
+import type { PgPoolLike } from "./driver.js";
+import { rowsOf, sql } from "./driver.js";
+import type { PgMigration } from "./schema.js";
+import { TEXT } from "./sql.js";
+
+/** Tables whose rows feed a principal and its permissions (`DIRECTORY_SCOPE`). */
+const DIRECTORY_TABLES = [
+  "organizations",
+  "users",
+  "projects",
+  "workspaces",
+  "teams",
+  "team_members",
+  "policy_sets",
+  "agent_pools",
+  "team_projects",
+] as const;
+
+/** Every api_tokens column but `last_used_at`: a touch changes no decision, so it bumps nothing. */
+const API_TOKEN_DECISION_COLUMNS = "id, digest, organization, kind, user_id, team_id, description, created_at";
+
+/**
+ * Deferred constraint triggers: the bump runs at COMMIT, inside the writing transaction (never a
+ * sequence: `nextval` is visible before commit, so a reader could see a counter ahead of the data),
+ * and the hot counter row stays locked only for the commit itself, not for the whole transaction.
+ */
+const trigger = (q: string, table: string, events: string, fn: string) =>
+  `CREATE CONSTRAINT TRIGGER ${table}_revision AFTER ${events} ON ${q}${table}
+     DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION ${q}${fn}();`;
+
+const bump = (q: string, scope: string) =>
+  `INSERT INTO ${q}revisions AS r (scope, n) VALUES (${scope}, 1) ON CONFLICT (scope) DO UPDATE SET n = r.n + 1;`;
+
+/** `RevisionStore` counters, kept by triggers so every write path bumps its scope. */
+export const REVISIONS_MIGRATION: PgMigration = {
+  name: "0004-revisions",
+  up: (q) => `
+    -- integer, not bigint: node-postgres hands bigint back as a string.
+    CREATE TABLE ${q}revisions (scope ${TEXT} PRIMARY KEY, n integer NOT NULL);
+
+    CREATE FUNCTION ${q}runplane_bump_directory() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      ${bump(q, "'directory'")}
+      RETURN NULL;
+    END $$;
+
+    CREATE FUNCTION ${q}runplane_bump_variables() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      IF TG_OP <> 'INSERT' THEN ${bump(q, "'vars:' || OLD.owner_kind || ':' || OLD.owner_id")} END IF;
+      IF TG_OP <> 'DELETE' THEN ${bump(q, "'vars:' || NEW.owner_kind || ':' || NEW.owner_id")} END IF;
+      RETURN NULL;
+    END $$;
+
+    ${DIRECTORY_TABLES.map((table) => trigger(q, table, "INSERT OR UPDATE OR DELETE", "runplane_bump_directory")).join("\n")}
+    ${trigger(q, "api_tokens", `INSERT OR DELETE OR UPDATE OF ${API_TOKEN_DECISION_COLUMNS}`, "runplane_bump_directory")}
+    ${trigger(q, "variables", "INSERT OR UPDATE OR DELETE", "runplane_bump_variables")}
+  `,
+};
+
+export function createRevisionStore(pool: PgPoolLike, q: string): RevisionStore {
+  const read = sql(`SELECT scope, n FROM ${q}revisions WHERE scope = ANY(@scopes::text[])`);
+  return {
+    async read(scopes) {
+      if (scopes.length === 0) return [];
+      const rows = await rowsOf<{ scope: string; n: number }>(pool, read, { scopes: [...new Set(scopes)] });
+      const counters = new Map(rows.map((row) => [row.scope, row.n]));
+      return scopes.map((scope) => counters.get(scope) ?? 0);
+    },
+  };
+}

@@ -1,0 +1,199 @@
+import type { ResultStatus } from "../../src/schemas/run-tasks.js";
+import type { ClaimedDelivery, DeliverySettlement, SettleOutcome, TaskDeliveryStore } from "../../src/storage/run-tasks-types.js";
+import { assertDistinctIds, plusMs } from "../../src/storage/outbox-rules.js";
+import { DELIVERIES, fromDeliveryRow, toDeliveryRow, type DeliveryRow } from "../sqlite/run-task-rows.js";
+import type { PgPoolLike } from "./driver.js";
+import { changed, retrying, rowsOf, sql } from "./driver.js";
+import { NOTIFY_SQL } from "./notify.js";
+import { insertManySql } from "./sql.js";
+import type { DeliveryWriter } from "./task-stages.js";
+
+/** The outbox row's columns, aliased; its immutable payload lives apart, in `task_delivery_payloads`. */
+const ROW = (alias: string) => DELIVERIES.columns.map((c) => `${alias}.${c}`).join(", ");
+
+/** A claimed row joined with its payload, its result as the claim left it, and its task's key. */
+type ClaimRow = DeliveryRow & {
+  result_found: boolean;
+  result_status: string | null;
+  result_status_timestamps: string | null;
+  result_deadline_at: string | null;
+  result_version: number | null;
+  result_updated_at: string | null;
+  task_found: boolean;
+  task_hmac_key: string | null;
+};
+
+export function createTaskDeliveryStore(
+  pool: PgPoolLike,
+  schema: string,
+  q: string,
+): { taskDeliveries: TaskDeliveryStore; writer: DeliveryWriter } {
+  const table = `${q}task_deliveries`;
+  const payloads = `${q}task_delivery_payloads`;
+  const s = {
+    insert: sql(insertManySql({ ...DELIVERIES, table })),
+    insertPayloads: sql(`INSERT INTO ${payloads} (delivery_id, payload) SELECT * FROM unnest(@ids::text[], @payloads::text[])`),
+    get: sql(`SELECT ${ROW("d")}, p.payload FROM ${table} d JOIN ${payloads} p ON p.delivery_id = d.id WHERE d.id = @id`),
+    byResult: sql(`SELECT ${ROW("d")}, p.payload FROM ${table} d JOIN ${payloads} p ON p.delivery_id = d.id
+      WHERE d.task_result_id = @result ORDER BY d.created_at, d.id`),
+    notify: sql(NOTIFY_SQL),
+    claim: sql(claimSql(q)),
+    settle: sql(settleSql(q)),
+  };
+
+  const writer: DeliveryWriter = {
+    async insert(client, rows) {
+      if (rows.length === 0) return;
+      await changed(client, s.insert, { rows: JSON.stringify(rows.map(toDeliveryRow)) });
+      await changed(client, s.insertPayloads, { ids: rows.map((r) => r.id), payloads: rows.map((r) => r.payload) });
+      await changed(client, s.notify, { schema });
+    },
+  };
+
+  const taskDeliveries: TaskDeliveryStore = {
+    async get(id) {
+      const [row] = await rowsOf<DeliveryRow>(pool, s.get, { id });
+      return row ? fromDeliveryRow(row) : null;
+    },
+    listByResult: async (taskResultId) => (await rowsOf<DeliveryRow>(pool, s.byResult, { result: taskResultId })).map(fromDeliveryRow),
+    async claim(request) {
+      if (request.limit <= 0) return [];
+      const params = {
+        now: request.now,
+        owner: request.owner,
+        limit: request.limit,
+        lease_expires_at: plusMs(request.now, request.leaseMs),
+        deadline_at: plusMs(request.now, request.window.ms),
+        deadline_max_at: request.window.maxMs === null ? null : plusMs(request.now, request.window.maxMs),
+      };
+      return (await retrying(() => rowsOf<ClaimRow>(pool, s.claim, params))).map(toClaimed);
+    },
+    async settle(batch) {
+      assertDistinctIds(batch);
+      if (batch.length === 0) return [];
+      const rows = await retrying(() => rowsOf<{ kind: string; id: string }>(pool, s.settle, { schema, ...settleParams(batch) }));
+      const written = new Set(rows.filter((r) => r.kind === "row").map((r) => r.id));
+      const advanced = new Set(rows.filter((r) => r.kind === "result").map((r) => r.id));
+      return batch.map((entry): SettleOutcome => ({ written: written.has(entry.id), result: advanced.has(entry.id) }));
+    },
+  };
+  return { taskDeliveries, writer };
+}
+
+function toClaimed(row: ClaimRow): ClaimedDelivery {
+  return {
+    row: fromDeliveryRow(row),
+    result: row.result_found
+      ? {
+          status: row.result_status as ResultStatus,
+          statusTimestamps: JSON.parse(row.result_status_timestamps!) as Record<string, string>,
+          deadlineAt: row.result_deadline_at,
+          version: row.result_version!,
+          updatedAt: row.result_updated_at!,
+        }
+      : null,
+    task: row.task_found ? { hmacKey: row.task_hmac_key } : null,
+  };
+}
+
+/**
+ * decision D15: one statement picks, leases and reads. `FOR UPDATE SKIP LOCKED` passes over rows
+ * another claim holds, and re-checks a row that one just committed (its new lease excludes it),
+ * so no two claims ever lease one row. In the same step the results still `pending` without a
+ * deadline get their window (D16); a result that the window opened is read from the UPDATE's
+ * RETURNING (the statement's snapshot predates it), any other as the snapshot holds it.
+ */
+function claimSql(q: string): string {
+  return `WITH picked AS (
+      SELECT id FROM ${q}task_deliveries
+      WHERE closed_at IS NULL AND due_at <= @now AND (lease_expires_at IS NULL OR lease_expires_at <= @now)
+      ORDER BY due_at, id LIMIT @limit
+      FOR UPDATE SKIP LOCKED),
+    leased AS (
+      UPDATE ${q}task_deliveries AS d
+      SET lease_owner = @owner, lease_expires_at = @lease_expires_at, fencing_token = d.fencing_token + 1
+      FROM picked WHERE d.id = picked.id
+      RETURNING ${ROW("d")}),
+    opened AS (
+      UPDATE ${q}task_results AS r
+      SET deadline_at = @deadline_at, deadline_max_at = @deadline_max_at::text, version = r.version + 1, updated_at = @now
+      WHERE r.id IN (SELECT task_result_id FROM leased) AND r.status = 'pending' AND r.deadline_at IS NULL
+      RETURNING r.id, r.status, r.status_timestamps, r.deadline_at, r.version, r.updated_at)
+    SELECT ${ROW("l")}, p.payload,
+      r.id IS NOT NULL AS result_found,
+      coalesce(o.status, r.status) AS result_status,
+      coalesce(o.status_timestamps, r.status_timestamps) AS result_status_timestamps,
+      coalesce(o.deadline_at, r.deadline_at) AS result_deadline_at,
+      coalesce(o.version, r.version) AS result_version,
+      coalesce(o.updated_at, r.updated_at) AS result_updated_at,
+      t.id IS NOT NULL AS task_found, t.hmac_key AS task_hmac_key
+    FROM leased l
+    JOIN ${q}task_delivery_payloads p ON p.delivery_id = l.id
+    LEFT JOIN opened o ON o.id = l.task_result_id
+    LEFT JOIN ${q}task_results r ON r.id = l.task_result_id
+    LEFT JOIN ${q}run_tasks t ON t.id = l.task_id
+    ORDER BY l.due_at, l.id`;
+}
+
+/**
+ * One statement for a whole batch: each entry's row write is guarded by its fencing token and an
+ * open row; a close's result advance runs only for rows written and results still as expected.
+ * It answers with the ids of the rows written (`row`) and of the entries whose result advanced,
+ * and wakes listeners (`woke`) when a retry or a release made a row claimable again.
+ */
+function settleSql(q: string): string {
+  return `WITH input AS (
+      SELECT * FROM unnest(@ids::text[], @tokens::int[], @types::text[], @attempts::int[], @closed_at::text[],
+        @delivered_at::text[], @due_at::text[], @last_error::text[])
+        AS i(id, token, type, attempt, closed_at, delivered_at, due_at, last_error)),
+    written AS (
+      UPDATE ${q}task_deliveries AS d SET
+        attempt = CASE WHEN i.type = 'release' THEN d.attempt ELSE i.attempt END,
+        closed_at = CASE WHEN i.type = 'close' THEN i.closed_at ELSE d.closed_at END,
+        delivered_at = CASE WHEN i.type = 'close' THEN i.delivered_at ELSE d.delivered_at END,
+        due_at = CASE WHEN i.type = 'retry' THEN i.due_at ELSE d.due_at END,
+        last_error = CASE WHEN i.type = 'release' THEN d.last_error ELSE i.last_error END,
+        lease_owner = NULL, lease_expires_at = NULL
+      FROM input i
+      WHERE d.id = i.id AND d.fencing_token = i.token AND d.closed_at IS NULL
+      RETURNING d.id),
+    advances AS (
+      SELECT * FROM unnest(@adv_delivery::text[], @adv_result::text[], @adv_expected_version::int[],
+        @adv_expected_statuses::text[], @adv_status::text[], @adv_timestamps::text[], @adv_version::int[], @adv_updated_at::text[])
+        AS a(delivery_id, result_id, expected_version, expected_statuses, status, status_timestamps, version, updated_at)),
+    advanced AS (
+      UPDATE ${q}task_results AS r
+      SET status = a.status, status_timestamps = a.status_timestamps, version = a.version, updated_at = a.updated_at
+      FROM advances a
+      WHERE a.delivery_id IN (SELECT id FROM written) AND r.id = a.result_id
+        AND r.version = a.expected_version AND a.expected_statuses::jsonb ? r.status
+      RETURNING a.delivery_id),
+    woke AS (
+      ${NOTIFY_SQL} WHERE EXISTS (SELECT 1 FROM written w JOIN input i ON i.id = w.id WHERE i.type <> 'close'))
+    SELECT 'row' AS kind, id FROM written
+    UNION ALL SELECT 'result', delivery_id FROM advanced
+    UNION ALL SELECT 'woke', NULL FROM woke`;
+}
+
+function settleParams(batch: readonly DeliverySettlement[]) {
+  const field = <T>(pick: (entry: DeliverySettlement) => T) => batch.map(pick);
+  const advances = batch.flatMap((entry) => (entry.type === "close" && entry.result ? [{ delivery: entry.id, ...entry.result }] : []));
+  return {
+    ids: field((e) => e.id),
+    tokens: field((e) => e.fencingToken),
+    types: field((e) => e.type),
+    attempts: field((e) => (e.type === "release" ? null : e.fields.attempt)),
+    closed_at: field((e) => (e.type === "close" ? e.fields.closedAt : null)),
+    delivered_at: field((e) => (e.type === "close" ? e.fields.deliveredAt : null)),
+    due_at: field((e) => (e.type === "retry" ? e.fields.dueAt : null)),
+    last_error: field((e) => (e.type === "release" ? null : e.fields.lastError)),
+    adv_delivery: advances.map((a) => a.delivery),
+    adv_result: advances.map((a) => a.id),
+    adv_expected_version: advances.map((a) => a.expected.version),
+    adv_expected_statuses: advances.map((a) => JSON.stringify(a.expected.statuses)),
+    adv_status: advances.map((a) => a.status),
+    adv_timestamps: advances.map((a) => JSON.stringify(a.statusTimestamps)),
+    adv_version: advances.map((a) => a.version),
+    adv_updated_at: advances.map((a) => a.updatedAt),
+  };
+}

@@ -1,0 +1,161 @@
+import type { TaskDeliveryRecord, TaskResultRecord, TaskStageRecord } from "../../src/schemas/run-task-records.js";
+import type { Expected, RunStore, TaskResultOutcomeStore, TaskResultStore, TaskStageStore } from "../../src/storage/run-tasks-types.js";
+import {
+  fromOutcomeRow,
+  fromRunRow,
+  fromTaskResultRow,
+  fromTaskStageRow,
+  insertSql,
+  OUTCOMES,
+  RUNS,
+  TASK_RESULT_START,
+  TASK_RESULT_STATE,
+  TASK_RESULTS,
+  TASK_STAGE_STATE,
+  TASK_STAGES,
+  toOutcomeRow,
+  toRunRow,
+  toTaskResultRow,
+  toTaskStageRow,
+  updateSql,
+  type OutcomeRow,
+  type RunRow,
+  type TaskResultRow,
+  type TaskStageRow,
+} from "../sqlite/run-task-rows.js";
+import type { PgPoolLike, Queryable } from "./driver.js";
+import { changed, GuardFailed, rowsOf, sql, transaction } from "./driver.js";
+import { pageFrom, pageOf, type PagedRow } from "./pages.js";
+import { EXPECTED, insertManySql, qualified } from "./sql.js";
+
+const OUTCOME_FILTER = `task_result_id = @result AND (@severity::text IS NULL OR severity_label = @severity::text)
+  AND (@status::text IS NULL OR status_label = @status::text)`;
+
+const guard = <S extends string>(expected: Expected<S>) => ({
+  expected_version: expected.version,
+  expected_statuses: expected.statuses,
+});
+
+/** Writes the outbox rows a stage start enqueues, inside the start's transaction (task-deliveries.ts). */
+export interface DeliveryWriter {
+  insert(client: Queryable, rows: readonly TaskDeliveryRecord[]): Promise<void>;
+}
+
+export interface TaskStageStores {
+  runs: RunStore;
+  taskStages: TaskStageStore;
+  taskResults: TaskResultStore;
+  taskResultOutcomes: TaskResultOutcomeStore;
+}
+
+/** Runs, stages, results and outcomes; `deliveries` writes the outbox rows a stage start enqueues. */
+export function createTaskStageStores(pool: PgPoolLike, q: string, deliveries: DeliveryWriter): TaskStageStores {
+  const runs = qualified(q, RUNS);
+  const stages = qualified(q, TASK_STAGES);
+  const results = qualified(q, TASK_RESULTS);
+  const outcomes = qualified(q, OUTCOMES);
+  const runCols = RUNS.columns.join(", ");
+  const stageCols = TASK_STAGES.columns.join(", ");
+  const resultCols = TASK_RESULTS.columns.join(", ");
+  const outcomeCols = OUTCOMES.columns.join(", ");
+  const s = {
+    runGet: sql(`SELECT ${runCols} FROM ${runs.table} WHERE id = @id`),
+    runInsert: sql(`${insertSql(runs)} ON CONFLICT (id) DO NOTHING`),
+    stagesInsert: sql(insertManySql(stages)),
+    stageGet: sql(`SELECT ${stageCols} FROM ${stages.table} WHERE id = @id`),
+    stageByRun: sql(`SELECT ${stageCols} FROM ${stages.table} WHERE run_id = @run_id AND stage = @stage`),
+    stagesAll: sql(`SELECT ${stageCols} FROM ${stages.table} WHERE run_id = @run_id ORDER BY sequence, id`),
+    stagesPage: sql(pageOf(stages.table, stageCols, "run_id = @run_id", "sequence, id")),
+    // Compare-and-set writes only the state columns (the rest is fixed when the run is created).
+    stageCas: sql(updateSql(stages, ` AND ${EXPECTED}`, TASK_STAGE_STATE)),
+    resultsInsert: sql(insertManySql(results)),
+    resultGet: sql(`SELECT ${resultCols} FROM ${results.table} WHERE id = @id`),
+    resultsByStage: sql(`SELECT ${resultCols} FROM ${results.table} WHERE stage_id = @stage_id ORDER BY position, id`),
+    resultByToken: sql(`SELECT ${resultCols} FROM ${results.table} WHERE access_token_digest = @digest`),
+    resultCas: sql(updateSql(results, ` AND ${EXPECTED}`, TASK_RESULT_STATE)),
+    resultStart: sql(updateSql(results, ` AND ${EXPECTED}`, TASK_RESULT_START)),
+    outcomesInsert: sql(insertManySql(outcomes)),
+    outcomeGet: sql(`SELECT ${outcomeCols} FROM ${outcomes.table} WHERE id = @id`),
+    outcomesByPosition: sql(pageOf(outcomes.table, outcomeCols, OUTCOME_FILTER, "position, id")),
+    outcomesBySeverity: sql(pageOf(outcomes.table, outcomeCols, OUTCOME_FILTER, "severity_rank DESC, position, id")),
+    // decision D16: the sweeper's queries, each served by a partial index of what it looks for.
+    resultsPastDeadline: sql(`SELECT ${resultCols} FROM ${results.table}
+      WHERE deadline_at IS NOT NULL AND status IN ('pending', 'running') AND deadline_at <= @now
+      ORDER BY deadline_at, id LIMIT @limit`),
+    stagesUnsettled: sql(`SELECT ${stageCols} FROM ${stages.table} AS st WHERE st.status = 'running'
+      AND NOT EXISTS (SELECT 1 FROM ${results.table} AS r WHERE r.stage_id = st.id AND r.status IN ('pending', 'running'))
+      ORDER BY st.id LIMIT @limit`),
+  };
+  const first = <Row, T>(rows: Row[], from: (row: Row) => T): T | null => (rows[0] ? from(rows[0]) : null);
+  const json = <T, Row>(records: readonly T[], to: (record: T) => Row) => ({ rows: JSON.stringify(records.map(to)) });
+
+  const stageCas = (db: Queryable, expected: Expected<string>, next: TaskStageRecord) =>
+    changed(db, s.stageCas, { ...toTaskStageRow(next), ...guard(expected) });
+  const resultCas = (db: Queryable, expected: Expected<string>, next: TaskResultRecord, statement = s.resultCas) =>
+    changed(db, statement, { ...toTaskResultRow(next), ...guard(expected) });
+
+  return {
+    runs: {
+      get: async (id) => first(await rowsOf<RunRow>(pool, s.runGet, { id }), fromRunRow),
+      // A racing create of the same id waits on the primary key until this one commits, then
+      // inserts nothing and rolls back: exactly one create stores anything.
+      create: (run, stageRecords, resultRecords) =>
+        transaction(pool, async (client) => {
+          if ((await changed(client, s.runInsert, toRunRow(run))) !== 1) return false;
+          if (stageRecords.length > 0) await changed(client, s.stagesInsert, json(stageRecords, toTaskStageRow));
+          if (resultRecords.length > 0) await changed(client, s.resultsInsert, json(resultRecords, toTaskResultRow));
+          return true;
+        }),
+    },
+    taskStages: {
+      get: async (id) => first(await rowsOf<TaskStageRow>(pool, s.stageGet, { id }), fromTaskStageRow),
+      getByRun: async (runId, stage) => first(await rowsOf<TaskStageRow>(pool, s.stageByRun, { run_id: runId, stage }), fromTaskStageRow),
+      async listByRun(runId, request) {
+        if (request) return pageFrom(await rowsOf<PagedRow<TaskStageRow>>(pool, s.stagesPage, { run_id: runId, ...request }), fromTaskStageRow);
+        const items = (await rowsOf<TaskStageRow>(pool, s.stagesAll, { run_id: runId })).map(fromTaskStageRow);
+        return { items, total: items.length };
+      },
+      async transition(id, expected, next) {
+        if (next.id !== id) throw new Error("transition: next.id must equal id");
+        return (await stageCas(pool, expected, next)) === 1 ? next : null;
+      },
+      async start(next, expected, writes, rows) {
+        try {
+          await transaction(pool, async (client) => {
+            if ((await stageCas(client, expected, next)) !== 1) throw new GuardFailed();
+            for (const w of writes) if ((await resultCas(client, w.expected, w.next, s.resultStart)) !== 1) throw new GuardFailed();
+            await deliveries.insert(client, rows);
+          });
+          return next;
+        } catch (error) {
+          if (error instanceof GuardFailed) return null;
+          throw error;
+        }
+      },
+      listUnsettled: async (limit) => (await rowsOf<TaskStageRow>(pool, s.stagesUnsettled, { limit })).map(fromTaskStageRow),
+    },
+    taskResults: {
+      get: async (id) => first(await rowsOf<TaskResultRow>(pool, s.resultGet, { id }), fromTaskResultRow),
+      listByStage: async (stageId) => (await rowsOf<TaskResultRow>(pool, s.resultsByStage, { stage_id: stageId })).map(fromTaskResultRow),
+      findByTokenDigest: async (digest) => first(await rowsOf<TaskResultRow>(pool, s.resultByToken, { digest }), fromTaskResultRow),
+      async transition(id, expected, next, added = []) {
+        if (next.id !== id) throw new Error("transition: next.id must equal id");
+        if (added.length === 0) return (await resultCas(pool, expected, next)) === 1 ? next : null;
+        return transaction(pool, async (client) => {
+          if ((await resultCas(client, expected, next)) !== 1) return null;
+          await changed(client, s.outcomesInsert, json(added, toOutcomeRow));
+          return next;
+        });
+      },
+      listPastDeadline: async (now, limit) => (await rowsOf<TaskResultRow>(pool, s.resultsPastDeadline, { now, limit })).map(fromTaskResultRow),
+    },
+    taskResultOutcomes: {
+      get: async (id) => first(await rowsOf<OutcomeRow>(pool, s.outcomeGet, { id }), fromOutcomeRow),
+      async list(taskResultId, query, request) {
+        const statement = query.sort === "severity" ? s.outcomesBySeverity : s.outcomesByPosition;
+        const params = { result: taskResultId, severity: query.severity ?? null, status: query.status ?? null, ...request };
+        return pageFrom(await rowsOf<PagedRow<OutcomeRow>>(pool, statement, params), fromOutcomeRow);
+      },
+    },
+  };
+}
