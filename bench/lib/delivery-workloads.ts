@@ -10,6 +10,8 @@ import { deliveryPayloadBinding } from "../../src/services/task-deliveries.js";
  */
 export interface Workload {
   runplane: Runplane;
+  /** Stops the running dispatcher (rows stay queued) and resolves a function that starts a fresh one. */
+  pauseDispatcher(): Promise<() => void>;
   /** Notified on every 200 the dispatcher's transport receives. */
   okListeners: Set<() => void>;
   /** Attempts in flight at once, the dispatcher's and the raw baseline's. */
@@ -25,7 +27,7 @@ export interface RawRequest {
 }
 
 const STAGE = "post_plan";
-const TIMEOUT_MS = 120_000;
+const TIMEOUT_MS = 300_000;
 
 async function createRuns(runplane: Runplane, workspaceId: string, count: number): Promise<string[]> {
   const ids: string[] = [];
@@ -96,6 +98,41 @@ export async function fanOut(w: Workload, options: { workspaceId: string; runs: 
     return { requests: expected, oks: ok, ms, startedMs, recordedMs, perSecond: (expected / ms) * 1000 };
   } finally {
     off();
+    w.okListeners.delete(onOk);
+  }
+}
+
+/**
+ * Outbox depth: with the dispatcher stopped, `runs` stages of `workspaceId` are started (their
+ * requests pile up due in the outbox, untimed); then a fresh dispatcher drains them. Resolves the
+ * drain rate from its start to the last 200, and the process's RSS before queueing, once queued
+ * and once drained (no forced GC: the growth a host would see).
+ */
+export async function outboxDepth(w: Workload, options: { workspaceId: string; runs: number }) {
+  const { runTasks } = w.runplane;
+  const ids = await createRuns(w.runplane, options.workspaceId, options.runs);
+  const expected = ids.length * (await runTasks.workspaceTasks.list(options.workspaceId)).items.length;
+  const rss = (): number => Math.round(process.memoryUsage().rss / 1e6);
+  const resume = await w.pauseDispatcher();
+  const rssBefore = rss();
+  for (let i = 0; i < ids.length; i += 1000) await Promise.all(ids.slice(i, i + 1000).map((id) => runTasks.startStage(id, STAGE)));
+  const rssQueued = rss();
+  let ok = 0;
+  let lastOk = 0;
+  let done = (): void => undefined;
+  const drained = new Promise<void>((resolve) => (done = resolve));
+  const onOk = (): void => {
+    lastOk = performance.now();
+    if (++ok === expected) done();
+  };
+  w.okListeners.add(onOk);
+  try {
+    const t0 = performance.now();
+    resume();
+    await within(drained, () => `${ok} of ${expected} queued deliveries answered`);
+    const ms = lastOk - t0;
+    return { requests: expected, ms, perSecond: (expected / ms) * 1000, rssBefore, rssQueued, rssDrained: rss() };
+  } finally {
     w.okListeners.delete(onOk);
   }
 }

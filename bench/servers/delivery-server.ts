@@ -8,7 +8,7 @@ import { createSqliteStorage } from "../../adapters/sqlite/index.js";
 import { DEFAULT_CONCURRENCY } from "../../src/delivery/dispatcher.js";
 import { createConsoleLogger, createDispatcher, createEgress, createKeyring, createRunplane, generateKey, type HttpTransport } from "../../src/index.js";
 import { toNodeListener } from "../../src/node.js";
-import { captureRequests, fanOut, rawPosts, stageLatency, type Workload } from "../lib/delivery-workloads.js";
+import { captureRequests, fanOut, outboxDepth, rawPosts, stageLatency, type Workload } from "../lib/delivery-workloads.js";
 
 /**
  * The runplane side of the Fan-out and Stage latency scenarios, in its own process: a SQLite file
@@ -78,14 +78,22 @@ const transport: HttpTransport = {
   close: () => egress.close(),
 };
 const requests = await captureRequests(runplane, storage, keyring, hmacKeys, "ws-fanout");
-const dispatcher = createDispatcher(runplane, { transport, concurrency });
-const workload: Workload = { runplane, okListeners, concurrency, requests };
+let dispatcher = createDispatcher(runplane, { transport, concurrency });
+async function pauseDispatcher(): Promise<() => void> {
+  await dispatcher.stop({ graceMs: 1_000 });
+  return () => {
+    dispatcher = createDispatcher(runplane, { transport, concurrency });
+    dispatcher.start();
+  };
+}
+const workload: Workload = { runplane, okListeners, concurrency, requests, pauseDispatcher };
 dispatcher.start();
 
 const routes: Record<string, (sizes: Record<string, number>) => Promise<unknown>> = {
   "/bench/fanout": (s) => fanOut(workload, { workspaceId: "ws-fanout", runs: s.runs ?? 1000 }),
   "/bench/raw-posts": (s) => rawPosts(workload, { requests: s.requests ?? 10_000 }),
   "/bench/latency": (s) => stageLatency(workload, { workspaceId: "ws-latency", runs: s.runs ?? 1000 }),
+  "/bench/depth": (s) => outboxDepth(workload, { workspaceId: "ws-fanout", runs: s.runs ?? 1000 }),
 };
 
 function control(req: IncomingMessage, res: ServerResponse): void {
