@@ -145,8 +145,8 @@ const callbackIngest: Scenario = {
         unit: "callbacks/s",
         ...r,
         ratio,
-        target: ">= 0.30",
-        met: ratio >= 0.3,
+        target: ">= 0.50",
+        met: ratio >= 0.5,
         notes:
           `${OUTCOMES} outcomes per callback (${callbackBody("passed", OUTCOMES).length} B body), ${CONNECTIONS} connections, ${SECONDS} s per sample, ` +
           `each to a distinct pending result of a run with 2 tasks (${pool.length} prepared in ${server.info.seedMs} ms); ` +
