@@ -1,5 +1,4 @@
 import { readFileSync, writeFileSync } from "node:fs";
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { performance } from "node:perf_hooks";
 import { Logger, makeWorkerUtils, run, type Runner } from "graphile-worker";
 import { Agent, request } from "undici";
@@ -7,6 +6,7 @@ import { createPostgresStorage } from "../../adapters/postgres/index.js";
 import { DEFAULT_CONCURRENCY } from "../../src/delivery/dispatcher.js";
 import { createConsoleLogger, createDispatcher, createEgress, createKeyring, createRunplane, type HttpTransport } from "../../src/index.js";
 import { toNodeListener } from "../../src/node.js";
+import { listenForBench, type ControlRoutes } from "../lib/control.js";
 import { captureRequests, rawPosts, type RawRequest, type Workload } from "../lib/delivery-workloads.js";
 
 /**
@@ -31,21 +31,14 @@ const concurrency = Number(process.env.DISPATCH_CONCURRENCY ?? DEFAULT_CONCURREN
 const WORKSPACE = "ws-fanout";
 const TASKS = 10;
 
-let api: ((req: IncomingMessage, res: ServerResponse) => void) | null = null;
-const http = createServer((req, res) => {
-  if (req.url?.startsWith("/bench/")) return void control(req, res);
-  if (api) return api(req, res);
-  res.writeHead(503).end();
-});
-http.keepAliveTimeout = 60_000;
-const origin = await new Promise<string>((resolve) =>
-  http.listen(0, "127.0.0.1", () => resolve(`http://127.0.0.1:${(http.address() as { port: number }).port}`)),
-);
+const routes: ControlRoutes = {};
+const http = await listenForBench(routes);
+const origin = http.origin;
 
 const storage = await createPostgresStorage(databaseUrl, { schema: env("BENCH_PG_SCHEMA") });
 const keyring = createKeyring(JSON.parse(env("RUNPLANE_KEYRING")) as Parameters<typeof createKeyring>[0]);
 const runplane = createRunplane({ storage, keyring, logger: createConsoleLogger(), publicUrl: origin, egress: { allow: ["127.0.0.1/32"] } });
-api = toNodeListener(runplane.handler);
+http.serve(toNodeListener(runplane.handler));
 
 /** The first host creates the records and captures the bytes runplane sends; the others read them. */
 async function seed(): Promise<RawRequest[]> {
@@ -119,7 +112,7 @@ const graphileUtils = await makeWorkerUtils({ connectionString: databaseUrl, sch
 let prepared: string[] = [];
 const workload: Workload = { runplane, okListeners: new Set(), concurrency, requests };
 
-const routes: Record<string, (sizes: Record<string, number>) => Promise<unknown>> = {
+Object.assign(routes, {
   /** Creates `runs` runs (untimed), whose post_plan stages `fanout` starts. */
   "/bench/prepare": async ({ runs = 500 }) => {
     prepared = [];
@@ -157,25 +150,11 @@ const routes: Record<string, (sizes: Record<string, number>) => Promise<unknown>
     }
     return read;
   },
-};
-
-function control(req: IncomingMessage, res: ServerResponse): void {
-  let body = "";
-  req.on("data", (chunk: Buffer) => (body += chunk.toString()));
-  req.on("end", () => {
-    const route = routes[req.url ?? ""];
-    if (!route) return void res.writeHead(404).end();
-    route(body ? (JSON.parse(body) as Record<string, number>) : {}).then(
-      (result) => res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(result)),
-      (error: unknown) => res.writeHead(500).end(error instanceof Error ? error.message : String(error)),
-    );
-  });
-}
+} satisfies ControlRoutes);
 
 process.stdout.write(`READY ${JSON.stringify({ url: origin, concurrency: String(concurrency), bodyBytes: String(requests[0]?.body.length ?? 0) })}\n`);
 process.on("SIGTERM", () => {
   http.close();
-  http.closeAllConnections();
   void dispatcher
     .stop({ graceMs: 1_000 })
     .then(() => Promise.all([graphile.stop(), graphileUtils.release(), runplane.close(), transport.close(), jobAgent.close()]))
