@@ -1,24 +1,9 @@
 import type { RevisionStore } from "../../src/storage/revisions.js";
+import { API_TOKEN_DECISION_COLUMNS, DIRECTORY_TABLES, varsScopeOf } from "../sql/revisions.js";
 import type { PgPoolLike } from "./driver.js";
 import { rowsOf, sql } from "./driver.js";
 import type { PgMigration } from "./schema.js";
 import { TEXT } from "./sql.js";
-
-/** Tables whose rows feed a principal and its permissions (`DIRECTORY_SCOPE`). */
-const DIRECTORY_TABLES = [
-  "organizations",
-  "users",
-  "projects",
-  "workspaces",
-  "teams",
-  "team_members",
-  "policy_sets",
-  "agent_pools",
-  "team_projects",
-] as const;
-
-/** Every api_tokens column but `last_used_at`: a touch changes no decision, so it bumps nothing. */
-const API_TOKEN_DECISION_COLUMNS = "id, digest, organization, kind, user_id, team_id, description, created_at";
 
 /**
  * Deferred constraint triggers: the bump runs at COMMIT, inside the writing transaction (never a
@@ -47,8 +32,8 @@ export const REVISIONS_MIGRATION: PgMigration = {
 
     CREATE FUNCTION ${q}runplane_bump_variables() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN
-      IF TG_OP <> 'INSERT' THEN ${bump(q, "'vars:' || OLD.owner_kind || ':' || OLD.owner_id")} END IF;
-      IF TG_OP <> 'DELETE' THEN ${bump(q, "'vars:' || NEW.owner_kind || ':' || NEW.owner_id")} END IF;
+      IF TG_OP <> 'INSERT' THEN ${bump(q, varsScopeOf("OLD"))} END IF;
+      IF TG_OP <> 'DELETE' THEN ${bump(q, varsScopeOf("NEW"))} END IF;
       RETURN NULL;
     END $$;
 

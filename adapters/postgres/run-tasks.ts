@@ -3,14 +3,14 @@ import type { RunTaskStore, WorkspaceTaskStore } from "../../src/storage/run-tas
 import {
   fromRunTaskRow,
   fromWorkspaceTaskRow,
-  insertSql,
   RUN_TASKS,
   toRunTaskRow,
   toWorkspaceTaskRow,
   WORKSPACE_TASKS,
   type RunTaskRow,
   type WorkspaceTaskRow,
-} from "../sqlite/run-task-rows.js";
+} from "../sql/run-task-rows.js";
+import { insertSql } from "../sql/statements.js";
 import type { PgPoolLike } from "./driver.js";
 import { changed, isViolation, rowsOf, sql } from "./driver.js";
 import { pageFrom, pageOf, type PagedRow } from "./pages.js";

@@ -1,3 +1,4 @@
+import { assertKnownVersion, migrationFailed, type SqlMigration } from "../sql/migrations.js";
 import type { PgPoolLike, Queryable } from "./driver.js";
 import { transaction } from "./driver.js";
 import { REVISIONS_MIGRATION } from "./revisions.js";
@@ -8,14 +9,11 @@ import { TEXT } from "./sql.js";
  * One schema step: DDL (several statements are fine) written against `q`, the quoted schema
  * prefix (`"runplane".`), so every name is qualified and a host's `search_path` never matters.
  */
-export interface PgMigration {
-  readonly name: string;
-  up(q: string): string;
-}
+export type PgMigration = SqlMigration<(q: string) => string>;
 
 /**
  * Booleans are `integer` 0/1 and JSON is text, exactly as in SQLite, so both adapters share the
- * row mappers (later `adapters/sql/`) and JSON keeps its key order (outcome tags).
+ * row mappers (`adapters/sql/`) and JSON keeps its key order (outcome tags).
  */
 const DIRECTORY_MIGRATION: PgMigration = {
   name: "0001-directory",
@@ -115,15 +113,13 @@ export async function migrate(pool: PgPoolLike, schema: string, migrations: read
     const done = await transaction(pool, async (client) => {
       await client.query({ text: `SELECT pg_advisory_xact_lock(${MIGRATION_LOCK_KEY})` });
       const current = await versionOf(client, schema, q);
-      if (current > migrations.length) {
-        throw new Error(`runplane postgres: database schema is version ${current}, this runplane knows ${migrations.length}: upgrade runplane`);
-      }
+      assertKnownVersion("postgres", current, migrations.length);
       const next = migrations[current];
       if (!next) return true;
       try {
         await client.query({ text: next.up(q) });
       } catch (cause) {
-        throw new Error(`runplane postgres: migration ${next.name} failed and was rolled back`, { cause });
+        throw migrationFailed("postgres", next, cause);
       }
       await client.query({
         text: `INSERT INTO ${q}runplane_schema_version (version, name) VALUES ($1, $2)`,

@@ -1,4 +1,4 @@
-import { updateSql, type TableColumns } from "../sqlite/run-task-rows.js";
+import { updateSql, type TableColumns } from "../sql/statements.js";
 
 /**
  * Text that compares by code point: ids, keys and ISO-8601 timestamps order as the contract says

@@ -1,7 +1,7 @@
 import type { ResultStatus } from "../../src/schemas/run-tasks.js";
 import type { ClaimedDelivery, DeliverySettlement, SettleOutcome, TaskDeliveryStore } from "../../src/storage/run-tasks-types.js";
 import { assertDistinctIds, plusMs } from "../../src/storage/outbox-rules.js";
-import { DELIVERIES, fromDeliveryRow, toDeliveryRow, type DeliveryRow } from "../sqlite/run-task-rows.js";
+import { DELIVERIES, fromDeliveryRow, toDeliveryRow, type DeliveryRow } from "../sql/run-task-rows.js";
 import type { PgPoolLike } from "./driver.js";
 import { changed, retrying, rowsOf, sql } from "./driver.js";
 import { NOTIFY_SQL } from "./notify.js";

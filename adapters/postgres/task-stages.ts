@@ -5,7 +5,6 @@ import {
   fromRunRow,
   fromTaskResultRow,
   fromTaskStageRow,
-  insertSql,
   OUTCOMES,
   RUNS,
   TASK_RESULT_START,
@@ -17,12 +16,12 @@ import {
   toRunRow,
   toTaskResultRow,
   toTaskStageRow,
-  updateSql,
   type OutcomeRow,
   type RunRow,
   type TaskResultRow,
   type TaskStageRow,
-} from "../sqlite/run-task-rows.js";
+} from "../sql/run-task-rows.js";
+import { insertSql, updateSql } from "../sql/statements.js";
 import type { PgPoolLike, Queryable } from "./driver.js";
 import { changed, GuardFailed, rowsOf, sql, transaction } from "./driver.js";
 import { pageFrom, pageOf, type PagedRow } from "./pages.js";

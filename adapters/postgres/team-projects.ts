@@ -1,47 +1,12 @@
-import type { AccessLevel, ProjectAccess, TeamProjectRecord, WorkspaceAccess } from "../../src/schemas/team-projects.js";
 import type { GuardedResult, TeamProjectListFilter, TeamProjectStore } from "../../src/storage/types.js";
+import { fromTeamProjectRow as fromRow, TEAM_PROJECTS, toTeamProjectRow as toRow, type TeamProjectRow } from "../sql/rows.js";
+import { columnList, insertSql } from "../sql/statements.js";
 import type { PgPoolLike } from "./driver.js";
 import { changed, isViolation, rowsOf, sql } from "./driver.js";
 import { pageFrom, pageOf, type PagedRow } from "./pages.js";
+import { qualified } from "./sql.js";
 
-interface TeamProjectRow {
-  id: string;
-  team_id: string;
-  project_id: string;
-  organization: string;
-  access: string;
-  project_access: string;
-  workspace_access: string;
-  created_at: string;
-  updated_at: string;
-}
-
-const toRow = (r: TeamProjectRecord): TeamProjectRow => ({
-  id: r.id,
-  team_id: r.teamId,
-  project_id: r.projectId,
-  organization: r.organization,
-  access: r.access,
-  project_access: JSON.stringify(r.projectAccess),
-  workspace_access: JSON.stringify(r.workspaceAccess),
-  created_at: r.createdAt,
-  updated_at: r.updatedAt,
-});
-
-// Enum values are cast, not checked: the core validated them before they were stored.
-const fromRow = (row: TeamProjectRow): TeamProjectRecord => ({
-  id: row.id,
-  teamId: row.team_id,
-  projectId: row.project_id,
-  organization: row.organization,
-  access: row.access as AccessLevel,
-  projectAccess: JSON.parse(row.project_access) as ProjectAccess,
-  workspaceAccess: JSON.parse(row.workspace_access) as WorkspaceAccess,
-  createdAt: row.created_at,
-  updatedAt: row.updated_at,
-});
-
-const COLUMNS = "id, team_id, project_id, organization, access, project_access, workspace_access, created_at, updated_at";
+const COLUMNS = columnList(TEAM_PROJECTS);
 
 // `@all_teams` true ignores the team list; `@team` null ignores the single team.
 const FILTER = `project_id = @project_id AND (@all_teams::boolean OR team_id = ANY(@teams::text[]))
@@ -55,8 +20,7 @@ type UpdateResult = GuardedResult<"missing" | "stale">;
 export function createTeamProjectStore(pool: PgPoolLike, q: string): TeamProjectStore {
   const table = `${q}team_projects`;
   const s = {
-    insert: sql(`INSERT INTO ${table} (${COLUMNS}) VALUES (@id, @team_id, @project_id, @organization, @access,
-      @project_access, @workspace_access, @created_at, @updated_at)`),
+    insert: sql(insertSql(qualified(q, TEAM_PROJECTS))),
     get: sql(`SELECT ${COLUMNS} FROM ${table} WHERE id = @id`),
     page: sql(pageOf(table, COLUMNS, FILTER, "created_at, id")),
     forTeams: sql(`SELECT ${COLUMNS} FROM ${table} WHERE project_id = @project_id AND team_id = ANY(@teams::text[])

@@ -1,11 +1,13 @@
 import type { VarOwner } from "../../src/schemas/records.js";
 import type { GuardedResult, VariableStore } from "../../src/storage/types.js";
-import { fromVariableRow, toVariableRow, type VariableRow } from "../sqlite/rows.js";
+import { fromVariableRow, toVariableRow, VARIABLES, type VariableRow } from "../sql/rows.js";
+import { columnList, insertSql } from "../sql/statements.js";
 import type { PgPoolLike } from "./driver.js";
 import { changed, isViolation, rowsOf, sql } from "./driver.js";
 import { pageFrom, pageOf, type PagedRow } from "./pages.js";
+import { qualified } from "./sql.js";
 
-const COLUMNS = "id, owner_kind, owner_id, key, value, description, category, hcl, sensitive, version_id, created_at, updated_at";
+const COLUMNS = columnList(VARIABLES);
 const OWNER = `owner_kind = @owner_kind AND owner_id = @owner_id`;
 
 /**
@@ -28,8 +30,7 @@ export function createVariableStore(pool: PgPoolLike, q: string): VariableStore 
     all: sql(`SELECT ${COLUMNS} FROM ${q}variables WHERE ${OWNER} ORDER BY created_at, id`),
     page: sql(pageOf(`${q}variables`, COLUMNS, OWNER, "created_at, id")),
     get: sql(`SELECT ${COLUMNS} FROM ${q}variables WHERE id = @id AND ${OWNER}`),
-    insert: sql(`INSERT INTO ${q}variables (${COLUMNS}) VALUES (@id, @owner_kind, @owner_id, @key, @value, @description,
-      @category, @hcl, @sensitive, @version_id, @created_at, @updated_at)`),
+    insert: sql(insertSql(qualified(q, VARIABLES))),
     update: sql(casSql(q)),
     delete: sql(`DELETE FROM ${q}variables WHERE id = @id AND ${OWNER}`),
     deleteByOwner: sql(`DELETE FROM ${q}variables WHERE ${OWNER}`),

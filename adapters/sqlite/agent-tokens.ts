@@ -1,62 +1,21 @@
-import type { AgentTokenCreatorType, AgentTokenRecord, Page, PageRequest } from "../../src/schemas/records.js";
+import type { AgentTokenRecord, Page, PageRequest } from "../../src/schemas/records.js";
 import type { AgentTokenOrder, AgentTokenStore } from "../../src/storage/types.js";
+import { AGENT_TOKENS, fromAgentTokenRow as fromRow, toAgentTokenRow as toRow, type AgentTokenRow } from "../sql/rows.js";
+import { insertIgnoreSql, touchSql } from "../sql/statements.js";
 import type { SqliteDatabase } from "./driver.js";
 import { deferredTx, immediateTx } from "./driver.js";
-
-interface AgentTokenRow {
-  id: string;
-  agent_pool_id: string;
-  organization: string;
-  description: string;
-  digest: string;
-  created_at: string;
-  last_used_at: string | null;
-  created_by_type: string;
-  created_by_id: string;
-}
-
-const toRow = (r: AgentTokenRecord): AgentTokenRow => ({
-  id: r.id,
-  agent_pool_id: r.agentPoolId,
-  organization: r.organization,
-  description: r.description,
-  digest: r.digest,
-  created_at: r.createdAt,
-  last_used_at: r.lastUsedAt ?? null,
-  created_by_type: r.createdByType,
-  created_by_id: r.createdById,
-});
-
-const fromRow = (row: AgentTokenRow): AgentTokenRecord => ({
-  id: row.id,
-  agentPoolId: row.agent_pool_id,
-  organization: row.organization,
-  description: row.description,
-  digest: row.digest,
-  createdAt: row.created_at,
-  lastUsedAt: row.last_used_at,
-  createdByType: row.created_by_type as AgentTokenCreatorType,
-  createdById: row.created_by_id,
-});
 
 /** The statements, exported so the adapter tests can check their query plans. */
 export const AGENT_TOKEN_SQL = {
   // ON CONFLICT DO NOTHING without a target covers both the id and the digest constraint.
-  insert: `INSERT INTO agent_tokens (id, agent_pool_id, organization, description, digest, created_at, last_used_at,
-      created_by_type, created_by_id)
-    VALUES (@id, @agent_pool_id, @organization, @description, @digest, @created_at, @last_used_at,
-      @created_by_type, @created_by_id)
-    ON CONFLICT DO NOTHING`,
+  insert: insertIgnoreSql(AGENT_TOKENS),
   get: `SELECT * FROM agent_tokens WHERE id = ?`,
   byDigest: `SELECT * FROM agent_tokens WHERE digest = ?`,
   // Both orders walk agent_tokens_by_pool, forwards or backwards: no sort step.
   pageAsc: `SELECT * FROM agent_tokens WHERE agent_pool_id = ? ORDER BY created_at ASC, id ASC LIMIT ? OFFSET ?`,
   pageDesc: `SELECT * FROM agent_tokens WHERE agent_pool_id = ? ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`,
   count: `SELECT COUNT(*) AS total FROM agent_tokens WHERE agent_pool_id = ?`,
-  // A monotonic touch in one statement: a later instant already stored is kept.
-  touch: `UPDATE agent_tokens
-    SET last_used_at = CASE WHEN last_used_at IS NULL OR last_used_at < @at THEN @at ELSE last_used_at END
-    WHERE id = @id`,
+  touch: touchSql("agent_tokens"),
   delete: `DELETE FROM agent_tokens WHERE id = ?`,
 } as const;
 

@@ -1,22 +1,16 @@
 import type { ApiTokenRecord } from "../../src/schemas/records.js";
 import type { ApiTokenStore } from "../../src/storage/types.js";
+import { API_TOKENS, fromApiTokenRow, toApiTokenRow, type ApiTokenRow } from "../sql/rows.js";
+import { insertIgnoreSql, touchSql } from "../sql/statements.js";
 import type { SqliteDatabase } from "./driver.js";
 import { immediateTx } from "./driver.js";
-import { fromApiTokenRow, toApiTokenRow, type ApiTokenRow } from "./rows.js";
 
 export function createApiTokenStore(db: SqliteDatabase): ApiTokenStore {
   // ON CONFLICT DO NOTHING without a target covers both the id and the digest constraint.
-  const insertRow = db.prepare(
-    `INSERT INTO api_tokens (id, digest, organization, kind, user_id, team_id, description, created_at, last_used_at)
-     VALUES (@id, @digest, @organization, @kind, @user_id, @team_id, @description, @created_at, @last_used_at)
-     ON CONFLICT DO NOTHING`,
-  );
+  const insertRow = db.prepare(insertIgnoreSql(API_TOKENS));
   const byId = db.prepare(`SELECT * FROM api_tokens WHERE id = ?`);
   const byDigest = db.prepare(`SELECT * FROM api_tokens WHERE digest = ?`);
-  // Monotonic, like agent tokens: a later instant already stored is kept.
-  const touchRow = db.prepare(
-    `UPDATE api_tokens SET last_used_at = CASE WHEN last_used_at IS NULL OR last_used_at < @at THEN @at ELSE last_used_at END WHERE id = @id`,
-  );
+  const touchRow = db.prepare(touchSql("api_tokens"));
   const deleteRow = db.prepare(`DELETE FROM api_tokens WHERE id = ?`);
 
   const insert = immediateTx(db, (record: ApiTokenRecord) => insertRow.run(toApiTokenRow(record)).changes === 1);

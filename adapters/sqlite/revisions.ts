@@ -1,29 +1,14 @@
 import type { RevisionStore } from "../../src/storage/revisions.js";
+import { API_TOKEN_DECISION_COLUMNS, DIRECTORY_TABLES, varsScopeOf } from "../sql/revisions.js";
 import type { SqliteDatabase, SqliteStatement } from "./driver.js";
 import type { Migration } from "./schema.js";
-
-/** Tables whose rows feed a principal and its permissions (`DIRECTORY_SCOPE`). */
-const DIRECTORY_TABLES = [
-  "organizations",
-  "users",
-  "projects",
-  "workspaces",
-  "teams",
-  "team_members",
-  "policy_sets",
-  "agent_pools",
-  "team_projects",
-] as const;
-
-/** Every api_tokens column but `last_used_at`: a touch changes no decision, so it bumps nothing. */
-const API_TOKEN_DECISION_COLUMNS = "id, digest, organization, kind, user_id, team_id, description, created_at";
 
 const bump = (scope: string) => `INSERT INTO revisions (scope, n) VALUES (${scope}, 1) ON CONFLICT (scope) DO UPDATE SET n = n + 1;`;
 const trigger = (name: string, event: string, table: string, body: string) =>
   `CREATE TRIGGER ${name} AFTER ${event} ON ${table} BEGIN ${body} END;`;
 
 const directory = bump("'directory'");
-const varsOf = (row: "NEW" | "OLD") => bump(`'vars:' || ${row}.owner_kind || ':' || ${row}.owner_id`);
+const varsOf = (row: "NEW" | "OLD") => bump(varsScopeOf(row));
 
 /**
  * `RevisionStore` counters kept by triggers, so every write path (present and future, raw SQL

@@ -4,18 +4,8 @@ import type { GuardedResult } from "../../src/storage/types.js";
 import type { RunTaskStore, WorkspaceTaskStore } from "../../src/storage/run-tasks-types.js";
 import type { SqliteDatabase, SqliteStatement } from "./driver.js";
 import { deferredTx, immediateTx, isUniqueViolation } from "./driver.js";
-import {
-  fromRunTaskRow,
-  fromWorkspaceTaskRow,
-  insertSql,
-  RUN_TASKS,
-  toRunTaskRow,
-  toWorkspaceTaskRow,
-  updateSql,
-  WORKSPACE_TASKS,
-  type RunTaskRow,
-  type WorkspaceTaskRow,
-} from "./run-task-rows.js";
+import * as rows from "../sql/run-task-rows.js";
+import { insertSql, updateSql } from "../sql/statements.js";
 
 /** The statements, exported so the adapter tests can check their query plans. */
 export const RUN_TASK_SQL = {
@@ -23,8 +13,8 @@ export const RUN_TASK_SQL = {
   taskAll: `SELECT * FROM run_tasks WHERE organization = ? ORDER BY created_at, id`,
   taskPage: `SELECT * FROM run_tasks WHERE organization = ? ORDER BY created_at, id LIMIT ? OFFSET ?`,
   taskCount: `SELECT COUNT(*) AS total FROM run_tasks WHERE organization = ?`,
-  taskInsert: insertSql(RUN_TASKS),
-  taskUpdate: updateSql(RUN_TASKS, " AND version = @expected_version"),
+  taskInsert: insertSql(rows.RUN_TASKS),
+  taskUpdate: updateSql(rows.RUN_TASKS, " AND version = @expected_version"),
   taskExists: `SELECT 1 AS found FROM run_tasks WHERE id = ?`,
   taskDelete: `DELETE FROM run_tasks WHERE id = ?`,
   taskDeleteAttached: `DELETE FROM workspace_tasks WHERE task_id = ?`,
@@ -35,8 +25,8 @@ export const RUN_TASK_SQL = {
   wsAll: `SELECT * FROM workspace_tasks WHERE workspace_id = ? ORDER BY created_at, id`,
   wsPage: `SELECT * FROM workspace_tasks WHERE workspace_id = ? ORDER BY created_at, id LIMIT ? OFFSET ?`,
   wsCount: `SELECT COUNT(*) AS total FROM workspace_tasks WHERE workspace_id = ?`,
-  wsInsert: insertSql(WORKSPACE_TASKS),
-  wsUpdate: updateSql(WORKSPACE_TASKS, " AND version = @expected_version"),
+  wsInsert: insertSql(rows.WORKSPACE_TASKS),
+  wsUpdate: updateSql(rows.WORKSPACE_TASKS, " AND version = @expected_version"),
   wsExists: `SELECT 1 AS found FROM workspace_tasks WHERE id = ?`,
   wsDelete: `DELETE FROM workspace_tasks WHERE id = ?`,
 } as const;
@@ -45,22 +35,22 @@ type Statements = Record<keyof typeof RUN_TASK_SQL, SqliteStatement>;
 
 export function createRunTaskStores(db: SqliteDatabase): { runTasks: RunTaskStore; workspaceTasks: WorkspaceTaskStore } {
   const s = Object.fromEntries(Object.entries(RUN_TASK_SQL).map(([name, sql]) => [name, db.prepare(sql)])) as Statements;
-  const task = (row: unknown): RunTaskRecord | null => (row ? fromRunTaskRow(row as RunTaskRow) : null);
-  const wsTask = (row: unknown): WorkspaceTaskRecord | null => (row ? fromWorkspaceTaskRow(row as WorkspaceTaskRow) : null);
+  const task = (row: unknown): RunTaskRecord | null => (row ? rows.fromRunTaskRow(row as rows.RunTaskRow) : null);
+  const wsTask = (row: unknown): WorkspaceTaskRecord | null => (row ? rows.fromWorkspaceTaskRow(row as rows.WorkspaceTaskRow) : null);
   const total = (statement: SqliteStatement, key: string): number => (statement.get(key) as { total: number }).total;
 
   const taskPage = deferredTx(db, (organization: string, request: PageRequest): Page<RunTaskRecord> => ({
-    items: (s.taskPage.all(organization, request.limit, request.offset) as RunTaskRow[]).map(fromRunTaskRow),
+    items: (s.taskPage.all(organization, request.limit, request.offset) as rows.RunTaskRow[]).map(rows.fromRunTaskRow),
     total: total(s.taskCount, organization),
   }));
   const wsPage = deferredTx(db, (workspaceId: string, request: PageRequest): Page<WorkspaceTaskRecord> => ({
-    items: (s.wsPage.all(workspaceId, request.limit, request.offset) as WorkspaceTaskRow[]).map(fromWorkspaceTaskRow),
+    items: (s.wsPage.all(workspaceId, request.limit, request.offset) as rows.WorkspaceTaskRow[]).map(rows.fromWorkspaceTaskRow),
     total: total(s.wsCount, workspaceId),
   }));
 
-  const insertTask = immediateTx(db, (record: RunTaskRecord) => void s.taskInsert.run(toRunTaskRow(record)));
+  const insertTask = immediateTx(db, (record: RunTaskRecord) => void s.taskInsert.run(rows.toRunTaskRow(record)));
   const updateTask = immediateTx(db, (record: RunTaskRecord, expectedVersion: number): GuardedResult<"missing" | "stale"> => {
-    if (s.taskUpdate.run({ ...toRunTaskRow(record), expected_version: expectedVersion }).changes === 1) return { ok: true };
+    if (s.taskUpdate.run({ ...rows.toRunTaskRow(record), expected_version: expectedVersion }).changes === 1) return { ok: true };
     return { ok: false, reason: s.taskExists.get(record.id) ? "stale" : "missing" };
   });
   const deleteTask = immediateTx(db, (id: string): boolean => {
@@ -72,11 +62,11 @@ export function createRunTaskStores(db: SqliteDatabase): { runTasks: RunTaskStor
 
   const insertWs = immediateTx(db, (record: WorkspaceTaskRecord): GuardedResult<"duplicate-task" | "missing-task"> => {
     if (!s.taskExists.get(record.taskId)) return { ok: false, reason: "missing-task" };
-    s.wsInsert.run(toWorkspaceTaskRow(record));
+    s.wsInsert.run(rows.toWorkspaceTaskRow(record));
     return { ok: true };
   });
   const updateWs = immediateTx(db, (record: WorkspaceTaskRecord, expectedVersion: number): GuardedResult<"missing" | "stale"> => {
-    if (s.wsUpdate.run({ ...toWorkspaceTaskRow(record), expected_version: expectedVersion }).changes === 1) return { ok: true };
+    if (s.wsUpdate.run({ ...rows.toWorkspaceTaskRow(record), expected_version: expectedVersion }).changes === 1) return { ok: true };
     return { ok: false, reason: s.wsExists.get(record.id) ? "stale" : "missing" };
   });
   const deleteWs = immediateTx(db, (id: string) => s.wsDelete.run(id).changes === 1);
@@ -97,7 +87,7 @@ export function createRunTaskStores(db: SqliteDatabase): { runTasks: RunTaskStor
       get: async (id) => task(s.taskGet.get(id)),
       async list(organization, request) {
         if (request) return taskPage(organization, request);
-        const items = (s.taskAll.all(organization) as RunTaskRow[]).map(fromRunTaskRow);
+        const items = (s.taskAll.all(organization) as rows.RunTaskRow[]).map(rows.fromRunTaskRow);
         return { items, total: items.length };
       },
       async insert(record) {
@@ -114,8 +104,8 @@ export function createRunTaskStores(db: SqliteDatabase): { runTasks: RunTaskStor
       },
       delete: async (id) => deleteTask(id),
       async scanSealed(afterId, limit) {
-        const rows = afterId === null ? s.scanFirst.all(limit) : s.scanAfter.all(afterId, limit);
-        return (rows as RunTaskRow[]).map(fromRunTaskRow);
+        const found = afterId === null ? s.scanFirst.all(limit) : s.scanAfter.all(afterId, limit);
+        return (found as rows.RunTaskRow[]).map(rows.fromRunTaskRow);
       },
       replaceSealedKey: async (id, expected, next) => replaceSealed(id, expected, next),
     },
@@ -123,7 +113,7 @@ export function createRunTaskStores(db: SqliteDatabase): { runTasks: RunTaskStor
       get: async (id) => wsTask(s.wsGet.get(id)),
       async list(workspaceId, request) {
         if (request) return wsPage(workspaceId, request);
-        const items = (s.wsAll.all(workspaceId) as WorkspaceTaskRow[]).map(fromWorkspaceTaskRow);
+        const items = (s.wsAll.all(workspaceId) as rows.WorkspaceTaskRow[]).map(rows.fromWorkspaceTaskRow);
         return { items, total: items.length };
       },
       async insert(record) {

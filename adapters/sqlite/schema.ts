@@ -1,3 +1,4 @@
+import { assertKnownVersion, migrationFailed, type SqlMigration } from "../sql/migrations.js";
 import type { SqliteDatabase } from "./driver.js";
 import { immediateTx } from "./driver.js";
 import { REVISIONS_MIGRATION } from "./revisions.js";
@@ -9,10 +10,7 @@ import { DELIVERY_DISPATCH_MIGRATION, DELIVERY_PAYLOADS_MIGRATION, RUN_TASKS_MIG
  * is applied completely or not at all. Inside a transaction `PRAGMA foreign_keys` is a no-op: a step
  * that rebuilds a referenced table uses `PRAGMA defer_foreign_keys = ON` instead.
  */
-export interface Migration {
-  readonly name: string;
-  readonly up: string | ((db: SqliteDatabase) => void);
-}
+export type Migration = SqlMigration<string | ((db: SqliteDatabase) => void)>;
 
 /**
  * The schema, in order. `PRAGMA user_version` holds how many of these a database has applied.
@@ -189,11 +187,7 @@ export const MIGRATIONS: readonly Migration[] = [
 export function migrate(db: SqliteDatabase, migrations: readonly Migration[] = MIGRATIONS): void {
   const version = (): number => Number(db.pragma("user_version", { simple: true }));
   const current = version();
-  if (current > migrations.length) {
-    throw new Error(
-      `runplane sqlite: database schema version ${current} is newer than this release supports (${migrations.length})`,
-    );
-  }
+  assertKnownVersion("sqlite", current, migrations.length);
   const step = immediateTx(db, (index: number, migration: Migration) => {
     if (version() > index) return;
     if (typeof migration.up === "string") db.exec(migration.up);
@@ -205,7 +199,7 @@ export function migrate(db: SqliteDatabase, migrations: readonly Migration[] = M
     try {
       step(index, migration);
     } catch (cause) {
-      throw new Error(`runplane sqlite: migration ${migration.name} failed and was rolled back`, { cause });
+      throw migrationFailed("sqlite", migration, cause);
     }
   });
 }

@@ -4,7 +4,8 @@ import type { ClaimedDelivery, DeliveryClaim, DeliverySettlement, SettleOutcome,
 import { assertDistinctIds, byDueThenId, plusMs } from "../../src/storage/outbox-rules.js";
 import type { SqliteDatabase, SqliteStatement } from "./driver.js";
 import { groupedTx } from "./driver.js";
-import { DELIVERIES, fromDeliveryRow, insertSql, toDeliveryRow, type DeliveryRow } from "./run-task-rows.js";
+import { DELIVERIES, fromDeliveryRow, toDeliveryRow, type DeliveryRow } from "../sql/run-task-rows.js";
+import { insertSql } from "../sql/statements.js";
 
 const LEASE_GUARD = `id = @id AND fencing_token = @fencing_token AND closed_at IS NULL`;
 

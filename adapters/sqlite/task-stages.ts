@@ -19,28 +19,8 @@ import type {
 import type { SqliteDatabase, SqliteStatement } from "./driver.js";
 import { deferredTx, groupedTx, immediateTx } from "./driver.js";
 import { createTaskDeliveryStore } from "./task-deliveries.js";
-import {
-  fromOutcomeRow,
-  fromRunRow,
-  fromTaskResultRow,
-  fromTaskStageRow,
-  insertSql,
-  OUTCOMES,
-  RUNS,
-  TASK_RESULTS,
-  TASK_RESULT_START,
-  TASK_RESULT_STATE,
-  TASK_STAGE_STATE,
-  TASK_STAGES,
-  toOutcomeRow,
-  toRunRow,
-  toTaskResultRow,
-  toTaskStageRow,
-  updateSql,
-  type OutcomeRow,
-  type TaskResultRow,
-  type TaskStageRow,
-} from "./run-task-rows.js";
+import * as rows from "../sql/run-task-rows.js";
+import { insertSql, updateSql } from "../sql/statements.js";
 
 /**
  * Compare-and-set guard: the status must be one of a JSON array of expected statuses and the
@@ -53,21 +33,21 @@ const OUTCOME_FILTER = `task_result_id = @result AND (@severity IS NULL OR sever
 /** The statements, exported so the adapter tests can check their query plans. */
 export const TASK_STAGE_SQL = {
   runGet: `SELECT * FROM runs WHERE id = ?`,
-  runInsert: `${insertSql(RUNS)} ON CONFLICT (id) DO NOTHING`,
-  stageInsert: insertSql(TASK_STAGES),
+  runInsert: `${insertSql(rows.RUNS)} ON CONFLICT (id) DO NOTHING`,
+  stageInsert: insertSql(rows.TASK_STAGES),
   stageGet: `SELECT * FROM task_stages WHERE id = ?`,
   stageByRun: `SELECT * FROM task_stages WHERE run_id = ? AND stage = ?`,
   stagesAll: `SELECT * FROM task_stages WHERE run_id = ? ORDER BY sequence, id`,
   stagesPage: `SELECT * FROM task_stages WHERE run_id = ? ORDER BY sequence, id LIMIT ? OFFSET ?`,
   stagesCount: `SELECT COUNT(*) AS total FROM task_stages WHERE run_id = ?`,
-  stageCas: updateSql(TASK_STAGES, CAS, TASK_STAGE_STATE),
-  resultInsert: insertSql(TASK_RESULTS),
+  stageCas: updateSql(rows.TASK_STAGES, CAS, rows.TASK_STAGE_STATE),
+  resultInsert: insertSql(rows.TASK_RESULTS),
   resultGet: `SELECT * FROM task_results WHERE id = ?`,
   resultsByStage: `SELECT * FROM task_results WHERE stage_id = ? ORDER BY position, id`,
   resultByToken: `SELECT * FROM task_results WHERE access_token_digest = ?`,
-  resultCas: updateSql(TASK_RESULTS, CAS, TASK_RESULT_STATE),
-  resultStart: updateSql(TASK_RESULTS, CAS, TASK_RESULT_START),
-  outcomeInsert: insertSql(OUTCOMES),
+  resultCas: updateSql(rows.TASK_RESULTS, CAS, rows.TASK_RESULT_STATE),
+  resultStart: updateSql(rows.TASK_RESULTS, CAS, rows.TASK_RESULT_START),
+  outcomeInsert: insertSql(rows.OUTCOMES),
   outcomeGet: `SELECT * FROM task_result_outcomes WHERE id = ?`,
   outcomesByPosition: `SELECT * FROM task_result_outcomes WHERE ${OUTCOME_FILTER}
     ORDER BY position, id LIMIT @limit OFFSET @offset`,
@@ -105,31 +85,31 @@ export function createTaskStageStores(db: SqliteDatabase): TaskStageStores {
   const s = Object.fromEntries(Object.entries(TASK_STAGE_SQL).map(([name, sql]) => [name, db.prepare(sql)])) as Statements;
   const taskDeliveries = createTaskDeliveryStore(db);
   const one = <Row, T>(row: unknown, from: (r: Row) => T): T | null => (row ? from(row as Row) : null);
-  const stage = (row: unknown): TaskStageRecord | null => (row ? fromTaskStageRow(row as TaskStageRow) : null);
-  const result = (row: unknown): TaskResultRecord | null => (row ? fromTaskResultRow(row as TaskResultRow) : null);
+  const stage = (row: unknown): TaskStageRecord | null => (row ? rows.fromTaskStageRow(row as rows.TaskStageRow) : null);
+  const result = (row: unknown): TaskResultRecord | null => (row ? rows.fromTaskResultRow(row as rows.TaskResultRow) : null);
 
   const createRun = immediateTx(db, (run: RunRecord, stages: readonly TaskStageRecord[], results: readonly TaskResultRecord[]) => {
-    if (s.runInsert.run(toRunRow(run)).changes !== 1) return false;
-    for (const st of stages) s.stageInsert.run(toTaskStageRow(st));
-    for (const r of results) s.resultInsert.run(toTaskResultRow(r));
+    if (s.runInsert.run(rows.toRunRow(run)).changes !== 1) return false;
+    for (const st of stages) s.stageInsert.run(rows.toTaskStageRow(st));
+    for (const r of results) s.resultInsert.run(rows.toTaskResultRow(r));
     return true;
   });
 
   const stagesPage = deferredTx(db, (runId: string, request: PageRequest): Page<TaskStageRecord> => ({
-    items: (s.stagesPage.all(runId, request.limit, request.offset) as TaskStageRow[]).map(fromTaskStageRow),
+    items: (s.stagesPage.all(runId, request.limit, request.offset) as rows.TaskStageRow[]).map(rows.fromTaskStageRow),
     total: (s.stagesCount.get(runId) as { total: number }).total,
   }));
 
   const stageCas = groupedTx(db, (expected: Expected<string>, next: TaskStageRecord): boolean =>
-    s.stageCas.run({ ...toTaskStageRow(next), ...guard(expected) }).changes === 1,
+    s.stageCas.run({ ...rows.toTaskStageRow(next), ...guard(expected) }).changes === 1,
   );
 
   const start = groupedTx(
     db,
     (next: TaskStageRecord, expected: Expected<string>, writes: readonly GuardedResultWrite[], deliveries: readonly TaskDeliveryRecord[]) => {
-      if (s.stageCas.run({ ...toTaskStageRow(next), ...guard(expected) }).changes !== 1) throw new GuardFailed();
+      if (s.stageCas.run({ ...rows.toTaskStageRow(next), ...guard(expected) }).changes !== 1) throw new GuardFailed();
       for (const w of writes) {
-        const { id, access_token_digest, version, updated_at } = toTaskResultRow(w.next);
+        const { id, access_token_digest, version, updated_at } = rows.toTaskResultRow(w.next);
         if (s.resultStart.run({ id, access_token_digest, version, updated_at, ...guard(w.expected) }).changes !== 1) throw new GuardFailed();
       }
       taskDeliveries.insertAll(deliveries);
@@ -139,8 +119,8 @@ export function createTaskStageStores(db: SqliteDatabase): TaskStageStores {
   const resultCas = groupedTx(
     db,
     (expected: Expected<string>, next: TaskResultRecord, outcomes: readonly TaskResultOutcomeRecord[]): boolean => {
-      if (s.resultCas.run({ ...toTaskResultRow(next), ...guard(expected) }).changes !== 1) return false;
-      for (const o of outcomes) s.outcomeInsert.run(toOutcomeRow(o));
+      if (s.resultCas.run({ ...rows.toTaskResultRow(next), ...guard(expected) }).changes !== 1) return false;
+      for (const o of outcomes) s.outcomeInsert.run(rows.toOutcomeRow(o));
       return true;
     },
   );
@@ -149,14 +129,14 @@ export function createTaskStageStores(db: SqliteDatabase): TaskStageStores {
     const filter = { result: taskResultId, severity: query.severity ?? null, status: query.status ?? null };
     const statement = query.sort === "severity" ? s.outcomesBySeverity : s.outcomesByPosition;
     return {
-      items: (statement.all({ ...filter, limit: request.limit, offset: request.offset }) as OutcomeRow[]).map(fromOutcomeRow),
+      items: (statement.all({ ...filter, limit: request.limit, offset: request.offset }) as rows.OutcomeRow[]).map(rows.fromOutcomeRow),
       total: (s.outcomesCount.get(filter) as { total: number }).total,
     };
   });
 
   return {
     runs: {
-      get: async (id) => one(s.runGet.get(id), fromRunRow),
+      get: async (id) => one(s.runGet.get(id), rows.fromRunRow),
       create: async (run, stages, results) => createRun(run, stages, results),
     },
     taskStages: {
@@ -164,7 +144,7 @@ export function createTaskStageStores(db: SqliteDatabase): TaskStageStores {
       getByRun: async (runId, runStage) => stage(s.stageByRun.get(runId, runStage)),
       async listByRun(runId, request) {
         if (request) return stagesPage(runId, request);
-        const items = (s.stagesAll.all(runId) as TaskStageRow[]).map(fromTaskStageRow);
+        const items = (s.stagesAll.all(runId) as rows.TaskStageRow[]).map(rows.fromTaskStageRow);
         return { items, total: items.length };
       },
       async transition(id, expected, next) {
@@ -180,20 +160,20 @@ export function createTaskStageStores(db: SqliteDatabase): TaskStageStores {
           throw error;
         }
       },
-      listUnsettled: async (limit) => (s.stagesUnsettled.all({ limit }) as TaskStageRow[]).map(fromTaskStageRow),
+      listUnsettled: async (limit) => (s.stagesUnsettled.all({ limit }) as rows.TaskStageRow[]).map(rows.fromTaskStageRow),
     },
     taskResults: {
       get: async (id) => result(s.resultGet.get(id)),
-      listByStage: async (stageId) => (s.resultsByStage.all(stageId) as TaskResultRow[]).map(fromTaskResultRow),
+      listByStage: async (stageId) => (s.resultsByStage.all(stageId) as rows.TaskResultRow[]).map(rows.fromTaskResultRow),
       findByTokenDigest: async (digest) => result(s.resultByToken.get(digest)),
       async transition(id, expected, next, outcomes = []) {
         if (next.id !== id) throw new Error("transition: next.id must equal id");
         return (await resultCas(expected, next, outcomes)) ? next : null;
       },
-      listPastDeadline: async (now, limit) => (s.resultsPastDeadline.all({ now, limit }) as TaskResultRow[]).map(fromTaskResultRow),
+      listPastDeadline: async (now, limit) => (s.resultsPastDeadline.all({ now, limit }) as rows.TaskResultRow[]).map(rows.fromTaskResultRow),
     },
     taskResultOutcomes: {
-      get: async (id) => one(s.outcomeGet.get(id), fromOutcomeRow),
+      get: async (id) => one(s.outcomeGet.get(id), rows.fromOutcomeRow),
       list: async (taskResultId, query, request) => outcomesPage(taskResultId, query, request),
     },
     taskDeliveries: {

@@ -1,45 +1,10 @@
 import type { Page, PageRequest } from "../../src/schemas/records.js";
-import type { AccessLevel, ProjectAccess, TeamProjectRecord, WorkspaceAccess } from "../../src/schemas/team-projects.js";
+import type { TeamProjectRecord } from "../../src/schemas/team-projects.js";
 import type { GuardedResult, TeamProjectListFilter, TeamProjectStore } from "../../src/storage/types.js";
+import { fromTeamProjectRow as fromRow, TEAM_PROJECTS, toTeamProjectRow as toRow, type TeamProjectRow } from "../sql/rows.js";
+import { insertSql } from "../sql/statements.js";
 import type { SqliteDatabase, SqliteStatement } from "./driver.js";
 import { deferredTx, immediateTx, isUniqueViolation } from "./driver.js";
-
-interface TeamProjectRow {
-  id: string;
-  team_id: string;
-  project_id: string;
-  organization: string;
-  access: string;
-  project_access: string;
-  workspace_access: string;
-  created_at: string;
-  updated_at: string;
-}
-
-const toRow = (r: TeamProjectRecord): TeamProjectRow => ({
-  id: r.id,
-  team_id: r.teamId,
-  project_id: r.projectId,
-  organization: r.organization,
-  access: r.access,
-  project_access: JSON.stringify(r.projectAccess),
-  workspace_access: JSON.stringify(r.workspaceAccess),
-  created_at: r.createdAt,
-  updated_at: r.updatedAt,
-});
-
-// Enum values are cast, not checked: the core validated them before they were stored.
-const fromRow = (row: TeamProjectRow): TeamProjectRecord => ({
-  id: row.id,
-  teamId: row.team_id,
-  projectId: row.project_id,
-  organization: row.organization,
-  access: row.access as AccessLevel,
-  projectAccess: JSON.parse(row.project_access) as ProjectAccess,
-  workspaceAccess: JSON.parse(row.workspace_access) as WorkspaceAccess,
-  createdAt: row.created_at,
-  updatedAt: row.updated_at,
-});
 
 // Filters bind as parameters: `@all_teams` 1 ignores the team list, `@teams` is a JSON array of ids
 // (json_each keeps the statement fixed whatever the number of teams), `@team` null ignores it.
@@ -49,9 +14,7 @@ const FILTER = `project_id = @project_id
 
 /** The statements, exported so the adapter tests can check their query plans. */
 export const TEAM_PROJECT_SQL = {
-  insert: `INSERT INTO team_projects (id, team_id, project_id, organization, access, project_access, workspace_access,
-      created_at, updated_at)
-    VALUES (@id, @team_id, @project_id, @organization, @access, @project_access, @workspace_access, @created_at, @updated_at)`,
+  insert: insertSql(TEAM_PROJECTS),
   get: `SELECT * FROM team_projects WHERE id = ?`,
   page: `SELECT * FROM team_projects WHERE ${FILTER} ORDER BY created_at, id LIMIT @limit OFFSET @offset`,
   count: `SELECT COUNT(*) AS total FROM team_projects WHERE ${FILTER}`,

@@ -1,8 +1,9 @@
 import type { Page, PageRequest, VariableRecord, VarOwner } from "../../src/schemas/records.js";
 import type { GuardedResult, VariableStore } from "../../src/storage/types.js";
+import { fromVariableRow, toVariableRow, VARIABLES, type VariableRow } from "../sql/rows.js";
+import { insertSql } from "../sql/statements.js";
 import type { SqliteDatabase } from "./driver.js";
 import { deferredTx, groupedTx, isUniqueViolation } from "./driver.js";
-import { fromVariableRow, toVariableRow, type VariableRow } from "./rows.js";
 
 const OWNER = `owner_kind = ? AND owner_id = ?`;
 
@@ -13,10 +14,7 @@ export const VARIABLE_SQL = {
   count: `SELECT COUNT(*) AS total FROM variables WHERE ${OWNER}`,
   get: `SELECT * FROM variables WHERE id = ? AND ${OWNER}`,
   versionOf: `SELECT version_id FROM variables WHERE id = ? AND ${OWNER}`,
-  insert: `INSERT INTO variables (id, owner_kind, owner_id, key, value, description, category, hcl, sensitive,
-      version_id, created_at, updated_at)
-    VALUES (@id, @owner_kind, @owner_id, @key, @value, @description, @category, @hcl, @sensitive,
-      @version_id, @created_at, @updated_at)`,
+  insert: insertSql(VARIABLES),
   // Compare-and-set: the row changes only while it still carries the version the caller read.
   update: `UPDATE variables SET key = @key, value = @value, description = @description, category = @category,
       hcl = @hcl, sensitive = @sensitive, version_id = @version_id, created_at = @created_at, updated_at = @updated_at

@@ -7,20 +7,26 @@ import { createServer, type Server } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createMemoryStorage } from "../../adapters/memory/index.js";
+import { createPostgresStorage } from "../../adapters/postgres/index.js";
 import { createSqliteStorage } from "../../adapters/sqlite/index.js";
 import { createRunplane, generateKey, silentLogger } from "../../src/index.js";
 import { toNodeListener } from "../../src/node.js";
 
 /**
  * One bench server process. Modes: `<framework>-<what>` where framework is hono|express and what is
- * runplane-sqlite | runplane-memory | fixed (the same bytes as the runplane list, from a bare route).
- * Prints `READY {"url", "token", ...}` once listening on an ephemeral loopback port.
+ * runplane-sqlite | runplane-memory | runplane-postgres | fixed (the same bytes as the runplane list,
+ * from a bare route). `postgres` stores in DATABASE_URL, schema BENCH_PG_SCHEMA (created here; the
+ * bench drops it). Prints `READY {"url", "token", ...}` once listening on an ephemeral loopback port.
  */
 const mode = process.argv[2] ?? "hono-runplane-sqlite";
 const [framework, what, adapter] = mode.split("-");
 
 const storage =
-  adapter === "memory" ? createMemoryStorage() : createSqliteStorage(new Database(join(mkdtempSync(join(tmpdir(), "rp-bench-")), "bench.db")));
+  adapter === "memory"
+    ? createMemoryStorage()
+    : adapter === "postgres"
+      ? await createPostgresStorage(process.env.DATABASE_URL ?? "", { schema: process.env.BENCH_PG_SCHEMA ?? "public" })
+      : createSqliteStorage(new Database(join(mkdtempSync(join(tmpdir(), "rp-bench-")), "bench.db")));
 const runplane = createRunplane({ storage, logger: silentLogger, keyring: { keys: [{ id: "k", key: generateKey() }] } });
 const d = runplane.directory;
 await d.organizations.create({ name: "bench" });

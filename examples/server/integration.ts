@@ -93,3 +93,16 @@ export async function ensureDemoTasks(runplane: Runplane, integration: { url: st
     }
   }
 }
+
+/**
+ * An integration the host does not run itself (INTEGRATION_URL): several hosts then point the demo
+ * tasks at one integration instead of each re-pointing them at its own. Its address becomes the
+ * egress allowlist's only entry: an IP literal as a one-address CIDR, a name as an exact host name.
+ */
+export function externalIntegration(url: string): StartedIntegration {
+  const { hostname, protocol } = new URL(url);
+  if (protocol !== "http:" && protocol !== "https:") throw new Error("INTEGRATION_URL must be an http(s) URL");
+  const host = hostname.replace(/^\[(.*)\]$/, "$1");
+  const allow = /^\d+\.\d+\.\d+\.\d+$/.test(host) ? `${host}/32` : host.includes(":") ? `${host}/128` : host;
+  return { url, allow, close: async () => undefined };
+}

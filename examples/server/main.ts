@@ -1,24 +1,32 @@
 import { Hono } from "hono";
-import { openSqliteStorage } from "../../adapters/sqlite/index.js";
 import { createConsoleLogger, createDispatcher, createResultsPage, createRunplane, type Runplane } from "../../src/index.js";
 import { DEMO, seedDemo } from "./demo.js";
 import { createDemoRuns } from "./demo-runs.js";
-import { ensureDemoTasks, listen, startIntegration } from "./integration.js";
+import { ensureDemoTasks, externalIntegration, listen, startIntegration } from "./integration.js";
+import { ownersToken } from "./owners-token.js";
 import { openDataDir } from "./state.js";
+import { openServerStorage } from "./storage.js";
 
 /**
- * The reference server: runplane mounted in Hono over an embedded SQLite file, with demo records,
- * the outbox dispatcher, and the bundled example run task integration on the loopback address.
+ * The reference server: runplane mounted in Hono over an embedded SQLite file, or over PostgreSQL
+ * shared by any number of hosts, with demo records, the outbox dispatcher, and the bundled example
+ * run task integration on the loopback address.
  * Environment: PORT (8080), HOST (127.0.0.1), DATA_DIR (./data), ADMIN_TOKEN (optional owners token),
  * RUNPLANE_DIALECT (`hcp-terraform` for real-client category words and signature header),
  * INTEGRATION_PORT (8081; the example integration, always on 127.0.0.1), PUBLIC_URL (default: the
- * bound address; integrations call back there).
+ * bound address; integrations call back there). For PostgreSQL: DATABASE_URL (`postgres://...`),
+ * DATABASE_SCHEMA (public), DATABASE_POOL_SIZE (10). For hosts sharing no DATA_DIR: RUNPLANE_KEYRING
+ * (the keyring file's JSON), INTEGRATION_HMAC_KEY; INTEGRATION_URL points the demo tasks at an
+ * integration the host does not start itself.
  */
 const port = Number(process.env.PORT ?? 8080);
 const host = process.env.HOST ?? "127.0.0.1";
 const integrationPort = Number(process.env.INTEGRATION_PORT ?? 8081);
 const dataDir = openDataDir(process.env.DATA_DIR ?? "./data");
 const dialect = process.env.RUNPLANE_DIALECT === "hcp-terraform" ? "hcp-terraform" : "default";
+const poolSize = process.env.DATABASE_POOL_SIZE ? Number(process.env.DATABASE_POOL_SIZE) : undefined;
+// One connection holds the startup lock while the others seed.
+if (poolSize !== undefined && !(Number.isSafeInteger(poolSize) && poolSize >= 2)) throw new Error("DATABASE_POOL_SIZE must be an integer >= 2");
 
 // Bind first: runplane's publicUrl (callback URLs) needs the real port when PORT=0. Requests that
 // arrive before the app is ready get 503.
@@ -28,11 +36,18 @@ const origin = process.env.PUBLIC_URL?.replace(/\/+$/, "") ?? `http://${host ===
 
 // The integration listens before the demo tasks are saved: saving sends it the verification request.
 const hmacKey = dataDir.integrationHmacKey();
-const integration = await startIntegration({ hmacKey, port: integrationPort });
+const integration = process.env.INTEGRATION_URL
+  ? externalIntegration(process.env.INTEGRATION_URL)
+  : await startIntegration({ hmacKey, port: integrationPort });
 
-const storage = await openSqliteStorage(dataDir.database);
+const store = await openServerStorage({
+  databaseUrl: process.env.DATABASE_URL,
+  schema: process.env.DATABASE_SCHEMA,
+  poolSize,
+  sqlitePath: dataDir.database,
+});
 const runplane: Runplane = createRunplane({
-  storage,
+  storage: store.storage,
   keyring: dataDir.keyring(),
   dialect,
   logger: createConsoleLogger(),
@@ -40,33 +55,14 @@ const runplane: Runplane = createRunplane({
   // decision D15: private addresses stay refused, except the bundled integration's loopback address.
   egress: { allow: [integration.allow] },
 });
-await seedDemo(runplane);
-await ensureDemoTasks(runplane, { url: integration.url, hmacKey });
+// Checked and written once, however many hosts start together on one database.
+const { token, fromEnv } = await store.exclusively(async () => {
+  await seedDemo(runplane);
+  await ensureDemoTasks(runplane, { url: integration.url, hmacKey });
+  return ownersToken(runplane, dataDir, process.env.ADMIN_TOKEN);
+});
 const dispatcher = createDispatcher(runplane, { pollIntervalMs: 250 });
 dispatcher.start();
-
-/**
- * Uses ADMIN_TOKEN when set, otherwise issues a fresh owners token. The token of the previous start is
- * revoked when it differs, so exactly one server-issued owners token is valid at a time.
- */
-async function ownersToken(): Promise<{ token: string; fromEnv: boolean }> {
-  const fromEnv = process.env.ADMIN_TOKEN;
-  const owners = { organization: DEMO.organization, kind: "team", teamId: DEMO.ownersTeam } as const;
-  let issued: { id: string; token: string };
-  if (fromEnv) {
-    const existing = await runplane.directory.findApiToken(fromEnv);
-    issued = existing
-      ? { id: existing.id, token: fromEnv }
-      : await runplane.directory.createApiToken({ ...owners, secret: fromEnv, description: "ADMIN_TOKEN" });
-  } else {
-    issued = await runplane.directory.createApiToken({ ...owners, description: "reference server" });
-  }
-  const previous = dataDir.lastTokenId();
-  if (previous && previous !== issued.id) await runplane.directory.revokeApiToken(previous);
-  dataDir.rememberTokenId(issued.id);
-  return { token: issued.token, fromEnv: Boolean(fromEnv) };
-}
-const { token, fromEnv } = await ownersToken();
 
 const demoRuns = createDemoRuns(runplane, { publicUrl: origin });
 const routes = new Hono();
@@ -86,6 +82,7 @@ const auth = fromEnv ? '-H "Authorization: Bearer $ADMIN_TOKEN"' : `-H "Authoriz
 process.stdout.write(
   [
     `runplane listening on ${api}`,
+    `storage: ${store.description}`,
     `results page: ${origin}/app/runs/<run id>`,
     `example integration: ${integration.url} (run tasks task-demo, mandatory at post_plan, and task-demo-advisory, advisory at pre_apply, on ${DEMO.workspace})`,
     fromEnv ? "owners token: using ADMIN_TOKEN" : `owners token (printed once, revoked at next start): ${token}`,
@@ -111,6 +108,7 @@ async function shutdown(signal: string): Promise<void> {
     await integration.close();
     await closed;
     await runplane.close();
+    await store.close();
   } catch (error) {
     process.stderr.write(`shutdown failed: ${error instanceof Error ? error.name : typeof error}\n`);
     code = 1;

@@ -1,15 +1,20 @@
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, linkSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
 import { generateKey, type KeyringOptions } from "../../src/index.js";
 
 /**
  * The reference server keeps small files next to its database: the keyring (mode 0600; the one
- * secret that makes the database's sealed values readable), the id of the owners token it used
- * last, so a restart can revoke it when it issues or is given another, and the HMAC key shared by
- * the demo run tasks and the bundled example integration (mode 0600, never printed).
+ * secret that makes the database's sealed values readable), the id of the owners token it printed
+ * last, so a restart can revoke it, and the HMAC key shared by the demo run tasks and the bundled
+ * example integration (mode 0600, never printed).
+ *
+ * Several hosts may share one DATA_DIR (one machine, or a shared volume): a secret file is created
+ * whole under a temporary name and linked into place, so of hosts starting together exactly one
+ * creates it and every host reads the same key. `RUNPLANE_KEYRING` (the keyring file's JSON) and
+ * `INTEGRATION_HMAC_KEY` take precedence over the files, for hosts that share no disk.
  */
-export function openDataDir(dir: string) {
+export function openDataDir(dir: string, env: NodeJS.ProcessEnv = process.env) {
   mkdirSync(dir, { recursive: true });
   const keyringFile = join(dir, "keyring.json");
   const stateFile = join(dir, "server-state.json");
@@ -18,16 +23,16 @@ export function openDataDir(dir: string) {
   return {
     database: join(dir, "runplane.db"),
     keyring(): KeyringOptions {
-      if (!existsSync(keyringFile)) {
-        writeFileSync(keyringFile, JSON.stringify({ keys: [{ id: "k1", key: generateKey() }], active: "k1" }), { mode: 0o600 });
-      }
-      chmodSync(keyringFile, 0o600);
-      return JSON.parse(readFileSync(keyringFile, "utf8")) as KeyringOptions;
+      const fromEnv = env.RUNPLANE_KEYRING?.trim();
+      if (fromEnv) return parseKeyring(fromEnv, "RUNPLANE_KEYRING");
+      createOnce(keyringFile, () => JSON.stringify({ keys: [{ id: "k1", key: generateKey() }], active: "k1" }));
+      return parseKeyring(readFileSync(keyringFile, "utf8"), keyringFile);
     },
     /** The demo integration's HMAC key: generated on first start, then read back. */
     integrationHmacKey(): string {
-      if (!existsSync(hmacKeyFile)) writeFileSync(hmacKeyFile, randomBytes(32).toString("hex"), { mode: 0o600 });
-      chmodSync(hmacKeyFile, 0o600);
+      const fromEnv = env.INTEGRATION_HMAC_KEY?.trim();
+      if (fromEnv) return fromEnv;
+      createOnce(hmacKeyFile, () => randomBytes(32).toString("hex"));
       return readFileSync(hmacKeyFile, "utf8").trim();
     },
     lastTokenId(): string | null {
@@ -38,4 +43,38 @@ export function openDataDir(dir: string) {
       writeFileSync(stateFile, JSON.stringify({ tokenId: id }), { mode: 0o600 });
     },
   };
+}
+
+export type DataDir = ReturnType<typeof openDataDir>;
+
+/**
+ * Creates `file` (mode 0600) with `content()` unless it exists. The content is written to a
+ * private temporary file first and hard-linked into place, which fails when `file` appeared
+ * meanwhile: a reader never sees a half-written file, and racing hosts keep the first one's.
+ */
+function createOnce(file: string, content: () => string): void {
+  if (!existsSync(file)) {
+    const temporary = `${file}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
+    writeFileSync(temporary, content(), { mode: 0o600, flag: "wx" });
+    try {
+      linkSync(temporary, file);
+    } catch (error) {
+      if ((error as { code?: unknown }).code !== "EEXIST") throw error;
+    } finally {
+      rmSync(temporary, { force: true });
+    }
+  }
+  chmodSync(file, 0o600);
+}
+
+function parseKeyring(text: string, source: string): KeyringOptions {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw new Error(`${source} must be JSON like {"keys":[{"id":"k1","key":"<32 bytes, base64>"}],"active":"k1"}`);
+  }
+  const keys = (parsed as { keys?: unknown } | null)?.keys;
+  if (!Array.isArray(keys) || keys.length === 0) throw new Error(`${source} must hold a non-empty "keys" array`);
+  return parsed as KeyringOptions;
 }

@@ -1,11 +1,15 @@
 import type { AgentPool, Organization, PolicySet, Project, Team, User, Workspace } from "../../src/schemas/directory.js";
-import type { ApiTokenKind, ApiTokenRecord, VariableRecord, VarOwnerKind } from "../../src/schemas/records.js";
+import type { AgentTokenCreatorType, AgentTokenRecord, ApiTokenKind, ApiTokenRecord, VariableRecord, VarOwnerKind } from "../../src/schemas/records.js";
 import type { VarCategory } from "../../src/schemas/common.js";
+import type { AccessLevel, ProjectAccess, TeamProjectRecord, WorkspaceAccess } from "../../src/schemas/team-projects.js";
+import type { TableColumns } from "./statements.js";
 
 /**
- * Row <-> record converters. Rows use the column names of schema.ts and bind as named parameters
- * (`@column`). Values pass through untouched: the only conversions are booleans to 0/1 and arrays
- * to JSON text. Enum columns are cast, not checked: the core validated them before they were stored.
+ * Row <-> record converters of the directory, token, variable and grant tables, shared by the
+ * SQLite and PostgreSQL adapters (their schemas use the same column names and types: booleans as
+ * integer 0/1, arrays and objects as JSON text). Rows bind as named parameters (`@column`). Values
+ * pass through untouched but for those two conversions. Enum columns are cast, not checked: the
+ * core validated them before they were stored.
  */
 
 export interface OrganizationRow { name: string; email: string | null }
@@ -97,6 +101,10 @@ export interface ApiTokenRow {
   created_at: string;
   last_used_at: string | null;
 }
+export const API_TOKENS: TableColumns<ApiTokenRow> = {
+  table: "api_tokens",
+  columns: ["id", "digest", "organization", "kind", "user_id", "team_id", "description", "created_at", "last_used_at"],
+};
 export const toApiTokenRow = (r: ApiTokenRecord): ApiTokenRow => ({
   id: r.id,
   digest: r.digest,
@@ -134,6 +142,10 @@ export interface VariableRow {
   created_at: string;
   updated_at: string;
 }
+export const VARIABLES: TableColumns<VariableRow> = {
+  table: "variables",
+  columns: ["id", "owner_kind", "owner_id", "key", "value", "description", "category", "hcl", "sensitive", "version_id", "created_at", "updated_at"],
+};
 export const toVariableRow = (r: VariableRecord): VariableRow => ({
   id: r.id,
   owner_kind: r.ownerKind,
@@ -159,6 +171,82 @@ export const fromVariableRow = (row: VariableRow): VariableRecord => ({
   hcl: row.hcl === 1,
   sensitive: row.sensitive === 1,
   versionId: row.version_id,
+  createdAt: row.created_at,
+  updatedAt: row.updated_at,
+});
+
+export interface AgentTokenRow {
+  id: string;
+  agent_pool_id: string;
+  organization: string;
+  description: string;
+  digest: string;
+  created_at: string;
+  last_used_at: string | null;
+  created_by_type: string;
+  created_by_id: string;
+}
+export const AGENT_TOKENS: TableColumns<AgentTokenRow> = {
+  table: "agent_tokens",
+  columns: ["id", "agent_pool_id", "organization", "description", "digest", "created_at", "last_used_at", "created_by_type", "created_by_id"],
+};
+export const toAgentTokenRow = (r: AgentTokenRecord): AgentTokenRow => ({
+  id: r.id,
+  agent_pool_id: r.agentPoolId,
+  organization: r.organization,
+  description: r.description,
+  digest: r.digest,
+  created_at: r.createdAt,
+  last_used_at: r.lastUsedAt ?? null,
+  created_by_type: r.createdByType,
+  created_by_id: r.createdById,
+});
+export const fromAgentTokenRow = (row: AgentTokenRow): AgentTokenRecord => ({
+  id: row.id,
+  agentPoolId: row.agent_pool_id,
+  organization: row.organization,
+  description: row.description,
+  digest: row.digest,
+  createdAt: row.created_at,
+  lastUsedAt: row.last_used_at,
+  createdByType: row.created_by_type as AgentTokenCreatorType,
+  createdById: row.created_by_id,
+});
+
+export interface TeamProjectRow {
+  id: string;
+  team_id: string;
+  project_id: string;
+  organization: string;
+  access: string;
+  project_access: string;
+  workspace_access: string;
+  created_at: string;
+  updated_at: string;
+}
+export const TEAM_PROJECTS: TableColumns<TeamProjectRow> = {
+  table: "team_projects",
+  columns: ["id", "team_id", "project_id", "organization", "access", "project_access", "workspace_access", "created_at", "updated_at"],
+};
+export const toTeamProjectRow = (r: TeamProjectRecord): TeamProjectRow => ({
+  id: r.id,
+  team_id: r.teamId,
+  project_id: r.projectId,
+  organization: r.organization,
+  access: r.access,
+  project_access: JSON.stringify(r.projectAccess),
+  workspace_access: JSON.stringify(r.workspaceAccess),
+  created_at: r.createdAt,
+  updated_at: r.updatedAt,
+});
+export const fromTeamProjectRow = (row: TeamProjectRow): TeamProjectRecord => ({
+  id: row.id,
+  teamId: row.team_id,
+  projectId: row.project_id,
+  organization: row.organization,
+  access: row.access as AccessLevel,
+  projectAccess: JSON.parse(row.project_access) as ProjectAccess,
+  workspaceAccess: JSON.parse(row.workspace_access) as WorkspaceAccess,
   createdAt: row.created_at,
   updatedAt: row.updated_at,
 });

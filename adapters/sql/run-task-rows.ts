@@ -11,28 +11,13 @@ import type {
   WorkspaceTaskRecord,
 } from "../../src/schemas/run-task-records.js";
 import type { EnforcementLevel, ResultStatus, RunStage, StageStatus, Tags } from "../../src/schemas/run-tasks.js";
+import type { TableColumns } from "./statements.js";
 
 /**
- * Row <-> record converters of the run task tables (schema.ts, migration `run-tasks`), with the
- * conventions of rows.ts: booleans as 0/1, arrays and maps as JSON text, enums cast (the core
+ * Row <-> record converters of the run task tables (migration `run-tasks` of either adapter), with
+ * the conventions of rows.ts: booleans as 0/1, arrays and maps as JSON text, enums cast (the core
  * validated them). Each table also lists its columns once, for the generated INSERT and UPDATE.
  */
-
-export interface TableColumns<Row> {
-  table: string;
-  columns: readonly (keyof Row & string)[];
-}
-
-export const insertSql = <Row>({ table, columns }: TableColumns<Row>): string =>
-  `INSERT INTO ${table} (${columns.join(", ")}) VALUES (${columns.map((c) => `@${c}`).join(", ")})`;
-
-/**
- * `UPDATE ... WHERE id = @id` plus `extra` guard SQL (named parameters), for compare-and-set.
- * `only` narrows SET to the columns a write may change: SQLite then leaves alone every index whose
- * columns are not assigned, which is most of the cost of a small update.
- */
-export const updateSql = <Row>({ table, columns }: TableColumns<Row>, extra = "", only?: readonly (keyof Row & string)[]): string =>
-  `UPDATE ${table} SET ${(only ?? columns.filter((c) => c !== "id")).map((c) => `${c} = @${c}`).join(", ")} WHERE id = @id${extra}`;
 
 const bool = (value: boolean): number => (value ? 1 : 0);
 const json = (value: unknown): string => JSON.stringify(value);

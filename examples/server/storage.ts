@@ -1,0 +1,83 @@
+import pg from "pg";
+import { createPostgresStorage } from "../../adapters/postgres/index.js";
+import { openSqliteStorage } from "../../adapters/sqlite/index.js";
+import type { Storage } from "../../src/index.js";
+
+/**
+ * Where the reference server stores: PostgreSQL when `DATABASE_URL` is a `postgres://` URL (any
+ * number of hosts may share it, decision D27), else the embedded SQLite file in DATA_DIR.
+ */
+export interface ServerStorage {
+  storage: Storage;
+  /** What the start banner says, e.g. `SQLite file data/runplane.db` (never the URL: it may hold a password). */
+  description: string;
+  /**
+   * Runs `fn` while no other host on the same database runs its own startup step: the demo data,
+   * the demo tasks and the owners token are then checked and written once, however many hosts
+   * start together. On SQLite (one host per file) it just runs `fn`.
+   */
+  exclusively<T>(fn: () => Promise<T>): Promise<T>;
+  /** Ends what `storage.close()` leaves open (the PostgreSQL pool). Call after the runplane closed. */
+  close(): Promise<void>;
+}
+
+export interface ServerStorageOptions {
+  /** `DATABASE_URL`; SQLite when absent or empty. */
+  databaseUrl?: string | undefined;
+  /** `DATABASE_SCHEMA`: the PostgreSQL schema holding runplane's tables. Default `public`. */
+  schema?: string | undefined;
+  /** `DATABASE_POOL_SIZE`: connections this host may open. Default 10 (node-postgres' default). */
+  poolSize?: number | undefined;
+  /** The SQLite file used without a database URL. */
+  sqlitePath: string;
+}
+
+export async function openServerStorage(options: ServerStorageOptions): Promise<ServerStorage> {
+  const url = options.databaseUrl?.trim();
+  if (!url) {
+    const storage = await openSqliteStorage(options.sqlitePath);
+    return { storage, description: `SQLite file ${options.sqlitePath}`, exclusively: (fn) => fn(), close: async () => undefined };
+  }
+  if (!/^postgres(ql)?:\/\//.test(url)) throw new Error("DATABASE_URL must be a postgres:// or postgresql:// URL");
+  const schema = options.schema?.trim() || "public";
+  const pool = new pg.Pool({ connectionString: url, max: options.poolSize ?? 10 });
+  // The adapter adds its own listener; this one covers the pool until then and after it closed.
+  pool.on("error", () => undefined);
+  try {
+    const storage = await createPostgresStorage(pool, { schema });
+    const { host, pathname } = new URL(url);
+    return {
+      storage,
+      description: `PostgreSQL ${host}${pathname}, schema ${schema}`,
+      exclusively: (fn) => withAdvisoryLock(pool, `runplane reference server startup: ${schema}`, fn),
+      close: () => pool.end(),
+    };
+  } catch (error) {
+    await pool.end().catch(() => undefined);
+    throw error;
+  }
+}
+
+/**
+ * A session-level advisory lock held on one connection of its own while `fn` runs over the rest of
+ * the pool (so the pool needs at least two connections). A host that dies holding it loses it
+ * with its connection.
+ */
+async function withAdvisoryLock<T>(pool: pg.Pool, name: string, fn: () => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  let failed = false;
+  try {
+    await client.query("SELECT pg_advisory_lock(hashtextextended($1, 0))", [name]);
+    try {
+      return await fn();
+    } finally {
+      await client.query("SELECT pg_advisory_unlock(hashtextextended($1, 0))", [name]);
+    }
+  } catch (error) {
+    failed = true;
+    throw error;
+  } finally {
+    // After a failure the connection may still hold the lock or be broken: close it, never reuse it.
+    client.release(failed);
+  }
+}

@@ -1,0 +1,89 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import pg from "pg";
+import { afterAll, describe, expect, it } from "vitest";
+import { DATABASE_URL, dropSchema, probeDatabase, uniqueSchema } from "../helpers/postgres.js";
+
+const ROOT = new URL("../../", import.meta.url).pathname;
+const unreachable = await probeDatabase();
+// Locally a missing database skips (and says why); in CI it must fail, never pass by skipping.
+const skip = unreachable !== null && !process.env.CI;
+if (skip) console.warn(`cluster example tests skipped: ${unreachable} (set DATABASE_URL)`);
+
+const jsonapi = (token: string) => ({ authorization: `Bearer ${token}`, "content-type": "application/vnd.api+json" });
+
+describe.skipIf(skip)("examples/cluster: reference hosts on one PostgreSQL database", () => {
+  const schema = uniqueSchema("cluster");
+  const dataDir = mkdtempSync(join(tmpdir(), "runplane-cluster-"));
+  const admin = new pg.Pool({ connectionString: DATABASE_URL, max: 1 });
+  admin.on("error", () => undefined);
+  let cluster: ChildProcess | undefined;
+
+  afterAll(async () => {
+    if (cluster && cluster.exitCode === null) cluster.kill("SIGKILL");
+    await dropSchema(admin, schema);
+    await admin.end();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it("starts 2 hosts together that seed once, share the token and keyring, and see each other's writes; Ctrl-C stops both", async () => {
+    const token = "cluster-test-admin-token-0123456789";
+    const child = spawn(process.execPath, ["--import", "tsx", "examples/cluster/main.ts", "--hosts", "2", "--port", "0"], {
+      cwd: ROOT,
+      env: { ...process.env, DATABASE_URL, DATABASE_SCHEMA: schema, DATA_DIR: dataDir, ADMIN_TOKEN: token, DATABASE_POOL_SIZE: "4" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    cluster = child;
+    let out = "";
+    child.stdout!.on("data", (c: Buffer) => (out += c.toString()));
+    child.stderr!.on("data", (c: Buffer) => (out += c.toString()));
+    const deadline = Date.now() + 45_000;
+    while (!/Ctrl-C stops every host/.test(out)) {
+      if (Date.now() > deadline || child.exitCode !== null) throw new Error(`cluster did not start:\n${out}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const [a, b] = [...out.matchAll(/^ {2}host \d: (\S+)$/gm)].map((m) => m[1]!);
+    expect(a).toBeDefined();
+    expect(b).toBeDefined();
+    expect(a).not.toBe(b);
+    expect(out).not.toContain(token);
+
+    // Both answer with the one ADMIN_TOKEN; neither start revoked what the other one uses.
+    for (const api of [a!, b!]) expect((await fetch(`${api}/workspaces/ws-demo/vars`, { headers: jsonapi(token) })).status).toBe(200);
+
+    // A write on one host is read on the other, and a delete there is seen back on the first.
+    const created = await fetch(`${a}/workspaces/ws-demo/vars`, {
+      method: "POST",
+      headers: jsonapi(token),
+      body: JSON.stringify({ data: { type: "vars", attributes: { key: "region", value: "eu-west-1", category: "env" } } }),
+    });
+    expect(created.status).toBe(201);
+    const id = ((await created.json()) as any).data.id as string;
+    const seen = (await (await fetch(`${b}/workspaces/ws-demo/vars`, { headers: jsonapi(token) })).json()) as any;
+    expect(seen.data.map((d: any) => d.attributes.key)).toEqual(["region"]);
+    expect((await fetch(`${b}/workspaces/ws-demo/vars/${id}`, { method: "DELETE", headers: jsonapi(token) })).status).toBe(204);
+    expect((await fetch(`${a}/workspaces/ws-demo/vars/${id}`, { headers: jsonapi(token) })).status).toBe(404);
+
+    // Seeded once: one ADMIN_TOKEN record, the two demo attachments, one of each demo record.
+    const count = async (sql: string) => Number((await admin.query(sql)).rows[0].n);
+    expect(await count(`SELECT count(*) AS n FROM "${schema}".api_tokens WHERE description = 'ADMIN_TOKEN'`)).toBe(1);
+    expect(await count(`SELECT count(*) AS n FROM "${schema}".workspace_tasks WHERE workspace_id = 'ws-demo'`)).toBe(2);
+    expect(await count(`SELECT count(*) AS n FROM "${schema}".organizations`)).toBe(1);
+
+    // A demo run started on host B is signed and delivered with the shared keyring's HMAC key
+    // (whichever host's dispatcher claims it) and passes both stages.
+    const demo = await fetch(`${b!.replace(/\/api\/v2$/, "")}/demo/runs`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body: JSON.stringify({ message: "hello from the cluster test" }),
+    });
+    expect(((await demo.json()) as any).stages).toStrictEqual({ post_plan: "passed", pre_apply: "passed" });
+
+    const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+    child.kill("SIGINT");
+    expect(await exited).toBe(0);
+    expect(out.match(/received SIG(INT|TERM), shutting down/g)).toHaveLength(2);
+  }, 90_000);
+});
