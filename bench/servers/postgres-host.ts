@@ -110,7 +110,9 @@ const graphile: Runner = await run({
 const graphileUtils = await makeWorkerUtils({ connectionString: databaseUrl, schema: graphileSchema, logger: quiet });
 
 let prepared: string[] = [];
-const workload: Workload = { runplane, okListeners: new Set(), concurrency, requests };
+// Only the raw baseline runs through the shared workloads here; the outbox depth row is SQLite's.
+const pauseDispatcher = (): Promise<() => void> => Promise.reject(new Error("postgres-host: no outbox depth workload"));
+const workload: Workload = { runplane, okListeners: new Set(), concurrency, requests, pauseDispatcher };
 
 Object.assign(routes, {
   /** Creates `runs` runs (untimed), whose post_plan stages `fanout` starts. */
