@@ -1,6 +1,5 @@
 import Database from "better-sqlite3";
 import { mkdtempSync, rmSync } from "node:fs";
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createMemoryStorage } from "../../adapters/memory/index.js";
@@ -8,6 +7,7 @@ import { createSqliteStorage } from "../../adapters/sqlite/index.js";
 import { DEFAULT_CONCURRENCY } from "../../src/delivery/dispatcher.js";
 import { createConsoleLogger, createDispatcher, createEgress, createKeyring, createRunplane, generateKey, type HttpTransport } from "../../src/index.js";
 import { toNodeListener } from "../../src/node.js";
+import { listenForBench, type ControlRoutes } from "../lib/control.js";
 import { captureRequests, fanOut, outboxDepth, rawPosts, stageLatency, type Workload } from "../lib/delivery-workloads.js";
 
 /**
@@ -23,16 +23,9 @@ if (!receiverUrl) throw new Error("delivery-server: RECEIVER_URL is required");
 const concurrency = Number(process.env.DISPATCH_CONCURRENCY ?? DEFAULT_CONCURRENCY);
 
 // Bound before runplane exists: the callback URLs in the requests need the real port.
-let api: ((req: IncomingMessage, res: ServerResponse) => void) | null = null;
-const http = createServer((req, res) => {
-  if (req.url?.startsWith("/bench/")) return void control(req, res);
-  if (api) return api(req, res);
-  res.writeHead(503).end();
-});
-http.keepAliveTimeout = 60_000;
-const origin = await new Promise<string>((resolve) =>
-  http.listen(0, "127.0.0.1", () => resolve(`http://127.0.0.1:${(http.address() as { port: number }).port}`)),
-);
+const routes: ControlRoutes = {};
+const http = await listenForBench(routes);
+const origin = http.origin;
 
 const dir = mkdtempSync(join(tmpdir(), "rp-bench-dlv-"));
 // BENCH_STORAGE=memory runs the same workloads on the memory adapter (the outbox without a disk).
@@ -46,7 +39,7 @@ const runplane = createRunplane({
   publicUrl: origin,
   egress: { allow: ["127.0.0.1/32"] },
 });
-api = toNodeListener(runplane.handler);
+http.serve(toNodeListener(runplane.handler));
 
 const d = runplane.directory;
 await d.organizations.create({ name: "bench" });
@@ -89,30 +82,16 @@ async function pauseDispatcher(): Promise<() => void> {
 const workload: Workload = { runplane, okListeners, concurrency, requests, pauseDispatcher };
 dispatcher.start();
 
-const routes: Record<string, (sizes: Record<string, number>) => Promise<unknown>> = {
-  "/bench/fanout": (s) => fanOut(workload, { workspaceId: "ws-fanout", runs: s.runs ?? 1000 }),
-  "/bench/raw-posts": (s) => rawPosts(workload, { requests: s.requests ?? 10_000 }),
-  "/bench/latency": (s) => stageLatency(workload, { workspaceId: "ws-latency", runs: s.runs ?? 1000 }),
-  "/bench/depth": (s) => outboxDepth(workload, { workspaceId: "ws-fanout", runs: s.runs ?? 1000 }),
-};
-
-function control(req: IncomingMessage, res: ServerResponse): void {
-  let body = "";
-  req.on("data", (chunk: Buffer) => (body += chunk.toString()));
-  req.on("end", () => {
-    const route = routes[req.url ?? ""];
-    if (!route) return void res.writeHead(404).end();
-    route(body ? (JSON.parse(body) as Record<string, number>) : {}).then(
-      (result) => res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(result)),
-      (error: unknown) => res.writeHead(500).end(error instanceof Error ? error.message : String(error)),
-    );
-  });
-}
+Object.assign(routes, {
+  "/bench/fanout": (s: Record<string, number>) => fanOut(workload, { workspaceId: "ws-fanout", runs: s.runs ?? 1000 }),
+  "/bench/raw-posts": (s: Record<string, number>) => rawPosts(workload, { requests: s.requests ?? 10_000 }),
+  "/bench/latency": (s: Record<string, number>) => stageLatency(workload, { workspaceId: "ws-latency", runs: s.runs ?? 1000 }),
+  "/bench/depth": (s: Record<string, number>) => outboxDepth(workload, { workspaceId: "ws-fanout", runs: s.runs ?? 1000 }),
+} satisfies ControlRoutes);
 
 process.stdout.write(`READY ${JSON.stringify({ url: origin, concurrency: String(concurrency), bodyBytes: String(requests[0]?.body.length ?? 0) })}\n`);
 process.on("SIGTERM", () => {
   http.close();
-  http.closeAllConnections();
   void dispatcher
     .stop({ graceMs: 1_000 })
     .then(() => Promise.all([runplane.close(), transport.close()]))
