@@ -11,7 +11,7 @@ import { hostname } from "node:os";
 import type { StageStatusEvent } from "../services/run-task-events.js";
 import type { RunTaskSettings } from "../services/run-task-settings.js";
 import type { TaskDeliveryService } from "../services/task-deliveries.js";
-import type { ClaimedDelivery } from "../storage/types.js";
+import type { ClaimedDelivery, StopListening } from "../storage/types.js";
 import { runAttempt, type AttemptDeps, type DispatcherFailpoint, type Outcome } from "./attempt.js";
 import { createEgress, type HttpTransport, type Resolver } from "./egress.js";
 import { createSweeper } from "./sweeper.js";
@@ -45,8 +45,9 @@ export interface DispatcherOptions {
   batchSize?: number;
   /**
    * Real-time pause between polls when nothing is due, and between sweeps, in ms. Default 1 s.
-   * Stages started through the same runplane instance wake the dispatcher at once; the poll finds
-   * what other processes enqueued and retries coming due.
+   * Stages started through the same runplane instance wake the dispatcher at once, and so do the
+   * storage's wake-ups from other processes when it offers them (`Storage.listen`, PostgreSQL);
+   * the poll stays the authority: it finds retries coming due and anything a wake-up missed.
    */
   pollIntervalMs?: number;
   /** Jitter source in [0, 1). Default `Math.random`. */
@@ -66,10 +67,13 @@ export interface TickReport {
 }
 
 export interface Dispatcher {
-  /** Starts polling in the background. Idempotent. */
+  /**
+   * Starts polling in the background and, when the storage offers them (`Storage.listen`), listening
+   * for wake-ups from other processes, with one catch-up pass once listening. Idempotent.
+   */
   start(): void;
   /**
-   * Stops polling. Attempts in flight may finish for `graceMs` (default 10 s); then they are
+   * Stops polling and listening. Attempts in flight may finish for `graceMs` (default 10 s); then they are
    * abandoned and their rows released, as are claimed rows not yet sent, so no lease stays held.
    * Closes a transport it created.
    */
@@ -201,6 +205,7 @@ export function createDispatcher(runplane: DispatcherHost, options: DispatcherOp
   // otherwise, a finished attempt does not claim again.
   let drained = false;
   let unsubscribe = (): void => undefined;
+  let listening: Promise<StopListening | null> = Promise.resolve(null);
 
   const queued = (): number => queue.length - head;
   // Requests on the network now; an attempt whose answer waits for its batched record is not one.
@@ -263,6 +268,22 @@ export function createDispatcher(runplane: DispatcherHost, options: DispatcherOp
         wake();
       };
       unsubscribe = runplane.runTasks.on?.("stage-status", started) ?? unsubscribe;
+      // decision D27: other processes' stage starts, retries and releases wake this one too.
+      const woken = (): void => {
+        drained = false;
+        wake();
+      };
+      listening = deliveries.listen(woken).then(
+        (stop) => {
+          // Rows enqueued between the first pass and the LISTEN taking hold sent no wake-up here.
+          if (stop) woken();
+          return stop;
+        },
+        (error: unknown) => {
+          log.warn("run task dispatcher hears no wake-ups from other processes; polling only", { error: error instanceof Error ? error.name : typeof error });
+          return null;
+        },
+      );
       schedule(0);
     },
     async stop({ graceMs = 10_000 } = {}) {
@@ -271,6 +292,8 @@ export function createDispatcher(runplane: DispatcherHost, options: DispatcherOp
       unsubscribe();
       clearTimeout(timer);
       clearImmediate(immediate);
+      const stopListening = await listening;
+      await stopListening?.().catch(() => undefined);
       await pass;
       const unsent = queue.splice(head);
       await Promise.all(unsent.map((c) => deliveries.release(c.row).catch(() => false)));
