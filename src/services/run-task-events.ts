@@ -1,5 +1,7 @@
 import type { Logger } from "../logger.js";
 import type { ResultStatus, RunStage, StageStatus } from "../schemas/run-tasks.js";
+import type { StatusChange, StatusChangeFeed } from "../storage/notifications.js";
+import { createRemoteEvents } from "./remote-events.js";
 
 /** A task stage changed status; emitted after the change is stored. */
 export interface StageStatusEvent {
@@ -35,8 +37,10 @@ export type RunTaskListener<E extends keyof RunTaskEvents> = (event: RunTaskEven
  * A small typed emitter. Listeners run after the change is stored, in registration order; a
  * listener that throws or rejects is logged (by name only) and never fails the request or the
  * other listeners. Async listeners are not awaited: the host's side effects cannot hold a request.
+ * With a `feed` (decision D27) the changes other processes store are emitted too, while there
+ * are listeners; this instance's own changes come from the services, so each is heard once.
  */
-export function createRunTaskEmitter(logger: Logger) {
+export function createRunTaskEmitter(logger: Logger, feed?: StatusChangeFeed) {
   const listeners: { [E in keyof RunTaskEvents]: Set<RunTaskListener<E>> } = {
     "stage-status": new Set(),
     "result-status": new Set(),
@@ -44,23 +48,39 @@ export function createRunTaskEmitter(logger: Logger) {
   const report = (event: string, error: unknown): void => {
     logger.error("run task event listener failed", { event, error: error instanceof Error ? error.name : typeof error });
   };
+  const count = (): number => listeners["stage-status"].size + listeners["result-status"].size;
+  // Another process's change, emitted exactly like one of ours.
+  const emitChange = (change: StatusChange): void => {
+    const { kind, ...event } = change;
+    if (kind === "stage") emit("stage-status", event as StageStatusEvent);
+    else emit("result-status", event as ResultStatusEvent);
+  };
+  const remote = createRemoteEvents(feed, emitChange, logger);
+  function emit<E extends keyof RunTaskEvents>(event: E, payload: RunTaskEvents[E]): void {
+    for (const listener of [...(listeners[event] as Set<RunTaskListener<E>>)]) {
+      try {
+        const pending = listener(payload);
+        if (pending && typeof (pending as Promise<void>).catch === "function") (pending as Promise<void>).catch((e) => report(event, e));
+      } catch (error) {
+        report(event, error);
+      }
+    }
+  }
   return {
-    /** Subscribes; resolves a function that unsubscribes. */
+    /** Subscribes; returns a function that unsubscribes. */
     on<E extends keyof RunTaskEvents>(event: E, listener: RunTaskListener<E>): () => void {
       const set = listeners[event] as Set<RunTaskListener<E>>;
       set.add(listener);
-      return () => void set.delete(listener);
+      if (count() === 1) remote.want();
+      return () => {
+        if (set.delete(listener) && count() === 0) remote.release();
+      };
     },
-    emit<E extends keyof RunTaskEvents>(event: E, payload: RunTaskEvents[E]): void {
-      for (const listener of [...(listeners[event] as Set<RunTaskListener<E>>)]) {
-        try {
-          const pending = listener(payload);
-          if (pending && typeof (pending as Promise<void>).catch === "function") (pending as Promise<void>).catch((e) => report(event, e));
-        } catch (error) {
-          report(event, error);
-        }
-      }
-    },
+    emit,
+    /** Resolves true once changes stored by other processes are heard (D27); false without a feed or listeners. */
+    listening: remote.listening,
+    /** Stops hearing other processes for good. */
+    close: remote.close,
   };
 }
 export type RunTaskEmitter = ReturnType<typeof createRunTaskEmitter>;
