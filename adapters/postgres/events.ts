@@ -1,0 +1,90 @@
+import type { StatusChange, StatusChangeFeed } from "../../src/storage/notifications.js";
+import type { NotificationHub } from "./notify.js";
+import type { PgMigration } from "./schema.js";
+
+/**
+ * decision D27: every stored status change of a stage or a result sends `NOTIFY runplane_events`
+ * inside its transaction (so only after COMMIT), and every process's `runTasks.on(...)` hears it.
+ */
+export const EVENT_CHANNEL = "runplane_events";
+
+/**
+ * A filter term for the statements that change a status: it marks the transaction with the
+ * writing storage's origin id (transaction-local, so a pooled connection carries nothing over),
+ * which the trigger puts in the payload so that storage's own subscription skips its own changes.
+ * A statement parameter rather than a per-connection setting: a host's pool may hold connections
+ * the adapter never saw being opened.
+ */
+export const MARK_ORIGIN = `set_config('runplane.origin', @origin::text, true) IS NOT NULL`;
+
+/**
+ * Triggers rather than a NOTIFY in each statement: `from` is the row as it was (OLD), exact even
+ * when another transaction changed the row between a statement's snapshot and its row lock, and
+ * every path that writes a status (transitions, the settle batch's advances) is covered. The
+ * payload holds the event fields only (ids, statuses, a timestamp: a few hundred bytes, far below
+ * NOTIFY's 8000). The claim's window and a start's tokens change no status and send nothing.
+ */
+export const STATUS_EVENTS_MIGRATION: PgMigration = {
+  name: "0005-status-events",
+  up: (q) => `
+    CREATE FUNCTION ${q}runplane_stage_event() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      PERFORM pg_notify('${EVENT_CHANNEL}', json_build_object(
+        'schema', TG_TABLE_SCHEMA, 'origin', current_setting('runplane.origin', true), 'kind', 'stage',
+        'stageId', NEW.id, 'runId', NEW.run_id, 'workspaceId', NEW.workspace_id, 'stage', NEW.stage,
+        'from', OLD.status, 'to', NEW.status, 'at', NEW.updated_at)::text);
+      RETURN NULL;
+    END $$;
+    CREATE FUNCTION ${q}runplane_result_event() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      PERFORM pg_notify('${EVENT_CHANNEL}', json_build_object(
+        'schema', TG_TABLE_SCHEMA, 'origin', current_setting('runplane.origin', true), 'kind', 'result',
+        'taskResultId', NEW.id, 'stageId', NEW.stage_id, 'runId', NEW.run_id, 'stage', NEW.stage,
+        'from', OLD.status, 'to', NEW.status, 'at', NEW.updated_at)::text);
+      RETURN NULL;
+    END $$;
+    CREATE TRIGGER task_stages_status_event AFTER UPDATE OF status ON ${q}task_stages
+      FOR EACH ROW WHEN (OLD.status IS DISTINCT FROM NEW.status) EXECUTE FUNCTION ${q}runplane_stage_event();
+    CREATE TRIGGER task_results_status_event AFTER UPDATE OF status ON ${q}task_results
+      FOR EACH ROW WHEN (OLD.status IS DISTINCT FROM NEW.status) EXECUTE FUNCTION ${q}runplane_result_event();
+  `,
+};
+
+const FIELDS = {
+  stage: ["stageId", "runId", "workspaceId", "stage", "from", "to", "at"],
+  result: ["taskResultId", "stageId", "runId", "stage", "from", "to", "at"],
+} as const;
+
+/** The change a payload describes, or null when it is another schema's, this origin's own, or malformed. */
+export function parseStatusChange(payload: string, schema: string, origin: string): StatusChange | null {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(payload);
+  } catch {
+    return null;
+  }
+  if (typeof raw !== "object" || raw === null) return null;
+  const p = raw as Record<string, unknown>;
+  if (p.schema !== schema || p.origin === origin || (p.kind !== "stage" && p.kind !== "result")) return null;
+  const change: Record<string, unknown> = { kind: p.kind };
+  for (const field of FIELDS[p.kind]) {
+    if (typeof p[field] !== "string") return null;
+    change[field] = p[field];
+  }
+  return change as StatusChange;
+}
+
+/** `Storage.changes` on the shared listening connection: other origins' changes of `schema`. */
+export function createStatusChangeFeed(hub: NotificationHub, schema: string, origin: string): StatusChangeFeed {
+  return {
+    subscribe: (listener) =>
+      hub.subscribe({
+        channel: EVENT_CHANNEL,
+        onMessage(payload) {
+          const change = parseStatusChange(payload, schema, origin);
+          if (change) listener(change);
+        },
+        onReconnect: () => undefined,
+      }),
+  };
+}
