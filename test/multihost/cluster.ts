@@ -91,6 +91,8 @@ export interface HostProcess {
   /** The first stdout line (from the start) matching `pattern`; rejects when the process exits first or after `timeoutMs`. */
   line(pattern: RegExp, timeoutMs?: number): Promise<RegExpExecArray>;
   send(line: string): void;
+  /** Everything the child wrote to stderr so far. */
+  stderr(): string;
   exit: Promise<ChildExit>;
 }
 
@@ -126,7 +128,7 @@ export function spawnHost(fixture: "host" | "tick-host" | "worker", env: Record<
         if (waiters.has(check)) done(), reject(new Error(`exited (${e.code ?? e.signal}) before ${pattern}:\n${e.stdout}\n${e.stderr}`));
       });
     });
-  return { child, line, send: (text) => void child.stdin!.write(`${text}\n`), exit };
+  return { child, line, send: (text) => void child.stdin!.write(`${text}\n`), stderr: () => stderr, exit };
 }
 
 /** Kills what is still running of `hosts` (a failed case must not leave processes behind). */
