@@ -17,6 +17,27 @@ export const EVENT_CHANNEL = "runplane_events";
  */
 export const MARK_ORIGIN = `set_config('runplane.origin', @origin::text, true) IS NOT NULL`;
 
+/** Per kind, the payload's id fields and the columns they come from (besides from, to and at). */
+const COLUMNS = {
+  stage: { table: "task_stages", fields: { stageId: "id", runId: "run_id", workspaceId: "workspace_id", stage: "stage" } },
+  result: { table: "task_results", fields: { taskResultId: "id", stageId: "stage_id", runId: "run_id", stage: "stage" } },
+} as const;
+
+const statusEventTrigger = (q: string, kind: keyof typeof COLUMNS): string => {
+  const { table, fields } = COLUMNS[kind];
+  const ids = Object.entries(fields).map(([field, column]) => `'${field}', NEW.${column}`).join(", ");
+  return `
+    CREATE FUNCTION ${q}runplane_${kind}_event() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      PERFORM pg_notify('${EVENT_CHANNEL}', json_build_object(
+        'schema', TG_TABLE_SCHEMA, 'origin', current_setting('runplane.origin', true), 'kind', '${kind}',
+        ${ids}, 'from', OLD.status, 'to', NEW.status, 'at', NEW.updated_at)::text);
+      RETURN NULL;
+    END $$;
+    CREATE TRIGGER ${table}_status_event AFTER UPDATE OF status ON ${q}${table}
+      FOR EACH ROW WHEN (OLD.status IS DISTINCT FROM NEW.status) EXECUTE FUNCTION ${q}runplane_${kind}_event();`;
+};
+
 /**
  * Triggers rather than a NOTIFY in each statement: `from` is the row as it was (OLD), exact even
  * when another transaction changed the row between a statement's snapshot and its row lock, and
@@ -26,34 +47,8 @@ export const MARK_ORIGIN = `set_config('runplane.origin', @origin::text, true) I
  */
 export const STATUS_EVENTS_MIGRATION: PgMigration = {
   name: "0005-status-events",
-  up: (q) => `
-    CREATE FUNCTION ${q}runplane_stage_event() RETURNS trigger LANGUAGE plpgsql AS $$
-    BEGIN
-      PERFORM pg_notify('${EVENT_CHANNEL}', json_build_object(
-        'schema', TG_TABLE_SCHEMA, 'origin', current_setting('runplane.origin', true), 'kind', 'stage',
-        'stageId', NEW.id, 'runId', NEW.run_id, 'workspaceId', NEW.workspace_id, 'stage', NEW.stage,
-        'from', OLD.status, 'to', NEW.status, 'at', NEW.updated_at)::text);
-      RETURN NULL;
-    END $$;
-    CREATE FUNCTION ${q}runplane_result_event() RETURNS trigger LANGUAGE plpgsql AS $$
-    BEGIN
-      PERFORM pg_notify('${EVENT_CHANNEL}', json_build_object(
-        'schema', TG_TABLE_SCHEMA, 'origin', current_setting('runplane.origin', true), 'kind', 'result',
-        'taskResultId', NEW.id, 'stageId', NEW.stage_id, 'runId', NEW.run_id, 'stage', NEW.stage,
-        'from', OLD.status, 'to', NEW.status, 'at', NEW.updated_at)::text);
-      RETURN NULL;
-    END $$;
-    CREATE TRIGGER task_stages_status_event AFTER UPDATE OF status ON ${q}task_stages
-      FOR EACH ROW WHEN (OLD.status IS DISTINCT FROM NEW.status) EXECUTE FUNCTION ${q}runplane_stage_event();
-    CREATE TRIGGER task_results_status_event AFTER UPDATE OF status ON ${q}task_results
-      FOR EACH ROW WHEN (OLD.status IS DISTINCT FROM NEW.status) EXECUTE FUNCTION ${q}runplane_result_event();
-  `,
+  up: (q) => statusEventTrigger(q, "stage") + statusEventTrigger(q, "result"),
 };
-
-const FIELDS = {
-  stage: ["stageId", "runId", "workspaceId", "stage", "from", "to", "at"],
-  result: ["taskResultId", "stageId", "runId", "stage", "from", "to", "at"],
-} as const;
 
 /** The change a payload describes, or null when it is another schema's, this origin's own, or malformed. */
 export function parseStatusChange(payload: string, schema: string, origin: string): StatusChange | null {
@@ -67,11 +62,11 @@ export function parseStatusChange(payload: string, schema: string, origin: strin
   const p = raw as Record<string, unknown>;
   if (p.schema !== schema || p.origin === origin || (p.kind !== "stage" && p.kind !== "result")) return null;
   const change: Record<string, unknown> = { kind: p.kind };
-  for (const field of FIELDS[p.kind]) {
+  for (const field of [...Object.keys(COLUMNS[p.kind].fields), "from", "to", "at"]) {
     if (typeof p[field] !== "string") return null;
     change[field] = p[field];
   }
-  return change as StatusChange;
+  return change as unknown as StatusChange;
 }
 
 /** `Storage.changes` on the shared listening connection: other origins' changes of `schema`. */

@@ -1,30 +1,12 @@
 import type { Logger } from "../logger.js";
-import type { ResultStatus, RunStage, StageStatus } from "../schemas/run-tasks.js";
-import type { StatusChange, StatusChangeFeed } from "../storage/notifications.js";
+import type { ResultStatusChange, StageStatusChange, StatusChange, StatusChangeFeed } from "../storage/notifications.js";
 import { createRemoteEvents } from "./remote-events.js";
 
 /** A task stage changed status; emitted after the change is stored. */
-export interface StageStatusEvent {
-  stageId: string;
-  runId: string;
-  workspaceId: string;
-  stage: RunStage;
-  from: StageStatus;
-  to: StageStatus;
-  /** ISO-8601 time of the change. */
-  at: string;
-}
+export interface StageStatusEvent extends Omit<StageStatusChange, "kind"> {}
 
 /** A task result changed status; emitted after the change is stored. */
-export interface ResultStatusEvent {
-  taskResultId: string;
-  stageId: string;
-  runId: string;
-  stage: RunStage;
-  from: ResultStatus;
-  to: ResultStatus;
-  at: string;
-}
+export interface ResultStatusEvent extends Omit<ResultStatusChange, "kind"> {}
 
 export interface RunTaskEvents {
   "stage-status": StageStatusEvent;
@@ -51,9 +33,13 @@ export function createRunTaskEmitter(logger: Logger, feed?: StatusChangeFeed) {
   const count = (): number => listeners["stage-status"].size + listeners["result-status"].size;
   // Another process's change, emitted exactly like one of ours.
   const emitChange = (change: StatusChange): void => {
-    const { kind, ...event } = change;
-    if (kind === "stage") emit("stage-status", event as StageStatusEvent);
-    else emit("result-status", event as ResultStatusEvent);
+    if (change.kind === "stage") {
+      const { kind: _, ...event } = change;
+      emit("stage-status", event);
+    } else {
+      const { kind: _, ...event } = change;
+      emit("result-status", event);
+    }
   };
   const remote = createRemoteEvents(feed, emitChange, logger);
   function emit<E extends keyof RunTaskEvents>(event: E, payload: RunTaskEvents[E]): void {

@@ -3,32 +3,34 @@ import type { ResultStatus, RunStage, StageStatus } from "../schemas/run-tasks.j
 /** Ends a subscription (`Storage.listen`, `StatusChangeFeed.subscribe`); resolves once it holds nothing. */
 export type StopListening = () => Promise<void>;
 
-/**
- * One stored status change of a task stage or a task result, as a storage shared by several
- * processes reports it (decision D27). `from` is the status the row held just before the write,
- * `to` the one written, `at` the written `updatedAt`.
- */
-export type StatusChange =
-  | {
-      kind: "stage";
-      stageId: string;
-      runId: string;
-      workspaceId: string;
-      stage: RunStage;
-      from: StageStatus;
-      to: StageStatus;
-      at: string;
-    }
-  | {
-      kind: "result";
-      taskResultId: string;
-      stageId: string;
-      runId: string;
-      stage: RunStage;
-      from: ResultStatus;
-      to: ResultStatus;
-      at: string;
-    };
+/** A task stage's stored status change (decision D27); `runTasks.on("stage-status")` hears it without `kind`. */
+export interface StageStatusChange {
+  kind: "stage";
+  stageId: string;
+  runId: string;
+  workspaceId: string;
+  stage: RunStage;
+  /** The status the row held just before the write. */
+  from: StageStatus;
+  to: StageStatus;
+  /** ISO-8601 time of the change (the written `updatedAt`). */
+  at: string;
+}
+
+/** A task result's stored status change; `runTasks.on("result-status")` hears it without `kind`. */
+export interface ResultStatusChange {
+  kind: "result";
+  taskResultId: string;
+  stageId: string;
+  runId: string;
+  stage: RunStage;
+  from: ResultStatus;
+  to: ResultStatus;
+  at: string;
+}
+
+/** One stored status change of a task stage or a task result, as a storage shared by several processes reports it. */
+export type StatusChange = StageStatusChange | ResultStatusChange;
 
 /**
  * Status changes stored by other storage instances on the same database (`Storage.changes`), so

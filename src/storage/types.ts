@@ -245,4 +245,4 @@ export interface TeamProjectStore {
 
 export type * from "./run-tasks-types.js";
 export type { RevisionStore } from "./revisions.js";
-export type { StatusChange, StatusChangeFeed, StopListening } from "./notifications.js";
+export type { ResultStatusChange, StageStatusChange, StatusChange, StatusChangeFeed, StopListening } from "./notifications.js";

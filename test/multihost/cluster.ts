@@ -4,14 +4,16 @@
  * and checks, and spawns `fixtures/*.ts` with `node --import tsx`, talking to them in lines.
  */
 import pg from "pg";
+import { afterAll, afterEach, beforeAll } from "vitest";
 import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import { fileURLToPath } from "node:url";
 import { createPostgresStorage, type PostgresStorage } from "../../adapters/postgres/index.js";
-import { createRunplane, generateKey, silentLogger, type Runplane } from "../../src/index.js";
-import type { ChildExit } from "../delivery/processes.js";
-import { noRealDns } from "../delivery/support.js";
+import { generateKey, type Runplane } from "../../src/index.js";
+import { parentRunplane, startReceiver, type Behaviour, type ChildExit, type Receiver } from "../delivery/processes.js";
 import { DATABASE_URL, dropSchema, resetSchema, uniqueSchema } from "../helpers/postgres.js";
+
+export { attachTasks } from "../delivery/processes.js";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
@@ -54,36 +56,11 @@ export interface Parent {
   close(): Promise<void>;
 }
 
-/**
- * The parent's runplane on `shared` (real time unless `clock`), allowed to reach 127.0.0.1 only,
- * with organization `acme`, project `prj-a` and workspace `ws-a`.
- */
+/** The parent's runplane on `shared` (real time unless `clock`); see `parentRunplane`. */
 export async function openParent(shared: SharedSchema, clock?: () => Date): Promise<Parent> {
   const storage = await createPostgresStorage(DATABASE_URL, { schema: shared.schema });
-  const runplane = createRunplane({
-    storage,
-    logger: silentLogger,
-    keyring: { keys: [{ id: "k1", key: shared.key }] },
-    ...(clock ? { clock } : {}),
-    publicUrl: "https://runplane.example",
-    egress: { allow: ["127.0.0.1/32"], resolve: noRealDns },
-  });
-  const d = runplane.directory;
-  await d.organizations.create({ name: "acme" });
-  await d.projects.create({ id: "prj-a", name: "alpha", organization: "acme" });
-  await d.workspaces.create({ id: "ws-a", name: "alpha-ws", organization: "acme", projectId: "prj-a" });
+  const runplane = await parentRunplane(storage, shared.key, clock);
   return { runplane, storage, close: () => runplane.close() };
-}
-
-/** Creates one mandatory post_plan task per URL through `runplane` (each verified) and attaches it to `ws-a`. */
-export async function attachTasks(runplane: Runplane, urls: string[]): Promise<string[]> {
-  const ids: string[] = [];
-  for (const [i, url] of urls.entries()) {
-    const task = await runplane.runTasks.tasks.create("acme", { name: `task-${i}`, url });
-    await runplane.runTasks.workspaceTasks.create("ws-a", task.id, { "enforcement-level": "mandatory", stages: ["post_plan"] });
-    ids.push(task.id);
-  }
-  return ids;
 }
 
 export interface HostProcess {
@@ -97,7 +74,7 @@ export interface HostProcess {
 }
 
 /** Spawns `fixtures/<fixture>.ts` with `env` on top of the parent's. */
-export function spawnHost(fixture: "host" | "tick-host" | "worker", env: Record<string, string>): HostProcess {
+export function spawnHost(fixture: Fixture, env: Record<string, string>): HostProcess {
   const script = fileURLToPath(new URL(`./fixtures/${fixture}.ts`, import.meta.url));
   const child = spawn(process.execPath, ["--import", "tsx", script], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ["pipe", "pipe", "pipe"] });
   let stdout = "";
@@ -135,4 +112,60 @@ export function spawnHost(fixture: "host" | "tick-host" | "worker", env: Record<
 export async function killAll(hosts: readonly HostProcess[]): Promise<void> {
   for (const h of hosts) if (h.child.exitCode === null && h.child.signalCode === null) h.child.kill("SIGKILL");
   await Promise.all(hosts.map((h) => h.exit));
+}
+
+export type Fixture = "host" | "tick-host" | "worker";
+
+/** One test file's cluster: its schema, and what the running case opened (cleaned up after it). */
+export interface Cluster {
+  readonly shared: SharedSchema;
+  /** Empties the schema and opens the parent on it (real time unless `clock`). */
+  open(clock?: () => Date): Promise<Parent>;
+  /** A loopback receiver counting requests per task_result_id (test/delivery/processes.ts). */
+  receive(behaviours: Record<string, Behaviour>): Promise<Receiver>;
+  /** Spawns a host named `name` (its pool's `application_name`) on the schema. */
+  spawn(fixture: Fixture, name: string, env?: Record<string, string>): HostProcess;
+}
+
+/**
+ * Registers a multi-host test file's hooks (call it inside `describe`): a schema for the file,
+ * migrated once and dropped at the end; after each case its hosts are killed if still running and
+ * its receiver and parent closed, so a failed case leaves nothing behind.
+ */
+export function useCluster(label: string): Cluster {
+  let shared: SharedSchema | undefined;
+  let parent: Parent | undefined;
+  let receiver: Receiver | undefined;
+  const hosts: HostProcess[] = [];
+  beforeAll(async () => {
+    shared = await sharedSchema(label);
+  });
+  afterEach(async () => {
+    await killAll(hosts.splice(0));
+    await receiver?.close();
+    await parent?.close();
+    receiver = parent = undefined;
+  });
+  afterAll(async () => {
+    await shared?.drop();
+  });
+  const schema = (): SharedSchema => {
+    if (!shared) throw new Error("useCluster: the schema is made in beforeAll");
+    return shared;
+  };
+  return {
+    get shared() {
+      return schema();
+    },
+    async open(clock) {
+      await schema().reset();
+      return (parent = await openParent(schema(), clock));
+    },
+    receive: async (behaviours) => (receiver = await startReceiver(behaviours)),
+    spawn(fixture, name, env = {}) {
+      const h = spawnHost(fixture, { ...schema().childEnv(name), ...env });
+      hosts.push(h);
+      return h;
+    },
+  };
 }

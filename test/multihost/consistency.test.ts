@@ -1,7 +1,6 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { startReceiver, type Receiver } from "../delivery/processes.js";
+import { describe, expect, it } from "vitest";
 import { postgresReachable } from "../helpers/postgres.js";
-import { killAll, openParent, sharedSchema, spawnHost, type HostProcess, type Parent, type SharedSchema } from "./cluster.js";
+import { useCluster, type HostProcess } from "./cluster.js";
 
 // Decision D27 for the API's records in real processes on one schema: a read cached on one host
 // is fresh after another host writes (revision counters), eight hosts writing at once neither
@@ -13,27 +12,8 @@ const ROUNDS = 10;
 const RACED_TASKS = 60;
 
 describe.skipIf(!reachable)("several hosts on one database: records", () => {
-  let shared: SharedSchema;
-  let parent: Parent | undefined;
-  let receiver: Receiver | undefined;
-  const hosts: HostProcess[] = [];
-  beforeAll(async () => {
-    shared = await sharedSchema("records");
-  });
-  afterEach(async () => {
-    await killAll(hosts.splice(0));
-    await receiver?.close();
-    await parent?.close();
-  });
-  afterAll(async () => {
-    await shared?.drop();
-  });
+  const cluster = useCluster("records");
 
-  const spawn = (fixture: "host" | "worker", name: string, env: Record<string, string>): HostProcess => {
-    const h = spawnHost(fixture, { ...shared.childEnv(name), ...env });
-    hosts.push(h);
-    return h;
-  };
   /** Starts `workers` together once each is ready; each must finish without an error. */
   async function runTogether(workers: HostProcess[]): Promise<string[]> {
     await Promise.all(workers.map((w) => w.line(/^ready$/)));
@@ -42,11 +22,10 @@ describe.skipIf(!reachable)("several hosts on one database: records", () => {
     for (const exit of exits) expect(exit.code, `${exit.stdout}\n${exit.stderr}`).toBe(0);
     return exits.map((e) => /^done (.*)$/m.exec(e.stdout)![1]!);
   }
-  const count = async (sql: string): Promise<number> => (await shared.admin.query(sql.replaceAll("@.", `"${shared.schema}".`))).rows[0].n as number;
+  const count = async (sql: string): Promise<number> => (await cluster.shared.admin.query(sql.replaceAll("@.", `"${cluster.shared.schema}".`))).rows[0].n as number;
 
   it("a variable list cached on host A is fresh right after host B changes a variable or revokes the grant", async () => {
-    await shared.reset();
-    parent = await openParent(shared);
+    const parent = await cluster.open();
     const d = parent.runplane.directory;
     await d.users.create({ id: "user-dev", username: "dev" });
     await d.teams.create({ id: "team-devs", name: "devs", organization: "acme", members: ["user-dev"] });
@@ -55,7 +34,7 @@ describe.skipIf(!reachable)("several hosts on one database: records", () => {
     const dev = (await d.createApiToken({ organization: "acme", kind: "user", userId: "user-dev" })).token;
     const org = (await d.createApiToken({ organization: "acme", kind: "organization" })).token;
 
-    const [a, b] = [spawn("host", "cache-a", { RUNPLANE_HTTP: "1" }), spawn("host", "cache-b", { RUNPLANE_HTTP: "1" })];
+    const [a, b] = [cluster.spawn("host", "cache-a", { RUNPLANE_HTTP: "1" }), cluster.spawn("host", "cache-b", { RUNPLANE_HTTP: "1" })];
     const [portA, portB] = await Promise.all([a, b].map(async (h) => (await h.line(/^ready (\d+)$/))[1]));
     const call = async (port: string | undefined, token: string, method: string, path: string, body?: unknown) => {
       const res = await fetch(`http://127.0.0.1:${port}/api/v2${path}`, {
@@ -74,11 +53,11 @@ describe.skipIf(!reachable)("several hosts on one database: records", () => {
     expect(await valueOnA()).toBe("eu");
     // Proof that A answers from its cache: a write that bypasses the triggers (so the counters
     // stand still) stays unseen on A, while B, which has not read it yet, sees it.
-    const client = await shared.admin.connect();
+    const client = await cluster.shared.admin.connect();
     try {
       await client.query("BEGIN");
       await client.query("SET LOCAL session_replication_role = replica");
-      await client.query(`UPDATE "${shared.schema}".variables SET value = 'behind-the-counters' WHERE id = $1`, [variable.id]);
+      await client.query(`UPDATE "${cluster.shared.schema}".variables SET value = 'behind-the-counters' WHERE id = $1`, [variable.id]);
       await client.query("COMMIT");
     } finally {
       client.release();
@@ -97,16 +76,15 @@ describe.skipIf(!reachable)("several hosts on one database: records", () => {
   }, 30_000);
 
   it(`${WRITERS} hosts writing directory records, grants and variables at once finish without an error and lose no write`, async () => {
-    await shared.reset();
-    parent = await openParent(shared);
+    const parent = await cluster.open();
     const d = parent.runplane.directory;
     for (const [id, username] of [["user-dev", "dev"], ["user-owner", "owner"]]) await d.users.create({ id: id!, username: username! });
-    const writers = Array.from({ length: WRITERS }, (_, n) => spawn("worker", `writer-${n}`, { RUNPLANE_ROLE: "writer", RUNPLANE_WRITER: String(n), RUNPLANE_ROUNDS: String(ROUNDS) }));
+    const writers = Array.from({ length: WRITERS }, (_, n) => cluster.spawn("worker", `writer-${n}`, { RUNPLANE_ROLE: "writer", RUNPLANE_WRITER: String(n), RUNPLANE_ROUNDS: String(ROUNDS) }));
     expect(await runTogether(writers)).toStrictEqual(Array.from({ length: WRITERS }, () => `rounds=${ROUNDS}`));
 
-    const shared_ = await parent.runplane.variables.list("ws-a");
+    const onSharedWorkspace = await parent.runplane.variables.list("ws-a");
     const expected = Array.from({ length: WRITERS }, (_, n) => Array.from({ length: ROUNDS }, (_, r) => `k_${n}_${r}=v2_${n}_${r}`)).flat();
-    expect(shared_.items.map((v) => `${v.key}=${v.value}`).sort()).toStrictEqual(expected.sort());
+    expect(onSharedWorkspace.items.map((v) => `${v.key}=${v.value}`).sort()).toStrictEqual(expected.sort());
     const kept = WRITERS * (ROUNDS / 2);
     expect(await count(`SELECT count(*)::int AS n FROM @.projects WHERE id LIKE 'prj-w%'`)).toBe(WRITERS * ROUNDS);
     expect(await count(`SELECT count(*)::int AS n FROM @.workspaces WHERE id LIKE 'ws-w%'`)).toBe(kept);
@@ -118,15 +96,14 @@ describe.skipIf(!reachable)("several hosts on one database: records", () => {
   }, 60_000);
 
   it("attaching tasks on one host while another host deletes them leaves no workspace task without its task", async () => {
-    await shared.reset();
-    parent = await openParent(shared);
-    receiver = await startReceiver({});
+    const parent = await cluster.open();
+    const receiver = await cluster.receive({});
     const ids: string[] = [];
     for (let i = 0; i < RACED_TASKS; i++) ids.push((await parent.runplane.runTasks.tasks.create("acme", { name: `raced-${i}`, url: receiver.url("/hook") })).id);
     // The deleter walks the list backwards: the two cross in the middle, racing there.
     const racers = [
-      spawn("worker", "attach", { RUNPLANE_ROLE: "attach", RUNPLANE_TASKS: ids.join(",") }),
-      spawn("worker", "delete", { RUNPLANE_ROLE: "delete", RUNPLANE_TASKS: [...ids].reverse().join(",") }),
+      cluster.spawn("worker", "attach", { RUNPLANE_ROLE: "attach", RUNPLANE_TASKS: ids.join(",") }),
+      cluster.spawn("worker", "delete", { RUNPLANE_ROLE: "delete", RUNPLANE_TASKS: [...ids].reverse().join(",") }),
     ];
     const [attached] = await runTogether(racers);
     console.info(`orphan race over ${RACED_TASKS} tasks: ${attached} before their deletion`);

@@ -1,7 +1,6 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import { startReceiver, type Receiver } from "../delivery/processes.js";
+import { describe, expect, it, vi } from "vitest";
 import { postgresReachable } from "../helpers/postgres.js";
-import { attachTasks, killAll, openParent, sharedSchema, spawnHost, type HostProcess, type Parent, type SharedSchema } from "./cluster.js";
+import { attachTasks, useCluster, type HostProcess, type Parent } from "./cluster.js";
 
 // Decision D27 in real processes: a host's dispatcher that polls only every minute still sends a
 // stage started elsewhere at once (NOTIFY runplane_deliveries), catches up after its LISTEN
@@ -11,37 +10,22 @@ const reachable = await postgresReachable("multihost wake-ups");
 const MINUTE = "60000";
 
 describe.skipIf(!reachable)("several hosts on one database: wake-ups", () => {
-  let shared: SharedSchema;
-  let parent: Parent | undefined;
-  let receiver: Receiver | undefined;
+  const cluster = useCluster("wakeups");
+  let parent: Parent;
   const arrivals = new Map<string, number>();
-  const hosts: HostProcess[] = [];
-  beforeAll(async () => {
-    shared = await sharedSchema("wakeups");
-  });
-  afterEach(async () => {
-    await killAll(hosts.splice(0));
-    await receiver?.close();
-    await parent?.close();
-  });
-  afterAll(async () => {
-    await shared?.drop();
-  });
 
   const host = async (name: string, env: Record<string, string> = {}): Promise<HostProcess> => {
-    const h = spawnHost("host", { ...shared.childEnv(name), ...env });
-    hosts.push(h);
+    const h = cluster.spawn("host", name, env);
     await h.line(/^ready/);
     return h;
   };
   /** A dispatching host that polls once a minute: between polls only wake-ups move it. */
   const slowPoller = (name: string) => host(name, { RUNPLANE_DISPATCHERS: "1", RUNPLANE_POLL_MS: MINUTE });
-  /** Runs of one result each (one task), created through the parent. */
+  /** Runs of one result each (one task), created through the parent; the receiver notes arrival times. */
   async function world(runs: number) {
-    await shared.reset();
     arrivals.clear();
-    parent = await openParent(shared);
-    receiver = await startReceiver({ "/hook": (body) => (arrivals.set(body.task_result_id, Date.now()), 200) });
+    parent = await cluster.open();
+    const receiver = await cluster.receive({ "/hook": (body) => (arrivals.set(body.task_result_id, Date.now()), 200) });
     await attachTasks(parent.runplane, [receiver.url("/hook")]);
     const created = [];
     for (let i = 0; i < runs; i++) {
@@ -65,7 +49,7 @@ describe.skipIf(!reachable)("several hosts on one database: wake-ups", () => {
    * to follow on the same connection), waiting until each has exited; resolves how many.
    */
   const terminate = async (name: string, query: string, like = true): Promise<number> => {
-    const { rows } = await shared.admin.query(
+    const { rows } = await cluster.shared.admin.query(
       `SELECT pg_terminate_backend(pid, 5000) AS ok FROM pg_stat_activity
        WHERE application_name = $1 AND state = 'idle' AND now() - state_change > interval '300 ms' AND (query LIKE $2) = $3`,
       [name, query, like],
@@ -94,12 +78,12 @@ describe.skipIf(!reachable)("several hosts on one database: wake-ups", () => {
     // Frozen, B cannot reconnect before the stage starts: that wake-up is lost for good.
     b.child.kill("SIGSTOP");
     await vi.waitFor(async () => expect(await terminate("relisten-b", "LISTEN%")).toBe(1), { timeout: 5_000, interval: 50 });
-    await parent!.runplane.runTasks.startStage(first!.runId, "post_plan");
+    await parent.runplane.runTasks.startStage(first!.runId, "post_plan");
     b.child.kill("SIGCONT");
     await deliveredWithin(first!.resultId, 5_000);
 
     const startedAt = Date.now();
-    await parent!.runplane.runTasks.startStage(second!.runId, "post_plan");
+    await parent.runplane.runTasks.startStage(second!.runId, "post_plan");
     await deliveredWithin(second!.resultId, 5_000);
     expect(arrivals.get(second!.resultId)! - startedAt).toBeLessThan(1_000);
     expect(await stop(b)).toStrictEqual([2]);
@@ -112,7 +96,7 @@ describe.skipIf(!reachable)("several hosts on one database: wake-ups", () => {
     // The pool hears it while the connection sits idle: without the adapter's listener, this
     // is where the process would crash (an unhandled 'error' event).
     await vi.waitFor(() => expect(b.stderr()).toContain("an idle connection failed (57P01)"), { timeout: 5_000, interval: 10 });
-    await parent!.runplane.runTasks.startStage(run!.runId, "post_plan");
+    await parent.runplane.runTasks.startStage(run!.runId, "post_plan");
     await deliveredWithin(run!.resultId, 5_000);
     expect(await stop(b)).toStrictEqual([1]);
     expect(b.stderr()).not.toContain('"level":"error"');
