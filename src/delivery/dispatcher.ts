@@ -15,6 +15,7 @@ import type { ClaimedDelivery, StopListening } from "../storage/types.js";
 import { runAttempt, type AttemptDeps, type DispatcherFailpoint, type Outcome } from "./attempt.js";
 import { createEgress, type HttpTransport, type Resolver } from "./egress.js";
 import { createSweeper } from "./sweeper.js";
+import { subscribeWakeups } from "./wakeups.js";
 
 export { DISPATCHER_FAILPOINTS, type DispatcherFailpoint } from "./attempt.js";
 
@@ -262,28 +263,16 @@ export function createDispatcher(runplane: DispatcherHost, options: DispatcherOp
       if (stopped) throw new Error("createDispatcher: a stopped dispatcher cannot be started again");
       if (running) return;
       running = true;
-      const started = (e: StageStatusEvent): void => {
-        if (e.to !== "running") return;
-        drained = false;
-        wake();
-      };
-      unsubscribe = runplane.runTasks.on?.("stage-status", started) ?? unsubscribe;
-      // decision D27: other processes' stage starts, retries and releases wake this one too.
       const woken = (): void => {
         drained = false;
         wake();
       };
-      listening = deliveries.listen(woken).then(
-        (stop) => {
-          // Rows enqueued between the first pass and the LISTEN taking hold sent no wake-up here.
-          if (stop) woken();
-          return stop;
-        },
-        (error: unknown) => {
-          log.warn("run task dispatcher hears no wake-ups from other processes; polling only", { error: error instanceof Error ? error.name : typeof error });
-          return null;
-        },
-      );
+      const started = (e: StageStatusEvent): void => {
+        if (e.to === "running") woken();
+      };
+      unsubscribe = runplane.runTasks.on?.("stage-status", started) ?? unsubscribe;
+      // decision D27: other processes' stage starts, retries and releases wake this one too.
+      listening = subscribeWakeups(deliveries, woken);
       schedule(0);
     },
     async stop({ graceMs = 10_000 } = {}) {

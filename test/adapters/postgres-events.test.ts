@@ -29,12 +29,12 @@ describe.skipIf(!reachable)("postgres: status changes across instances", () => {
     await admin.end();
     for (const pool of pools.splice(0)) await pool.end();
   });
-  /** One storage per pool (each stands for a process), all on `schema`. */
-  const open = async (count: number, schema = uniqueSchema("events")): Promise<PostgresStorage[]> => {
+  /** One storage per pool (each stands for a process), all on `schema`; `name` is the first pool's `application_name`. */
+  const open = async (count: number, schema = uniqueSchema("events"), name?: string): Promise<PostgresStorage[]> => {
     schemas.push(schema);
     const opened: PostgresStorage[] = [];
     for (let i = 0; i < count; i++) {
-      const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 3 });
+      const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 3, ...(i === 0 && name ? { application_name: name } : {}) });
       pools.push(pool);
       opened.push(await createPostgresStorage(pool, { schema }));
     }
@@ -109,6 +109,42 @@ describe.skipIf(!reachable)("postgres: status changes across instances", () => {
     await peer.taskStages.start(started(stage()), PENDING, [ours.write], [ours.row]);
     await sleep(150);
     expect(changes).toStrictEqual([]);
+  });
+
+  it("holds one LISTEN connection for wake-ups and changes, and brings both back when the server drops it", async () => {
+    const name = `rp-events-${process.pid}-${Date.now()}`;
+    const [a, b] = (await open(2, uniqueSchema("shared_listen"), name)) as [PostgresStorage, PostgresStorage];
+    let wakes = 0;
+    const stopWakes = await a.listen(() => wakes++);
+    const onA = await heard(a);
+    const listening = `SELECT pid, query FROM pg_stat_activity WHERE application_name = $1 AND query LIKE 'LISTEN%'`;
+    const admin = pools[1]!;
+    const before = (await admin.query(listening, [name])).rows;
+    expect(before).toHaveLength(1);
+
+    await admin.query("SELECT pg_terminate_backend($1, 5000)", [before[0].pid]);
+    await vi.waitFor(() => expect(wakes).toBe(1), { timeout: 5_000, interval: 10 });
+    expect((await admin.query(listening, [name])).rows).toHaveLength(1);
+    const { row, write } = await create(b);
+    await b.taskStages.start(started(stage()), PENDING, [write], [row]);
+    await vi.waitFor(() => {
+      expect(wakes).toBe(2);
+      expect(onA.map((c) => `${c.kind} ${c.from}->${c.to}`)).toStrictEqual(["stage pending->running"]);
+    }, { timeout: 5_000, interval: 10 });
+
+    // Wake-ups stop alone; changes still come on the same connection.
+    await stopWakes();
+    const second = { run: run({ id: rid("run", 2) }), stage: stage({ id: rid("ts", 2), runId: rid("run", 2) }) };
+    const r2 = result({ id: rid("taskrs", 2), stageId: second.stage.id, runId: second.run.id });
+    await b.runs.create(second.run, [second.stage], [r2]);
+    const row2 = delivery({ id: rid("dlv", 2), taskResultId: r2.id, stageId: second.stage.id, runId: second.run.id });
+    await b.taskStages.start(started(second.stage), PENDING, [{ next: { ...r2, version: 2 }, expected: PENDING }], [row2]);
+    await vi.waitFor(() => expect(onA).toHaveLength(2), { timeout: 5_000, interval: 10 });
+    expect(wakes).toBe(2);
+    // Closed, the storage gives the connection back to the host's pool, listening to nothing.
+    await a.close();
+    expect((await admin.query(`SELECT query FROM pg_stat_activity WHERE application_name = $1`, [name])).rows).toContainEqual({ query: "UNLISTEN *" });
+    expect((await admin.query(listening, [name])).rows).toHaveLength(0);
   });
 
   it("ignores payloads of other schemas, of its own origin, and malformed ones", () => {
