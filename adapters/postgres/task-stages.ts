@@ -77,8 +77,7 @@ export function createTaskStageStores(pool: PgPoolLike, q: string, deliveries: D
     resultsByStage: sql(`SELECT ${resultCols} FROM ${results.table} WHERE stage_id = @stage_id ORDER BY position, id`),
     resultByToken: sql(`SELECT ${resultCols} FROM ${results.table} WHERE access_token_digest = @digest`),
     resultCas: sql(updateSql(results, ` AND ${EXPECTED} AND ${MARK_ORIGIN}`, TASK_RESULT_STATE)),
-    // Issues a token, changes no status: the start's stage write has marked the transaction.
-    resultStart: sql(updateSql(results, ` AND ${EXPECTED} AND ${MARK_ORIGIN}`, TASK_RESULT_START)),
+    resultStart: sql(updateSql(results, ` AND ${EXPECTED}`, TASK_RESULT_START)),
     outcomesInsert: sql(insertManySql(outcomes)),
     outcomeGet: sql(`SELECT ${outcomeCols} FROM ${outcomes.table} WHERE id = @id`),
     outcomesByPosition: sql(pageOf(outcomes.table, outcomeCols, OUTCOME_FILTER, "position, id")),
