@@ -106,16 +106,18 @@ export function createNotificationHub(pool: PgPoolLike): NotificationHub {
         c?.release();
         return;
       }
-      let fresh = false;
+      const fresh = !client;
       if (!client) {
         const c = await pool.connect();
         c.on("notification", onNotification);
         c.on("error", onError);
         client = c;
-        fresh = true;
       }
-      for (const channel of wanted) if (!listened.has(channel)) await client.query({ text: `LISTEN ${channel}` }), listened.add(channel);
-      for (const channel of listened) if (!wanted.has(channel)) await client.query({ text: `UNLISTEN ${channel}` }), listened.delete(channel);
+      const c = client;
+      for (const channel of wanted) if (!listened.has(channel)) await c.query({ text: `LISTEN ${channel}` }), listened.add(channel);
+      for (const channel of listened) if (!wanted.has(channel)) await c.query({ text: `UNLISTEN ${channel}` }), listened.delete(channel);
+      // The connection failed while it was being set up (onError dropped it): not listening.
+      if (client !== c) throw new Error("runplane postgres: the listening connection was lost");
       if (fresh && lost) {
         lost = false;
         retryMs = FIRST_RETRY_MS;
@@ -123,6 +125,8 @@ export function createNotificationHub(pool: PgPoolLike): NotificationHub {
       }
     } catch (error) {
       drop(error);
+      // Whatever this attempt noted as listened belonged to a connection that is gone.
+      if (!client) listened.clear();
       throw error;
     }
   }
