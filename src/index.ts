@@ -193,6 +193,7 @@ export function createRunplane(options: RunplaneOptions) {
     transport,
     /** Closes the storage, and the transport when runplane created it. */
     close: async () => {
+      await services.runTasks.close();
       if (options.transport === undefined) await transport.close();
       await options.storage.close();
     },

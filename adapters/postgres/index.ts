@@ -1,11 +1,13 @@
-import type { Storage } from "../../src/storage/types.js";
+import { randomUUID } from "node:crypto";
+import type { StatusChangeFeed, Storage, StopListening } from "../../src/storage/types.js";
 import { createAgentTokenStore } from "./agent-tokens.js";
 import { createApiTokenStore } from "./api-tokens.js";
 import { createDirectoryStores } from "./directory.js";
 import type { PgPoolLike } from "./driver.js";
 import { createRevisionStore } from "./revisions.js";
 import { createRunTaskStores } from "./run-tasks.js";
-import { listenForDeliveries, type StopListening } from "./notify.js";
+import { createStatusChangeFeed } from "./events.js";
+import { createNotificationHub, deliveryWakeups } from "./notify.js";
 import { migrate, schemaPrefix } from "./schema.js";
 import { createTaskDeliveryStore } from "./task-deliveries.js";
 import { createTaskStageStores } from "./task-stages.js";
@@ -14,18 +16,25 @@ import { createVariableStore } from "./variables.js";
 
 export type { PgPoolClientLike, PgPoolLike, PgQueryConfig, PgQueryResult } from "./driver.js";
 export { PostgresStorageError } from "./driver.js";
-export type { StopListening } from "./notify.js";
+export type { StatusChange, StatusChangeFeed, StopListening } from "../../src/storage/types.js";
 
-/** A `Storage` on PostgreSQL, plus wake-ups for delivery dispatchers. */
+/** A `Storage` on PostgreSQL, with both cross-process members of the contract (decision D27). */
 export interface PostgresStorage extends Storage {
   /**
    * Calls `onWake` whenever any process sharing the database made deliveries of this schema
    * claimable (a stage start, a retry, a released lease; decision D27): a hint to claim now
-   * rather than at the next poll, never a replacement for polling. Holds one pool connection in
-   * `LISTEN` until stopped; when that connection is lost it reconnects and calls `onWake` once.
-   * Resolves once listening; rejects when no connection can be made.
+   * rather than at the next poll, never a replacement for polling. Shares the storage's one
+   * `LISTEN` connection (held while anything listens); when that connection is lost it reconnects
+   * and calls `onWake` once. Resolves once listening; rejects when no connection can be made.
    */
   listen(onWake: () => void): Promise<StopListening>;
+  /**
+   * Stage and result status changes that other storage instances (other processes, or other
+   * `createPostgresStorage` calls) stored in this schema, sent by triggers as `NOTIFY
+   * runplane_events` inside the writing transaction; this instance's own changes are left out.
+   * Shares the `LISTEN` connection of `listen`; changes sent while it reconnects are lost.
+   */
+  readonly changes: StatusChangeFeed;
 }
 
 export interface PostgresStorageOptions {
@@ -41,8 +50,9 @@ export interface PostgresStorageOptions {
  * A `Storage` on PostgreSQL through node-postgres: a host's `pg.Pool` (typed structurally), or a
  * connection string for which the adapter creates its own pool (`pg` is an optional peer
  * dependency, loaded only then). Several processes may share one database (decision D27): every
- * guarded primitive holds across them, delivery claims use `FOR UPDATE SKIP LOCKED`, and writes
- * that make deliveries claimable send `NOTIFY runplane_deliveries` (see `listen`).
+ * guarded primitive holds across them, delivery claims use `FOR UPDATE SKIP LOCKED`, writes that
+ * make deliveries claimable send `NOTIFY runplane_deliveries` (see `listen`), and status changes
+ * send `NOTIFY runplane_events` (see `changes`).
  *
  * It applies pending migrations first, each in its own transaction under an advisory lock, so
  * processes starting together apply each step once. It adds an `error` listener to the pool, so a
@@ -72,9 +82,11 @@ export async function createPostgresStorage(poolOrUrl: PgPoolLike | string, opti
     throw error;
   }
 
-  const { taskDeliveries, writer } = createTaskDeliveryStore(pool, schema, q);
-  // Listening connections are checked out: close() hands them back before ending the pool.
-  const listening = new Set<StopListening>();
+  // Tells this instance's own status changes from other instances' (events.ts).
+  const origin = randomUUID();
+  const { taskDeliveries, writer } = createTaskDeliveryStore(pool, schema, q, origin);
+  // The listening connection is checked out: close() hands it back before ending the pool.
+  const hub = createNotificationHub(pool);
   let closed = false;
   return {
     ...createDirectoryStores(pool, q),
@@ -83,22 +95,15 @@ export async function createPostgresStorage(poolOrUrl: PgPoolLike | string, opti
     agentTokens: createAgentTokenStore(pool, q),
     teamProjects: createTeamProjectStore(pool, q),
     ...createRunTaskStores(pool, q),
-    ...createTaskStageStores(pool, q, writer),
+    ...createTaskStageStores(pool, q, writer, origin),
     taskDeliveries,
     revisions: createRevisionStore(pool, q),
-    async listen(onWake) {
-      const stop = await listenForDeliveries(pool, schema, onWake);
-      const tracked: StopListening = async () => {
-        listening.delete(tracked);
-        await stop();
-      };
-      listening.add(tracked);
-      return tracked;
-    },
+    listen: (onWake) => hub.subscribe(deliveryWakeups(schema, onWake)),
+    changes: createStatusChangeFeed(hub, schema, origin),
     async close() {
       if (closed) return;
       closed = true;
-      await Promise.all([...listening].map((stop) => stop()));
+      await hub.close();
       if (owned) await pool.end();
       pool.removeListener("error", onError);
     },

@@ -1,6 +1,7 @@
 import { assertKnownVersion, migrationFailed, type SqlMigration } from "../sql/migrations.js";
 import type { PgPoolLike, Queryable } from "./driver.js";
 import { transaction } from "./driver.js";
+import { STATUS_EVENTS_MIGRATION } from "./events.js";
 import { REVISIONS_MIGRATION } from "./revisions.js";
 import { RUN_TASKS_MIGRATION } from "./run-task-migration.js";
 import { TEXT } from "./sql.js";
@@ -88,7 +89,13 @@ const CREDENTIALS_MIGRATION: PgMigration = {
  * The schema, in order; `runplane_schema_version` holds one row per applied step. Append only:
  * never edit, reorder or remove a released step.
  */
-export const MIGRATIONS: readonly PgMigration[] = [DIRECTORY_MIGRATION, CREDENTIALS_MIGRATION, RUN_TASKS_MIGRATION, REVISIONS_MIGRATION];
+export const MIGRATIONS: readonly PgMigration[] = [
+  DIRECTORY_MIGRATION,
+  CREDENTIALS_MIGRATION,
+  RUN_TASKS_MIGRATION,
+  REVISIONS_MIGRATION,
+  STATUS_EVENTS_MIGRATION,
+];
 
 /** Every runplane process takes this transaction-scoped lock to migrate ("runplane" in ASCII). */
 export const MIGRATION_LOCK_KEY = "8247625214993841765";

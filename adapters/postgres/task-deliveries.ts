@@ -4,6 +4,7 @@ import { assertDistinctIds, plusMs } from "../../src/storage/outbox-rules.js";
 import { DELIVERIES, fromDeliveryRow, toDeliveryRow, type DeliveryRow } from "../sql/run-task-rows.js";
 import type { PgPoolLike } from "./driver.js";
 import { changed, retrying, rowsOf, sql } from "./driver.js";
+import { MARK_ORIGIN } from "./events.js";
 import { NOTIFY_SQL } from "./notify.js";
 import { insertManySql } from "./sql.js";
 import type { DeliveryWriter } from "./task-stages.js";
@@ -27,6 +28,7 @@ export function createTaskDeliveryStore(
   pool: PgPoolLike,
   schema: string,
   q: string,
+  origin: string,
 ): { taskDeliveries: TaskDeliveryStore; writer: DeliveryWriter } {
   const table = `${q}task_deliveries`;
   const payloads = `${q}task_delivery_payloads`;
@@ -71,7 +73,7 @@ export function createTaskDeliveryStore(
     async settle(batch) {
       assertDistinctIds(batch);
       if (batch.length === 0) return [];
-      const rows = await retrying(() => rowsOf<{ kind: string; id: string }>(pool, s.settle, { schema, ...settleParams(batch) }));
+      const rows = await retrying(() => rowsOf<{ kind: string; id: string }>(pool, s.settle, { schema, origin, ...settleParams(batch) }));
       const written = new Set(rows.filter((r) => r.kind === "row").map((r) => r.id));
       const advanced = new Set(rows.filter((r) => r.kind === "result").map((r) => r.id));
       return batch.map((entry): SettleOutcome => ({ written: written.has(entry.id), result: advanced.has(entry.id) }));
@@ -137,7 +139,8 @@ function claimSql(q: string): string {
 
 /**
  * One statement for a whole batch: each entry's row write is guarded by its fencing token and an
- * open row; a close's result advance runs only for rows written and results still as expected.
+ * open row; a close's result advance runs only for rows written and results still as expected
+ * (and carries the origin to the status event trigger, events.ts).
  * It answers with the ids of the rows written (`row`) and of the entries whose result advanced,
  * and wakes listeners (`woke`) when a retry or a release made a row claimable again.
  */
@@ -166,7 +169,7 @@ function settleSql(q: string): string {
       SET status = a.status, status_timestamps = a.status_timestamps, version = a.version, updated_at = a.updated_at
       FROM advances a
       WHERE a.delivery_id IN (SELECT id FROM written) AND r.id = a.result_id
-        AND r.version = a.expected_version AND a.expected_statuses::jsonb ? r.status
+        AND r.version = a.expected_version AND a.expected_statuses::jsonb ? r.status AND ${MARK_ORIGIN}
       RETURNING a.delivery_id),
     woke AS (
       ${NOTIFY_SQL} WHERE EXISTS (SELECT 1 FROM written w JOIN input i ON i.id = w.id WHERE i.type <> 'close'))

@@ -25,6 +25,7 @@ import { insertSql, updateSql } from "../sql/statements.js";
 import type { PgPoolLike, Queryable } from "./driver.js";
 import { changed, GuardFailed, rowsOf, sql, transaction } from "./driver.js";
 import { pageFrom, pageOf, type PagedRow } from "./pages.js";
+import { MARK_ORIGIN } from "./events.js";
 import { EXPECTED, insertManySql, qualified } from "./sql.js";
 
 const OUTCOME_FILTER = `task_result_id = @result AND (@severity::text IS NULL OR severity_label = @severity::text)
@@ -47,8 +48,11 @@ export interface TaskStageStores {
   taskResultOutcomes: TaskResultOutcomeStore;
 }
 
-/** Runs, stages, results and outcomes; `deliveries` writes the outbox rows a stage start enqueues. */
-export function createTaskStageStores(pool: PgPoolLike, q: string, deliveries: DeliveryWriter): TaskStageStores {
+/**
+ * Runs, stages, results and outcomes; `deliveries` writes the outbox rows a stage start enqueues.
+ * Status changes carry `origin` to the status event triggers (events.ts).
+ */
+export function createTaskStageStores(pool: PgPoolLike, q: string, deliveries: DeliveryWriter, origin: string): TaskStageStores {
   const runs = qualified(q, RUNS);
   const stages = qualified(q, TASK_STAGES);
   const results = qualified(q, TASK_RESULTS);
@@ -66,12 +70,12 @@ export function createTaskStageStores(pool: PgPoolLike, q: string, deliveries: D
     stagesAll: sql(`SELECT ${stageCols} FROM ${stages.table} WHERE run_id = @run_id ORDER BY sequence, id`),
     stagesPage: sql(pageOf(stages.table, stageCols, "run_id = @run_id", "sequence, id")),
     // Compare-and-set writes only the state columns (the rest is fixed when the run is created).
-    stageCas: sql(updateSql(stages, ` AND ${EXPECTED}`, TASK_STAGE_STATE)),
+    stageCas: sql(updateSql(stages, ` AND ${EXPECTED} AND ${MARK_ORIGIN}`, TASK_STAGE_STATE)),
     resultsInsert: sql(insertManySql(results)),
     resultGet: sql(`SELECT ${resultCols} FROM ${results.table} WHERE id = @id`),
     resultsByStage: sql(`SELECT ${resultCols} FROM ${results.table} WHERE stage_id = @stage_id ORDER BY position, id`),
     resultByToken: sql(`SELECT ${resultCols} FROM ${results.table} WHERE access_token_digest = @digest`),
-    resultCas: sql(updateSql(results, ` AND ${EXPECTED}`, TASK_RESULT_STATE)),
+    resultCas: sql(updateSql(results, ` AND ${EXPECTED} AND ${MARK_ORIGIN}`, TASK_RESULT_STATE)),
     resultStart: sql(updateSql(results, ` AND ${EXPECTED}`, TASK_RESULT_START)),
     outcomesInsert: sql(insertManySql(outcomes)),
     outcomeGet: sql(`SELECT ${outcomeCols} FROM ${outcomes.table} WHERE id = @id`),
@@ -89,9 +93,9 @@ export function createTaskStageStores(pool: PgPoolLike, q: string, deliveries: D
   const json = <T, Row>(records: readonly T[], to: (record: T) => Row) => ({ rows: JSON.stringify(records.map(to)) });
 
   const stageCas = (db: Queryable, expected: Expected<string>, next: TaskStageRecord) =>
-    changed(db, s.stageCas, { ...toTaskStageRow(next), ...guard(expected) });
+    changed(db, s.stageCas, { ...toTaskStageRow(next), ...guard(expected), origin });
   const resultCas = (db: Queryable, expected: Expected<string>, next: TaskResultRecord, statement = s.resultCas) =>
-    changed(db, statement, { ...toTaskResultRow(next), ...guard(expected) });
+    changed(db, statement, { ...toTaskResultRow(next), ...guard(expected), origin });
 
   return {
     runs: {

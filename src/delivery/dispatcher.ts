@@ -11,10 +11,11 @@ import { hostname } from "node:os";
 import type { StageStatusEvent } from "../services/run-task-events.js";
 import type { RunTaskSettings } from "../services/run-task-settings.js";
 import type { TaskDeliveryService } from "../services/task-deliveries.js";
-import type { ClaimedDelivery } from "../storage/types.js";
+import type { ClaimedDelivery, StopListening } from "../storage/types.js";
 import { runAttempt, type AttemptDeps, type DispatcherFailpoint, type Outcome } from "./attempt.js";
 import { createEgress, type HttpTransport, type Resolver } from "./egress.js";
 import { createSweeper } from "./sweeper.js";
+import { subscribeWakeups } from "./wakeups.js";
 
 export { DISPATCHER_FAILPOINTS, type DispatcherFailpoint } from "./attempt.js";
 
@@ -45,8 +46,9 @@ export interface DispatcherOptions {
   batchSize?: number;
   /**
    * Real-time pause between polls when nothing is due, and between sweeps, in ms. Default 1 s.
-   * Stages started through the same runplane instance wake the dispatcher at once; the poll finds
-   * what other processes enqueued and retries coming due.
+   * Stages started through the same runplane instance wake the dispatcher at once, and so do the
+   * storage's wake-ups from other processes when it offers them (`Storage.listen`, PostgreSQL);
+   * the poll stays the authority: it finds retries coming due and anything a wake-up missed.
    */
   pollIntervalMs?: number;
   /** Jitter source in [0, 1). Default `Math.random`. */
@@ -66,10 +68,13 @@ export interface TickReport {
 }
 
 export interface Dispatcher {
-  /** Starts polling in the background. Idempotent. */
+  /**
+   * Starts polling in the background and, when the storage offers them (`Storage.listen`), listening
+   * for wake-ups from other processes, with one catch-up pass once listening. Idempotent.
+   */
   start(): void;
   /**
-   * Stops polling. Attempts in flight may finish for `graceMs` (default 10 s); then they are
+   * Stops polling and listening. Attempts in flight may finish for `graceMs` (default 10 s); then they are
    * abandoned and their rows released, as are claimed rows not yet sent, so no lease stays held.
    * Closes a transport it created.
    */
@@ -201,6 +206,7 @@ export function createDispatcher(runplane: DispatcherHost, options: DispatcherOp
   // otherwise, a finished attempt does not claim again.
   let drained = false;
   let unsubscribe = (): void => undefined;
+  let listening: Promise<StopListening | null> = Promise.resolve(null);
 
   const queued = (): number => queue.length - head;
   // Requests on the network now; an attempt whose answer waits for its batched record is not one.
@@ -257,12 +263,16 @@ export function createDispatcher(runplane: DispatcherHost, options: DispatcherOp
       if (stopped) throw new Error("createDispatcher: a stopped dispatcher cannot be started again");
       if (running) return;
       running = true;
-      const started = (e: StageStatusEvent): void => {
-        if (e.to !== "running") return;
+      const woken = (): void => {
         drained = false;
         wake();
       };
+      const started = (e: StageStatusEvent): void => {
+        if (e.to === "running") woken();
+      };
       unsubscribe = runplane.runTasks.on?.("stage-status", started) ?? unsubscribe;
+      // decision D27: other processes' stage starts, retries and releases wake this one too.
+      listening = subscribeWakeups(deliveries, woken);
       schedule(0);
     },
     async stop({ graceMs = 10_000 } = {}) {
@@ -271,6 +281,8 @@ export function createDispatcher(runplane: DispatcherHost, options: DispatcherOp
       unsubscribe();
       clearTimeout(timer);
       clearImmediate(immediate);
+      const stopListening = await listening;
+      await stopListening?.().catch(() => undefined);
       await pass;
       const unsent = queue.splice(head);
       await Promise.all(unsent.map((c) => deliveries.release(c.row).catch(() => false)));

@@ -13,7 +13,7 @@ import { createTaskStageService } from "./task-stages.js";
  */
 export function createRunTaskService(ctx: ServiceContext) {
   const settings = ctx.runTasks ?? resolveRunTaskSettings({});
-  const events = createRunTaskEmitter(ctx.logger);
+  const events = createRunTaskEmitter(ctx.logger, ctx.storage.changes);
   const config = createRunTaskConfig(ctx);
   const stages = createTaskStageService(ctx, settings, events);
   const callbacks = createTaskCallbackService(ctx, settings, stages);
@@ -38,8 +38,20 @@ export function createRunTaskService(ctx: ServiceContext) {
     verifyAccessToken: callbacks.verifyAccessToken,
     listOutcomes: callbacks.listOutcomes,
     getOutcome: callbacks.getOutcome,
-    /** Subscribes to `stage-status` or `result-status`; resolves an unsubscribe function. */
+    /**
+     * Subscribes to `stage-status` or `result-status`; returns an unsubscribe function. With a
+     * storage shared by several processes (`Storage.changes`, decision D27) listeners also hear
+     * the changes the other processes store, each once.
+     */
     on: events.on,
+    /**
+     * Resolves true once `on` listeners hear the changes other processes store (D27), false when
+     * the storage offers no such feed (memory and SQLite serve one process), when no listener is
+     * registered, or while the feed cannot be reached (it is retried).
+     */
+    listening: events.listening,
+    /** Stops hearing other processes; `runplane.close()` calls it. */
+    close: events.close,
     /**
      * The delivery outbox (D15, D16) as steps: `claim`, `prepare`, `succeed`, `fail`, `release`,
      * `listExpired`, `expire`, `listUnsettledStages`, `settle`. `createDispatcher` drives them.

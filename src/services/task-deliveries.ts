@@ -2,7 +2,7 @@ import { rowBinding } from "../crypto/keyring.js";
 import { buildRunTaskRequest, runTaskRequestHeaders, serializeRunTaskRequest } from "../domain/run-task-request.js";
 import { TIMED_OUT_MESSAGE, transitionResult, type ResultEvent } from "../domain/stage-machine.js";
 import type { RunRecord, TaskDeliveryRecord, TaskResultRecord } from "../schemas/run-task-records.js";
-import type { ClaimedDelivery, ClaimedResult, DeliverySettlement, ResultAdvance } from "../storage/types.js";
+import type { ClaimedDelivery, ClaimedResult, DeliverySettlement, ResultAdvance, StopListening } from "../storage/types.js";
 import type { ServiceContext } from "./context.js";
 import { hmacKeyBinding } from "./run-task-config.js";
 import type { RunTaskSettings } from "./run-task-settings.js";
@@ -266,6 +266,11 @@ export function createTaskDeliveryService(
       return outcome.written ? "retry" : "lost";
     },
 
+    /**
+     * decision D27: wake-ups from every process sharing the storage (`Storage.listen`), when it
+     * offers them. Resolves a function that stops them, or null without.
+     */
+    listen: (onWake: () => void): Promise<StopListening | null> => (s.listen ? s.listen(onWake) : Promise.resolve(null)),
     /** Gives a claimed row back unused (a stopping dispatcher, a lease too short to start on). */
     release: async (row: TaskDeliveryRecord): Promise<boolean> => (await push({ ...lease(row), type: "release" })).written,
     /** Resolves once every settlement asked for so far is stored. */

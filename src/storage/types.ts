@@ -1,3 +1,4 @@
+import type { StatusChangeFeed, StopListening } from "./notifications.js";
 import type { RevisionStore } from "./revisions.js";
 import type { AgentPool, Organization, PolicySet, Project, Team, User, Workspace } from "../schemas/directory.js";
 import type { ApiTokenRecord, Page, PageRequest, VariableRecord, VarOwner } from "../schemas/records.js";
@@ -56,6 +57,24 @@ export interface Storage {
    * every read goes to the stores.
    */
   readonly revisions?: RevisionStore;
+  /**
+   * Optional delivery wake-ups across processes (decision D27). Calls `onWake` soon after any
+   * process sharing the storage committed a write that made deliveries claimable (a stage start's
+   * new rows, a retry, a released lease), and once more after every reconnect of the underlying
+   * subscription, since wake-ups sent meanwhile were lost. A hint only: a dispatcher still polls,
+   * and a wake-up may come when nothing is due. Resolves once listening, with a function that
+   * stops it; rejects when it cannot listen (nothing stays subscribed then). `createDispatcher`
+   * subscribes in `start()` and stops in `stop()`. Adapters for one process (memory, SQLite)
+   * leave it out: the dispatcher hears its own instance's stage starts through `runTasks.on`.
+   */
+  listen?(onWake: () => void): Promise<StopListening>;
+  /**
+   * Optional status changes of other processes sharing the storage (`./notifications.ts`), so
+   * `runTasks.on(...)` hears every stage and result change once per process, whichever process
+   * made it. Adapters for one process (memory, SQLite) leave it out: every change is made by the
+   * one instance, which emits it itself.
+   */
+  readonly changes?: StatusChangeFeed;
   /** Releases the underlying resources. Calls after close may throw. */
   close(): Promise<void>;
 }
@@ -226,3 +245,4 @@ export interface TeamProjectStore {
 
 export type * from "./run-tasks-types.js";
 export type { RevisionStore } from "./revisions.js";
+export type { ResultStatusChange, StageStatusChange, StatusChange, StatusChangeFeed, StopListening } from "./notifications.js";

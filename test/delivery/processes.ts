@@ -102,17 +102,16 @@ export interface SharedFile {
   dispose(): Promise<void>;
 }
 
-/** A temp SQLite file with acme/ws-a, and a parent runplane on it allowed to reach 127.0.0.1. */
-export async function sharedFile(synchronous: SqliteSynchronousMode = "FULL"): Promise<SharedFile> {
-  const dir = mkdtempSync(join(tmpdir(), "runplane-dispatch-"));
-  const path = join(dir, "runplane.db");
-  const key = generateKey();
-  const storage = createSqliteStorage(new Database(path), { synchronous });
+/**
+ * The test process's own runplane on a storage its children share (keyring key `key`), allowed to
+ * reach 127.0.0.1 only, with organization `acme`, project `prj-a` and workspace `ws-a`.
+ */
+export async function parentRunplane(storage: Storage, key: string, clock?: () => Date): Promise<Runplane> {
   const parent = createRunplane({
     storage,
     logger: silentLogger,
     keyring: { keys: [{ id: "k1", key }] },
-    clock: () => new Date(START),
+    ...(clock ? { clock } : {}),
     publicUrl: "https://runplane.example",
     egress: { allow: ["127.0.0.1/32"], resolve: noRealDns },
   });
@@ -120,6 +119,16 @@ export async function sharedFile(synchronous: SqliteSynchronousMode = "FULL"): P
   await d.organizations.create({ name: "acme" });
   await d.projects.create({ id: "prj-a", name: "alpha", organization: "acme" });
   await d.workspaces.create({ id: "ws-a", name: "alpha-ws", organization: "acme", projectId: "prj-a" });
+  return parent;
+}
+
+/** A temp SQLite file with acme/ws-a, and a parent runplane on it allowed to reach 127.0.0.1. */
+export async function sharedFile(synchronous: SqliteSynchronousMode = "FULL"): Promise<SharedFile> {
+  const dir = mkdtempSync(join(tmpdir(), "runplane-dispatch-"));
+  const path = join(dir, "runplane.db");
+  const key = generateKey();
+  const storage = createSqliteStorage(new Database(path), { synchronous });
+  const parent = await parentRunplane(storage, key, () => new Date(START));
   return {
     path,
     key,
@@ -133,10 +142,17 @@ export async function sharedFile(synchronous: SqliteSynchronousMode = "FULL"): P
   };
 }
 
-/** Creates and attaches one mandatory post_plan task per URL through the parent (each verified). */
-export async function attachTasks(file: SharedFile, urls: string[]): Promise<void> {
+/**
+ * Creates one mandatory post_plan task per URL through `parent` (a `SharedFile`'s or any runplane;
+ * each verified) and attaches it to `ws-a`; resolves the task ids.
+ */
+export async function attachTasks(parent: SharedFile | Runplane, urls: string[]): Promise<string[]> {
+  const runplane = "handler" in parent ? parent : parent.parent;
+  const ids: string[] = [];
   for (const [i, url] of urls.entries()) {
-    const task = await file.parent.runTasks.tasks.create("acme", { name: `task-${i}`, url });
-    await file.parent.runTasks.workspaceTasks.create("ws-a", task.id, { "enforcement-level": "mandatory", stages: ["post_plan"] });
+    const task = await runplane.runTasks.tasks.create("acme", { name: `task-${i}`, url });
+    await runplane.runTasks.workspaceTasks.create("ws-a", task.id, { "enforcement-level": "mandatory", stages: ["post_plan"] });
+    ids.push(task.id);
   }
+  return ids;
 }

@@ -1,4 +1,5 @@
 import pg from "pg";
+import { describe, it } from "vitest";
 
 /** The database the PostgreSQL tests use: `DATABASE_URL`, or the local default. */
 export const DATABASE_URL = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
@@ -20,6 +21,25 @@ export async function probeDatabase(url = DATABASE_URL): Promise<string | null> 
   } finally {
     await client.end().catch(() => undefined);
   }
+}
+
+/**
+ * Probes the database for a test file and says whether its PostgreSQL suites run. Without a
+ * database they skip locally, printing why; under CI (`CI` set) a case that fails takes their place.
+ */
+export async function postgresReachable(label: string): Promise<boolean> {
+  const unreachable = await probeDatabase();
+  if (unreachable === null) return true;
+  if (process.env.CI) {
+    describe(`${label}: database`, () => {
+      it("answers at DATABASE_URL", () => {
+        throw new Error(`CI needs PostgreSQL: ${unreachable}`);
+      });
+    });
+  } else {
+    console.warn(`${label} tests skipped: ${unreachable} (set DATABASE_URL)`);
+  }
+  return false;
 }
 
 /** A schema name no other test file (or run) uses. */
