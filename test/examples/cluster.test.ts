@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
+import { createServer } from "node:net";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -11,6 +12,23 @@ const unreachable = await probeDatabase();
 // Locally a missing database skips (and says why); in CI it must fail, never pass by skipping.
 const skip = unreachable !== null && !process.env.CI;
 if (skip) console.warn(`cluster example tests skipped: ${unreachable} (set DATABASE_URL)`);
+
+/** A port whose successor is free too (the cluster takes consecutive ports). */
+async function freePortPair(): Promise<number> {
+  const listen = (port: number) =>
+    new Promise<number | null>((resolve) => {
+      const server = createServer();
+      server.once("error", () => resolve(null));
+      server.listen(port, "127.0.0.1", () => {
+        const bound = (server.address() as { port: number }).port;
+        server.close(() => resolve(bound));
+      });
+    });
+  for (;;) {
+    const port = await listen(0);
+    if (port !== null && port < 65_000 && (await listen(port + 1)) !== null) return port;
+  }
+}
 
 const jsonapi = (token: string) => ({ authorization: `Bearer ${token}`, "content-type": "application/vnd.api+json" });
 
@@ -28,11 +46,14 @@ describe.skipIf(skip)("examples/cluster: reference hosts on one PostgreSQL datab
     rmSync(dataDir, { recursive: true, force: true });
   });
 
-  it("starts 2 hosts together that seed once, share the token and keyring, and see each other's writes; Ctrl-C stops both", async () => {
-    const token = "cluster-test-admin-token-0123456789";
-    const child = spawn(process.execPath, ["--import", "tsx", "examples/cluster/main.ts", "--hosts", "2", "--port", "0"], {
+  const token = "cluster-test-admin-token-0123456789";
+
+  /** Starts `examples/cluster` with 2 hosts from `port` and resolves once both answer. */
+  async function startCluster(port: string, env: Record<string, string> = {}) {
+    if (cluster && cluster.exitCode === null) cluster.kill("SIGKILL");
+    const child = spawn(process.execPath, ["--import", "tsx", "examples/cluster/main.ts", "--hosts", "2", "--port", port], {
       cwd: ROOT,
-      env: { ...process.env, DATABASE_URL, DATABASE_SCHEMA: schema, DATA_DIR: dataDir, ADMIN_TOKEN: token, DATABASE_POOL_SIZE: "4" },
+      env: { ...process.env, DATABASE_URL, DATABASE_SCHEMA: schema, DATA_DIR: dataDir, ADMIN_TOKEN: token, DATABASE_POOL_SIZE: "4", ...env },
       stdio: ["ignore", "pipe", "pipe"],
     });
     cluster = child;
@@ -44,11 +65,17 @@ describe.skipIf(skip)("examples/cluster: reference hosts on one PostgreSQL datab
       if (Date.now() > deadline || child.exitCode !== null) throw new Error(`cluster did not start:\n${out}`);
       await new Promise((r) => setTimeout(r, 100));
     }
-    const [a, b] = [...out.matchAll(/^ {2}host \d: (\S+)$/gm)].map((m) => m[1]!);
+    const hosts = [...out.matchAll(/^ {2}host \d: (\S+)$/gm)].map((m) => m[1]!);
+    return { child, hosts, output: () => out };
+  }
+
+  it("starts 2 hosts together that seed once, share the token and keyring, and see each other's writes; Ctrl-C stops both", async () => {
+    const { child, output, hosts } = await startCluster("0");
+    const [a, b] = hosts;
     expect(a).toBeDefined();
     expect(b).toBeDefined();
     expect(a).not.toBe(b);
-    expect(out).not.toContain(token);
+    expect(output()).not.toContain(token);
 
     // Both answer with the one ADMIN_TOKEN; neither start revoked what the other one uses.
     for (const api of [a!, b!]) expect((await fetch(`${api}/workspaces/ws-demo/vars`, { headers: jsonapi(token) })).status).toBe(200);
@@ -84,6 +111,27 @@ describe.skipIf(skip)("examples/cluster: reference hosts on one PostgreSQL datab
     const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
     child.kill("SIGINT");
     expect(await exited).toBe(0);
-    expect(out.match(/received SIG(INT|TERM), shutting down/g)).toHaveLength(2);
+    expect(output().match(/received SIG(INT|TERM), shutting down/g)).toHaveLength(2);
+  }, 90_000);
+
+  it("answers POST /demo/runs on host B when the integration calls back to host A (events cross hosts, D27)", async () => {
+    // Behind a load balancer the callback URL is the balancer's; here every host advertises host
+    // A's address, so every callback lands on A while B's request waits for the stage events.
+    const base = await freePortPair();
+    const { child, hosts } = await startCluster(String(base), { PUBLIC_URL: `http://127.0.0.1:${base}` });
+    const [a, b] = hosts;
+    expect(a).toBe(`http://127.0.0.1:${base}/api/v2`);
+    const started = Date.now();
+    const demo = await fetch(`${b!.replace(/\/api\/v2$/, "")}/demo/runs`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body: JSON.stringify({ message: "callbacks land on host A" }),
+    });
+    expect(((await demo.json()) as any).stages).toStrictEqual({ post_plan: "passed", pre_apply: "passed" });
+    // Without cross-host events B would only notice at its 60 s wait's end.
+    expect(Date.now() - started).toBeLessThan(15_000);
+    const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+    child.kill("SIGINT");
+    expect(await exited).toBe(0);
   }, 90_000);
 });
