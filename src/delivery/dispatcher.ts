@@ -14,7 +14,7 @@ import type { TaskDeliveryService } from "../services/task-deliveries.js";
 import type { ClaimedDelivery, StopListening } from "../storage/types.js";
 import { runAttempt, type AttemptDeps, type DispatcherFailpoint, type Outcome } from "./attempt.js";
 import { createEgress, type HttpTransport, type Resolver } from "./egress.js";
-import { createSweeper } from "./sweeper.js";
+import { createSweeper, UNSETTLED_SCAN_MS } from "./sweeper.js";
 import { subscribeWakeups } from "./wakeups.js";
 
 export { DISPATCHER_FAILPOINTS, type DispatcherFailpoint } from "./attempt.js";
@@ -202,6 +202,7 @@ export function createDispatcher(runplane: DispatcherHost, options: DispatcherOp
   let pass: Promise<void> | null = null;
   let again = false;
   let lastSweep = 0;
+  let lastUnsettledScan = 0;
   // The last claim found fewer rows than it asked for: until a poll or a started stage says
   // otherwise, a finished attempt does not claim again.
   let drained = false;
@@ -245,7 +246,9 @@ export function createDispatcher(runplane: DispatcherHost, options: DispatcherOp
         pump();
         if (Date.now() - lastSweep >= pollIntervalMs) {
           lastSweep = Date.now();
-          await sweeper.sweep();
+          const unsettled = Date.now() - lastUnsettledScan >= UNSETTLED_SCAN_MS;
+          if (unsettled) lastUnsettledScan = Date.now();
+          await sweeper.sweep({ unsettled });
         }
       } catch (err) {
         log.error("run task dispatcher pass failed", { error: err instanceof Error ? err.name : typeof err });

@@ -178,3 +178,17 @@ describe("dispatcher: requests it cannot build", () => {
     expect(() => createDispatcher(host, { pollIntervalMs: 1.5 })).toThrow(TypeError);
   });
 });
+
+describe("dispatcher: background sweeps", () => {
+  it("looks for stages left running once at start and then at most every 30 s, while deadlines are swept every poll", async () => {
+    a = await deliveryApp();
+    const { deliveries } = a.runplane.runTasks;
+    const unsettled = vi.spyOn(deliveries, "listUnsettledStages");
+    const expired = vi.spyOn(deliveries, "listExpired");
+    const dispatcher = a.dispatcher({ pollIntervalMs: 5 });
+    dispatcher.start();
+    await vi.waitFor(() => expect(expired.mock.calls.length).toBeGreaterThanOrEqual(5), { timeout: 2_000, interval: 5 });
+    await dispatcher.stop();
+    expect(unsettled).toHaveBeenCalledTimes(1);
+  });
+});
