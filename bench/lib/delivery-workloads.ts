@@ -106,13 +106,17 @@ export async function fanOut(w: Workload, options: { workspaceId: string; runs: 
  * Outbox depth: with the dispatcher stopped, `runs` stages of `workspaceId` are started (their
  * requests pile up due in the outbox, untimed); then a fresh dispatcher drains them. Resolves the
  * drain rate from its start to the last 200, and the process's RSS before queueing, once queued
- * and once drained (no forced GC: the growth a host would see).
+ * and once drained.
  */
 export async function outboxDepth(w: Workload, options: { workspaceId: string; runs: number }) {
   const { runTasks } = w.runplane;
   const ids = await createRuns(w.runplane, options.workspaceId, options.runs);
   const expected = ids.length * (await runTasks.workspaceTasks.list(options.workspaceId)).items.length;
-  const rss = (): number => Math.round(process.memoryUsage().rss / 1e6);
+  // After a full GC when the server runs with --expose-gc (the depth rig does): what stays held.
+  const rss = (): number => {
+    (globalThis as { gc?: () => void }).gc?.();
+    return Math.round(process.memoryUsage().rss / 1e6);
+  };
   const resume = await w.pauseDispatcher();
   const rssBefore = rss();
   for (let i = 0; i < ids.length; i += 1000) await Promise.all(ids.slice(i, i + 1000).map((id) => runTasks.startStage(id, STAGE)));
