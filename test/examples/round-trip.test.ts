@@ -27,7 +27,8 @@ interface Started {
 async function start(): Promise<Started> {
   const child = spawn(process.execPath, ["--import", "tsx", "examples/server/main.ts"], {
     cwd: ROOT,
-    env: { ...process.env, PORT: "0", INTEGRATION_PORT: "0", DATA_DIR: dataDir },
+    // The embedded SQLite file, even where the environment names a database (CI does).
+    env: { ...process.env, DATABASE_URL: "", PORT: "0", INTEGRATION_PORT: "0", DATA_DIR: dataDir },
     stdio: ["ignore", "pipe", "pipe"],
   });
   children.push(child);
