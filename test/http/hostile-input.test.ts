@@ -1,0 +1,48 @@
+import Database from "better-sqlite3";
+import { afterEach, describe, expect, it } from "vitest";
+import { createSqliteStorage } from "../../adapters/sqlite/index.js";
+import { createTestApp, type TestApp } from "../helpers/app.js";
+
+// Hostile input (decision D26): a deeply nested body and an absurd page number are the caller's
+// error (400, 422), never a 500, whoever sends them.
+
+const nested = (depth: number): string => "[".repeat(depth) + "]".repeat(depth);
+
+let app: TestApp;
+afterEach(async () => app?.runplane.close());
+
+describe("hostile input: nested bodies", () => {
+  it("answers 400 to a body nested 3,000 levels deep, and never a 500 without a credential", async () => {
+    app = await createTestApp();
+    const owner = await app.call("POST", "/api/v2/workspaces/ws-a/vars", { raw: nested(3000) });
+    expect(owner.status).toBe(400);
+    expect(owner.json.errors[0].detail).toMatch(/nested deeper than 64/);
+    // Without a credential the answer is the missing credential's, never a 500.
+    expect((await app.call("POST", "/api/v2/workspaces/ws-a/vars", { raw: nested(3000), token: null })).status).toBe(401);
+    const callback = await app.call("PATCH", "/api/v2/task-results/taskrs-0000000000000000/callback", { raw: nested(3000), token: null });
+    expect(callback.status).toBeLessThan(500);
+  });
+
+  it("accepts 64 levels and refuses 65, objects and arrays alike", async () => {
+    app = await createTestApp();
+    const objects = (depth: number): string => '{"a":'.repeat(depth - 1) + "{}" + "}".repeat(depth - 1);
+    expect((await app.call("POST", "/api/v2/workspaces/ws-a/vars", { raw: nested(64) })).status).not.toBe(400);
+    expect((await app.call("POST", "/api/v2/workspaces/ws-a/vars", { raw: objects(64) })).status).not.toBe(400);
+    expect((await app.call("POST", "/api/v2/workspaces/ws-a/vars", { raw: nested(65) })).status).toBe(400);
+    expect((await app.call("POST", "/api/v2/workspaces/ws-a/vars", { raw: objects(65) })).status).toBe(400);
+  });
+});
+
+describe("hostile input: page numbers", () => {
+  it("answers 422 to page[number] beyond 1,000,000 on a list stored in SQLite, and serves 1,000,000 itself", async () => {
+    app = await createTestApp({ storage: createSqliteStorage(new Database(":memory:")) });
+    const tasks = "/api/v2/organizations/acme/tasks";
+    const huge = await app.call("GET", `${tasks}?page[number]=99999999999999999999`);
+    expect(huge.status).toBe(422);
+    expect(huge.json.errors[0].source).toStrictEqual({ parameter: "page[number]" });
+    expect((await app.call("GET", `${tasks}?page[number]=1000001`)).status).toBe(422);
+    const last = await app.call("GET", `${tasks}?page[number]=1000000`);
+    expect(last.status).toBe(200);
+    expect(last.json.data).toStrictEqual([]);
+  });
+});
