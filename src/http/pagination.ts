@@ -3,6 +3,8 @@ import type { PageRequest } from "../schemas/records.js";
 
 export const MAX_PAGE_SIZE = 100;
 export const DEFAULT_PAGE_SIZE = 20;
+/** decision D26: the highest `page[number]` any list accepts. */
+export const MAX_PAGE_NUMBER = 1_000_000;
 
 export interface PageParams {
   number: number;
@@ -20,7 +22,8 @@ function integerParam(query: URLSearchParams, name: string): number | undefined 
 }
 
 /**
- * decision D7: `page[number]` default 1, `page[size]` default 20 and 1..100; anything else is 422.
+ * decisions D7, D26: `page[number]` default 1 and 1..1,000,000, `page[size]` default 20 and 1..100;
+ * anything else is 422.
  * `optional` lists (policy set parameters) resolve null when neither parameter is present.
  */
 export function parsePage(query: URLSearchParams, options: { optional?: boolean } = {}): PageParams | null {
@@ -30,7 +33,9 @@ export function parsePage(query: URLSearchParams, options: { optional?: boolean 
   if (size !== undefined && (size < 1 || size > MAX_PAGE_SIZE)) {
     throw invalidParam("page[size]", `page[size] must be between 1 and ${MAX_PAGE_SIZE}`);
   }
-  if (number !== undefined && number < 1) throw invalidParam("page[number]", "page[number] must be at least 1");
+  if (number !== undefined && (number < 1 || number > MAX_PAGE_NUMBER)) {
+    throw invalidParam("page[number]", `page[number] must be between 1 and ${MAX_PAGE_NUMBER}`);
+  }
   return { number: number ?? 1, size: size ?? DEFAULT_PAGE_SIZE };
 }
 
