@@ -110,17 +110,16 @@ export function createTeamProjectService(ctx: ServiceContext) {
     load,
 
     /**
-     * Grants `teamId` access to `projectId`. 404 when either does not exist; 422 for invalid
-     * attributes, a team of another organization, or a second grant of the pair (decision D20).
+     * Grants `teamId` access to `projectId`. 404 when either does not exist or the team belongs
+     * to another organization (D5a); 422 for invalid attributes or a second grant of the pair (D20).
      */
     async create(projectId: string, teamId: string, attributes: TeamProjectCreateAttributes): Promise<TeamProjectRecord> {
       const project = await requireProject(projectId);
       const input = parseOrThrow(TeamProjectCreateAttributesSchema, attributes, ATTRIBUTES);
       const team = await s.teams.get(teamId);
-      if (!team) throw notFound();
-      if (team.organization !== project.organization) {
-        throw invalid("/data/relationships/team", "Team must belong to the organization of the project");
-      }
+      // decision D5a: another organization's team is answered like a missing one, so the answer
+      // never tells whether an object of another organization exists.
+      if (!team || team.organization !== project.organization) throw notFound();
       checkReadOnly(input.access, input);
       const permissions: PermissionSet =
         input.access === "custom" ? customPermissions(requested(input)) : impliedPermissions(input.access);
