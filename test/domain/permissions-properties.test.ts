@@ -208,6 +208,16 @@ describe("permission resolver examples", () => {
     expect(can(e, "project:read").allowed).toBe(false);
   });
 
+  it("merges the principal's own organization permissions with its teams', once each, in table order", () => {
+    const teams = [team("team-a", ["manage-workspaces", "manage-policies"]), team("team-b", ["manage-policies", "manage-agent-pools"])];
+    const principal = member(["team-a", "team-b"], { orgPermissions: ["manage-agent-pools", "manage-projects"] });
+    expect(organizationPermissions(principal, teams)).toEqual(
+      ORG_PERMISSIONS.filter((p) => ["manage-workspaces", "manage-policies", "manage-agent-pools", "manage-projects"].includes(p)),
+    );
+    expect(organizationPermissions(member(["team-a"]), teams)).toEqual(ORG_PERMISSIONS.filter((p) => p === "manage-workspaces" || p === "manage-policies"));
+    expect(organizationPermissions(member([], { orgPermissions: ["manage-projects"] }), teams)).toEqual(["manage-projects"]);
+  });
+
   it("ignores organization permissions of teams the principal is not on or that belong elsewhere", () => {
     const teams = [team("team-x", ["manage-projects"]), team("team-a", ["manage-projects"], "other")];
     expect(organizationPermissions(member(["team-a"]), teams)).toEqual([]);
