@@ -238,3 +238,14 @@ describe("verification request", () => {
     expect(verifySignature(bytes, signatureHeaderValue(bytes, "k"), "k")).toBe(true);
   });
 });
+
+describe("signature check: format", () => {
+  it("refuses a valid signature with anything before or after it, rather than comparing or throwing", () => {
+    const bytes = new TextEncoder().encode('{"a":1}');
+    const good = signatureHeaderValue(bytes, "k");
+    expect(verifySignature(bytes, good, "k")).toBe(true);
+    for (const header of [`${good}00`, `0${good}`, `${good}g`, `x${good}`, good.slice(2), `${good} ${good}`]) {
+      expect(verifySignature(bytes, header, "k")).toBe(false);
+    }
+  });
+});
