@@ -3,6 +3,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { startLoopbackServer } from "../helpers/loopback-server.js";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 const dataDir = mkdtempSync(join(tmpdir(), "runplane-server-"));
@@ -108,5 +109,30 @@ describe("reference server (npm start)", () => {
     });
     expect(((await res.json()) as any).data.attributes.category).toBe("terraform");
     expect(await stop(s)).toBe(0);
+  });
+
+  it("lets run tasks reach its integration's address and port only, not other loopback ports (issue 16.6)", async () => {
+    const other = await startLoopbackServer();
+    try {
+      const admin = "admin-token-for-the-reference-server-test";
+      const s = await start({ ADMIN_TOKEN: admin });
+      const integration = /example integration: (\S+)/.exec(s.output())![1]!;
+      const hmacKey = readFileSync(join(dataDir, "integration-hmac-key"), "utf8").trim();
+      const create = (name: string, url: string) =>
+        fetch(`${s.api}/organizations/demo/tasks`, {
+          method: "POST",
+          headers: jsonapi(admin),
+          body: JSON.stringify({ data: { type: "tasks", attributes: { name, url, "hmac-key": hmacKey } } }),
+        });
+      // Saving sends the verification request: the integration answers it.
+      const allowed = await create("to-integration", integration);
+      expect(allowed.status, await allowed.clone().text()).toBe(201);
+      const refused = await create("to-other-port", `http://127.0.0.1:${other.port}/hook`);
+      expect(refused.status).toBe(422);
+      expect(other.connections).toBe(0);
+      expect(await stop(s)).toBe(0);
+    } finally {
+      await other.close();
+    }
   });
 });
