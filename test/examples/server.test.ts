@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -17,11 +17,11 @@ interface Started {
 }
 
 /** Starts the reference server the way `npm start` does (tsx), on an ephemeral port. */
-async function start(env: Record<string, string> = {}): Promise<Started> {
+async function start(env: Record<string, string> = {}, dir = dataDir): Promise<Started> {
   const child = spawn(process.execPath, ["--import", "tsx", "examples/server/main.ts"], {
     cwd: ROOT,
     // `npm start` on its embedded SQLite file, even where the environment names a database (CI does).
-    env: { ...process.env, DATABASE_URL: "", PORT: "0", INTEGRATION_PORT: "0", DATA_DIR: dataDir, ...env },
+    env: { ...process.env, DATABASE_URL: "", PORT: "0", INTEGRATION_PORT: "0", DATA_DIR: dir, ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   children.push(child);
@@ -134,5 +134,54 @@ describe("reference server (npm start)", () => {
     } finally {
       await other.close();
     }
+  });
+
+  // Issue 16.7: the data directory holds token digests, the keyring and the HMAC key.
+  describe("file modes of DATA_DIR", () => {
+    const mode = (path: string) => statSync(path).mode & 0o777;
+    const admin = "admin-token-for-the-reference-server-test";
+
+    async function writeSomething(s: Started, token = admin): Promise<void> {
+      const res = await fetch(`${s.api}/workspaces/ws-demo/vars`, {
+        method: "POST",
+        headers: jsonapi(token),
+        body: JSON.stringify({ data: { type: "vars", attributes: { key: `k${Date.now()}`, value: "1", category: "env" } } }),
+      });
+      expect(res.status).toBe(201);
+    }
+
+    function expectPrivate(dir: string): void {
+      expect(mode(dir)).toBe(0o700);
+      const files = readdirSync(dir);
+      for (const name of ["runplane.db", "runplane.db-wal", "runplane.db-shm", "keyring.json", "integration-hmac-key"]) expect(files).toContain(name);
+      for (const name of files) expect(mode(join(dir, name)), name).toBe(0o600);
+    }
+
+    it("creates a fresh DATA_DIR 0700 and every file in it 0600, the SQLite WAL and SHM included", async () => {
+      const dir = join(dataDir, "fresh", "data");
+      const s = await start({ ADMIN_TOKEN: admin }, dir);
+      await writeSomething(s);
+      expectPrivate(dir);
+      // Without ADMIN_TOKEN the server also remembers the token it printed.
+      expect(await stop(s)).toBe(0);
+      const again = await start({}, dir);
+      expect(existsSync(join(dir, "server-state.json"))).toBe(true);
+      expectPrivate(dir);
+      expect(await stop(again)).toBe(0);
+    });
+
+    it("tightens an existing DATA_DIR and files with looser modes at start", async () => {
+      const dir = join(dataDir, "loose");
+      const first = await start({}, dir);
+      await writeSomething(first, first.token!);
+      expect(readdirSync(dir)).toContain("server-state.json");
+      expect(await stop(first)).toBe(0);
+      chmodSync(dir, 0o755);
+      for (const name of readdirSync(dir)) chmodSync(join(dir, name), 0o644);
+      const s = await start({ ADMIN_TOKEN: admin }, dir);
+      await writeSomething(s);
+      expectPrivate(dir);
+      expect(await stop(s)).toBe(0);
+    });
   });
 });
