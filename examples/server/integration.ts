@@ -21,7 +21,7 @@ export const DEMO_TASKS = [
 export interface StartedIntegration {
   /** The run task URL of the integration. */
   url: string;
-  /** The egress allowlist entry that lets runplane reach it (and nothing else private). */
+  /** The egress allowlist entry (address or name, and port) that lets runplane reach it and nothing else private. */
   allow: string;
   close(): Promise<void>;
 }
@@ -60,7 +60,8 @@ export async function startIntegration(options: { hmacKey: string; port: number 
     onError: (error) => process.stderr.write(`example integration: callback failed (${error instanceof Error ? error.message : String(error)})\n`),
   });
   const bound = await listen(handler, options.port, INTEGRATION_HOST);
-  return { url: `http://${INTEGRATION_HOST}:${bound.port}/run-task`, allow: `${INTEGRATION_HOST}/32`, close: bound.close };
+  // Its address and the port it really bound, nothing else on the loopback interface (issue 16.6).
+  return { url: `http://${INTEGRATION_HOST}:${bound.port}/run-task`, allow: `${INTEGRATION_HOST}:${bound.port}`, close: bound.close };
 }
 
 /**
@@ -97,12 +98,13 @@ export async function ensureDemoTasks(runplane: Runplane, integration: { url: st
 /**
  * An integration the host does not run itself (INTEGRATION_URL): several hosts then point the demo
  * tasks at one integration instead of each re-pointing them at its own. Its address becomes the
- * egress allowlist's only entry: an IP literal as a one-address CIDR, a name as an exact host name.
+ * egress allowlist's only entry, with its port (the scheme's default when the URL names none):
+ * `10.0.0.5:9000`, `[fd00::5]:443`, `tasks.internal:443`.
  */
 export function externalIntegration(url: string): StartedIntegration {
-  const { hostname, protocol } = new URL(url);
+  const { hostname, protocol, port } = new URL(url);
   if (protocol !== "http:" && protocol !== "https:") throw new Error("INTEGRATION_URL must be an http(s) URL");
-  const host = hostname.replace(/^\[(.*)\]$/, "$1");
-  const allow = /^\d+\.\d+\.\d+\.\d+$/.test(host) ? `${host}/32` : host.includes(":") ? `${host}/128` : host;
+  // `new URL()` keeps IPv6 hosts in brackets and lower-cases names: the allowlist's own forms.
+  const allow = `${hostname}:${port !== "" ? port : protocol === "https:" ? 443 : 80}`;
   return { url, allow, close: async () => undefined };
 }

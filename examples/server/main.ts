@@ -52,7 +52,7 @@ const runplane: Runplane = createRunplane({
   dialect,
   logger: createConsoleLogger(),
   publicUrl: origin,
-  // decision D15: private addresses stay refused, except the bundled integration's loopback address.
+  // decision D15: private addresses stay refused, except the integration's address on its port.
   egress: { allow: [integration.allow] },
 });
 // Checked and written once, however many hosts start together on one database.

@@ -1,4 +1,4 @@
-import { chmodSync, existsSync, linkSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, linkSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
 import { generateKey, type KeyringOptions } from "../../src/index.js";
@@ -13,9 +13,14 @@ import { generateKey, type KeyringOptions } from "../../src/index.js";
  * whole under a temporary name and linked into place, so of hosts starting together exactly one
  * creates it and every host reads the same key. `RUNPLANE_KEYRING` (the keyring file's JSON) and
  * `INTEGRATION_HMAC_KEY` take precedence over the files, for hosts that share no disk.
+ *
+ * The directory is 0700 and every file in it 0600 (issue 16.7: the database holds token digests,
+ * the keyring opens its sealed values). A directory or files left looser by an older version or by
+ * hand are tightened here, at every start.
  */
 export function openDataDir(dir: string, env: NodeJS.ProcessEnv = process.env) {
-  mkdirSync(dir, { recursive: true });
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  tighten(dir);
   const keyringFile = join(dir, "keyring.json");
   const stateFile = join(dir, "server-state.json");
   const hmacKeyFile = join(dir, "integration-hmac-key");
@@ -41,11 +46,22 @@ export function openDataDir(dir: string, env: NodeJS.ProcessEnv = process.env) {
     },
     rememberTokenId(id: string): void {
       writeFileSync(stateFile, JSON.stringify({ tokenId: id }), { mode: 0o600 });
+      chmodSync(stateFile, 0o600);
     },
   };
 }
 
 export type DataDir = ReturnType<typeof openDataDir>;
+
+/** The directory to 0700, each regular file directly in it to 0600 (symbolic links are left alone). */
+function tighten(dir: string): void {
+  chmodSync(dir, 0o700);
+  for (const name of readdirSync(dir)) {
+    const file = join(dir, name);
+    const stat = lstatSync(file);
+    if (stat.isFile() && (stat.mode & 0o777) !== 0o600) chmodSync(file, 0o600);
+  }
+}
 
 /**
  * Creates `file` (mode 0600) with `content()` unless it exists. The content is written to a

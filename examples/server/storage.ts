@@ -1,3 +1,4 @@
+import { chmodSync, closeSync, openSync } from "node:fs";
 import pg from "pg";
 import { createPostgresStorage } from "../../adapters/postgres/index.js";
 import { openSqliteStorage } from "../../adapters/sqlite/index.js";
@@ -28,13 +29,17 @@ export interface ServerStorageOptions {
   schema?: string | undefined;
   /** `DATABASE_POOL_SIZE`: connections this host may open. Default 10 (node-postgres' default). */
   poolSize?: number | undefined;
-  /** The SQLite file used without a database URL. */
+  /** The SQLite file used without a database URL; created (or tightened to) mode 0600. */
   sqlitePath: string;
 }
 
 export async function openServerStorage(options: ServerStorageOptions): Promise<ServerStorage> {
   const url = options.databaseUrl?.trim();
   if (!url) {
+    // 0600 before SQLite opens it (an empty file becomes a new database); SQLite creates the -wal
+    // and -shm files, on first write, with the database file's own mode (issue 16.7).
+    closeSync(openSync(options.sqlitePath, "a", 0o600));
+    chmodSync(options.sqlitePath, 0o600);
     const storage = await openSqliteStorage(options.sqlitePath);
     return { storage, description: `SQLite file ${options.sqlitePath}`, exclusively: (fn) => fn(), close: async () => undefined };
   }

@@ -92,7 +92,7 @@ function embeddedV4(address: ipaddr.IPv6, firstPart: number): ipaddr.IPv4 {
 }
 
 export type UrlCheck =
-  | { ok: true; url: URL; hostname: string }
+  | { ok: true; url: URL; hostname: string; port: number }
   | { ok: false; code: "refused-url" | "refused-address"; reason: string };
 
 export type AddressCheck = { ok: true } | { ok: false; reason: RefusalReason };
@@ -100,42 +100,64 @@ export type AddressCheck = { ok: true } | { ok: false; reason: RefusalReason };
 export interface EgressPolicy {
   /** Scheme, userinfo and host-name rules, and the address rule for literal IP hosts. */
   checkUrl(url: string): UrlCheck;
-  /** Whether a socket for `hostname` may connect to `ip` (a resolved or literal address). */
-  checkAddress(ip: string, hostname: string): AddressCheck;
+  /**
+   * Whether a socket for `hostname` may connect to `ip` (a resolved or literal address) on `port`.
+   * Without a port, only allowlist entries that name no port can admit it.
+   */
+  checkAddress(ip: string, hostname: string, port?: number): AddressCheck;
 }
 
 export interface EgressPolicyOptions {
   /**
-   * CIDRs (`127.0.0.1/32`, `fd00::/8`; a bare IP means a single address) and exact host names.
-   * A host-name entry trusts that one name whatever it resolves to: the operator vouches for the
-   * name's DNS. It does not cover subdomains or other names resolving to the same address.
+   * CIDRs (`127.0.0.1/32`, `fd00::/8`; a bare IP such as `10.0.0.5`, `::1` or `[::1]` means a single
+   * address) and exact host names. Any of them but a CIDR may name a port (`127.0.0.1:8081`,
+   * `[::1]:8081`, `host.internal:443`): the entry then admits that address or name on that port
+   * only, default ports included (`http://host.internal/` is port 80). Entries without a port admit
+   * any port. A host-name entry trusts that one name whatever it resolves to: the operator vouches
+   * for the name's DNS. It does not cover subdomains or other names resolving to the same address.
    */
   allow?: readonly string[];
 }
 
+/** `undefined` in an entry: any port. */
+type Port = number | undefined;
+type CidrEntry = { net: ipaddr.IPv4 | ipaddr.IPv6; bits: number; port: Port };
+type NameEntry = { name: string; port: Port };
+
+const portMatches = (entryPort: Port, port: Port): boolean => entryPort === undefined || entryPort === port;
+
+/** The port a URL connects to: its explicit port, else the scheme's default. */
+export const urlPort = (url: URL): number => (url.port !== "" ? Number(url.port) : url.protocol === "https:" ? 443 : 80);
+
 export function createEgressPolicy(options: EgressPolicyOptions = {}): EgressPolicy {
-  const cidrs: [ipaddr.IPv4 | ipaddr.IPv6, number][] = [];
-  const names = new Set<string>();
-  for (const entry of options.allow ?? []) {
-    const cidr = parseCidr(entry.trim());
-    if (cidr) cidrs.push(cidr);
-    else names.add(parseName(entry.trim()));
+  const cidrs: CidrEntry[] = [];
+  const names: NameEntry[] = [];
+  for (const raw of options.allow ?? []) {
+    const entry = parseEntry(raw.trim());
+    if ("net" in entry) cidrs.push(entry);
+    else names.push(entry);
   }
 
-  const inAllowedCidr = (ip: string): boolean => {
+  const nameAllowed = (hostname: string, port: Port): boolean => {
+    const name = normalizeName(hostname);
+    return names.some((entry) => entry.name === name && portMatches(entry.port, port));
+  };
+
+  const inAllowedCidr = (ip: string, port: Port): boolean => {
     const parsed = ipaddr.parse(ip);
     // An allow entry for 127.0.0.1/32 also admits ::ffff:127.0.0.1: the same socket destination.
     const forms = parsed.kind() === "ipv6" && (parsed as ipaddr.IPv6).isIPv4MappedAddress()
       ? [parsed, (parsed as ipaddr.IPv6).toIPv4Address()]
       : [parsed];
-    return cidrs.some(([net, bits]) => forms.some((form) => form.kind() === net.kind() && form.match(net, bits)));
+    return cidrs.some(({ net, bits, port: entryPort }) =>
+      portMatches(entryPort, port) && forms.some((form) => form.kind() === net.kind() && form.match(net, bits)));
   };
 
-  const checkAddress = (ip: string, hostname: string): AddressCheck => {
-    if (names.has(normalizeName(hostname))) return { ok: true };
+  const checkAddress = (ip: string, hostname: string, port?: number): AddressCheck => {
+    if (nameAllowed(hostname, port)) return { ok: true };
     const verdict = classifyAddress(ip);
     if (verdict === "public") return { ok: true };
-    if (verdict !== "invalid" && inAllowedCidr(ip)) return { ok: true };
+    if (verdict !== "invalid" && inAllowedCidr(ip, port)) return { ok: true };
     return { ok: false, reason: verdict };
   };
 
@@ -148,19 +170,20 @@ export function createEgressPolicy(options: EgressPolicyOptions = {}): EgressPol
     }
     if (url.protocol !== "http:" && url.protocol !== "https:") return { ok: false, code: "refused-url", reason: "scheme" };
     if (url.username !== "" || url.password !== "") return { ok: false, code: "refused-url", reason: "userinfo" };
+    const port = urlPort(url);
     // `new URL()` has already turned 0x7f.1, 2130706433 and friends into dotted quads.
     const host = url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname;
     if (isIP(host) !== 0) {
-      const check = checkAddress(host, host);
-      return check.ok ? { ok: true, url, hostname: host } : { ok: false, code: "refused-address", reason: check.reason };
+      const check = checkAddress(host, host, port);
+      return check.ok ? { ok: true, url, hostname: host, port } : { ok: false, code: "refused-address", reason: check.reason };
     }
     const name = normalizeName(host);
-    if (!names.has(name)) {
+    if (!nameAllowed(name, port)) {
       if (name === "localhost" || name.endsWith(".localhost")) return { ok: false, code: "refused-url", reason: "localhost" };
       // Single labels go through search domains to whatever the intranet calls `intranet`.
       if (!name.includes(".")) return { ok: false, code: "refused-url", reason: "single-label" };
     }
-    return { ok: true, url, hostname: host };
+    return { ok: true, url, hostname: host, port };
   };
 
   return { checkUrl, checkAddress };
@@ -168,6 +191,37 @@ export function createEgressPolicy(options: EgressPolicyOptions = {}): EgressPol
 
 const normalizeName = (hostname: string): string => hostname.toLowerCase().replace(/\.$/, "");
 
+const invalidEntry = (entry: string): TypeError =>
+  new TypeError(`egress.allow: expected a CIDR, an IP address or a host name, optionally with :port, got ${JSON.stringify(entry)}`);
+
+function parsePort(text: string, entry: string): number {
+  const port = Number(text);
+  if (!/^\d{1,5}$/.test(text) || port < 1 || port > 65535) throw new TypeError(`egress.allow: invalid port in ${JSON.stringify(entry)}`);
+  return port;
+}
+
+function parseEntry(entry: string): CidrEntry | NameEntry {
+  // [v6] or [v6]:port
+  const bracketed = /^\[([^\]]*)\](?::(.*))?$/.exec(entry);
+  if (bracketed) {
+    const address = bracketed[1] ?? "";
+    if (isIP(address) !== 6) throw invalidEntry(entry);
+    const port = bracketed[2] === undefined ? undefined : parsePort(bracketed[2], entry);
+    return { net: ipaddr.parse(address), bits: 128, port };
+  }
+  // Exactly one colon: host:port (an IPv6 address always has at least two).
+  const colon = entry.indexOf(":");
+  if (colon !== -1 && colon === entry.lastIndexOf(":")) {
+    const host = entry.slice(0, colon);
+    const port = parsePort(entry.slice(colon + 1), entry);
+    if (host === "") throw invalidEntry(entry);
+    if (isIP(host) === 4) return { net: ipaddr.parse(host), bits: 32, port };
+    return { name: parseName(host), port };
+  }
+  const cidr = parseCidr(entry);
+  if (cidr) return { net: cidr[0], bits: cidr[1], port: undefined };
+  return { name: parseName(entry), port: undefined };
+}
 function parseCidr(entry: string): [ipaddr.IPv4 | ipaddr.IPv6, number] | null {
   const [address = "", bits, ...rest] = entry.split("/");
   if (rest.length > 0 || isIP(address) === 0) return null;
@@ -189,7 +243,7 @@ function parseName(entry: string): string {
   }
   // A loose IP (`10.1`) would otherwise become a name entry that only matches the literal host.
   if (host === "" || isIP(host.replace(/^\[|\]$/g, "")) !== 0 || /[/@:?#]/.test(entry)) {
-    throw new TypeError(`egress.allow: expected a CIDR or a host name, got ${JSON.stringify(entry)}`);
+    throw invalidEntry(entry);
   }
   return normalizeName(host);
 }

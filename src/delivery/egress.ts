@@ -40,7 +40,7 @@ export type Resolver = (hostname: string) => Promise<ResolvedAddress[]>;
 export type EgressConnector = buildConnector.connector;
 
 export interface EgressOptions {
-  /** CIDRs and exact host names allowed besides public unicast; see EgressPolicyOptions. */
+  /** CIDRs, IP addresses and exact host names (optionally with :port) allowed besides public unicast; see EgressPolicyOptions. */
   allow?: readonly string[];
   /** Name resolution, called once per new connection. Default: the system resolver, all addresses. */
   resolve?: Resolver;
@@ -181,22 +181,24 @@ interface GuardOptions {
  * checked; DNS rebinding between check and connect has nowhere to go.
  */
 function guardConnector({ policy, resolve, inner, timeoutMs }: GuardOptions): EgressConnector {
-  const pickAddress = async (hostname: string): Promise<string> => {
+  const pickAddress = async (hostname: string, port: number): Promise<string> => {
     const records = isIP(hostname) !== 0 ? [{ address: hostname, family: isIP(hostname) }] : await resolveWithin(resolve, hostname, timeoutMs);
     if (records.length === 0) throw new EgressError("dns-failure", "name resolution returned no address");
     for (const { address } of records) {
-      const check = policy.checkAddress(address, hostname);
+      const check = policy.checkAddress(address, hostname, port);
       if (!check.ok) throw refusal("refused-address", check.reason);
     }
     return records[0]!.address;
   };
 
   return (opts, callback) => {
-    pickAddress(opts.hostname).then(
+    // undici passes "" for the scheme's default port; the allowlist judges the port really dialled.
+    const port = opts.port !== "" && opts.port !== undefined ? Number(opts.port) : opts.protocol === "https:" ? 443 : 80;
+    pickAddress(opts.hostname, port).then(
       (address) => {
         try {
           // `host` is left alone, so undici still derives SNI and the Host header from the name.
-          inner({ ...opts, hostname: address }, callback);
+          inner({ ...opts, hostname: address, port: String(port) }, callback);
         } catch (err) {
           callback(err instanceof Error ? err : new Error("connect failed"), null);
         }

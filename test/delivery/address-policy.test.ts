@@ -168,7 +168,62 @@ describe("egress policy: addresses and the allowlist", () => {
   });
 
   it("rejects allowlist entries that are neither a CIDR nor a host name", () => {
-    for (const entry of ["10.0.0.0/33", "::/129", "10.1", "0x7f.1", "http://x.test/", "a@b.test", "[::1]", "x.test/24", ""]) {
+    for (const entry of ["10.0.0.0/33", "::/129", "10.1", "0x7f.1", "http://x.test/", "a@b.test", "x.test/24", ""]) {
+      expect(() => createEgressPolicy({ allow: [entry] }), entry).toThrow(TypeError);
+    }
+  });
+
+  // Issue 16.6: an entry may name a port; it then admits that address or name on that port only.
+  it("lets a port-scoped IPv4 entry admit its port and refuse another port of the same address", () => {
+    const policy = createEgressPolicy({ allow: ["127.0.0.1:8081"] });
+    expect(policy.checkUrl("http://127.0.0.1:8081/hook")).toMatchObject({ ok: true });
+    expect(policy.checkUrl("http://127.0.0.1:8082/hook")).toMatchObject({ ok: false, code: "refused-address", reason: "loopback" });
+    expect(policy.checkUrl("http://127.0.0.1/hook")).toMatchObject({ ok: false, code: "refused-address" });
+    expect(policy.checkAddress("127.0.0.1", "127.0.0.1", 8081)).toEqual({ ok: true });
+    expect(policy.checkAddress("::ffff:127.0.0.1", "x.test", 8081)).toEqual({ ok: true });
+    expect(policy.checkAddress("127.0.0.1", "127.0.0.1", 22)).toEqual({ ok: false, reason: "loopback" });
+    // Without a port nothing port-scoped matches.
+    expect(policy.checkAddress("127.0.0.1", "127.0.0.1")).toEqual({ ok: false, reason: "loopback" });
+    expect(policy.checkAddress("127.0.0.2", "127.0.0.2", 8081)).toEqual({ ok: false, reason: "loopback" });
+  });
+
+  it("lets a port-scoped IPv6 entry in bracket form admit only its port", () => {
+    const policy = createEgressPolicy({ allow: ["[::1]:8081"] });
+    expect(policy.checkUrl("http://[::1]:8081/")).toMatchObject({ ok: true });
+    expect(policy.checkUrl("http://[::1]:8080/")).toMatchObject({ ok: false, code: "refused-address", reason: "loopback" });
+    expect(policy.checkAddress("::1", "x.test", 8081)).toEqual({ ok: true });
+    expect(policy.checkAddress("::1", "x.test", 80)).toEqual({ ok: false, reason: "loopback" });
+  });
+
+  it("treats a bracketed IPv6 address without a port as a bare IP (any port)", () => {
+    const policy = createEgressPolicy({ allow: ["[::1]"] });
+    expect(policy.checkUrl("http://[::1]:8080/")).toMatchObject({ ok: true });
+    expect(policy.checkUrl("https://[::1]/")).toMatchObject({ ok: true });
+  });
+
+  it("lets a port-scoped name entry admit that name on that port only, default ports included", () => {
+    const policy = createEgressPolicy({ allow: ["host.internal:443", "intranet:8443"] });
+    expect(policy.checkUrl("https://host.internal/")).toMatchObject({ ok: true });
+    expect(policy.checkUrl("http://host.internal:443/")).toMatchObject({ ok: true });
+    expect(policy.checkAddress("10.0.0.1", "host.internal", 443)).toEqual({ ok: true });
+    expect(policy.checkAddress("10.0.0.1", "HOST.internal.", 443)).toEqual({ ok: true });
+    // http://host.internal/ is port 80: the name is not trusted there, its address is judged.
+    expect(policy.checkUrl("http://host.internal/")).toMatchObject({ ok: true });
+    expect(policy.checkAddress("10.0.0.1", "host.internal", 80)).toEqual({ ok: false, reason: "private" });
+    expect(policy.checkAddress("10.0.0.1", "host.internal")).toEqual({ ok: false, reason: "private" });
+    expect(policy.checkUrl("http://intranet:8443/")).toMatchObject({ ok: true });
+    expect(policy.checkUrl("http://intranet/")).toMatchObject({ ok: false, reason: "single-label" });
+  });
+
+  it("keeps entries without a port valid for any port", () => {
+    const policy = createEgressPolicy({ allow: ["127.0.0.0/8", "receiver.test"] });
+    expect(policy.checkAddress("127.0.0.5", "x.test", 1)).toEqual({ ok: true });
+    expect(policy.checkAddress("127.0.0.5", "x.test", 65535)).toEqual({ ok: true });
+    expect(policy.checkAddress("10.0.0.1", "receiver.test", 9)).toEqual({ ok: true });
+  });
+
+  it("rejects invalid ports and port entries without a host at configuration", () => {
+    for (const entry of ["127.0.0.1:0", ":80", "127.0.0.1:99999", "127.0.0.1:65536", "127.0.0.1:", "127.0.0.1:8o", "[::1]:0", "[::1]:", "[10.0.0.1]:80", "[x.test]:80", "x.test:0", "x.test:-1", "10.0.0.0/8:80", "10.1:80"]) {
       expect(() => createEgressPolicy({ allow: [entry] }), entry).toThrow(TypeError);
     }
   });

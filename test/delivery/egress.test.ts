@@ -283,6 +283,59 @@ describe("egress: the allowlist", () => {
   });
 });
 
+describe("egress: port-scoped allowlist entries (issue 16.6)", () => {
+  /** Like loopbackConnector, but records the port the egress asked for too. */
+  function recordingConnector() {
+    const dialled: string[] = [];
+    const dial = buildConnector({ timeout: 1_000 });
+    const connector: EgressConnector = (opts, callback) => {
+      dialled.push(`${opts.hostname}:${opts.port}`);
+      dial({ ...opts, protocol: "http:", hostname: "127.0.0.1", port: String(receiver.port) }, callback);
+    };
+    return { dialled, connector };
+  }
+
+  it("reaches the allowed address on its port and refuses another port before opening a socket", async () => {
+    const transport = egress({ allow: [`127.0.0.1:${receiver.port}`] });
+    expect((await transport.send(post(receiver.url("/hook")))).status).toBe(200);
+    const other = receiver.port === 65535 ? receiver.port - 1 : receiver.port + 1;
+    const error = await refusal(transport.send(post(`http://127.0.0.1:${other}/hook`)));
+    expect(error).toMatchObject({ code: "refused-address", reason: "loopback" });
+    expect(receiver.connections).toBe(1);
+  });
+
+  it("checks the port where the socket connects: a name resolving to a port-scoped address on another port is refused", async () => {
+    const { dialled, connector } = recordingConnector();
+    const dns = tableResolver({ "tasks.example": ["127.0.0.1"] });
+    const transport = egress({ allow: ["127.0.0.1:8081"], connector, resolve: dns.resolve });
+    expect((await transport.send(post("http://tasks.example:8081/"))).status).toBe(200);
+    expect(dialled).toEqual(["127.0.0.1:8081"]);
+    for (const url of ["http://tasks.example:8082/", "http://tasks.example/", "https://tasks.example/"]) {
+      expect((await refusal(transport.send(post(url)))).code).toBe("refused-address");
+    }
+    expect(dialled).toEqual(["127.0.0.1:8081"]);
+    expect(receiver.connections).toBe(1);
+  });
+
+  it("counts the default port: a name entry on 80 admits http://name/ and refuses http://name:81/", async () => {
+    const { dialled, connector } = recordingConnector();
+    const dns = tableResolver({ "host.internal": ["10.0.0.1"] });
+    const transport = egress({ allow: ["host.internal:80"], connector, resolve: dns.resolve });
+    expect((await transport.send(post("http://host.internal/"))).status).toBe(200);
+    expect((await refusal(transport.send(post("http://host.internal:81/")))).code).toBe("refused-address");
+    expect(dialled).toEqual(["10.0.0.1:80"]);
+    expect(receiver.connections).toBe(1);
+  });
+
+  it("admits the bracketed IPv6 entry on its port only", async () => {
+    const { dialled, connector } = recordingConnector();
+    const transport = egress({ allow: ["[::1]:8081"], connector });
+    expect((await transport.send(post("http://[::1]:8081/"))).status).toBe(200);
+    expect((await refusal(transport.send(post("http://[::1]:8082/")))).code).toBe("refused-address");
+    expect(dialled).toEqual(["::1:8081"]);
+  });
+});
+
 describe("egress: responses", () => {
   const allowLoopback = { allow: ["127.0.0.1/32"] };
 

@@ -1,8 +1,9 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { startLoopbackServer } from "../helpers/loopback-server.js";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 const dataDir = mkdtempSync(join(tmpdir(), "runplane-server-"));
@@ -16,11 +17,11 @@ interface Started {
 }
 
 /** Starts the reference server the way `npm start` does (tsx), on an ephemeral port. */
-async function start(env: Record<string, string> = {}): Promise<Started> {
+async function start(env: Record<string, string> = {}, dir = dataDir): Promise<Started> {
   const child = spawn(process.execPath, ["--import", "tsx", "examples/server/main.ts"], {
     cwd: ROOT,
     // `npm start` on its embedded SQLite file, even where the environment names a database (CI does).
-    env: { ...process.env, DATABASE_URL: "", PORT: "0", INTEGRATION_PORT: "0", DATA_DIR: dataDir, ...env },
+    env: { ...process.env, DATABASE_URL: "", PORT: "0", INTEGRATION_PORT: "0", DATA_DIR: dir, ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   children.push(child);
@@ -108,5 +109,79 @@ describe("reference server (npm start)", () => {
     });
     expect(((await res.json()) as any).data.attributes.category).toBe("terraform");
     expect(await stop(s)).toBe(0);
+  });
+
+  it("lets run tasks reach its integration's address and port only, not other loopback ports (issue 16.6)", async () => {
+    const other = await startLoopbackServer();
+    try {
+      const admin = "admin-token-for-the-reference-server-test";
+      const s = await start({ ADMIN_TOKEN: admin });
+      const integration = /example integration: (\S+)/.exec(s.output())![1]!;
+      const hmacKey = readFileSync(join(dataDir, "integration-hmac-key"), "utf8").trim();
+      const create = (name: string, url: string) =>
+        fetch(`${s.api}/organizations/demo/tasks`, {
+          method: "POST",
+          headers: jsonapi(admin),
+          body: JSON.stringify({ data: { type: "tasks", attributes: { name, url, "hmac-key": hmacKey } } }),
+        });
+      // Saving sends the verification request: the integration answers it.
+      const allowed = await create("to-integration", integration);
+      expect(allowed.status, await allowed.clone().text()).toBe(201);
+      const refused = await create("to-other-port", `http://127.0.0.1:${other.port}/hook`);
+      expect(refused.status).toBe(422);
+      expect(other.connections).toBe(0);
+      expect(await stop(s)).toBe(0);
+    } finally {
+      await other.close();
+    }
+  });
+
+  // Issue 16.7: the data directory holds token digests, the keyring and the HMAC key.
+  describe("file modes of DATA_DIR", () => {
+    const mode = (path: string) => statSync(path).mode & 0o777;
+    const admin = "admin-token-for-the-reference-server-test";
+
+    async function writeSomething(s: Started, token = admin): Promise<void> {
+      const res = await fetch(`${s.api}/workspaces/ws-demo/vars`, {
+        method: "POST",
+        headers: jsonapi(token),
+        body: JSON.stringify({ data: { type: "vars", attributes: { key: `k${Date.now()}`, value: "1", category: "env" } } }),
+      });
+      expect(res.status).toBe(201);
+    }
+
+    function expectPrivate(dir: string): void {
+      expect(mode(dir)).toBe(0o700);
+      const files = readdirSync(dir);
+      for (const name of ["runplane.db", "runplane.db-wal", "runplane.db-shm", "keyring.json", "integration-hmac-key"]) expect(files).toContain(name);
+      for (const name of files) expect(mode(join(dir, name)), name).toBe(0o600);
+    }
+
+    it("creates a fresh DATA_DIR 0700 and every file in it 0600, the SQLite WAL and SHM included", async () => {
+      const dir = join(dataDir, "fresh", "data");
+      const s = await start({ ADMIN_TOKEN: admin }, dir);
+      await writeSomething(s);
+      expectPrivate(dir);
+      // Without ADMIN_TOKEN the server also remembers the token it printed.
+      expect(await stop(s)).toBe(0);
+      const again = await start({}, dir);
+      expect(existsSync(join(dir, "server-state.json"))).toBe(true);
+      expectPrivate(dir);
+      expect(await stop(again)).toBe(0);
+    });
+
+    it("tightens an existing DATA_DIR and files with looser modes at start", async () => {
+      const dir = join(dataDir, "loose");
+      const first = await start({}, dir);
+      await writeSomething(first, first.token!);
+      expect(readdirSync(dir)).toContain("server-state.json");
+      expect(await stop(first)).toBe(0);
+      chmodSync(dir, 0o755);
+      for (const name of readdirSync(dir)) chmodSync(join(dir, name), 0o644);
+      const s = await start({ ADMIN_TOKEN: admin }, dir);
+      await writeSomething(s);
+      expectPrivate(dir);
+      expect(await stop(s)).toBe(0);
+    });
   });
 });
