@@ -102,9 +102,10 @@ describe("egress policy: URLs", () => {
     },
   );
 
-  it("refuses URLs with userinfo", () => {
+  it("refuses URLs with userinfo, a password alone included", () => {
     expect(policy.checkUrl("http://a:b@example.com/")).toEqual({ ok: false, code: "refused-url", reason: "userinfo" });
     expect(policy.checkUrl("https://token@example.com/")).toEqual({ ok: false, code: "refused-url", reason: "userinfo" });
+    expect(policy.checkUrl("https://:secret@example.com/")).toEqual({ ok: false, code: "refused-url", reason: "userinfo" });
   });
 
   it("refuses strings that are not URLs", () => {
@@ -150,6 +151,16 @@ describe("egress policy: addresses and the allowlist", () => {
     expect(policy.checkAddress("::1", "x.test")).toEqual({ ok: true });
     expect(policy.checkAddress("192.168.1.10", "x.test")).toEqual({ ok: true });
     expect(policy.checkAddress("192.168.1.11", "x.test")).toMatchObject({ ok: false });
+  });
+
+  it("matches IPv6 prefixes longer than /32 bit by bit, and trims entries", () => {
+    const policy = createEgressPolicy({ allow: [" fd00:1:2:3::/64 ", "fd00:9::/127", "\t10.9.0.0/24\n"] });
+    expect(policy.checkAddress("fd00:1:2:3::ffff", "x.test")).toEqual({ ok: true });
+    expect(policy.checkAddress("fd00:1:2:4::1", "x.test")).toMatchObject({ ok: false });
+    expect(policy.checkAddress("fd00:9::1", "x.test")).toEqual({ ok: true });
+    expect(policy.checkAddress("fd00:9::2", "x.test")).toMatchObject({ ok: false });
+    expect(policy.checkAddress("10.9.0.200", "x.test")).toEqual({ ok: true });
+    expect(policy.checkAddress("10.9.1.1", "x.test")).toMatchObject({ ok: false });
   });
 
   it("trusts a host-name entry for exactly that name, whatever it resolves to", () => {
