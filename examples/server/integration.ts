@@ -26,6 +26,17 @@ export interface StartedIntegration {
   close(): Promise<void>;
 }
 
+/**
+ * Socket limits (issue 16.3, D26): a client that trickles its headers or body, or idles on a
+ * kept-alive socket, loses it instead of holding it (Node's defaults allow 60 s for headers and
+ * 300 s for a request). The callback's 5 MiB body still fits 60 s at under 100 kB/s.
+ */
+export const SOCKET_LIMITS = { headersTimeout: 10_000, requestTimeout: 60_000, keepAliveTimeout: 5_000, maxHeadersCount: 100 } as const;
+
+export function limitSlowClients(server: Server): void {
+  Object.assign(server, SOCKET_LIMITS);
+}
+
 /** Binds a Web handler on `hostname:port` (0 for an ephemeral port); resolves once it listens. */
 export function listen(
   fetch: (request: Request) => Response | Promise<Response>,
@@ -35,6 +46,7 @@ export function listen(
   return new Promise((resolve, reject) => {
     const server = serve({ fetch, port, hostname }, (info: AddressInfo) => {
       server.off("error", reject);
+      limitSlowClients(server as Server);
       resolve({
         server: server as Server,
         port: info.port,
