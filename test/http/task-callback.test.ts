@@ -231,3 +231,72 @@ describe.each(STORAGES)("run task callback and outcomes over HTTP ($name)", (set
     expect(big.status).toBe(200);
   });
 });
+
+describe("the callback checks its token before it reads the body (D26)", () => {
+  let dispose = () => {};
+  afterEach(() => dispose());
+
+  /** A body stream that records whether anything pulled it, and fails like an aborted upload when pulled. */
+  const watchedBody = () => {
+    const watch = { pulled: false };
+    const stream = new ReadableStream<Uint8Array>(
+      {
+        pull(controller) {
+          watch.pulled = true;
+          controller.error(new Error("aborted"));
+        },
+      },
+      { highWaterMark: 0 },
+    );
+    return { watch, stream };
+  };
+  const patch = (a: RunTaskApp, id: string, token: string | null, stream: ReadableStream<Uint8Array>) =>
+    a.runplane.handler(
+      new Request(`http://localhost/api/v2/task-results/${id}/callback`, {
+        method: "PATCH",
+        headers: { "content-type": "application/vnd.api+json", ...(token === null ? {} : { authorization: `Bearer ${token}` }) },
+        body: stream,
+        duplex: "half",
+      } as RequestInit),
+    );
+
+  it("answers a missing, wrong, foreign or expired token (and an unknown id) without pulling the body", async () => {
+    const a = await runTaskApp(STORAGES[0]!, (d) => (dispose = d));
+    const { resultIds } = await startedRun(a, ["mandatory", "advisory"]);
+    const [id, otherId] = resultIds as [string, string];
+    const cases: [string, string, string | null, number][] = [
+      ["no token", id, null, 401],
+      ["a wrong token", id, "x".repeat(43), 401],
+      ["another result's token", id, await tokenOf(a, otherId), 401],
+      ["an unknown result", "taskrs-doesnotexist0000", await tokenOf(a, id), 404],
+    ];
+    for (const [name, target, token, status] of cases) {
+      const { watch, stream } = watchedBody();
+      const res = await patch(a, target, token, stream);
+      expect(res.status, name).toBe(status);
+      expect(watch.pulled, name).toBe(false);
+    }
+    await deliverDue(a);
+    a.clock.advance(10 * 60 * 1000);
+    const { watch, stream } = watchedBody();
+    expect((await patch(a, id, await tokenOf(a, id), stream)).status).toBe(401);
+    expect(watch.pulled).toBe(false);
+  });
+
+  it("reads the body for a valid token; an aborted upload is a 400 and a debug line, not an error", async () => {
+    const logs: { level: string; message: string }[] = [];
+    const record = (level: string) => (message: string) => void logs.push({ level, message });
+    const logger = { debug: record("debug"), info: record("info"), warn: record("warn"), error: record("error") };
+    const a = await runTaskApp(STORAGES[0]!, (d) => (dispose = d), { logger });
+    const { resultIds } = await startedRun(a, ["mandatory"]);
+    const id = resultIds[0]!;
+    const before = await a.storage.taskResults.get(id);
+    const { watch, stream } = watchedBody();
+    const res = await patch(a, id, await tokenOf(a, id), stream);
+    expect(watch.pulled).toBe(true);
+    expect(res.status).toBe(400);
+    expect(logs.filter((l) => l.level === "error" || l.level === "warn")).toStrictEqual([]);
+    expect(logs.some((l) => l.level === "debug" && /aborted/.test(l.message))).toBe(true);
+    expect(await a.storage.taskResults.get(id)).toStrictEqual(before);
+  });
+});
