@@ -1,10 +1,10 @@
 import { safeEqual, sha256Hex } from "../crypto/random.js";
 import { SEVERITY_RANK, severityLevelOf, severityOf, statusOf } from "../domain/outcomes.js";
 import { isFinalResultStatus, transitionResult } from "../domain/stage-machine.js";
-import { ApiError, conflict, notFound } from "../errors.js";
+import { ApiError, conflict, invalid, notFound } from "../errors.js";
 import type { Page, PageRequest } from "../schemas/records.js";
 import type { TaskResultOutcomeRecord, TaskResultRecord } from "../schemas/run-task-records.js";
-import { CallbackSchema, type CallbackInput, type OutcomeInput } from "../schemas/run-tasks.js";
+import { CallbackSchema, RESULT_LIMITS, type CallbackInput, type OutcomeInput } from "../schemas/run-tasks.js";
 import { toOutcomeView, type OutcomeView } from "../schemas/task-stage-views.js";
 import type { ServiceContext } from "./context.js";
 import type { RunTaskSettings } from "./run-task-settings.js";
@@ -87,6 +87,31 @@ export function createTaskCallbackService(ctx: ServiceContext, settings: RunTask
     createdAt: at,
   });
 
+  const OUTCOMES_POINTER = "/data/relationships/outcomes/data";
+  /**
+   * decision D26: at most 1,000 outcomes and 10 MiB of outcome bodies per result, checked against
+   * `current`, the version the write then compares-and-sets on (and the body sum read after it;
+   * see `TaskResultOutcomeStore.bodyBytes`): racing callbacks cannot together go beyond.
+   */
+  const checkResultLimits = async (current: TaskResultRecord, added: readonly OutcomeInput[]): Promise<void> => {
+    if (added.length === 0) return;
+    if (current.outcomesCount + added.length > RESULT_LIMITS.outcomes) {
+      throw invalid(
+        OUTCOMES_POINTER,
+        `A task result holds at most 1,000 outcomes: it has ${current.outcomesCount} and this callback adds ${added.length}`,
+      );
+    }
+    const addedBytes = added.reduce((sum, o) => sum + (o.body === undefined ? 0 : Buffer.byteLength(o.body, "utf8")), 0);
+    if (addedBytes === 0) return;
+    const storedBytes = await s.taskResultOutcomes.bodyBytes(current.id);
+    if (storedBytes + addedBytes > RESULT_LIMITS.bodyBytes) {
+      throw invalid(
+        OUTCOMES_POINTER,
+        `A task result holds at most 10 MiB of outcome bodies: it has ${storedBytes} bytes and this callback adds ${addedBytes}`,
+      );
+    }
+  };
+
   /** decision D16: with the idle rule a `running` callback restarts the window, capped at the max. */
   const nextDeadline = (r: TaskResultRecord, status: CallbackInput["status"], now: Date): string | null => {
     const rule = settings.deadline;
@@ -117,6 +142,7 @@ export function createTaskCallbackService(ctx: ServiceContext, settings: RunTask
       if (expired(current, now)) throw UNAUTHORIZED();
       const t = transitionResult(current, { type: "callback", status: input.status }, now);
       if (!t.ok) throw ALREADY_FINAL();
+      await checkResultLimits(current, input.outcomes);
       const at = now.toISOString();
       const outcomes = input.outcomes.map((o, i) => toOutcomeRecord(current.id, current.outcomesCount + i, o, at));
       const next: TaskResultRecord = {
