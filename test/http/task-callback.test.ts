@@ -283,6 +283,20 @@ describe("the callback checks its token before it reads the body (D26)", () => {
     expect(watch.pulled).toBe(false);
   });
 
+  it("refuses with 401 a body that arrives after the deadline passed, storing nothing", async () => {
+    const a = await runTaskApp(STORAGES[0]!, (d) => (dispose = d));
+    const { resultIds } = await startedRun(a, ["mandatory"]);
+    await deliverDue(a);
+    const id = resultIds[0]!;
+    const before = await a.storage.taskResults.get(id);
+    const slowBody = async () => {
+      a.clock.advance(10 * 60 * 1000); // the upload took past the deadline
+      return callbackBody("passed", {}, [outcomeItem("late")]);
+    };
+    await expect(a.runplane.runTasks.receiveCallback(id, await tokenOf(a, id), slowBody)).rejects.toMatchObject({ status: 401 });
+    expect(await a.storage.taskResults.get(id)).toStrictEqual(before);
+  });
+
   it("reads the body for a valid token; an aborted upload is a 400 and a debug line, not an error", async () => {
     const logs: { level: string; message: string }[] = [];
     const record = (level: string) => (message: string) => void logs.push({ level, message });
