@@ -270,6 +270,9 @@ export function createMemoryRunTaskStores(): MemoryRunTaskStores {
         );
       return page(all, request);
     },
+    async bodyBytes(taskResultId) {
+      return each(outcomes, outcomesByResult.ids(taskResultId)).reduce((sum, o) => sum + (o.body === null ? 0 : Buffer.byteLength(o.body, "utf8")), 0);
+    },
   };
 
   const deliveryStore = createMemoryDeliveryStore({ deliveries, results, tasks });

@@ -98,6 +98,8 @@ export function createTaskStageStores(pool: PgPoolLike, q: string, deliveries: D
     outcomeGet: sql(`SELECT ${outcomeCols} FROM ${outcomes.table} WHERE id = @id`),
     outcomesByPosition: sql(pageOf(outcomes.table, outcomeCols, OUTCOME_FILTER, "position, id")),
     outcomesBySeverity: sql(pageOf(outcomes.table, outcomeCols, OUTCOME_FILTER, "severity_rank DESC, position, id")),
+    // decision D26: bytes of the UTF-8 database encoding (bigint arrives as a string).
+    outcomeBodyBytes: sql(`SELECT COALESCE(SUM(octet_length(body)), 0)::bigint AS bytes FROM ${outcomes.table} WHERE task_result_id = @result`),
     // decision D16: the sweeper's queries, each served by a partial index of what it looks for.
     resultsPastDeadline: sql(`SELECT ${resultCols} FROM ${results.table}
       WHERE deadline_at IS NOT NULL AND status IN ('pending', 'running') AND deadline_at <= @now
@@ -175,6 +177,10 @@ export function createTaskStageStores(pool: PgPoolLike, q: string, deliveries: D
         const statement = query.sort === "severity" ? s.outcomesBySeverity : s.outcomesByPosition;
         const params = { result: taskResultId, severity: query.severity ?? null, status: query.status ?? null, ...request };
         return pageFrom(await rowsOf<PagedRow<OutcomeRow>>(pool, statement, params), fromOutcomeRow);
+      },
+      async bodyBytes(taskResultId) {
+        const [row] = await rowsOf<{ bytes: string }>(pool, s.outcomeBodyBytes, { result: taskResultId });
+        return Number(row!.bytes);
       },
     },
   };

@@ -54,6 +54,8 @@ export const TASK_STAGE_SQL = {
   outcomesBySeverity: `SELECT * FROM task_result_outcomes WHERE ${OUTCOME_FILTER}
     ORDER BY severity_rank DESC, position, id LIMIT @limit OFFSET @offset`,
   outcomesCount: `SELECT COUNT(*) AS total FROM task_result_outcomes WHERE ${OUTCOME_FILTER}`,
+  // decision D26: UTF-8 bytes (a TEXT cast to BLOB keeps its encoded bytes).
+  outcomeBodyBytes: `SELECT COALESCE(SUM(length(CAST(body AS BLOB))), 0) AS bytes FROM task_result_outcomes WHERE task_result_id = ?`,
   // decision D16: the sweeper's queries, each served by a partial index of what it looks for.
   resultsPastDeadline: `SELECT * FROM task_results
     WHERE deadline_at IS NOT NULL AND status IN ('pending', 'running') AND deadline_at <= @now
@@ -175,6 +177,7 @@ export function createTaskStageStores(db: SqliteDatabase): TaskStageStores {
     taskResultOutcomes: {
       get: async (id) => one(s.outcomeGet.get(id), rows.fromOutcomeRow),
       list: async (taskResultId, query, request) => outcomesPage(taskResultId, query, request),
+      bodyBytes: async (taskResultId) => (s.outcomeBodyBytes.get(taskResultId) as { bytes: number }).bytes,
     },
     taskDeliveries: {
       get: taskDeliveries.get,

@@ -4,6 +4,16 @@ import { ApiError, badRequest } from "../errors.js";
 const ACCEPTED_MEDIA_TYPES = new Set(["application/vnd.api+json", "application/json"]);
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
 
+/**
+ * The body stream failed before its end: the client aborted its upload (or the connection broke).
+ * Answered 400 (if anyone still listens) and logged at debug: it is the client's doing, not ours.
+ */
+export class BodyAbortedError extends ApiError {
+  constructor() {
+    super("bad-request", { detail: "The request body was not received completely" });
+  }
+}
+
 const tooLarge = (limit: number): ApiError =>
   new ApiError("payload-too-large", { detail: `Request body exceeds the limit of ${limit} bytes` });
 
@@ -67,7 +77,13 @@ async function readLimited(stream: ReadableStream<Uint8Array>, limit: number): P
   let size = 0;
   try {
     for (;;) {
-      const { done, value } = await reader.read();
+      let chunk: ReadableStreamReadResult<Uint8Array>;
+      try {
+        chunk = await reader.read();
+      } catch {
+        throw new BodyAbortedError();
+      }
+      const { done, value } = chunk;
       if (done) break;
       size += value.byteLength;
       if (size > limit) {

@@ -3,7 +3,7 @@ import { ApiError, toApiError } from "../errors.js";
 import type { Principal } from "../schemas/common.js";
 import { bearerToken } from "../services/principals.js";
 import { DIRECTORY_SCOPE, type RevisionStore } from "../storage/revisions.js";
-import { readJsonBody } from "./body.js";
+import { BodyAbortedError, readJsonBody } from "./body.js";
 import { errorDocument, MEDIA_TYPE, type JsonApiDocument } from "./jsonapi.js";
 import { ROUTE_PERMISSIONS } from "./route-permissions.js";
 import type { ReadCache } from "./read-cache.js";
@@ -100,7 +100,10 @@ export function createHandler(app: HttpApp, routes: readonly Route[], authentica
         // decision D4: 401 only for a missing or invalid credential.
         if (!principal) throw new ApiError("unauthorized");
       }
-      const body = request.method === "POST" || request.method === "PATCH" ? await readJsonBody(request, route.bodyLimit) : undefined;
+      const hasBody = request.method === "POST" || request.method === "PATCH";
+      let reading: Promise<unknown> | undefined;
+      const readBody = (): Promise<unknown> => (reading ??= hasBody ? readJsonBody(request, route.bodyLimit) : Promise.resolve(undefined));
+      const body = route.deferBody ? undefined : await readBody();
       const ctx: RouteContext = {
         request,
         url,
@@ -108,6 +111,7 @@ export function createHandler(app: HttpApp, routes: readonly Route[], authentica
         query: url.searchParams,
         principal: principal as Principal,
         body,
+        readBody,
         app,
         async authorize(target) {
           // decision D4: a valid credential without the permission gets 404, like a missing object.
@@ -118,6 +122,8 @@ export function createHandler(app: HttpApp, routes: readonly Route[], authentica
       return request.method === "HEAD" ? new Response(null, { status: response.status, headers: response.headers }) : response;
     } catch (error) {
       const apiError = toApiError(error);
+      // decision D26: a client that gives up on its upload is routine, not a server fault.
+      if (error instanceof BodyAbortedError) app.logger.debug("request body aborted", { method: request.method, path: url.pathname });
       if (apiError.status >= 500) {
         app.logger.error("request failed", {
           method: request.method,

@@ -33,8 +33,13 @@ export interface RouteContext {
   query: URLSearchParams;
   /** Set on every route whose auth is `principal`. */
   principal: Principal;
-  /** Parsed JSON body (POST/PATCH), or undefined when empty. */
+  /** Parsed JSON body (POST/PATCH), or undefined when empty; undefined on a `deferBody` route. */
   body: unknown;
+  /**
+   * Reads and parses the body (D6 limits, the route's `bodyLimit`) once; later calls resolve the
+   * same value. What a `deferBody` route calls once it has authenticated the request.
+   */
+  readBody(): Promise<unknown>;
   app: HttpApp;
   /** Checks this route's action (from the route-permission table) on `target`; 404 when denied (D4). */
   authorize(target: AuthTarget): Promise<void>;
@@ -52,6 +57,12 @@ export interface Route {
   auth: "principal" | "none" | "custom";
   /** Body limit in bytes (D6); default 1 MiB. */
   bodyLimit?: number;
+  /**
+   * The handler does not read the body before `handle`: the route calls `ctx.readBody()` after
+   * its own credential check, so an unauthenticated request never makes the server buffer a body
+   * (D26). Only for `custom` routes (a `principal` route is authenticated before any body read).
+   */
+  deferBody?: boolean;
   /**
    * GET routes whose 200 body depends only on the directory and the storage revision scopes named
    * here (src/storage/revisions.ts) may be served from the read cache while those stand still.

@@ -51,6 +51,12 @@ export const CALLBACK_LIMITS = {
   tagLabel: 32,
 } as const;
 
+/** decision D26: what one result holds over all its callbacks; beyond is 422 and nothing is stored. */
+export const RESULT_LIMITS = {
+  outcomes: 1000,
+  bodyBytes: 10 * 1024 * 1024,
+} as const;
+
 const encoder = new TextEncoder();
 /** The body limit is in bytes, not UTF-16 units; only encode when the length alone cannot decide. */
 const withinBytes = (value: string, max: number): boolean =>

@@ -35,6 +35,7 @@ export function createRunTaskService(ctx: ServiceContext) {
     getResult: stages.getResult,
     getRun: stages.getRun,
     callback: callbacks.callback,
+    receiveCallback: callbacks.receiveCallback,
     verifyAccessToken: callbacks.verifyAccessToken,
     listOutcomes: callbacks.listOutcomes,
     getOutcome: callbacks.getOutcome,

@@ -1,10 +1,10 @@
 import { safeEqual, sha256Hex } from "../crypto/random.js";
 import { SEVERITY_RANK, severityLevelOf, severityOf, statusOf } from "../domain/outcomes.js";
 import { isFinalResultStatus, transitionResult } from "../domain/stage-machine.js";
-import { ApiError, conflict, notFound } from "../errors.js";
+import { ApiError, conflict, invalid, notFound } from "../errors.js";
 import type { Page, PageRequest } from "../schemas/records.js";
 import type { TaskResultOutcomeRecord, TaskResultRecord } from "../schemas/run-task-records.js";
-import { CallbackSchema, type CallbackInput, type OutcomeInput } from "../schemas/run-tasks.js";
+import { CallbackSchema, RESULT_LIMITS, type CallbackInput, type OutcomeInput } from "../schemas/run-tasks.js";
 import { toOutcomeView, type OutcomeView } from "../schemas/task-stage-views.js";
 import type { ServiceContext } from "./context.js";
 import type { RunTaskSettings } from "./run-task-settings.js";
@@ -87,6 +87,31 @@ export function createTaskCallbackService(ctx: ServiceContext, settings: RunTask
     createdAt: at,
   });
 
+  const OUTCOMES_POINTER = "/data/relationships/outcomes/data";
+  /**
+   * decision D26: at most 1,000 outcomes and 10 MiB of outcome bodies per result, checked against
+   * `current`, the version the write then compares-and-sets on (and the body sum read after it;
+   * see `TaskResultOutcomeStore.bodyBytes`): racing callbacks cannot together go beyond.
+   */
+  const checkResultLimits = async (current: TaskResultRecord, added: readonly OutcomeInput[]): Promise<void> => {
+    if (added.length === 0) return;
+    if (current.outcomesCount + added.length > RESULT_LIMITS.outcomes) {
+      throw invalid(
+        OUTCOMES_POINTER,
+        `A task result holds at most 1,000 outcomes: it has ${current.outcomesCount} and this callback adds ${added.length}`,
+      );
+    }
+    const addedBytes = added.reduce((sum, o) => sum + (o.body === undefined ? 0 : Buffer.byteLength(o.body, "utf8")), 0);
+    if (addedBytes === 0) return;
+    const storedBytes = await s.taskResultOutcomes.bodyBytes(current.id);
+    if (storedBytes + addedBytes > RESULT_LIMITS.bodyBytes) {
+      throw invalid(
+        OUTCOMES_POINTER,
+        `A task result holds at most 10 MiB of outcome bodies: it has ${storedBytes} bytes and this callback adds ${addedBytes}`,
+      );
+    }
+  };
+
   /** decision D16: with the idle rule a `running` callback restarts the window, capped at the max. */
   const nextDeadline = (r: TaskResultRecord, status: CallbackInput["status"], now: Date): string | null => {
     const rule = settings.deadline;
@@ -94,52 +119,61 @@ export function createTaskCallbackService(ctx: ServiceContext, settings: RunTask
     return new Date(Math.min(now.getTime() + rule.idleMs, Date.parse(r.deadlineMaxAt))).toISOString();
   };
 
-  return {
-    /**
-     * `PATCH task-results/:id/callback` (D17). Order of checks: unknown id 404; missing or wrong
-     * token 401; result already final 409; deadline passed 401; invalid body 422. The status change
-     * and the new outcomes are one compare-and-set: of racing final callbacks exactly one wins, the
-     * others get 409; racing `running` callbacks retry on the fresh row, so none loses its outcomes.
-     */
-    async callback(resultId: string, token: string | null, body: unknown): Promise<void> {
-      const first = await s.taskResults.get(resultId);
-      if (!first) throw notFound();
-      if (!tokenMatches(first, token)) throw UNAUTHORIZED();
-      if (isFinalResultStatus(first.status)) throw ALREADY_FINAL();
-      if (expired(first, ctx.now())) throw UNAUTHORIZED();
-      const input = parseOrThrow(CallbackSchema, body, "");
+  /**
+   * `PATCH task-results/:id/callback` (D17). Order of checks: unknown id 404; missing or wrong
+   * token 401; result already final 409; deadline passed 401; only then is the body read
+   * (`readBody`, D26: an unauthenticated request never makes the server buffer a body), and an
+   * invalid one is 422. The status change and the new outcomes are one compare-and-set: of racing
+   * final callbacks exactly one wins, the others get 409; racing `running` callbacks retry on the
+   * fresh row, so none loses its outcomes.
+   */
+  async function receiveCallback(resultId: string, token: string | null, readBody: () => Promise<unknown>): Promise<void> {
+    const first = await s.taskResults.get(resultId);
+    if (!first) throw notFound();
+    if (!tokenMatches(first, token)) throw UNAUTHORIZED();
+    if (isFinalResultStatus(first.status)) throw ALREADY_FINAL();
+    if (expired(first, ctx.now())) throw UNAUTHORIZED();
+    const input = parseOrThrow(CallbackSchema, await readBody(), "");
 
-      let current = first;
-      for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-        const now = ctx.now();
-        const t = transitionResult(current, { type: "callback", status: input.status }, now);
-        if (!t.ok) throw ALREADY_FINAL();
-        const at = now.toISOString();
-        const outcomes = input.outcomes.map((o, i) => toOutcomeRecord(current.id, current.outcomesCount + i, o, at));
-        const next: TaskResultRecord = {
-          ...current,
-          status: t.status,
-          statusTimestamps: t.statusTimestamps,
-          message: input.message ?? current.message,
-          url: input.url ?? current.url,
-          outcomesCount: current.outcomesCount + outcomes.length,
-          deadlineAt: nextDeadline(current, input.status, now),
-          version: current.version + 1,
-          updatedAt: at,
-        };
-        const stored = await s.taskResults.transition(current.id, { statuses: [current.status], version: current.version }, next, outcomes);
-        if (stored) {
-          stages.emitResult(current, stored);
-          if (stored.status !== current.status) await settle(stored.stageId);
-          return;
-        }
-        const fresh = await s.taskResults.get(resultId);
-        if (!fresh) throw notFound();
-        if (isFinalResultStatus(fresh.status)) throw ALREADY_FINAL();
-        current = fresh;
+    let current = first;
+    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+      const now = ctx.now();
+      // The body may have been slow to arrive: the token must still be valid when the write is made.
+      if (expired(current, now)) throw UNAUTHORIZED();
+      const t = transitionResult(current, { type: "callback", status: input.status }, now);
+      if (!t.ok) throw ALREADY_FINAL();
+      await checkResultLimits(current, input.outcomes);
+      const at = now.toISOString();
+      const outcomes = input.outcomes.map((o, i) => toOutcomeRecord(current.id, current.outcomesCount + i, o, at));
+      const next: TaskResultRecord = {
+        ...current,
+        status: t.status,
+        statusTimestamps: t.statusTimestamps,
+        message: input.message ?? current.message,
+        url: input.url ?? current.url,
+        outcomesCount: current.outcomesCount + outcomes.length,
+        deadlineAt: nextDeadline(current, input.status, now),
+        version: current.version + 1,
+        updatedAt: at,
+      };
+      const stored = await s.taskResults.transition(current.id, { statuses: [current.status], version: current.version }, next, outcomes);
+      if (stored) {
+        stages.emitResult(current, stored);
+        if (stored.status !== current.status) await settle(stored.stageId);
+        return;
       }
-      throw new ApiError("conflict", { detail: "The task result is being updated concurrently; retry the request" });
-    },
+      const fresh = await s.taskResults.get(resultId);
+      if (!fresh) throw notFound();
+      if (isFinalResultStatus(fresh.status)) throw ALREADY_FINAL();
+      current = fresh;
+    }
+    throw new ApiError("conflict", { detail: "The task result is being updated concurrently; retry the request" });
+  }
+
+  return {
+    /** The callback with its body already parsed (the host's trusted code; the route calls `receiveCallback`). */
+    callback: (resultId: string, token: string | null, body: unknown): Promise<void> => receiveCallback(resultId, token, async () => body),
+    receiveCallback,
 
     /**
      * The result and run an access token stands for while it is valid (its result not final and

@@ -143,6 +143,13 @@ export interface TaskResultOutcomeStore {
    * the filtered set.
    */
   list(taskResultId: string, query: OutcomeListQuery, page: PageRequest): Promise<Page<TaskResultOutcomeRecord>>;
+  /**
+   * The UTF-8 bytes of the bodies of a result's outcomes (an outcome without a body counts 0):
+   * what the per-result body limit is checked against (D26). Outcomes are only ever inserted by
+   * `TaskResultStore.transition`, with the result's version bump, so a sum read after reading the
+   * result at version v is the sum at v whenever a compare-and-set on v then succeeds.
+   */
+  bodyBytes(taskResultId: string): Promise<number>;
 }
 
 /** What `TaskDeliveryStore.claim` is asked for. */

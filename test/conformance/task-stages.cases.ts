@@ -191,6 +191,24 @@ export function describeTaskStageCases(ctx: ConformanceContext): void {
       expect(await list({ sort: "severity", status: "passed", severity: "high" })).toStrictEqual({ items: [rows[3]], total: 1 });
       expect(await list({ sort: "position", severity: "none-such" })).toStrictEqual({ items: [], total: 0 });
     });
+
+    it("sums the UTF-8 bytes of a result's outcome bodies, per result (D26)", async () => {
+      await s().runs.create(run(), [st], [r1, r2]);
+      expect(await s().taskResultOutcomes.bodyBytes(r1.id)).toBe(0);
+      const rows = [
+        outcome({ id: rid("tro", 1), position: 0, body: "abc" }),
+        outcome({ id: rid("tro", 2), position: 1, body: null }),
+        outcome({ id: rid("tro", 3), position: 2, body: "€ü" }), // 3 + 2 bytes, 2 characters
+        outcome({ id: rid("tro", 4), position: 3, body: "" }),
+      ];
+      await s().taskResults.transition(r1.id, { statuses: OPEN, version: 1 }, { ...running(r1, 2), outcomesCount: 4 }, rows);
+      await s().taskResults.transition(r2.id, { statuses: OPEN, version: 1 }, running(r2, 2), [
+        outcome({ id: rid("tro", 9), taskResultId: r2.id, body: "x".repeat(1000) }),
+      ]);
+      expect(await s().taskResultOutcomes.bodyBytes(r1.id)).toBe(8);
+      expect(await s().taskResultOutcomes.bodyBytes(r2.id)).toBe(1000);
+      expect(await s().taskResultOutcomes.bodyBytes(rid("taskrs", 99))).toBe(0);
+    });
   });
 
   describe("task stages: durability", () => {

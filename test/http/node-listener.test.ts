@@ -3,6 +3,8 @@ import { connect } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { toNodeListener, type FetchHandler } from "../../src/node.js";
 import { createTestApp, varsBody } from "../helpers/app.js";
+import { runTaskApp, startedRun } from "../helpers/run-tasks.js";
+import { STORAGES } from "../helpers/storages.js";
 
 interface Reply {
   status: number;
@@ -184,5 +186,39 @@ describe("toNodeListener on node:http", () => {
     });
     const res = await request(port, "GET", "/x");
     expect(res.headers["set-cookie"]).toEqual(["a=1", "b=2"]);
+  });
+
+  it("answers an unauthenticated callback 401 while its declared 5 MiB upload has barely started (D26)", async () => {
+    let dispose = () => {};
+    const a = await runTaskApp(STORAGES[0]!, (d) => (dispose = d));
+    try {
+      const { resultIds } = await startedRun(a, ["mandatory"]);
+      const port = await listen(a.runplane.handler);
+      for (const auth of ["", `authorization: Bearer ${"x".repeat(43)}\r\n`]) {
+        // Headers and 8 bytes of a 5 MiB body, then nothing: the answer must not wait for the rest.
+        const head = await new Promise<string>((resolve, reject) => {
+          const socket = connect(port, "127.0.0.1", () => {
+            socket.write(
+              `PATCH /api/v2/task-results/${resultIds[0]}/callback HTTP/1.1\r\nhost: 127.0.0.1\r\n${auth}` +
+                `content-type: application/vnd.api+json\r\ncontent-length: ${5 * 1024 * 1024}\r\n\r\n{"data":`,
+            );
+          });
+          let text = "";
+          const timer = setTimeout(() => (socket.destroy(), resolve("no answer within 2 s")), 2000);
+          socket.on("data", (chunk: Buffer) => {
+            text += chunk.toString("latin1");
+            if (text.includes("\r\n\r\n")) {
+              clearTimeout(timer);
+              socket.destroy();
+              resolve(text.split("\r\n")[0]!);
+            }
+          });
+          socket.on("error", reject);
+        });
+        expect(head, auth || "no token").toBe("HTTP/1.1 401 Unauthorized");
+      }
+    } finally {
+      dispose();
+    }
   });
 });

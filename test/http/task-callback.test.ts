@@ -231,3 +231,175 @@ describe.each(STORAGES)("run task callback and outcomes over HTTP ($name)", (set
     expect(big.status).toBe(200);
   });
 });
+
+describe("the callback checks its token before it reads the body (D26)", () => {
+  let dispose = () => {};
+  afterEach(() => dispose());
+
+  /** A body stream that records whether anything pulled it, and fails like an aborted upload when pulled. */
+  const watchedBody = () => {
+    const watch = { pulled: false };
+    const stream = new ReadableStream<Uint8Array>(
+      {
+        pull(controller) {
+          watch.pulled = true;
+          controller.error(new Error("aborted"));
+        },
+      },
+      { highWaterMark: 0 },
+    );
+    return { watch, stream };
+  };
+  const patch = (a: RunTaskApp, id: string, token: string | null, stream: ReadableStream<Uint8Array>) =>
+    a.runplane.handler(
+      new Request(`http://localhost/api/v2/task-results/${id}/callback`, {
+        method: "PATCH",
+        headers: { "content-type": "application/vnd.api+json", ...(token === null ? {} : { authorization: `Bearer ${token}` }) },
+        body: stream,
+        duplex: "half",
+      } as RequestInit),
+    );
+
+  it("answers a missing, wrong, foreign or expired token (and an unknown id) without pulling the body", async () => {
+    const a = await runTaskApp(STORAGES[0]!, (d) => (dispose = d));
+    const { resultIds } = await startedRun(a, ["mandatory", "advisory"]);
+    const [id, otherId] = resultIds as [string, string];
+    const cases: [string, string, string | null, number][] = [
+      ["no token", id, null, 401],
+      ["a wrong token", id, "x".repeat(43), 401],
+      ["another result's token", id, await tokenOf(a, otherId), 401],
+      ["an unknown result", "taskrs-doesnotexist0000", await tokenOf(a, id), 404],
+    ];
+    for (const [name, target, token, status] of cases) {
+      const { watch, stream } = watchedBody();
+      const res = await patch(a, target, token, stream);
+      expect(res.status, name).toBe(status);
+      expect(watch.pulled, name).toBe(false);
+    }
+    await deliverDue(a);
+    a.clock.advance(10 * 60 * 1000);
+    const { watch, stream } = watchedBody();
+    expect((await patch(a, id, await tokenOf(a, id), stream)).status).toBe(401);
+    expect(watch.pulled).toBe(false);
+  });
+
+  it("refuses with 401 a body that arrives after the deadline passed, storing nothing", async () => {
+    const a = await runTaskApp(STORAGES[0]!, (d) => (dispose = d));
+    const { resultIds } = await startedRun(a, ["mandatory"]);
+    await deliverDue(a);
+    const id = resultIds[0]!;
+    const before = await a.storage.taskResults.get(id);
+    const slowBody = async () => {
+      a.clock.advance(10 * 60 * 1000); // the upload took past the deadline
+      return callbackBody("passed", {}, [outcomeItem("late")]);
+    };
+    await expect(a.runplane.runTasks.receiveCallback(id, await tokenOf(a, id), slowBody)).rejects.toMatchObject({ status: 401 });
+    expect(await a.storage.taskResults.get(id)).toStrictEqual(before);
+  });
+
+  it("reads the body for a valid token; an aborted upload is a 400 and a debug line, not an error", async () => {
+    const logs: { level: string; message: string }[] = [];
+    const record = (level: string) => (message: string) => void logs.push({ level, message });
+    const logger = { debug: record("debug"), info: record("info"), warn: record("warn"), error: record("error") };
+    const a = await runTaskApp(STORAGES[0]!, (d) => (dispose = d), { logger });
+    const { resultIds } = await startedRun(a, ["mandatory"]);
+    const id = resultIds[0]!;
+    const before = await a.storage.taskResults.get(id);
+    const { watch, stream } = watchedBody();
+    const res = await patch(a, id, await tokenOf(a, id), stream);
+    expect(watch.pulled).toBe(true);
+    expect(res.status).toBe(400);
+    expect(logs.filter((l) => l.level === "error" || l.level === "warn")).toStrictEqual([]);
+    expect(logs.some((l) => l.level === "debug" && /aborted/.test(l.message))).toBe(true);
+    expect(await a.storage.taskResults.get(id)).toStrictEqual(before);
+  });
+});
+
+describe.each(STORAGES)("outcome limits per result (D26, $name)", (setup) => {
+  let dispose = () => {};
+  afterEach(() => dispose());
+  const MiB = 1024 * 1024;
+  const POINTER = "/data/relationships/outcomes/data";
+  const snapshot = async (a: RunTaskApp, id: string) => ({
+    result: await a.storage.taskResults.get(id),
+    total: (await a.storage.taskResultOutcomes.list(id, { sort: "position" }, { offset: 0, limit: 1 })).total,
+  });
+  const batch = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => outcomeItem(`${prefix}${i}`));
+  const withBody = (id: string, bytes: number) => outcomeItem(id, { body: "b".repeat(bytes) });
+
+  it("accepts 1,000 outcomes over several callbacks and refuses one more with 422, storing nothing", async () => {
+    const a = await runTaskApp(setup, (d) => (dispose = d));
+    const { resultIds } = await startedRun(a, ["mandatory"]);
+    const id = resultIds[0]!;
+    const token = await tokenOf(a, id);
+    for (const prefix of ["a", "b", "c", "d"]) {
+      expect((await sendCallback(a, id, token, callbackBody("running", {}, batch(prefix, 250)))).status).toBe(200);
+    }
+    expect((await a.storage.taskResults.get(id))!.outcomesCount).toBe(1000);
+    const before = await snapshot(a, id);
+    for (const status of ["running", "failed"]) {
+      const over = await sendCallback(a, id, token, callbackBody(status, { message: "more" }, [outcomeItem("one-more")]));
+      expect(over.status, status).toBe(422);
+      expect(over.json.errors[0].detail, status).toMatch(/1,?000 outcomes/);
+      expect(over.json.errors[0].source, status).toStrictEqual({ pointer: POINTER });
+      expect(await snapshot(a, id), status).toStrictEqual(before);
+    }
+    // Without outcomes the result can still finish.
+    expect((await sendCallback(a, id, token, callbackBody("passed"))).status).toBe(200);
+    expect((await a.storage.taskResults.get(id))!).toMatchObject({ status: "passed", outcomesCount: 1000 });
+  });
+
+  it("accepts 10 MiB of outcome bodies over several callbacks and refuses one byte more, storing nothing", async () => {
+    const a = await runTaskApp(setup, (d) => (dispose = d));
+    const { resultIds } = await startedRun(a, ["mandatory"]);
+    const id = resultIds[0]!;
+    const token = await tokenOf(a, id);
+    for (let i = 0; i < 10; i++) {
+      expect((await sendCallback(a, id, token, callbackBody("running", {}, [withBody(`big${i}`, MiB)]))).status).toBe(200);
+    }
+    const before = await snapshot(a, id);
+    const over = await sendCallback(a, id, token, callbackBody("running", {}, [outcomeItem("plain"), withBody("tiny", 1)]));
+    expect(over.status).toBe(422);
+    expect(over.json.errors[0].detail).toMatch(/10 MiB/);
+    expect(over.json.errors[0].source).toStrictEqual({ pointer: POINTER });
+    expect(await snapshot(a, id)).toStrictEqual(before);
+    // Outcomes without a body still fit.
+    expect((await sendCallback(a, id, token, callbackBody("running", {}, [outcomeItem("no-body")]))).status).toBe(200);
+    expect((await a.storage.taskResults.get(id))!.outcomesCount).toBe(11);
+  });
+
+  it("counts UTF-8 bytes of bodies, not characters", async () => {
+    const a = await runTaskApp(setup, (d) => (dispose = d));
+    const { resultIds } = await startedRun(a, ["mandatory"]);
+    const id = resultIds[0]!;
+    const token = await tokenOf(a, id);
+    // 9 MiB and 600,000 bytes leave 448,576 bytes: 200,000 three-byte characters are 600,000 bytes.
+    for (let i = 0; i < 9; i++) expect((await sendCallback(a, id, token, callbackBody("running", {}, [withBody(`big${i}`, MiB)]))).status).toBe(200);
+    expect((await sendCallback(a, id, token, callbackBody("running", {}, [withBody("rest", 600_000)]))).status).toBe(200);
+    const wide = outcomeItem("wide", { body: "€".repeat(200_000) });
+    expect((await sendCallback(a, id, token, callbackBody("running", {}, [wide]))).status).toBe(422);
+    expect((await sendCallback(a, id, token, callbackBody("running", {}, [withBody("fits", 448_576)]))).status).toBe(200);
+  });
+
+  it("lets only one of two racing running callbacks cross near the limits", async () => {
+    const a = await runTaskApp(setup, (d) => (dispose = d));
+    const { resultIds } = await startedRun(a, ["mandatory", "advisory"]);
+    const [id, other] = resultIds as [string, string];
+    const token = await tokenOf(a, id);
+    for (const [prefix, n] of [["a", 250], ["b", 250], ["c", 250], ["d", 150]] as const) {
+      expect((await sendCallback(a, id, token, callbackBody("running", {}, batch(prefix, n)))).status).toBe(200);
+    }
+    const pair = await Promise.all(["x", "y"].map((p) => sendCallback(a, id, token, callbackBody("running", {}, batch(p, 60)))));
+    expect(pair.map((r) => r.status).sort()).toStrictEqual([200, 422]);
+    expect((await a.storage.taskResults.get(id))!.outcomesCount).toBe(960);
+    expect((await snapshot(a, id)).total).toBe(960);
+
+    const otherToken = await tokenOf(a, other);
+    for (let i = 0; i < 9; i++) {
+      expect((await sendCallback(a, other, otherToken, callbackBody("running", {}, [withBody(`big${i}`, MiB)]))).status).toBe(200);
+    }
+    const bodies = await Promise.all(["x", "y"].map((p) => sendCallback(a, other, otherToken, callbackBody("running", {}, [withBody(p, 600 * 1024)]))));
+    expect(bodies.map((r) => r.status).sort()).toStrictEqual([200, 422]);
+    expect((await a.storage.taskResults.get(other))!.outcomesCount).toBe(10);
+  });
+});

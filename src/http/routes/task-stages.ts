@@ -209,8 +209,10 @@ export const taskStageRoutes: Route[] = [
     path: "/task-results/:task_result_id/callback",
     auth: "custom",
     bodyLimit: 5 * 1024 * 1024,
+    // decision D26: the token is checked before the body is read, so no unauthenticated upload is buffered.
+    deferBody: true,
     async handle(ctx) {
-      await ctx.app.services.runTasks.callback(ctx.params.task_result_id!, bearerToken(ctx.request), ctx.body);
+      await ctx.app.services.runTasks.receiveCallback(ctx.params.task_result_id!, bearerToken(ctx.request), ctx.readBody);
       return { status: 200 };
     },
   },
