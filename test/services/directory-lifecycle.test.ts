@@ -45,3 +45,47 @@ describe("directory lifecycle", () => {
     expect((await a.call("GET", "/api/v2/workspaces/ws-a/vars", { token: a.devToken })).status).toBe(404);
   });
 });
+
+describe("directory updates", () => {
+  it("updates a workspace's fields but never its id or organization, and 404s an unknown one", async () => {
+    a = await createTestApp();
+    const d = a.runplane.directory;
+    const updated = await d.workspaces.update("ws-a", { name: "renamed", workingDirectory: "infra", organization: "other" } as never);
+    expect(updated).toMatchObject({ id: "ws-a", name: "renamed", workingDirectory: "infra", organization: "acme" });
+    expect(await d.workspaces.get("ws-a")).toStrictEqual(updated);
+    await expect(d.workspaces.update("ws-nope", { name: "x" })).rejects.toMatchObject({ status: 404 });
+    await expect(d.workspaces.update("ws-a", { name: "" })).rejects.toMatchObject({ status: 422 });
+    expect((await d.workspaces.get("ws-a"))?.name).toBe("renamed");
+  });
+
+  it("moves a team's members, and with them what its members may do", async () => {
+    a = await createTestApp();
+    const d = a.runplane.directory;
+    const grant = {
+      data: {
+        type: "team-projects",
+        attributes: { access: "write" },
+        relationships: { project: { data: { type: "projects", id: "prj-a" } }, team: { data: { type: "teams", id: "team-devs" } } },
+      },
+    };
+    expect((await a.call("POST", "/api/v2/team-projects", { body: grant })).status).toBe(201);
+    expect((await a.call("GET", "/api/v2/workspaces/ws-a/vars", { token: a.devToken })).status).toBe(200);
+    await d.teams.update("team-devs", { members: [] });
+    expect((await a.call("GET", "/api/v2/workspaces/ws-a/vars", { token: a.devToken })).status).toBe(404);
+    await d.teams.update("team-devs", { members: ["user-dev"] });
+    expect((await a.call("GET", "/api/v2/workspaces/ws-a/vars", { token: a.devToken })).status).toBe(200);
+  });
+
+  it("updates organizations and users in place, and 404s unknown ones", async () => {
+    a = await createTestApp();
+    const d = a.runplane.directory;
+    expect(await d.organizations.update("acme", { email: "ops@acme.example" })).toStrictEqual({ name: "acme", email: "ops@acme.example" });
+    expect(await d.organizations.get("acme")).toStrictEqual({ name: "acme", email: "ops@acme.example" });
+    await expect(d.organizations.update("nope", { email: null })).rejects.toMatchObject({ status: 404 });
+    expect(await d.users.update("user-dev", { username: "developer" })).toMatchObject({ id: "user-dev", username: "developer" });
+    expect((await d.users.get("user-dev"))?.username).toBe("developer");
+    await expect(d.users.update("user-nope", { username: "x" })).rejects.toMatchObject({ status: 404 });
+    expect(await d.users.delete("user-dev")).toBe(true);
+    expect(await d.users.get("user-dev")).toBeNull();
+  });
+});
