@@ -7,6 +7,15 @@ import { createTestApp, type TestApp } from "../helpers/app.js";
 let a: TestApp;
 afterEach(async () => a?.runplane.close());
 
+/** A team-projects create: `team-devs` gets write access to `prj-a`. */
+const DEVS_WRITE_ON_PRJ_A = {
+  data: {
+    type: "team-projects",
+    attributes: { access: "write" },
+    relationships: { project: { data: { type: "projects", id: "prj-a" } }, team: { data: { type: "teams", id: "team-devs" } } },
+  },
+};
+
 const VAR = { data: { type: "vars", attributes: { key: "secret", value: "s3cr3t", category: "env", sensitive: true } } };
 
 describe("directory lifecycle", () => {
@@ -30,14 +39,7 @@ describe("directory lifecycle", () => {
 
   it("gives a team recreated with the same id none of the old one's project access", async () => {
     a = await createTestApp();
-    const grant = {
-      data: {
-        type: "team-projects",
-        attributes: { access: "write" },
-        relationships: { project: { data: { type: "projects", id: "prj-a" } }, team: { data: { type: "teams", id: "team-devs" } } },
-      },
-    };
-    expect((await a.call("POST", "/api/v2/team-projects", { body: grant })).status).toBe(201);
+    expect((await a.call("POST", "/api/v2/team-projects", { body: DEVS_WRITE_ON_PRJ_A })).status).toBe(201);
     expect((await a.call("GET", "/api/v2/workspaces/ws-a/vars", { token: a.devToken })).status).toBe(200);
     expect(await a.runplane.directory.teams.delete("team-devs")).toBe(true);
     await a.runplane.directory.teams.create({ id: "team-devs", name: "devs", organization: "acme", members: ["user-dev"] });
@@ -61,14 +63,7 @@ describe("directory updates", () => {
   it("moves a team's members, and with them what its members may do", async () => {
     a = await createTestApp();
     const d = a.runplane.directory;
-    const grant = {
-      data: {
-        type: "team-projects",
-        attributes: { access: "write" },
-        relationships: { project: { data: { type: "projects", id: "prj-a" } }, team: { data: { type: "teams", id: "team-devs" } } },
-      },
-    };
-    expect((await a.call("POST", "/api/v2/team-projects", { body: grant })).status).toBe(201);
+    expect((await a.call("POST", "/api/v2/team-projects", { body: DEVS_WRITE_ON_PRJ_A })).status).toBe(201);
     expect((await a.call("GET", "/api/v2/workspaces/ws-a/vars", { token: a.devToken })).status).toBe(200);
     await d.teams.update("team-devs", { members: [] });
     expect((await a.call("GET", "/api/v2/workspaces/ws-a/vars", { token: a.devToken })).status).toBe(404);
