@@ -58,7 +58,8 @@ function iterableStream(source: AsyncIterable<Uint8Array | string>): ReadableStr
 /**
  * One provider answer as the response body, or null when there is nothing to serve. A provider's
  * own `Response` is passed on only when it is a 2xx (its error pages are the host's business, not
- * the integration's), with the artifact's content type when it names none.
+ * the integration's), its body and headers kept but the content type set to the artifact's (D24):
+ * a `new Response(string)` would otherwise say `text/plain`.
  */
 export function toArtifactResponse(body: ArtifactBody, kind: ArtifactKind): Response | null {
   const contentType = ARTIFACT_CONTENT_TYPES[kind];
@@ -67,7 +68,7 @@ export function toArtifactResponse(body: ArtifactBody, kind: ArtifactKind): Resp
   if (body instanceof Response) {
     if (!body.ok) return null;
     const merged = new Headers(body.headers);
-    if (!merged.has("content-type")) merged.set("content-type", contentType);
+    merged.set("content-type", contentType);
     merged.set("cache-control", "no-store");
     return new Response(body.body, { status: 200, headers: merged });
   }
