@@ -110,6 +110,32 @@ describe.each(STORAGES)("artifact downloads for integrations, D24 ($name)", (set
     expect((await empty.call("GET", e.cv!, { token: e.token })).json.errors[0].detail).toContain("artifacts.configurationVersion");
   });
 
+  it("sends a null download URL and answers 404 for a run whose configuration is marked not downloadable", async () => {
+    const a = await app(recordingProviders());
+    await attachTask(a, await createTask(a, "t"), "mandatory");
+    const { run, stages } = await a.runplane.runTasks.createRun({
+      workspaceId: "ws-a",
+      configurationVersionId: "cv-hidden",
+      configurationVersionDownloadable: false,
+      message: "go",
+    });
+    await a.runplane.runTasks.startStage(run.id, stages[0]!.stage);
+    const [result] = await a.runplane.runTasks.listResults(stages[0]!.id);
+    expect((await payloadOf(a.storage, a.keyring, result!.id)).configuration_version_download_url).toBeNull();
+    const res = await a.call("GET", "/api/v2/configuration-versions/cv-hidden/download", { token: await tokenOf(a, result!.id) });
+    expect(res.status).toBe(404);
+  });
+
+  it("answers HEAD with the headers and no body, and a provider failure with a bare 500", async () => {
+    const a = await app({ planJson: () => PLAN, configurationVersion: () => Promise.reject(new Error("disk /secret/path failed")) });
+    const s = await started(a);
+    const head = await a.call("HEAD", s.plan, { token: s.token });
+    expect([head.status, head.headers.get("content-type"), head.text]).toEqual([200, "application/json", ""]);
+    const failed = await a.call("GET", s.cv!, { token: s.token });
+    expect(failed.status).toBe(500);
+    expect(failed.text).not.toContain("secret");
+  });
+
   it.each([
     ["an object", () => PLAN],
     ["a string", () => JSON.stringify(PLAN)],
