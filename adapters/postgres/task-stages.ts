@@ -73,7 +73,7 @@ export function createTaskStageStores(pool: PgPoolLike, q: string, deliveries: D
   const outcomeCols = OUTCOMES.columns.join(", ");
   const s = {
     runGet: sql(`SELECT ${runCols} FROM ${runs.table} WHERE id = @id`),
-    // decision D24: API-credential downloads only, rare next to callbacks; a scan of runs, no index yet.
+    // decision D24: a download with an API credential finds its run (runs_by_plan, runs_by_configuration_version).
     runByPlan: sql(`SELECT ${runCols} FROM ${runs.table} WHERE plan_id = @id ORDER BY created_at DESC, id DESC LIMIT 1`),
     runByConfiguration: sql(`SELECT ${runCols} FROM ${runs.table} WHERE configuration_version_id = @id ORDER BY created_at DESC, id DESC LIMIT 1`),
     runInsert: sql(`${insertSql(runs)} ON CONFLICT (id) DO NOTHING`),

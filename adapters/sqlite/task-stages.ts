@@ -33,7 +33,7 @@ const OUTCOME_FILTER = `task_result_id = @result AND (@severity IS NULL OR sever
 /** The statements, exported so the adapter tests can check their query plans. */
 export const TASK_STAGE_SQL = {
   runGet: `SELECT * FROM runs WHERE id = ?`,
-  // decision D24: API-credential downloads only, rare next to callbacks; a scan of runs, no index yet.
+  // decision D24: a download with an API credential finds its run (runs_by_plan, runs_by_configuration_version).
   runByPlan: `SELECT * FROM runs WHERE plan_id = ? ORDER BY created_at DESC, id DESC LIMIT 1`,
   runByConfiguration: `SELECT * FROM runs WHERE configuration_version_id = ? ORDER BY created_at DESC, id DESC LIMIT 1`,
   runInsert: `${insertSql(rows.RUNS)} ON CONFLICT (id) DO NOTHING`,
