@@ -9,6 +9,8 @@ import { variableResource, variableRoutes } from "./http/routes/variables.js";
 import { teamProjectResource, teamProjectRoutes } from "./http/routes/team-projects.js";
 import { runTaskResources, runTaskRoutes } from "./http/routes/run-tasks.js";
 import { taskStageResources, taskStageRoutes } from "./http/routes/task-stages.js";
+import { artifactRoutes } from "./http/routes/artifacts.js";
+import type { ArtifactProviders } from "./http/artifact-body.js";
 import { resolveRunTaskSettings, type RunTaskOptions } from "./services/run-task-settings.js";
 import type { Authorizer, HttpApp, Route } from "./http/types.js";
 import { createConsoleLogger, type Logger } from "./logger.js";
@@ -74,6 +76,15 @@ export interface RunplaneOptions {
    * authenticator and a storage that keeps revisions. Default `{ maxBytes: 8 MiB }`; `false` turns it off.
    */
   readCache?: false | { maxBytes?: number };
+  /**
+   * decision D24: what integrations download with a result's access token (or an API credential
+   * with `runs >= read`) from `plan_json_api_url` and `configuration_version_download_url`.
+   * `planJson(run)` returns the plan as `terraform show -json` writes it, `configurationVersion(run)`
+   * the configuration as a `.tar.gz`: an object (sent as JSON), a string, bytes, a Web or Node
+   * stream, or a `Response`; null when there is none (404). Without `configurationVersion`, run
+   * task requests carry `configuration_version_download_url: null`.
+   */
+  artifacts?: ArtifactProviders;
 }
 
 const isKeyring = (k: Keyring | KeyringOptions): k is Keyring => "seal" in k;
@@ -131,8 +142,9 @@ export function createRunplane(options: RunplaneOptions) {
     services,
     authorizer,
     logger,
+    artifacts: options.artifacts ?? {},
   };
-  const routes: Route[] = [...pingRoutes, ...teamProjectRoutes, ...variableRoutes, ...policySetParameterRoutes, ...agentTokenRoutes, ...runTaskRoutes, ...taskStageRoutes];
+  const routes: Route[] = [...pingRoutes, ...teamProjectRoutes, ...variableRoutes, ...policySetParameterRoutes, ...agentTokenRoutes, ...runTaskRoutes, ...taskStageRoutes, ...artifactRoutes];
   const authenticate: Authenticate = options.authenticate ?? createTokenAuthenticator(ctx);
   // The read cache keys entries by bearer token: only the default authenticator reads nothing else.
   const caching =
@@ -224,6 +236,7 @@ export { createEgress, EgressError, isEgressError, type EgressOptions, type Http
 export type { DeliveryAttempt, DeliveryFailure, TaskDeliveryService } from "./services/task-deliveries.js";
 export type { VerifiedAccessToken, OutcomeListOptions } from "./services/task-callback.js";
 export type { Authenticate } from "./http/handler.js";
+export type { ArtifactBody, ArtifactProvider, ArtifactProviders, ArtifactRun } from "./http/artifact-body.js";
 /**
  * The run task results page for people (`GET <prefix>/runs/:run_id`, server-rendered HTML):
  * `createResultsPage(runplane, { prefix: "/app" })` returns a `(Request) => Promise<Response>`.

@@ -147,6 +147,14 @@ export function createMemoryRunTaskStores(): MemoryRunTaskStores {
       const row = runs.get(id);
       return row ? clone(row) : null;
     },
+    async findByArtifact(kind, id) {
+      let found: RunRecord | null = null;
+      for (const run of runs.values()) {
+        if ((kind === "plan" ? run.planId : run.configurationVersionId) !== id) continue;
+        if (!found || run.createdAt > found.createdAt || (run.createdAt === found.createdAt && run.id > found.id)) found = run;
+      }
+      return found ? clone(found) : null;
+    },
     async create(run, newStages, newResults) {
       if (runs.has(run.id)) return false;
       const clash = newStages.some((s) => stages.has(s.id)) || newResults.some((r) => results.has(r.id));

@@ -93,3 +93,12 @@ export const RUN_TASKS_MIGRATION: PgMigration = {
       payload ${TEXT} NOT NULL); -- the keyring's sealed request body (it holds the access token)
   `,
 };
+
+/** decision D24: API credentials find a run's artifacts by plan id or configuration version id. */
+export const RUN_ARTIFACTS_MIGRATION: PgMigration = {
+  name: "0006-run-artifact-lookups",
+  up: (q) => `
+    CREATE INDEX runs_by_plan ON ${q}runs (plan_id, created_at, id);
+    CREATE INDEX runs_by_configuration_version ON ${q}runs (configuration_version_id, created_at, id);
+  `,
+};

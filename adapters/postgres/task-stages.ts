@@ -73,6 +73,9 @@ export function createTaskStageStores(pool: PgPoolLike, q: string, deliveries: D
   const outcomeCols = OUTCOMES.columns.join(", ");
   const s = {
     runGet: sql(`SELECT ${runCols} FROM ${runs.table} WHERE id = @id`),
+    // decision D24: a download with an API credential finds its run (runs_by_plan, runs_by_configuration_version).
+    runByPlan: sql(`SELECT ${runCols} FROM ${runs.table} WHERE plan_id = @id ORDER BY created_at DESC, id DESC LIMIT 1`),
+    runByConfiguration: sql(`SELECT ${runCols} FROM ${runs.table} WHERE configuration_version_id = @id ORDER BY created_at DESC, id DESC LIMIT 1`),
     runInsert: sql(`${insertSql(runs)} ON CONFLICT (id) DO NOTHING`),
     stagesInsert: sql(insertManySql(stages)),
     stageGet: sql(`SELECT ${stageCols} FROM ${stages.table} WHERE id = @id`),
@@ -119,6 +122,8 @@ export function createTaskStageStores(pool: PgPoolLike, q: string, deliveries: D
   return {
     runs: {
       get: async (id) => first(await rowsOf<RunRow>(pool, s.runGet, { id }), fromRunRow),
+      findByArtifact: async (kind, id) =>
+        first(await rowsOf<RunRow>(pool, kind === "plan" ? s.runByPlan : s.runByConfiguration, { id }), fromRunRow),
       // A racing create of the same id waits on the primary key until this one commits, then
       // inserts nothing and rolls back: exactly one create stores anything.
       create: (run, stageRecords, resultRecords) =>

@@ -176,3 +176,12 @@ export const DELIVERY_PAYLOADS_MIGRATION: Migration = {
     ALTER TABLE task_deliveries DROP COLUMN payload;
   `,
 };
+
+/** decision D24: API credentials find a run's artifacts by plan id or configuration version id. */
+export const RUN_ARTIFACTS_MIGRATION: Migration = {
+  name: "0010-run-artifact-lookups",
+  up: `
+    CREATE INDEX runs_by_plan ON runs (plan_id, created_at, id);
+    CREATE INDEX runs_by_configuration_version ON runs (configuration_version_id, created_at, id);
+  `,
+};

@@ -33,6 +33,9 @@ const OUTCOME_FILTER = `task_result_id = @result AND (@severity IS NULL OR sever
 /** The statements, exported so the adapter tests can check their query plans. */
 export const TASK_STAGE_SQL = {
   runGet: `SELECT * FROM runs WHERE id = ?`,
+  // decision D24: a download with an API credential finds its run (runs_by_plan, runs_by_configuration_version).
+  runByPlan: `SELECT * FROM runs WHERE plan_id = ? ORDER BY created_at DESC, id DESC LIMIT 1`,
+  runByConfiguration: `SELECT * FROM runs WHERE configuration_version_id = ? ORDER BY created_at DESC, id DESC LIMIT 1`,
   runInsert: `${insertSql(rows.RUNS)} ON CONFLICT (id) DO NOTHING`,
   stageInsert: insertSql(rows.TASK_STAGES),
   stageGet: `SELECT * FROM task_stages WHERE id = ?`,
@@ -139,6 +142,7 @@ export function createTaskStageStores(db: SqliteDatabase): TaskStageStores {
   return {
     runs: {
       get: async (id) => one(s.runGet.get(id), rows.fromRunRow),
+      findByArtifact: async (kind, id) => one((kind === "plan" ? s.runByPlan : s.runByConfiguration).get(id), rows.fromRunRow),
       create: async (run, stages, results) => createRun(run, stages, results),
     },
     taskStages: {

@@ -5,32 +5,44 @@ import {
   type CallbackOutcome,
   type RunTaskRequest,
 } from "../../src/integration/index.js";
+import { readPlan, type PlannedChange, type PlanRead } from "./plan.js";
 
 /**
- * The bundled example run task integration, written with `runplane/integration`. It reports
- * `running` with one outcome, then `passed`, or `failed` with an error-level outcome when the run
- * message contains "fail" (any case), which makes both paths easy to try from the reference server.
+ * The bundled example run task integration, written with `runplane/integration`. Like a real
+ * scanner it downloads the plan (`plan_json_api_url`, with the access token; decision D24) and
+ * decides from it: every resource the plan deletes is an error-level outcome and fails the check.
+ * It reports `running` with one outcome first. A run message containing "fail" (any case) still
+ * forces a failure, and a plan it cannot read fails closed.
  */
 export interface ExampleIntegrationOptions {
   /** Must equal the run task's HMAC key; leave empty for a task without one. */
   hmacKey: string | null | undefined;
+  /** Used for the plan download and the callbacks. Default: the global `fetch`. */
   fetch?: CallbackFetch;
   onError?: (error: unknown, request: RunTaskRequest) => void;
 }
 
+/** At most this many deletions are reported one by one (a callback carries at most 250 outcomes). */
+const MAX_FINDINGS = 100;
+
 export function createExampleIntegration(options: ExampleIntegrationOptions): {
   handler: (request: Request) => Promise<Response>;
 } {
-  const callbacks = createCallbackClient(options.fetch === undefined ? {} : { fetch: options.fetch });
+  const doFetch: CallbackFetch = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
+  const callbacks = createCallbackClient({ fetch: doFetch });
 
   const check = async (request: RunTaskRequest): Promise<void> => {
-    await callbacks.send(request, {
-      status: "running",
-      message: "Reading the run message",
-      outcomes: [inspected(request)],
-    });
+    const plan = await readPlan(request, doFetch);
+    await callbacks.send(request, { status: "running", message: "Reading the plan", outcomes: [inspected(request, plan)] });
+    const deletions = plan?.ok ? plan.changes.filter((c) => c.actions.includes("delete")) : [];
+    const findings = deletions.slice(0, MAX_FINDINGS).map(deleted);
     if (request.run_message.toLowerCase().includes("fail")) {
-      await callbacks.send(request, { status: "failed", message: "The run message asks for a failure", outcomes: [refused()] });
+      await callbacks.send(request, { status: "failed", message: "The run message asks for a failure", outcomes: [refused(), ...findings] });
+    } else if (plan && !plan.ok) {
+      await callbacks.send(request, { status: "failed", message: `The plan could not be read: ${plan.reason}` });
+    } else if (deletions.length > 0) {
+      const message = `The plan deletes ${deletions.length} resource${deletions.length === 1 ? "" : "s"}`;
+      await callbacks.send(request, { status: "failed", message, outcomes: findings });
     } else {
       await callbacks.send(request, { status: "passed", message: "Nothing to report" });
     }
@@ -44,7 +56,13 @@ export function createExampleIntegration(options: ExampleIntegrationOptions): {
   return { handler };
 }
 
-const inspected = (request: RunTaskRequest): CallbackOutcome => ({
+const planSummary = (plan: PlanRead | null): string => {
+  if (plan === null) return "none at this stage";
+  if (!plan.ok) return `unreadable (${plan.reason})`;
+  return `${plan.changes.length} resource change${plan.changes.length === 1 ? "" : "s"}`;
+};
+
+const inspected = (request: RunTaskRequest, plan: PlanRead | null): CallbackOutcome => ({
   outcomeId: "EXAMPLE-001",
   description: "Run inspected",
   body: [
@@ -55,6 +73,7 @@ const inspected = (request: RunTaskRequest): CallbackOutcome => ({
     `| Workspace | \`${request.workspace_name}\` |`,
     `| Stage | \`${request.stage}\` |`,
     `| Enforcement | \`${request.task_result_enforcement_level}\` |`,
+    `| Plan | ${planSummary(plan)} |`,
   ].join("\n"),
   url: request.run_app_url,
   tags: { Severity: [{ label: "Info", level: "info" }], Status: [{ label: "Inspected" }] },
@@ -65,4 +84,12 @@ const refused = (): CallbackOutcome => ({
   description: 'The run message contains "fail"',
   body: "## Failure requested\n\nThis example fails every run whose message contains **fail**. Change the message to pass.",
   tags: { Severity: [{ label: "High", level: "error" }], Status: [{ label: "Failed", level: "error" }] },
+});
+
+/** One outcome per deleted resource; its id stays within 64 characters. */
+const deleted = (change: PlannedChange): CallbackOutcome => ({
+  outcomeId: `DELETE-${change.address}`.slice(0, 64),
+  description: `The plan deletes ${change.address}`.slice(0, 1000),
+  body: `## Resource deleted\n\nThe plan's actions for \`${change.address}\` are \`${change.actions.join(", ")}\`. This example refuses plans that delete resources.`,
+  tags: { Severity: [{ label: "High", level: "error" }], Status: [{ label: "Deleted", level: "error" }] },
 });

@@ -1,5 +1,6 @@
 import { Hono } from "hono";
 import { createConsoleLogger, createDispatcher, createResultsPage, createRunplane, type Runplane } from "../../src/index.js";
+import { demoArtifacts } from "./artifacts.js";
 import { DEMO, seedDemo } from "./demo.js";
 import { createDemoRuns } from "./demo-runs.js";
 import { ensureDemoTasks, externalIntegration, listen, startIntegration } from "./integration.js";
@@ -54,6 +55,8 @@ const runplane: Runplane = createRunplane({
   publicUrl: origin,
   // decision D15: private addresses stay refused, except the integration's address on its port.
   egress: { allow: [integration.allow] },
+  // decision D24: the plan JSON and configuration archive the integration downloads.
+  artifacts: demoArtifacts,
 });
 // Checked and written once, however many hosts start together on one database.
 const { token, fromEnv } = await store.exclusively(async () => {
@@ -87,7 +90,7 @@ process.stdout.write(
     `example integration: ${integration.url} (run tasks task-demo, mandatory at post_plan, and task-demo-advisory, advisory at pre_apply, on ${DEMO.workspace})`,
     fromEnv ? "owners token: using ADMIN_TOKEN" : `owners token (printed once, revoked at next start): ${token}`,
     "",
-    "try (the demo run answers with its run_id; put it in place of RUN_ID; a message containing \"fail\" fails the mandatory check):",
+    "try (the demo run answers with its run_id; put it in place of RUN_ID; a message containing \"fail\" fails the mandatory check, and so does \"destroy\": its plan deletes a resource):",
     `  curl -s ${auth} -H "Content-Type: application/vnd.api+json" -X POST ${api}/workspaces/${DEMO.workspace}/vars -d '{"data":{"type":"vars","attributes":{"key":"region","value":"eu-west-1","category":"env"}}}'`,
     `  curl -s ${auth} -H "Content-Type: application/json" -X POST ${origin}/demo/runs -d '{"message":"hello"}'`,
     `  curl -s ${auth} ${api}/runs/RUN_ID/task-stages`,

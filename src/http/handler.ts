@@ -48,6 +48,7 @@ export function createHandler(app: HttpApp, routes: readonly Route[], authentica
   }
 
   const toResponse = (result: RouteResult, slot: CacheSlot | null): Response => {
+    if ("response" in result) return result.response;
     if ("text" in result) return new Response(result.text, { status: result.status, headers: { "content-type": result.contentType } });
     if (result.document === undefined) return new Response(null, { status: result.status });
     const body = JSON.stringify(result.document);
@@ -113,13 +114,21 @@ export function createHandler(app: HttpApp, routes: readonly Route[], authentica
         body,
         readBody,
         app,
+        async authenticate() {
+          principal = await authenticate(request);
+          if (!principal) throw new ApiError("unauthorized");
+          return principal;
+        },
         async authorize(target) {
           // decision D4: a valid credential without the permission gets 404, like a missing object.
           if (!principal || !(await app.authorizer(principal, action, target))) throw new ApiError("not-found");
         },
       };
       const response = toResponse(await route.handle(ctx), slot);
-      return request.method === "HEAD" ? new Response(null, { status: response.status, headers: response.headers }) : response;
+      if (request.method !== "HEAD") return response;
+      // A streamed artifact (D24) is not read for a HEAD: let its source go.
+      await response.body?.cancel().catch(() => undefined);
+      return new Response(null, { status: response.status, headers: response.headers });
     } catch (error) {
       const apiError = toApiError(error);
       // decision D26: a client that gives up on its upload is routine, not a server fault.

@@ -67,4 +67,7 @@ export const ROUTE_PERMISSIONS: Readonly<Record<string, RouteAction>> = {
   "GET /task-result-outcomes/:outcome_id/body": "runs:read",
   // decision D17: no API principal; the route checks the result's bearer access token itself.
   "PATCH /task-results/:task_result_id/callback": "public",
+  // decision D24: a result's access token (checked by the route) or an API credential with runs >= read.
+  "GET /plans/:plan_id/json-output": "runs:read",
+  "GET /configuration-versions/:configuration_version_id/download": "runs:read",
 };

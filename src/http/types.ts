@@ -1,4 +1,5 @@
 import type { Logger } from "../logger.js";
+import type { ArtifactProviders } from "./artifact-body.js";
 import type { Dialect, Principal } from "../schemas/common.js";
 import type { Services } from "../services/index.js";
 import type { JsonApi, JsonApiDocument } from "./jsonapi.js";
@@ -24,6 +25,8 @@ export interface HttpApp {
   services: Services;
   authorizer: Authorizer;
   logger: Logger;
+  /** decision D24: the host's plan JSON and configuration version providers. */
+  artifacts?: ArtifactProviders;
 }
 
 export interface RouteContext {
@@ -41,13 +44,20 @@ export interface RouteContext {
    */
   readBody(): Promise<unknown>;
   app: HttpApp;
+  /**
+   * For `custom` routes: authenticates the request with the API authenticator (401 when it finds
+   * no caller) and makes the caller the one `authorize` checks.
+   */
+  authenticate(): Promise<Principal>;
   /** Checks this route's action (from the route-permission table) on `target`; 404 when denied (D4). */
   authorize(target: AuthTarget): Promise<void>;
 }
 
 export type RouteResult =
   | { status: number; document?: JsonApiDocument }
-  | { status: number; text: string; contentType: string };
+  | { status: number; text: string; contentType: string }
+  /** A response the route built itself (artifact bytes, D24), passed on as it is. */
+  | { response: Response };
 
 export interface Route {
   method: HttpMethod;

@@ -33,6 +33,8 @@ export interface RunTaskSettings {
   overridableTasks: boolean;
   deadline: DeadlineRule;
   userAgent: string;
+  /** decision D24: the host serves configuration versions; without it requests carry a null download URL. */
+  configurationDownloads: boolean;
 }
 
 export const DEFAULT_DEADLINE_MS = 10 * 60 * 1000;
@@ -57,7 +59,9 @@ function origin(value: string, name: string): string {
 }
 
 /** Validates the options once, at `createRunplane`; a bad value throws a TypeError there. */
-export function resolveRunTaskSettings(options: RunTaskOptions & { basePath?: string }): RunTaskSettings {
+export function resolveRunTaskSettings(
+  options: RunTaskOptions & { basePath?: string; artifacts?: { configurationVersion?: unknown } },
+): RunTaskSettings {
   const publicUrl = origin(options.publicUrl ?? "http://localhost:8080", "publicUrl");
   const deadline: DeadlineRule = options.deadline
     ? { kind: "idle", idleMs: parseDuration(options.deadline.idle, "deadline.idle"), maxMs: parseDuration(options.deadline.max, "deadline.max") }
@@ -70,5 +74,6 @@ export function resolveRunTaskSettings(options: RunTaskOptions & { basePath?: st
     overridableTasks: options.overridableTasks ?? false,
     deadline,
     userAgent: options.userAgent ?? defaultUserAgent(RUNPLANE_VERSION),
+    configurationDownloads: options.artifacts?.configurationVersion !== undefined,
   };
 }

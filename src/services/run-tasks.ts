@@ -1,3 +1,5 @@
+import type { RunRecord } from "../schemas/run-task-records.js";
+import type { RunArtifactKind } from "../storage/run-tasks-types.js";
 import type { ServiceContext } from "./context.js";
 import { createRunTaskConfig } from "./run-task-config.js";
 import { createRunTaskEmitter } from "./run-task-events.js";
@@ -34,6 +36,9 @@ export function createRunTaskService(ctx: ServiceContext) {
     listResults: stages.listResults,
     getResult: stages.getResult,
     getRun: stages.getRun,
+    /** decision D24: the newest run with this plan or configuration version id (null when the storage cannot look it up). */
+    findRunByArtifact: async (kind: RunArtifactKind, id: string): Promise<RunRecord | null> =>
+      (await ctx.storage.runs.findByArtifact?.(kind, id)) ?? null,
     callback: callbacks.callback,
     receiveCallback: callbacks.receiveCallback,
     verifyAccessToken: callbacks.verifyAccessToken,

@@ -40,7 +40,11 @@ export function buildDelivery(
       isSpeculative: run.isSpeculative,
       planId: run.planId,
     },
-    configurationVersion: { id: run.configurationVersionId, downloadable: run.configurationVersionDownloadable },
+    // decision D24: no configuration provider, nothing to download.
+    configurationVersion: {
+      id: run.configurationVersionId,
+      downloadable: run.configurationVersionDownloadable && settings.configurationDownloads,
+    },
     workspace,
     vcs: run.vcs,
     taskResult: { id: result.id, enforcementLevel: result.enforcementLevel },

@@ -67,7 +67,16 @@ export interface RunStore {
    * exactly one stores anything.
    */
   create(run: RunRecord, stages: readonly TaskStageRecord[], results: readonly TaskResultRecord[]): Promise<boolean>;
+  /**
+   * The newest run (by `createdAt`, then id) whose `planId` (`plan`) or `configurationVersionId`
+   * (`configuration-version`) equals `id`, or null. Optional (decision D24): without it only a
+   * result's access token can download artifacts, API credentials get 404.
+   */
+  findByArtifact?(kind: RunArtifactKind, id: string): Promise<RunRecord | null>;
 }
+
+/** The two run artifacts integrations download (decision D24). */
+export type RunArtifactKind = "plan" | "configuration-version";
 
 /** A result written by `TaskStageStore.start`, guarded like `TaskResultStore.transition`. */
 export interface GuardedResultWrite {

@@ -36,6 +36,19 @@ export function describeTaskStageCases(ctx: ConformanceContext): void {
       expect(await s().taskResults.listByStage(st.id)).toStrictEqual([r1, r2]);
     });
 
+    it("finds the newest run by plan id or configuration version id (D24), null for none", async (c) => {
+      if (!s().runs.findByArtifact) return c.skip("the adapter offers no artifact lookup (optional)");
+      const older = run();
+      const newer = run({ id: rid("run", 2), planId: "plan-BBBBBBBBBBBBBBBB", createdAt: at(9) });
+      await s().runs.create(newer, [], []);
+      await s().runs.create(older, [], []);
+      expect(await s().runs.findByArtifact!("plan", older.planId)).toStrictEqual(older);
+      expect(await s().runs.findByArtifact!("plan", newer.planId)).toStrictEqual(newer);
+      expect(await s().runs.findByArtifact!("configuration-version", older.configurationVersionId)).toStrictEqual(newer);
+      expect(await s().runs.findByArtifact!("plan", "plan-none")).toBeNull();
+      expect(await s().runs.findByArtifact!("configuration-version", older.planId)).toBeNull();
+    });
+
     it("keeps a run without VCS data or stages", async () => {
       const bare = run({ id: rid("run", 2), vcs: null });
       expect(await s().runs.create(bare, [], [])).toBe(true);

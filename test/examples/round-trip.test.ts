@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import { gunzipSync } from "node:zlib";
 import { afterAll, describe, expect, it } from "vitest";
 
 /**
@@ -117,6 +118,21 @@ describe("reference server run task round trip", () => {
     expect(outcomes.data.map((o: any) => o.attributes["outcome-id"]).sort()).toEqual(["EXAMPLE-001", "EXAMPLE-002"]);
     const refused = outcomes.data.find((o: any) => o.attributes["outcome-id"] === "EXAMPLE-002");
     expect(refused.attributes.tags).toContainEqual({ label: "Severity", value: [{ label: "High", level: "error" }] });
+
+    // A run whose demo plan deletes a resource: the integration downloads the plan (D24) and refuses it.
+    const destroying = await demoRun(s, "destroy the legacy resource");
+    expect(destroying.stages).toEqual({ post_plan: "failed", pre_apply: "pending" });
+    const destroyed = (await stagesOf(s, destroying.run_id)).results.find((r: any) => r.attributes.stage === "post_plan");
+    expect(destroyed.attributes.message).toBe("The plan deletes 1 resource");
+    const deletions = await getJson(s, `/task-results/${destroyed.id}/outcomes`);
+    expect(deletions.data.map((o: any) => o.attributes["outcome-id"]).sort()).toEqual(["DELETE-null_resource.legacy", "EXAMPLE-001"]);
+
+    // An API credential with runs >= read downloads the demo configuration: a gzip tarball with main.tf.
+    const archive = await fetch(`${s.api}/configuration-versions/cv-demo/download`, { headers: bearer(s.token) });
+    expect(archive.headers.get("content-type")).toBe("application/octet-stream");
+    const tar = gunzipSync(Buffer.from(await archive.arrayBuffer()));
+    expect(tar.subarray(0, 7).toString()).toBe("main.tf");
+    expect(tar.toString("latin1")).toContain('resource "null_resource" "legacy"');
 
     // The results page, signed in with the owners token as a bearer header.
     const page = await fetch(`${s.origin}/app/runs/${failing.run_id}`, { headers: bearer(s.token) });

@@ -158,7 +158,22 @@ const MATRIX: Row[] = [
       return { path: `/api/v2/task-results/${resultId}/callback`, token, body: { data: { type: "task-results", attributes: { status: "running" } } } };
     },
   },
+  // decision D24: artifacts answer to an API credential with runs >= read, or to the result's access token.
+  { route: "GET /plans/:plan_id/json-output", ok: 200, expect: project("runs:read"), prepare: async (w) => ({ path: `/api/v2/plans/${await planOf(w)}/json-output` }) },
+  { route: "GET /configuration-versions/:configuration_version_id/download", ok: 200, expect: project("runs:read"), prepare: async (w) => (await startedRun(w, false), { path: "/api/v2/configuration-versions/cv-1/download" }) },
+  {
+    route: "GET /plans/:plan_id/json-output", variant: "access token", ok: 200, expect: { kind: "public" }, neverDenied: "the result's access token, not permissions",
+    prepare: async (w) => {
+      const { runId, token } = await startedRun(w, false);
+      return { path: `/api/v2/plans/${(await w.runplane.runTasks.getRun(runId))!.planId}/json-output`, token };
+    },
+  },
 ];
+
+async function planOf(w: World): Promise<string> {
+  const { runId } = await startedRun(w, false);
+  return (await w.runplane.runTasks.getRun(runId))!.planId;
+}
 
 /** The caller's team's grant on prj-a: none, each fixed level, and custom combinations. */
 const LEVELS: { name: string; grant: TeamProjectCreateAttributes | null }[] = [
@@ -201,7 +216,7 @@ describe.each(ORG_SETTINGS)("permission matrix, team organization permissions: $
   let w: World;
   beforeAll(async () => {
     const keyring = createKeyring({ keys: [{ id: "k1", key: generateKey() }] });
-    const app = await createTestApp({ keyring, overridableTasks: true });
+    const app = await createTestApp({ keyring, overridableTasks: true, artifacts: { planJson: () => ({}), configurationVersion: () => "tgz" } });
     const d = app.runplane.directory;
     await d.teams.update("team-devs", { orgPermissions: setting.permissions });
     await d.users.create({ id: "user-ops", username: "ops" });

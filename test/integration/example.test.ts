@@ -4,15 +4,28 @@ import { CallbackSchema } from "../../src/schemas/run-tasks.js";
 import { createExampleIntegration } from "../../examples/integration/server.js";
 import { HMAC_KEY, recordingFetch, requestInput, runTaskRequest, signedPost } from "./fixtures.js";
 
-/** The example integration, a signed request for it, and the callbacks it sent, read with runplane's schema. */
-async function run(message: string) {
-  const { fetch, calls } = recordingFetch();
+/** A plan in `terraform show -json` shape with one change per `[address, actions]`. */
+const planWith = (...changes: [string, string[]][]) => ({
+  format_version: "1.2",
+  resource_changes: changes.map(([address, actions]) => ({ address, change: { actions } })),
+});
+
+/**
+ * The example integration, a signed request for it, its plan download (answered with `plan`) and
+ * the callbacks it sent, read with runplane's schema.
+ */
+async function run(message: string, plan: unknown = planWith(["null_resource.a", ["create"]]), stage: "post_plan" | "pre_plan" = "post_plan") {
+  const { fetch, calls } = recordingFetch((call) =>
+    call.method === "GET" ? new Response(typeof plan === "string" ? plan : JSON.stringify(plan), { status: plan === 404 ? 404 : 200 }) : new Response(null, { status: 200 }),
+  );
   const errors: unknown[] = [];
   const { handler } = createExampleIntegration({ hmacKey: HMAC_KEY, fetch, onError: (error) => errors.push(error) });
-  const payload = runTaskRequest({ run: { ...requestInput().run, message } });
+  const payload = runTaskRequest({ stage, run: { ...requestInput().run, message } });
   const response = await handler(signedPost(payload));
-  await vi.waitFor(() => expect(calls.length + errors.length).toBeGreaterThanOrEqual(2));
-  return { response, payload, calls, errors, callbacks: calls.map((call) => CallbackSchema.parse(call.json)) };
+  const patches = () => calls.filter((call) => call.method === "PATCH");
+  await vi.waitFor(() => expect(patches().length + errors.length).toBeGreaterThanOrEqual(2));
+  const downloads = calls.filter((call) => call.method === "GET");
+  return { response, payload, calls: patches(), downloads, errors, callbacks: patches().map((call) => CallbackSchema.parse(call.json)) };
 }
 
 describe("example integration", () => {
@@ -44,6 +57,39 @@ describe("example integration", () => {
       body: expect.stringContaining("## Failure requested"),
       tags: { Severity: [{ label: "High", level: "error" }], Status: [{ label: "Failed", level: "error" }] },
     });
+  });
+
+  it("downloads the plan with the access token and fails with one error outcome per deleted resource", async () => {
+    const plan = planWith(["null_resource.keep", ["no-op"]], ["null_resource.old", ["delete"]], ["aws_db.main", ["delete", "create"]]);
+    const { payload, downloads, errors, callbacks } = await run("Triggered via API", plan);
+    expect(errors).toEqual([]);
+    expect(downloads.map((call) => [call.url, call.headers.get("authorization")])).toEqual([
+      [payload.plan_json_api_url, `Bearer ${payload.access_token}`],
+    ]);
+    expect(callbacks[0]!.outcomes[0]!.body).toContain("| Plan | 3 resource changes |");
+    const failed = callbacks[1]!;
+    expect(failed).toMatchObject({ status: "failed", message: "The plan deletes 2 resources" });
+    expect(failed.outcomes.map((o) => o.outcomeId)).toEqual(["DELETE-null_resource.old", "DELETE-aws_db.main"]);
+    expect(failed.outcomes[0]!.tags.Severity).toEqual([{ label: "High", level: "error" }]);
+  });
+
+  it("still fails a run whose message contains \"fail\" when its plan deletes nothing", async () => {
+    const { callbacks } = await run("fail please", planWith(["null_resource.a", ["update"]]));
+    expect(callbacks[1]).toMatchObject({ status: "failed", outcomes: [{ outcomeId: "EXAMPLE-002" }] });
+  });
+
+  it("fails closed on a plan it cannot download or read", async () => {
+    for (const [plan, reason] of [[404, "download answered 404"], ["not json", "plan is not JSON"], [{ resource_changes: [] }, "no format_version"]] as const) {
+      const { callbacks } = await run("Triggered via API", plan);
+      expect(callbacks[1]!.status).toBe("failed");
+      expect(callbacks[1]!.message).toContain(reason);
+    }
+  });
+
+  it("reads no plan at pre_plan, where the request has no plan URL", async () => {
+    const { downloads, callbacks } = await run("Triggered via API", planWith(["x.y", ["delete"]]), "pre_plan");
+    expect(downloads).toEqual([]);
+    expect(callbacks.map((c) => c.status)).toEqual(["running", "passed"]);
   });
 
   it("answers the verification request and a badly signed one without calling back", async () => {

@@ -73,7 +73,7 @@ export function recordingFetch(respond: (call: RecordedCall) => Response = () =>
   const fetch = async (input: string, init: RequestInit): Promise<Response> => {
     const request = new Request(input, init);
     const text = await request.text();
-    const call = { url: request.url, method: request.method, headers: request.headers, text, json: JSON.parse(text) as unknown };
+    const call = { url: request.url, method: request.method, headers: request.headers, text, json: (text === "" ? undefined : JSON.parse(text)) as unknown };
     calls.push(call);
     return respond(call);
   };

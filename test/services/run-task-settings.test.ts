@@ -13,6 +13,7 @@ describe("run task options", () => {
       overridableTasks: false,
       deadline: { kind: "fixed", ms: 600_000 },
       userAgent: `runplane/${RUNPLANE_VERSION}`,
+      configurationDownloads: false,
     });
   });
 
@@ -29,6 +30,7 @@ describe("run task options", () => {
       overridableTasks: true,
       deadline: { idle: "10m", max: "1h" },
       userAgent: "host/1",
+      artifacts: { configurationVersion: () => null },
     });
     expect(settings).toStrictEqual({
       publicUrl: "https://api.example",
@@ -37,6 +39,7 @@ describe("run task options", () => {
       overridableTasks: true,
       deadline: { kind: "idle", idleMs: 600_000, maxMs: 3_600_000 },
       userAgent: "host/1",
+      configurationDownloads: true,
     });
   });
 
