@@ -102,6 +102,8 @@ const VcsSchema = z.object({
   branch: z.string().nullable().default(null),
   repoUrl: z.string().nullable().default(null),
   commitUrl: z.string().nullable().default(null),
+  /** The commit SHA, sent as `vcs_commit_hash`. */
+  commitHash: z.string().nullable().default(null),
   pullRequestUrl: z.string().nullable().default(null),
 });
 

@@ -45,6 +45,8 @@ export interface RunVcs {
   branch: string | null;
   repoUrl: string | null;
   commitUrl: string | null;
+  /** Optional: runs stored before `vcs_commit_hash` was sent have none (the SQL adapters keep vcs as JSON). */
+  commitHash?: string | null;
   pullRequestUrl: string | null;
 }
 

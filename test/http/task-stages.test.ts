@@ -115,6 +115,20 @@ describe.each(STORAGES)("task stages and results over HTTP ($name)", (setup) => 
     expect(byId.get(without)).toStrictEqual([]);
   });
 
+  it("sends the run's commit hash as vcs_commit_hash, and null for a run created without one", async () => {
+    const a = await app();
+    await attachTask(a, await createTask(a, "scan"), "mandatory");
+    const vcs = { branch: "main", repoUrl: "https://github.com/acme/alpha", commitUrl: null, commitHash: "0f1e2d3c" };
+    const sentHash = async (runVcs: typeof vcs | null, id: string) => {
+      const { run, stages } = await a.runplane.runTasks.createRun({ id, workspaceId: "ws-a", configurationVersionId: "cv-1", vcs: runVcs });
+      await a.runplane.runTasks.startStage(run.id, stages[0]!.stage);
+      const [result] = await a.runplane.runTasks.listResults(stages[0]!.id);
+      return (await payloadOf(a.storage, a.keyring, result!.id)).vcs_commit_hash;
+    };
+    expect(await sentHash(vcs, "run-withhash")).toBe("0f1e2d3c");
+    expect(await sentHash(null, "run-nohash")).toBeNull();
+  });
+
   it("creates one stage per run stage that has tasks, in run order, and skips disabled tasks", async () => {
     const a = await app();
     await attachTask(a, await createTask(a, "pre"), "mandatory", ["pre_plan", "post_plan"]);
