@@ -18,6 +18,7 @@ import {
 
 const TASKS = "/api/v2/organizations/acme/tasks";
 const WS_TASKS = "/api/v2/workspaces/ws-a/tasks";
+const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
 describe.each(STORAGES)("run task configuration over HTTP ($name)", (setup) => {
   let dispose = () => {};
@@ -41,8 +42,12 @@ describe.each(STORAGES)("run task configuration over HTTP ($name)", (setup) => {
       category: "task",
       enabled: true,
       "hmac-key": null,
+      "created-at": expect.stringMatching(ISO),
+      "updated-at": expect.stringMatching(ISO),
     });
+    expect(data.attributes["updated-at"]).toBe(data.attributes["created-at"]);
     expect(data.relationships.organization.data).toStrictEqual({ type: "organizations", id: "acme" });
+    expect(data.relationships["agent-pool"]).toStrictEqual({ data: null });
     expect(data.links.self).toBe(`/api/v2/tasks/${data.id}`);
     const stored = await a.storage.runTasks.get(data.id);
     expect(stored!.hmacKey).not.toContain("s3cret");
@@ -70,11 +75,13 @@ describe.each(STORAGES)("run task configuration over HTTP ($name)", (setup) => {
     const page = await a.call("GET", `${TASKS}?page[size]=2`);
     expect(page.json.data.map((t: any) => t.attributes.name)).toStrictEqual(["a", "b"]);
     expect(page.json.meta.pagination).toMatchObject({ "total-count": 3, "next-page": 2 });
-    expect((await a.call("GET", `/api/v2/tasks/${ids[0]}`)).json.data.attributes.name).toBe("a");
+    const before = (await a.call("GET", `/api/v2/tasks/${ids[0]}`)).json.data.attributes;
+    expect(before.name).toBe("a");
 
     const patched = await a.call("PATCH", `/api/v2/tasks/${ids[0]}`, { body: taskBody({ enabled: false, "hmac-key": "new-key" }) });
     expect(patched.status).toBe(200);
-    expect(patched.json.data.attributes).toMatchObject({ name: "a", enabled: false, "hmac-key": null });
+    expect(patched.json.data.attributes).toMatchObject({ name: "a", enabled: false, "hmac-key": null, "created-at": before["created-at"] });
+    expect(patched.json.data.attributes["updated-at"] > before["updated-at"]).toBe(true);
     expect((await a.call("PATCH", `/api/v2/tasks/${ids[0]}`, { body: { data: { type: "tasks", id: "task-other", attributes: {} } } })).status).toBe(409);
     const removeKey = await a.call("PATCH", `/api/v2/tasks/${ids[0]}`, { body: taskBody({ "hmac-key": null }) });
     expect(removeKey.status).toBe(200);
@@ -120,7 +127,9 @@ describe.each(STORAGES)("run task configuration over HTTP ($name)", (setup) => {
     const data = created.json.data;
     expect(data.type).toBe("workspace-tasks");
     expect(data.id).toMatch(/^wstask-[0-9A-Za-z]{16}$/);
-    expect(data.attributes).toStrictEqual({ "enforcement-level": "mandatory", stage: "pre_plan", stages: ["pre_plan", "post_plan"] });
+    expect(data.attributes).toMatchObject({ "enforcement-level": "mandatory", stage: "pre_plan", stages: ["pre_plan", "post_plan"] });
+    expect(data.attributes["created-at"]).toMatch(ISO);
+    expect(data.attributes["updated-at"]).toBe(data.attributes["created-at"]);
     expect(data.relationships.task.data).toStrictEqual({ type: "tasks", id: taskId });
     expect(data.relationships.workspace.data).toStrictEqual({ type: "workspaces", id: "ws-a" });
 
@@ -134,7 +143,14 @@ describe.each(STORAGES)("run task configuration over HTTP ($name)", (setup) => {
       body: { data: { type: "workspace-tasks", attributes: { "enforcement-level": "advisory", stages: ["post_apply"] } } },
     });
     expect(patched.status).toBe(200);
-    expect(patched.json.data.attributes).toStrictEqual({ "enforcement-level": "advisory", stage: "post_apply", stages: ["post_apply"] });
+    expect(patched.json.data.attributes).toStrictEqual({
+      "enforcement-level": "advisory",
+      stage: "post_apply",
+      stages: ["post_apply"],
+      "created-at": data.attributes["created-at"],
+      "updated-at": expect.stringMatching(ISO),
+    });
+    expect(patched.json.data.attributes["updated-at"] > data.attributes["created-at"]).toBe(true);
     const mandatoryPostApply = await a.call("PATCH", `${WS_TASKS}/${data.id}`, {
       body: { data: { type: "workspace-tasks", attributes: { "enforcement-level": "mandatory" } } },
     });

@@ -13,15 +13,17 @@ const seg = encodeURIComponent;
 export const runTaskResources = (basePath: string): ResourceDefinition[] => [
   {
     type: "tasks",
-    attributes: ["name", "url", "description", "category", "enabled", "hmacKey"],
+    attributes: ["name", "url", "description", "category", "enabled", "hmacKey", "createdAt", "updatedAt"],
     self: (d) => `${basePath}/tasks/${seg(String(d.id))}`,
     relationships: {
       organization: { type: "organizations", related: (d) => `${basePath}/organizations/${seg(String(d.organization))}` },
+      // Private (agent) run tasks do not exist here; the real API writes the member as `{ "data": null }`.
+      agentPool: { type: "agent-pools" },
     },
   },
   {
     type: "workspace-tasks",
-    attributes: ["enforcementLevel", "stage", "stages"],
+    attributes: ["enforcementLevel", "stage", "stages", "createdAt", "updatedAt"],
     self: (d) => `${basePath}/workspaces/${seg(String(d.workspace))}/tasks/${seg(String(d.id))}`,
     relationships: {
       task: { type: "tasks", related: (d) => `${basePath}/tasks/${seg(String(d.task))}` },
@@ -39,7 +41,10 @@ const taskData = (t: TaskView) => ({
   category: t.category,
   enabled: t.enabled,
   hmacKey: null,
+  createdAt: t.createdAt,
+  updatedAt: t.updatedAt,
   organization: t.organization,
+  agentPool: null,
 });
 
 /** `stage` is the deprecated single-stage attribute older clients read: the first stage. */
@@ -48,6 +53,8 @@ const workspaceTaskData = (w: WorkspaceTaskView) => ({
   enforcementLevel: w.enforcementLevel,
   stage: w.stages[0] ?? null,
   stages: w.stages,
+  createdAt: w.createdAt,
+  updatedAt: w.updatedAt,
   task: w.taskId,
   workspace: w.workspaceId,
 });
