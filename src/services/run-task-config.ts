@@ -226,6 +226,10 @@ export function createRunTaskConfig(ctx: ServiceContext, checkEndpoint: TaskEndp
     async get(workspaceId: string, id: string): Promise<WorkspaceTaskView> {
       return toWorkspaceTaskView(await ownTask(await requireWorkspace(workspaceId), id));
     },
+    /** Every attachment of one run task, across its organization's workspaces (the task's `workspace-tasks`). */
+    async ofTask(taskId: string): Promise<WorkspaceTaskView[]> {
+      return (await s.workspaceTasks.listByTask(taskId)).map(toWorkspaceTaskView);
+    },
     async create(workspaceId: string, taskId: string, input: WorkspaceTaskCreate): Promise<WorkspaceTaskView> {
       const workspace = await requireWorkspace(workspaceId);
       const attrs = parseOrThrow(WorkspaceTaskCreateSchema, input, ATTRIBUTES);

@@ -94,6 +94,58 @@ describe.each(STORAGES)("run task configuration over HTTP ($name)", (setup) => {
     expect((await a.call("DELETE", `/api/v2/tasks/${ids[0]}`)).status).toBe(404);
   });
 
+  it("links a task's workspace tasks across workspaces, and includes them and their workspaces on request", async () => {
+    const a = await app();
+    const taskId = await createTask(a, "scanner");
+    const other = await createTask(a, "other");
+    const fresh = (await a.call("GET", `/api/v2/tasks/${taskId}`)).json.data;
+    expect(fresh.relationships["workspace-tasks"]).toStrictEqual({ data: [] });
+    const onA = await attachTask(a, taskId, "mandatory");
+    const onB = await attachTask(a, taskId, "advisory", ["pre_plan"], "ws-b");
+    await attachTask(a, other, "advisory");
+    const linkage = [onA, onB].map((id) => ({ type: "workspace-tasks", id }));
+
+    const shown = await a.call("GET", `/api/v2/tasks/${taskId}`);
+    expect(shown.json.data.relationships["workspace-tasks"].data).toStrictEqual(linkage);
+    expect(shown.json.included).toBeUndefined();
+
+    for (const include of ["workspace_tasks", "workspace-tasks"]) {
+      const res = await a.call("GET", `/api/v2/tasks/${taskId}?include=${include}`);
+      expect(res.status).toBe(200);
+      expect(res.json.included.map((r: any) => [r.type, r.id])).toStrictEqual([["workspace-tasks", onA], ["workspace-tasks", onB]]);
+      expect(res.json.included[1].attributes).toMatchObject({ "enforcement-level": "advisory", stages: ["pre_plan"] });
+      expect(res.json.included[1].relationships.workspace.data).toStrictEqual({ type: "workspaces", id: "ws-b" });
+    }
+
+    const withWorkspaces = await a.call("GET", `${TASKS}?include=workspace_tasks.workspace`);
+    expect(withWorkspaces.status).toBe(200);
+    const byTask = new Map(withWorkspaces.json.data.map((t: any) => [t.id, t.relationships["workspace-tasks"].data.map((w: any) => w.id)]));
+    expect(byTask.get(taskId)).toStrictEqual([onA, onB]);
+    expect(byTask.get(other)).toHaveLength(1);
+    const included = withWorkspaces.json.included.map((r: any) => `${r.type}:${r.id}`);
+    expect(included.filter((k: string) => k.startsWith("workspaces:")).sort()).toStrictEqual(["workspaces:ws-a", "workspaces:ws-b"]);
+    expect(included.filter((k: string) => k.startsWith("workspace-tasks:"))).toHaveLength(3);
+    const wsB = withWorkspaces.json.included.find((r: any) => r.type === "workspaces" && r.id === "ws-b");
+    expect(wsB.attributes.name).toBe("beta-ws");
+
+    expect((await a.call("DELETE", `/api/v2/workspaces/ws-a/tasks/${onA}`)).status).toBe(204);
+    const after = (await a.call("GET", `/api/v2/tasks/${taskId}`)).json.data.relationships["workspace-tasks"].data;
+    expect(after).toStrictEqual([{ type: "workspace-tasks", id: onB }]);
+  });
+
+  it.each(["workspace", "task_results", "constructor", "__proto__", "workspace_tasks.task"])(
+    "answers 400 to an include it does not know (%s)",
+    async (include) => {
+      const a = await app();
+      const taskId = await createTask(a, "scanner");
+      for (const path of [`/api/v2/tasks/${taskId}`, TASKS]) {
+        const res = await a.call("GET", `${path}?include=${include}`);
+        expect(res.status).toBe(400);
+        expect(res.json.errors[0]).toMatchObject({ status: "400", detail: `Invalid include parameter: ${include}` });
+      }
+    },
+  );
+
   it("validates task attributes with pointers", async () => {
     const a = await app();
     const cases: [Record<string, unknown>, string][] = [
