@@ -1,5 +1,5 @@
 import * as z from "zod";
-import { RUN_TASK_CATEGORIES } from "./run-task-records.js";
+import { RUN_TASK_CATEGORIES, type GlobalConfiguration } from "./run-task-records.js";
 import { EnforcementLevelSchema, RUN_STAGES, RunStageSchema, type RunStage } from "./run-tasks.js";
 
 /**
@@ -31,6 +31,19 @@ const HmacKeySchema = z
   .nullable()
   .transform((key) => (key === "" ? null : key));
 
+const StagesListSchema = z
+  .array(RunStageSchema)
+  .refine((stages) => new Set(stages).size === stages.length, "must not repeat a stage")
+  .transform((stages): RunStage[] => RUN_STAGES.filter((s) => stages.includes(s)));
+
+/** Wire `global-configuration`: every member optional; on update the sent ones replace the stored ones. */
+export const GlobalConfigurationSchema = z.object({
+  enabled: z.boolean().optional(),
+  stages: StagesListSchema.optional(),
+  "enforcement-level": EnforcementLevelSchema.optional(),
+});
+export type GlobalConfigurationInput = z.input<typeof GlobalConfigurationSchema>;
+
 export const TaskCreateSchema = z.object({
   name: NameSchema,
   url: TaskUrlSchema,
@@ -38,6 +51,7 @@ export const TaskCreateSchema = z.object({
   category: z.enum(RUN_TASK_CATEGORIES).optional().default("task"),
   enabled: z.boolean().optional().default(true),
   "hmac-key": HmacKeySchema.optional().transform((k) => k ?? null),
+  "global-configuration": GlobalConfigurationSchema.optional(),
 });
 export type TaskCreate = z.input<typeof TaskCreateSchema>;
 
@@ -48,6 +62,7 @@ export const TaskUpdateSchema = z.object({
   category: z.enum(RUN_TASK_CATEGORIES).optional(),
   enabled: z.boolean().optional(),
   "hmac-key": HmacKeySchema.optional(),
+  "global-configuration": GlobalConfigurationSchema.optional(),
 });
 export type TaskUpdate = z.input<typeof TaskUpdateSchema>;
 
@@ -83,6 +98,7 @@ export interface TaskView {
   enabled: boolean;
   /** Whether a key is set; the key itself never leaves the core. */
   hasHmacKey: boolean;
+  globalConfiguration: GlobalConfiguration;
   createdAt: string;
   updatedAt: string;
 }

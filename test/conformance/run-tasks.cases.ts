@@ -98,7 +98,15 @@ export function describeRunTaskCases(ctx: ConformanceContext): void {
   });
 
   describe("run tasks: update and delete", () => {
-    const next = runTask({ name: "renamed", url: "https://x.example", hmacKey: null, enabled: false, version: 2, updatedAt: at(9) });
+    const next = runTask({
+      name: "renamed",
+      url: "https://x.example",
+      hmacKey: null,
+      enabled: false,
+      globalConfiguration: { enabled: false, stages: ["post_apply"], enforcementLevel: "advisory" },
+      version: 2,
+      updatedAt: at(9),
+    });
 
     it("replaces while the version matches; stale, missing and duplicate-name otherwise, writing nothing", async () => {
       await tasks().insert(a);

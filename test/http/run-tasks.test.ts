@@ -42,6 +42,7 @@ describe.each(STORAGES)("run task configuration over HTTP ($name)", (setup) => {
       category: "task",
       enabled: true,
       "hmac-key": null,
+      "global-configuration": { enabled: false, stages: [], "enforcement-level": "advisory" },
       "created-at": expect.stringMatching(ISO),
       "updated-at": expect.stringMatching(ISO),
     });
@@ -145,6 +146,54 @@ describe.each(STORAGES)("run task configuration over HTTP ($name)", (setup) => {
       }
     },
   );
+
+  it("stores and returns global-configuration; a PATCH replaces only the members it sends", async () => {
+    const a = await app();
+    const global = { enabled: true, stages: ["post_plan", "pre_plan"], "enforcement-level": "mandatory" };
+    const created = await a.call("POST", TASKS, {
+      body: taskBody({ name: "org-wide", url: "https://org-wide.example/hook", "global-configuration": global }),
+    });
+    expect(created.status).toBe(201);
+    const id = created.json.data.id;
+    const expected = { enabled: true, stages: ["pre_plan", "post_plan"], "enforcement-level": "mandatory" };
+    expect(created.json.data.attributes["global-configuration"]).toStrictEqual(expected);
+    expect((await a.call("GET", `/api/v2/tasks/${id}`)).json.data.attributes["global-configuration"]).toStrictEqual(expected);
+    expect((await a.runplane.runTasks.tasks.get(id)).globalConfiguration).toStrictEqual({
+      enabled: true,
+      stages: ["pre_plan", "post_plan"],
+      enforcementLevel: "mandatory",
+    });
+
+    const patched = await a.call("PATCH", `/api/v2/tasks/${id}`, { body: taskBody({ "global-configuration": { enabled: false } }) });
+    expect(patched.status).toBe(200);
+    expect(patched.json.data.attributes["global-configuration"]).toStrictEqual({ ...expected, enabled: false });
+    const listed = (await a.call("GET", TASKS)).json.data.find((t: any) => t.id === id);
+    expect(listed.attributes["global-configuration"]).toStrictEqual({ ...expected, enabled: false });
+    const untouched = await a.call("PATCH", `/api/v2/tasks/${id}`, { body: taskBody({ description: "d" }) });
+    expect(untouched.json.data.attributes["global-configuration"]).toStrictEqual({ ...expected, enabled: false });
+  });
+
+  it.each<[string, unknown, string]>([
+    ["a non-object", "yes", "/data/attributes/global-configuration"],
+    ["a non-boolean enabled", { enabled: "true" }, "/data/attributes/global-configuration/enabled"],
+    ["an unknown stage", { stages: ["pre_destroy"] }, "/data/attributes/global-configuration/stages/0"],
+    ["a repeated stage", { stages: ["pre_plan", "pre_plan"] }, "/data/attributes/global-configuration/stages"],
+    ["an unknown level", { "enforcement-level": "strict" }, "/data/attributes/global-configuration/enforcement-level"],
+    ["enabled without stages", { enabled: true }, "/data/attributes/global-configuration/stages"],
+    ["mandatory on post_apply", { enabled: true, stages: ["post_apply"], "enforcement-level": "mandatory" }, "/data/attributes/global-configuration/stages"],
+  ])("refuses a global-configuration with %s (422 with a pointer), storing nothing", async (_, global, pointer) => {
+    const a = await app();
+    const res = await a.call("POST", TASKS, { body: taskBody({ name: "g", url: "https://g.example/hook", "global-configuration": global }) });
+    expect(res.status).toBe(422);
+    expect(res.json.errors[0].source.pointer).toBe(pointer);
+    expect((await a.call("GET", TASKS)).json.data).toStrictEqual([]);
+    const id = await createTask(a, "kept");
+    const patched = await a.call("PATCH", `/api/v2/tasks/${id}`, { body: taskBody({ "global-configuration": global }) });
+    expect(patched.status).toBe(422);
+    expect(patched.json.errors[0].source.pointer).toBe(pointer);
+    const shown = (await a.call("GET", `/api/v2/tasks/${id}`)).json.data.attributes["global-configuration"];
+    expect(shown).toStrictEqual({ enabled: false, stages: [], "enforcement-level": "advisory" });
+  });
 
   it("validates task attributes with pointers", async () => {
     const a = await app();

@@ -14,7 +14,9 @@ const seg = encodeURIComponent;
 export const runTaskResources = (basePath: string): ResourceDefinition[] => [
   {
     type: "tasks",
-    attributes: ["name", "url", "description", "category", "enabled", "hmacKey", "createdAt", "updatedAt"],
+    attributes: ["name", "url", "description", "category", "enabled", "hmacKey", "globalConfiguration", "createdAt", "updatedAt"],
+    // Written with its wire keys already (`enforcement-level`), so the serializer must not touch it.
+    verbatim: ["globalConfiguration"],
     self: (d) => `${basePath}/tasks/${seg(String(d.id))}`,
     relationships: {
       organization: { type: "organizations", related: (d) => `${basePath}/organizations/${seg(String(d.organization))}` },
@@ -43,6 +45,11 @@ const taskData = (t: TaskView, attachments: WorkspaceTaskView[]) => ({
   category: t.category,
   enabled: t.enabled,
   hmacKey: null,
+  globalConfiguration: {
+    enabled: t.globalConfiguration.enabled,
+    stages: t.globalConfiguration.stages,
+    "enforcement-level": t.globalConfiguration.enforcementLevel,
+  },
   createdAt: t.createdAt,
   updatedAt: t.updatedAt,
   organization: t.organization,
