@@ -31,10 +31,14 @@ const HmacKeySchema = z
   .nullable()
   .transform((key) => (key === "" ? null : key));
 
-const StagesListSchema = z
-  .array(RunStageSchema)
-  .refine((stages) => new Set(stages).size === stages.length, "must not repeat a stage")
-  .transform((stages): RunStage[] => RUN_STAGES.filter((s) => stages.includes(s)));
+/** Distinct stages, returned in run order. */
+const distinctStages = (list: z.ZodArray<typeof RunStageSchema>) =>
+  list
+    .refine((stages) => new Set(stages).size === stages.length, "must not repeat a stage")
+    .transform((stages): RunStage[] => RUN_STAGES.filter((s) => stages.includes(s)));
+
+/** A global configuration may hold no stage while it is disabled. */
+const StagesListSchema = distinctStages(z.array(RunStageSchema));
 
 /** Wire `global-configuration`: every member optional; on update the sent ones replace the stored ones. */
 export const GlobalConfigurationSchema = z.object({
@@ -66,11 +70,7 @@ export const TaskUpdateSchema = z.object({
 });
 export type TaskUpdate = z.input<typeof TaskUpdateSchema>;
 
-const StagesSchema = z
-  .array(RunStageSchema)
-  .min(1)
-  .refine((stages) => new Set(stages).size === stages.length, "must not repeat a stage")
-  .transform((stages): RunStage[] => RUN_STAGES.filter((s) => stages.includes(s)));
+const StagesSchema = distinctStages(z.array(RunStageSchema).min(1));
 
 export const WorkspaceTaskCreateSchema = z.object({
   "enforcement-level": EnforcementLevelSchema,
