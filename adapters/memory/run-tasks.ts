@@ -122,6 +122,9 @@ export function createMemoryRunTaskStores(): MemoryRunTaskStores {
     async list(workspaceId, request) {
       return page([...workspaceTasks.values()].filter((w) => w.workspaceId === workspaceId).sort(byCreation), request);
     },
+    async listByTask(taskId) {
+      return [...workspaceTasks.values()].filter((w) => w.taskId === taskId).sort(byCreation).map(clone);
+    },
     async insert(record) {
       if (workspaceTasks.has(record.id)) throw new Error("workspace task id already exists");
       if (!tasks.has(record.taskId)) return { ok: false, reason: "missing-task" };

@@ -102,3 +102,18 @@ export const RUN_ARTIFACTS_MIGRATION: PgMigration = {
     CREATE INDEX runs_by_configuration_version ON ${q}runs (configuration_version_id, created_at, id);
   `,
 };
+
+/**
+ * Issue 15: a run task's `global-configuration` (JSON text, camel-case keys; existing tasks get the
+ * disabled default), and the by-task index widened to `(task_id, created_at, id)` so
+ * `workspaceTasks.listByTask` reads in order.
+ */
+export const RUN_TASK_GLOBAL_CONFIGURATION_MIGRATION: PgMigration = {
+  name: "0007-run-task-global-configuration",
+  up: (q) => `
+    ALTER TABLE ${q}run_tasks ADD COLUMN global_configuration ${TEXT} NOT NULL
+      DEFAULT '{"enabled":false,"stages":[],"enforcementLevel":"advisory"}';
+    DROP INDEX ${q}workspace_tasks_by_task;
+    CREATE INDEX workspace_tasks_by_task ON ${q}workspace_tasks (task_id, created_at, id);
+  `,
+};

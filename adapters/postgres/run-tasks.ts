@@ -36,6 +36,7 @@ export function createRunTaskStores(pool: PgPoolLike, q: string): { runTasks: Ru
       WHERE hmac_key IS NOT NULL AND (@after::text IS NULL OR id > @after::text) ORDER BY id LIMIT @limit`),
     replaceSealed: sql(`UPDATE ${tasks.table} SET hmac_key = @next WHERE id = @id AND hmac_key = @expected`),
     wsGet: sql(`SELECT ${WS_COLUMNS} FROM ${wsTasks.table} WHERE id = @id`),
+    wsByTask: sql(`SELECT ${WS_COLUMNS} FROM ${wsTasks.table} WHERE task_id = @task_id ORDER BY created_at, id`),
     wsAll: sql(`SELECT ${WS_COLUMNS} FROM ${wsTasks.table} WHERE workspace_id = @workspace_id ORDER BY created_at, id`),
     wsPage: sql(pageOf(wsTasks.table, WS_COLUMNS, "workspace_id = @workspace_id", "created_at, id")),
     wsInsert: sql(insertSql(wsTasks)),
@@ -90,6 +91,7 @@ export function createRunTaskStores(pool: PgPoolLike, q: string): { runTasks: Ru
       const items = (await rowsOf<WorkspaceTaskRow>(pool, s.wsAll, params)).map(fromWorkspaceTaskRow);
       return { items, total: items.length };
     },
+    listByTask: async (taskId) => (await rowsOf<WorkspaceTaskRow>(pool, s.wsByTask, { task_id: taskId })).map(fromWorkspaceTaskRow),
     async insert(record) {
       try {
         await changed(pool, s.wsInsert, toWorkspaceTaskRow(record));

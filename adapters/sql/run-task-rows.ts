@@ -1,4 +1,5 @@
 import type {
+  GlobalConfiguration,
   RunRecord,
   RunTaskCategory,
   RunTaskRecord,
@@ -32,13 +33,15 @@ export interface RunTaskRow {
   category: string;
   enabled: number;
   hmac_key: string | null;
+  /** JSON of `GlobalConfiguration`, camel-case keys (migration `run-task-global-configuration`). */
+  global_configuration: string;
   version: number;
   created_at: string;
   updated_at: string;
 }
 export const RUN_TASKS: TableColumns<RunTaskRow> = {
   table: "run_tasks",
-  columns: ["id", "organization", "name", "url", "description", "category", "enabled", "hmac_key", "version", "created_at", "updated_at"],
+  columns: ["id", "organization", "name", "url", "description", "category", "enabled", "hmac_key", "global_configuration", "version", "created_at", "updated_at"],
 };
 export const toRunTaskRow = (r: RunTaskRecord): RunTaskRow => ({
   id: r.id,
@@ -49,6 +52,7 @@ export const toRunTaskRow = (r: RunTaskRecord): RunTaskRow => ({
   category: r.category,
   enabled: bool(r.enabled),
   hmac_key: r.hmacKey,
+  global_configuration: json(r.globalConfiguration),
   version: r.version,
   created_at: r.createdAt,
   updated_at: r.updatedAt,
@@ -62,6 +66,7 @@ export const fromRunTaskRow = (row: RunTaskRow): RunTaskRecord => ({
   category: row.category as RunTaskCategory,
   enabled: row.enabled === 1,
   hmacKey: row.hmac_key,
+  globalConfiguration: parse<GlobalConfiguration>(row.global_configuration),
   version: row.version,
   createdAt: row.created_at,
   updatedAt: row.updated_at,

@@ -185,3 +185,18 @@ export const RUN_ARTIFACTS_MIGRATION: Migration = {
     CREATE INDEX runs_by_configuration_version ON runs (configuration_version_id, created_at, id);
   `,
 };
+
+/**
+ * Issue 15: a run task's `global-configuration` (JSON, camel-case keys; existing tasks get the
+ * disabled default), and the by-task index widened to `(task_id, created_at, id)` so
+ * `workspaceTasks.listByTask` walks it in order instead of sorting.
+ */
+export const RUN_TASK_GLOBAL_CONFIGURATION_MIGRATION: Migration = {
+  name: "0011-run-task-global-configuration",
+  up: `
+    ALTER TABLE run_tasks ADD COLUMN global_configuration TEXT NOT NULL
+      DEFAULT '{"enabled":false,"stages":[],"enforcementLevel":"advisory"}';
+    DROP INDEX workspace_tasks_by_task;
+    CREATE INDEX workspace_tasks_by_task ON workspace_tasks (task_id, created_at, id);
+  `,
+};

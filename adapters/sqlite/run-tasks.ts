@@ -24,6 +24,7 @@ export const RUN_TASK_SQL = {
   wsGet: `SELECT * FROM workspace_tasks WHERE id = ?`,
   wsAll: `SELECT * FROM workspace_tasks WHERE workspace_id = ? ORDER BY created_at, id`,
   wsPage: `SELECT * FROM workspace_tasks WHERE workspace_id = ? ORDER BY created_at, id LIMIT ? OFFSET ?`,
+  wsByTask: `SELECT * FROM workspace_tasks WHERE task_id = ? ORDER BY created_at, id`,
   wsCount: `SELECT COUNT(*) AS total FROM workspace_tasks WHERE workspace_id = ?`,
   wsInsert: insertSql(rows.WORKSPACE_TASKS),
   wsUpdate: updateSql(rows.WORKSPACE_TASKS, " AND version = @expected_version"),
@@ -116,6 +117,7 @@ export function createRunTaskStores(db: SqliteDatabase): { runTasks: RunTaskStor
         const items = (s.wsAll.all(workspaceId) as rows.WorkspaceTaskRow[]).map(rows.fromWorkspaceTaskRow);
         return { items, total: items.length };
       },
+      listByTask: async (taskId) => (s.wsByTask.all(taskId) as rows.WorkspaceTaskRow[]).map(rows.fromWorkspaceTaskRow),
       async insert(record) {
         return unique<GuardedResult<"duplicate-task" | "missing-task">>(() => insertWs(record), { ok: false, reason: "duplicate-task" });
       },

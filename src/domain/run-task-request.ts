@@ -44,6 +44,8 @@ export interface RunTaskRequestInput {
     branch: string | null;
     repoUrl: string | null;
     commitUrl: string | null;
+    /** The commit SHA; absent (null) for runs stored before it was recorded. */
+    commitHash?: string | null;
     /** null unless a pull/merge request triggered the run. */
     pullRequestUrl: string | null;
   } | null;
@@ -84,6 +86,7 @@ export function buildRunTaskRequest(input: RunTaskRequestInput): RunTaskRequest 
     task_result_id: input.taskResult.id,
     vcs_branch: input.vcs?.branch ?? null,
     vcs_commit_url: input.vcs?.commitUrl ?? null,
+    vcs_commit_hash: input.vcs?.commitHash ?? null,
     vcs_pull_request_url: input.vcs?.pullRequestUrl ?? null,
     vcs_repo_url: input.vcs?.repoUrl ?? null,
     workspace_app_url: workspaceApp,

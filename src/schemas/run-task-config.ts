@@ -1,5 +1,5 @@
 import * as z from "zod";
-import { RUN_TASK_CATEGORIES } from "./run-task-records.js";
+import { RUN_TASK_CATEGORIES, type GlobalConfiguration } from "./run-task-records.js";
 import { EnforcementLevelSchema, RUN_STAGES, RunStageSchema, type RunStage } from "./run-tasks.js";
 
 /**
@@ -31,6 +31,23 @@ const HmacKeySchema = z
   .nullable()
   .transform((key) => (key === "" ? null : key));
 
+/** Distinct stages, returned in run order. */
+const distinctStages = (list: z.ZodArray<typeof RunStageSchema>) =>
+  list
+    .refine((stages) => new Set(stages).size === stages.length, "must not repeat a stage")
+    .transform((stages): RunStage[] => RUN_STAGES.filter((s) => stages.includes(s)));
+
+/** A global configuration may hold no stage while it is disabled. */
+const StagesListSchema = distinctStages(z.array(RunStageSchema));
+
+/** Wire `global-configuration`: every member optional; on update the sent ones replace the stored ones. */
+export const GlobalConfigurationSchema = z.object({
+  enabled: z.boolean().optional(),
+  stages: StagesListSchema.optional(),
+  "enforcement-level": EnforcementLevelSchema.optional(),
+});
+export type GlobalConfigurationInput = z.input<typeof GlobalConfigurationSchema>;
+
 export const TaskCreateSchema = z.object({
   name: NameSchema,
   url: TaskUrlSchema,
@@ -38,6 +55,7 @@ export const TaskCreateSchema = z.object({
   category: z.enum(RUN_TASK_CATEGORIES).optional().default("task"),
   enabled: z.boolean().optional().default(true),
   "hmac-key": HmacKeySchema.optional().transform((k) => k ?? null),
+  "global-configuration": GlobalConfigurationSchema.optional(),
 });
 export type TaskCreate = z.input<typeof TaskCreateSchema>;
 
@@ -48,14 +66,11 @@ export const TaskUpdateSchema = z.object({
   category: z.enum(RUN_TASK_CATEGORIES).optional(),
   enabled: z.boolean().optional(),
   "hmac-key": HmacKeySchema.optional(),
+  "global-configuration": GlobalConfigurationSchema.optional(),
 });
 export type TaskUpdate = z.input<typeof TaskUpdateSchema>;
 
-const StagesSchema = z
-  .array(RunStageSchema)
-  .min(1)
-  .refine((stages) => new Set(stages).size === stages.length, "must not repeat a stage")
-  .transform((stages): RunStage[] => RUN_STAGES.filter((s) => stages.includes(s)));
+const StagesSchema = distinctStages(z.array(RunStageSchema).min(1));
 
 export const WorkspaceTaskCreateSchema = z.object({
   "enforcement-level": EnforcementLevelSchema,
@@ -83,6 +98,7 @@ export interface TaskView {
   enabled: boolean;
   /** Whether a key is set; the key itself never leaves the core. */
   hasHmacKey: boolean;
+  globalConfiguration: GlobalConfiguration;
   createdAt: string;
   updatedAt: string;
 }
@@ -102,6 +118,8 @@ const VcsSchema = z.object({
   branch: z.string().nullable().default(null),
   repoUrl: z.string().nullable().default(null),
   commitUrl: z.string().nullable().default(null),
+  /** The commit SHA, sent as `vcs_commit_hash`. */
+  commitHash: z.string().nullable().default(null),
   pullRequestUrl: z.string().nullable().default(null),
 });
 

@@ -11,6 +11,20 @@ import type { EnforcementLevel, ResultStatus, RunStage, StageStatus, Tags } from
 export const RUN_TASK_CATEGORIES = ["task"] as const;
 export type RunTaskCategory = (typeof RUN_TASK_CATEGORIES)[number];
 
+/**
+ * A run task's organization-wide attachment (wire `global-configuration`). Stored and shown; runplane
+ * does not yet create stages from it (workspace tasks alone do).
+ */
+export interface GlobalConfiguration {
+  enabled: boolean;
+  /** In run order, no duplicates; may be empty while disabled. */
+  stages: RunStage[];
+  enforcementLevel: EnforcementLevel;
+}
+
+/** What a task has until a client sets its global configuration (also the SQL column default). */
+export const DEFAULT_GLOBAL_CONFIGURATION: GlobalConfiguration = { enabled: false, stages: [], enforcementLevel: "advisory" };
+
 /** An organization run task (type `tasks`, id `task-`). */
 export interface RunTaskRecord {
   id: string;
@@ -22,6 +36,7 @@ export interface RunTaskRecord {
   enabled: boolean;
   /** The keyring's sealed string (row binding `tasks|hmac_key|<id>`, D11), or null without a key. */
   hmacKey: string | null;
+  globalConfiguration: GlobalConfiguration;
   version: number;
   createdAt: string;
   updatedAt: string;
@@ -45,6 +60,8 @@ export interface RunVcs {
   branch: string | null;
   repoUrl: string | null;
   commitUrl: string | null;
+  /** Optional: runs stored before `vcs_commit_hash` was sent have none (the SQL adapters keep vcs as JSON). */
+  commitHash?: string | null;
   pullRequestUrl: string | null;
 }
 

@@ -193,6 +193,8 @@ export const RunTaskRequestSchema = z
     task_result_id: z.string().min(1),
     vcs_branch: z.string().nullable(),
     vcs_commit_url: z.string().nullable(),
+    // Sent by HCP Terraform since 2025; older senders leave it out.
+    vcs_commit_hash: z.string().nullable().optional(),
     vcs_pull_request_url: z.string().nullable(),
     vcs_repo_url: z.string().nullable(),
     workspace_app_url: z.url(),

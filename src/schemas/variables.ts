@@ -1,4 +1,5 @@
 import * as z from "zod";
+import type { Dialect } from "./common.js";
 
 /** decision D12 limits. Value size is counted in UTF-8 bytes. */
 export const VARIABLE_LIMITS = { key: 128, valueBytes: 256 * 1024, description: 512 } as const;
@@ -14,10 +15,21 @@ export const VariableValueSchema = z
   .transform((v) => v ?? "");
 export const VariableDescriptionSchema = z.string().max(VARIABLE_LIMITS.description).nullable();
 
+/** The dialect's own category words: the only ones an error lists, so hcp-terraform never shows `config` (D1). */
+export const CATEGORY_WORDS = {
+  default: ["config", "env"],
+  "hcp-terraform": ["terraform", "env"],
+} as const satisfies Record<Dialect, readonly string[]>;
+
+const isCategoryWord = (c: string): c is "config" | "terraform" | "env" => c === "config" || c === "terraform" || c === "env";
+
 /** Category words accepted on input in both dialects (D1); `terraform` is stored as `config`. */
-export const WorkspaceCategoryInputSchema = z
-  .enum(["config", "terraform", "env"])
-  .transform((c) => (c === "terraform" ? "config" : c));
+export const workspaceCategoryInputSchema = (dialect: Dialect) =>
+  z
+    .string()
+    .refine(isCategoryWord, `must be one of: ${CATEGORY_WORDS[dialect].join(", ")}`)
+    .transform((c) => (c === "terraform" ? "config" : (c as "config" | "env")));
+export const WorkspaceCategoryInputSchema = workspaceCategoryInputSchema("default");
 export const PolicySetCategoryInputSchema = z.literal("policy-set");
 
 export const WorkspaceVariableCreateSchema = z.object({
@@ -39,6 +51,12 @@ export const WorkspaceVariableUpdateSchema = z.object({
   sensitive: z.boolean().optional(),
 });
 export type WorkspaceVariableUpdate = z.input<typeof WorkspaceVariableUpdateSchema>;
+
+/** Create and update schemas whose category error speaks the dialect's words (D1). */
+export const workspaceVariableSchemas = (dialect: Dialect) => ({
+  create: WorkspaceVariableCreateSchema.extend({ category: workspaceCategoryInputSchema(dialect) }),
+  update: WorkspaceVariableUpdateSchema.extend({ category: workspaceCategoryInputSchema(dialect).optional() }),
+});
 
 export const PolicySetParameterCreateSchema = z.object({
   key: VariableKeySchema,

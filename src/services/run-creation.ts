@@ -71,7 +71,7 @@ export function createRunCreator(ctx: ServiceContext) {
       planId: req.planId ?? ctx.newId("plan"),
       vcs:
         req.vcs ??
-        (workspace.vcsRepoUrl === null ? null : { branch: workspace.vcsBranch, repoUrl: workspace.vcsRepoUrl, commitUrl: null, pullRequestUrl: null }),
+        (workspace.vcsRepoUrl === null ? null : { branch: workspace.vcsBranch, repoUrl: workspace.vcsRepoUrl, commitUrl: null, commitHash: null, pullRequestUrl: null }),
     };
     const stages: TaskStageRecord[] = [];
     const results: TaskResultRecord[] = [];

@@ -2,8 +2,10 @@ import { rowBinding } from "../crypto/keyring.js";
 import { ApiError, conflict, invalid, notFound } from "../errors.js";
 import type { Workspace } from "../schemas/directory.js";
 import type { Page, PageRequest } from "../schemas/records.js";
-import type { RunTaskRecord, WorkspaceTaskRecord } from "../schemas/run-task-records.js";
+import type * as z from "zod";
+import { DEFAULT_GLOBAL_CONFIGURATION, type GlobalConfiguration, type RunTaskRecord, type WorkspaceTaskRecord } from "../schemas/run-task-records.js";
 import {
+  GlobalConfigurationSchema,
   TaskCreateSchema,
   TaskUpdateSchema,
   WorkspaceTaskCreateSchema,
@@ -58,6 +60,7 @@ export const toTaskView = (r: RunTaskRecord): TaskView => ({
   category: r.category,
   enabled: r.enabled,
   hasHmacKey: r.hmacKey !== null,
+  globalConfiguration: { ...r.globalConfiguration, stages: [...r.globalConfiguration.stages] },
   createdAt: r.createdAt,
   updatedAt: r.updatedAt,
 });
@@ -74,10 +77,28 @@ export const toWorkspaceTaskView = (r: WorkspaceTaskRecord): WorkspaceTaskView =
 });
 
 /** post_apply cannot halt a run, so only advisory tasks may run there (reference 4.6). */
-function checkStages(stages: readonly RunStage[], level: EnforcementLevel): void {
+function checkStages(stages: readonly RunStage[], level: EnforcementLevel, pointer = `${ATTRIBUTES}/stages`): void {
   if (level === "mandatory" && stages.includes("post_apply")) {
-    throw invalid(`${ATTRIBUTES}/stages`, "Stages can include post_apply only for advisory tasks");
+    throw invalid(pointer, "Stages can include post_apply only for advisory tasks");
   }
+}
+
+const GLOBAL = `${ATTRIBUTES}/global-configuration`;
+
+/**
+ * The members sent replace the stored ones; the result must hold on its own: an enabled global
+ * configuration names at least one stage, and the post_apply rule of workspace tasks applies.
+ */
+function mergeGlobalConfiguration(current: GlobalConfiguration, sent: z.output<typeof GlobalConfigurationSchema> | undefined): GlobalConfiguration {
+  if (sent === undefined) return current;
+  const next: GlobalConfiguration = {
+    enabled: sent.enabled ?? current.enabled,
+    stages: sent.stages ?? current.stages,
+    enforcementLevel: sent["enforcement-level"] ?? current.enforcementLevel,
+  };
+  if (next.enabled && next.stages.length === 0) throw invalid(`${GLOBAL}/stages`, "Stages can't be empty while enabled");
+  checkStages(next.stages, next.enforcementLevel, `${GLOBAL}/stages`);
+  return next;
 }
 
 /** Organization run tasks and workspace run tasks (type `tasks`, `workspace-tasks`). Unchecked: callers authorize. */
@@ -142,6 +163,7 @@ export function createRunTaskConfig(ctx: ServiceContext, checkEndpoint: TaskEndp
     async create(organization: string, input: TaskCreate, options: { id?: string } = {}): Promise<TaskView> {
       if (!(await s.organizations.get(organization))) throw notFound();
       const attrs = parseOrThrow(TaskCreateSchema, input, ATTRIBUTES);
+      const globalConfiguration = mergeGlobalConfiguration(DEFAULT_GLOBAL_CONFIGURATION, attrs["global-configuration"]);
       if (options.id !== undefined) {
         if (options.id === "") throw new TypeError("tasks.create: options.id must be a non-empty string");
         if (await s.runTasks.get(options.id)) throw conflict(`run task ${options.id} already exists`);
@@ -158,6 +180,7 @@ export function createRunTaskConfig(ctx: ServiceContext, checkEndpoint: TaskEndp
         category: attrs.category,
         enabled: attrs.enabled,
         hmacKey: seal(id, attrs["hmac-key"]),
+        globalConfiguration,
         version: 1,
         createdAt: now,
         updatedAt: now,
@@ -186,6 +209,7 @@ export function createRunTaskConfig(ctx: ServiceContext, checkEndpoint: TaskEndp
           category: attrs.category ?? current.category,
           enabled: attrs.enabled ?? current.enabled,
           hmacKey: key === undefined ? current.hmacKey : seal(id, key),
+          globalConfiguration: mergeGlobalConfiguration(current.globalConfiguration, attrs["global-configuration"]),
           version: current.version + 1,
           updatedAt: isoNow(ctx),
         };
@@ -225,6 +249,10 @@ export function createRunTaskConfig(ctx: ServiceContext, checkEndpoint: TaskEndp
     },
     async get(workspaceId: string, id: string): Promise<WorkspaceTaskView> {
       return toWorkspaceTaskView(await ownTask(await requireWorkspace(workspaceId), id));
+    },
+    /** Every attachment of one run task, across its organization's workspaces (the task's `workspace-tasks`). */
+    async ofTask(taskId: string): Promise<WorkspaceTaskView[]> {
+      return (await s.workspaceTasks.listByTask(taskId)).map(toWorkspaceTaskView);
     },
     async create(workspaceId: string, taskId: string, input: WorkspaceTaskCreate): Promise<WorkspaceTaskView> {
       const workspace = await requireWorkspace(workspaceId);

@@ -1,8 +1,7 @@
 import { notFound } from "../errors.js";
 import type { PageRequest, Page } from "../schemas/records.js";
 import {
-  WorkspaceVariableCreateSchema,
-  WorkspaceVariableUpdateSchema,
+  workspaceVariableSchemas,
   type ResolvedVariable,
   type VariableView,
   type WorkspaceVariableCreate,
@@ -17,6 +16,7 @@ const ownerOf = (workspaceId: string) => ({ kind: "workspace", id: workspaceId }
 
 /** Workspace variables (spec 2.5, 4.5; decisions D10-D12) for the host's trusted code. */
 export function createVariableService(ctx: ServiceContext, engine: VarEngine) {
+  const schemas = workspaceVariableSchemas(ctx.dialect);
   const requireWorkspace = async (workspaceId: string) => {
     const workspace = await ctx.storage.workspaces.get(workspaceId);
     if (!workspace) throw notFound();
@@ -35,10 +35,10 @@ export function createVariableService(ctx: ServiceContext, engine: VarEngine) {
     },
     async create(workspaceId: string, input: WorkspaceVariableCreate): Promise<VariableView> {
       await requireWorkspace(workspaceId);
-      return engine.create(ownerOf(workspaceId), parseOrThrow(WorkspaceVariableCreateSchema, input, ATTRIBUTES));
+      return engine.create(ownerOf(workspaceId), parseOrThrow(schemas.create, input, ATTRIBUTES));
     },
     async update(workspaceId: string, variableId: string, patch: WorkspaceVariableUpdate): Promise<VariableView> {
-      return engine.update(ownerOf(workspaceId), variableId, parseOrThrow(WorkspaceVariableUpdateSchema, patch, ATTRIBUTES));
+      return engine.update(ownerOf(workspaceId), variableId, parseOrThrow(schemas.update, patch, ATTRIBUTES));
     },
     async delete(workspaceId: string, variableId: string): Promise<void> {
       if (!(await engine.delete(ownerOf(workspaceId), variableId))) throw notFound();

@@ -49,6 +49,8 @@ export interface WorkspaceTaskStore {
   get(id: string): Promise<WorkspaceTaskRecord | null>;
   /** Workspace tasks of one workspace ordered by `createdAt`, then `id`; all when `page` is omitted. */
   list(workspaceId: string, page?: PageRequest): Promise<Page<WorkspaceTaskRecord>>;
+  /** Every workspace task that refers to `taskId`, across workspaces, ordered by `createdAt`, then `id`. */
+  listByTask(taskId: string): Promise<WorkspaceTaskRecord[]>;
   /**
    * Inserts, checked atomically: `duplicate-task` when the workspace already has this task,
    * `missing-task` when no run task with `taskId` exists (a concurrent delete cannot leave an orphan).

@@ -3,6 +3,8 @@ import { describe, expect, it } from "vitest";
 import { queryPlan, useTempSqliteFile } from "../helpers/sqlite-files.js";
 import { createSqliteStorage } from "../../adapters/sqlite/index.js";
 import { RUN_TASK_SQL } from "../../adapters/sqlite/run-tasks.js";
+import { migrate, MIGRATIONS } from "../../adapters/sqlite/schema.js";
+import { DEFAULT_GLOBAL_CONFIGURATION } from "../../src/schemas/run-task-records.js";
 import { TASK_DELIVERY_SQL } from "../../adapters/sqlite/task-deliveries.js";
 import { TASK_STAGE_SQL } from "../../adapters/sqlite/task-stages.js";
 import { result, run, stage, started } from "../conformance/run-task-fixtures.js";
@@ -35,6 +37,21 @@ describe("sqlite adapter: run task tables", () => {
       expect(detail, sql).not.toContain("TEMP B-TREE");
     }
     expect(plan(db, TASK_STAGE_SQL.resultByToken, "digest")).toContain("task_results_by_token");
+    const byTask = plan(db, RUN_TASK_SQL.wsByTask, "task-1");
+    expect(byTask).toContain("workspace_tasks_by_task");
+    expect(byTask).not.toContain("TEMP B-TREE");
+  });
+
+  it("gives tasks stored before the global-configuration step the disabled default", async () => {
+    const db = connect();
+    const step = MIGRATIONS.findIndex((m) => m.name.endsWith("-run-task-global-configuration"));
+    migrate(db, MIGRATIONS.slice(0, step));
+    db.prepare(
+      `INSERT INTO run_tasks (id, organization, name, url, description, category, enabled, hmac_key, version, created_at, updated_at)
+       VALUES ('task-old', 'acme', 'old', 'https://old.example', NULL, 'task', 1, NULL, 1, '2024-01-01T00:00:00.000Z', '2024-01-01T00:00:00.000Z')`,
+    ).run();
+    const storage = createSqliteStorage(db);
+    expect((await storage.runTasks.get("task-old"))!.globalConfiguration).toStrictEqual(DEFAULT_GLOBAL_CONFIGURATION);
   });
 
   it("checks compare-and-set guards in the database, not in one connection's memory", async () => {

@@ -23,6 +23,7 @@ export function runTask(overrides: Partial<RunTaskRecord> = {}): RunTaskRecord {
     category: "task",
     enabled: true,
     hmacKey: "rpv1:k1:bm9uY2U:c2VhbGVk",
+    globalConfiguration: { enabled: true, stages: ["pre_plan", "post_plan"], enforcementLevel: "mandatory" },
     version: 1,
     createdAt: at(0),
     updatedAt: at(1),

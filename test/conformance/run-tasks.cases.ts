@@ -25,6 +25,7 @@ export function describeRunTaskCases(ctx: ConformanceContext): void {
         ["runTasks.replaceSealedKey", () => s.runTasks.replaceSealedKey("none", "a", "b"), false],
         ["workspaceTasks.get", () => s.workspaceTasks.get("none"), null],
         ["workspaceTasks.list", () => s.workspaceTasks.list("none", { offset: 0, limit: 5 }), { items: [], total: 0 }],
+        ["workspaceTasks.listByTask", () => s.workspaceTasks.listByTask("none"), []],
         ["workspaceTasks.update", () => s.workspaceTasks.update(workspaceTask({ id: "none" }), 1), { ok: false, reason: "missing" }],
         ["workspaceTasks.delete", () => s.workspaceTasks.delete("none"), false],
         ["runs.get", () => s.runs.get("none"), null],
@@ -97,7 +98,15 @@ export function describeRunTaskCases(ctx: ConformanceContext): void {
   });
 
   describe("run tasks: update and delete", () => {
-    const next = runTask({ name: "renamed", url: "https://x.example", hmacKey: null, enabled: false, version: 2, updatedAt: at(9) });
+    const next = runTask({
+      name: "renamed",
+      url: "https://x.example",
+      hmacKey: null,
+      enabled: false,
+      globalConfiguration: { enabled: false, stages: ["post_apply"], enforcementLevel: "advisory" },
+      version: 2,
+      updatedAt: at(9),
+    });
 
     it("replaces while the version matches; stale, missing and duplicate-name otherwise, writing nothing", async () => {
       await tasks().insert(a);
@@ -189,6 +198,20 @@ export function describeRunTaskCases(ctx: ConformanceContext): void {
       await wsTasks().insert(workspaceTask({ id: rid("wstask", 9), workspaceId: "ws-B", taskId: rid("task", 0) }));
       expect(await wsTasks().list(w.workspaceId)).toStrictEqual({ items: rows, total: 3 });
       expect(await wsTasks().list(w.workspaceId, { offset: 2, limit: 5 })).toStrictEqual({ items: rows.slice(2), total: 3 });
+    });
+
+    it("lists one task's workspace tasks across workspaces by createdAt, then id", async () => {
+      for (let i = 0; i < 2; i++) await tasks().insert(runTask({ id: rid("task", i), name: `t${i}` }));
+      const mine = [
+        workspaceTask({ id: rid("wstask", 7), workspaceId: "ws-C", taskId: rid("task", 0), createdAt: at(1) }),
+        workspaceTask({ id: rid("wstask", 3), workspaceId: "ws-A", taskId: rid("task", 0), createdAt: at(2) }),
+        workspaceTask({ id: rid("wstask", 4), workspaceId: "ws-B", taskId: rid("task", 0), createdAt: at(2) }),
+      ];
+      for (const index of [2, 0, 1]) await wsTasks().insert(mine[index]!);
+      await wsTasks().insert(workspaceTask({ id: rid("wstask", 1), workspaceId: "ws-A", taskId: rid("task", 1), createdAt: at(0) }));
+      expect(await wsTasks().listByTask(rid("task", 0))).toStrictEqual(mine);
+      await wsTasks().delete(rid("wstask", 3));
+      expect((await wsTasks().listByTask(rid("task", 0))).map((w) => w.id)).toStrictEqual([rid("wstask", 7), rid("wstask", 4)]);
     });
 
     it("updates while the version matches, one winner among racers, and deletes", async () => {

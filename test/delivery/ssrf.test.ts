@@ -1,3 +1,4 @@
+import { DEFAULT_GLOBAL_CONFIGURATION } from "../../src/schemas/run-task-records.js";
 import { buildConnector } from "undici";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createEgress, type EgressConnector, type ResolvedAddress } from "../../src/delivery/egress.js";
@@ -52,7 +53,7 @@ const VECTOR_URLS = (): string[] => [...[...LITERALS, ...REFUSED_NAMES, ...Objec
 async function insertTask(url: string, n: number): Promise<string> {
   const id = `task-ssrf${String(n).padStart(12, "0")}`;
   const at = a.clock().toISOString();
-  const ok = await a.storage.runTasks.insert({ id, organization: "acme", name: `raw-${n}`, url, description: null, category: "task", enabled: true, hmacKey: null, version: 1, createdAt: at, updatedAt: at });
+  const ok = await a.storage.runTasks.insert({ id, organization: "acme", name: `raw-${n}`, url, description: null, category: "task", enabled: true, hmacKey: null, globalConfiguration: DEFAULT_GLOBAL_CONFIGURATION, version: 1, createdAt: at, updatedAt: at });
   expect(ok.ok).toBe(true);
   await attachTask(a, id, "mandatory");
   return id;
@@ -150,7 +151,7 @@ describe("SSRF: the allowlist", () => {
       expect(res.json.errors[0].detail).toBe("The run task URL is not allowed: the destination address is not public (loopback)");
 
       const at = allowed.clock().toISOString();
-      await allowed.storage.runTasks.insert({ id: "task-raw0000000000002", organization: "acme", name: "raw", url: `http://127.0.0.2:${receiver.port}/`, description: null, category: "task", enabled: true, hmacKey: null, version: 1, createdAt: at, updatedAt: at });
+      await allowed.storage.runTasks.insert({ id: "task-raw0000000000002", organization: "acme", name: "raw", url: `http://127.0.0.2:${receiver.port}/`, description: null, category: "task", enabled: true, hmacKey: null, globalConfiguration: DEFAULT_GLOBAL_CONFIGURATION, version: 1, createdAt: at, updatedAt: at });
       await attachTask(allowed, "task-raw0000000000002", "mandatory", ["pre_plan"]);
       const { run, stages } = await allowed.runplane.runTasks.createRun({ workspaceId: "ws-a", configurationVersionId: "cv-1" });
       await allowed.runplane.runTasks.startStage(run.id, "pre_plan");

@@ -55,6 +55,7 @@ const COMMON_KEYS = [
   "task_result_id",
   "vcs_branch",
   "vcs_commit_url",
+  "vcs_commit_hash",
   "vcs_pull_request_url",
   "vcs_repo_url",
   "workspace_app_url",
@@ -85,6 +86,7 @@ describe("run task request", () => {
       task_result_id: "taskrs-EEEEEEEEEEEEEEEE",
       vcs_branch: null,
       vcs_commit_url: null,
+      vcs_commit_hash: null,
       vcs_pull_request_url: null,
       vcs_repo_url: null,
       workspace_app_url: "https://app.runplane.example/app/acme/networking",
@@ -113,7 +115,8 @@ describe("run task request", () => {
 
   it("writes null for every vcs field without a VCS repository", () => {
     const payload = buildRunTaskRequest(input({ vcs: null }));
-    expect([payload.vcs_branch, payload.vcs_commit_url, payload.vcs_pull_request_url, payload.vcs_repo_url]).toEqual([
+    expect([payload.vcs_branch, payload.vcs_commit_url, payload.vcs_commit_hash, payload.vcs_pull_request_url, payload.vcs_repo_url]).toEqual([
+      null,
       null,
       null,
       null,
@@ -127,6 +130,7 @@ describe("run task request", () => {
       branch: "main",
       repoUrl: "https://github.com/acme/networking",
       commitUrl: "https://github.com/acme/networking/commit/abc123",
+      commitHash: "abc123",
       pullRequestUrl: null,
     };
     const payload = buildRunTaskRequest(input({ vcs }));
@@ -134,8 +138,25 @@ describe("run task request", () => {
       vcs_branch: "main",
       vcs_repo_url: "https://github.com/acme/networking",
       vcs_commit_url: "https://github.com/acme/networking/commit/abc123",
+      vcs_commit_hash: "abc123",
       vcs_pull_request_url: null,
     });
+  });
+
+  it("writes a null commit hash for a VCS run recorded without one", () => {
+    const vcs = { branch: "main", repoUrl: "https://github.com/acme/networking", commitUrl: null, pullRequestUrl: null };
+    const payload = buildRunTaskRequest(input({ vcs }));
+    expect(Object.keys(payload)).toContain("vcs_commit_hash");
+    expect(payload.vcs_commit_hash).toBeNull();
+  });
+
+  it("parses a request whose vcs_commit_hash is a string, null or left out (older senders), and refuses any other type", () => {
+    const payload: Record<string, unknown> = { ...buildRunTaskRequest(input()) };
+    expect(RunTaskRequestSchema.parse({ ...payload, vcs_commit_hash: "abc123" }).vcs_commit_hash).toBe("abc123");
+    expect(RunTaskRequestSchema.parse({ ...payload, vcs_commit_hash: null }).vcs_commit_hash).toBeNull();
+    delete payload.vcs_commit_hash;
+    expect(RunTaskRequestSchema.safeParse(payload).success).toBe(true);
+    expect(RunTaskRequestSchema.safeParse({ ...payload, vcs_commit_hash: 42 }).success).toBe(false);
   });
 
   it("writes a null download URL when the configuration version cannot be downloaded", () => {

@@ -18,6 +18,7 @@ import {
 
 const TASKS = "/api/v2/organizations/acme/tasks";
 const WS_TASKS = "/api/v2/workspaces/ws-a/tasks";
+const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
 describe.each(STORAGES)("run task configuration over HTTP ($name)", (setup) => {
   let dispose = () => {};
@@ -41,8 +42,13 @@ describe.each(STORAGES)("run task configuration over HTTP ($name)", (setup) => {
       category: "task",
       enabled: true,
       "hmac-key": null,
+      "global-configuration": { enabled: false, stages: [], "enforcement-level": "advisory" },
+      "created-at": expect.stringMatching(ISO),
+      "updated-at": expect.stringMatching(ISO),
     });
+    expect(data.attributes["updated-at"]).toBe(data.attributes["created-at"]);
     expect(data.relationships.organization.data).toStrictEqual({ type: "organizations", id: "acme" });
+    expect(data.relationships["agent-pool"]).toStrictEqual({ data: null });
     expect(data.links.self).toBe(`/api/v2/tasks/${data.id}`);
     const stored = await a.storage.runTasks.get(data.id);
     expect(stored!.hmacKey).not.toContain("s3cret");
@@ -70,11 +76,13 @@ describe.each(STORAGES)("run task configuration over HTTP ($name)", (setup) => {
     const page = await a.call("GET", `${TASKS}?page[size]=2`);
     expect(page.json.data.map((t: any) => t.attributes.name)).toStrictEqual(["a", "b"]);
     expect(page.json.meta.pagination).toMatchObject({ "total-count": 3, "next-page": 2 });
-    expect((await a.call("GET", `/api/v2/tasks/${ids[0]}`)).json.data.attributes.name).toBe("a");
+    const before = (await a.call("GET", `/api/v2/tasks/${ids[0]}`)).json.data.attributes;
+    expect(before.name).toBe("a");
 
     const patched = await a.call("PATCH", `/api/v2/tasks/${ids[0]}`, { body: taskBody({ enabled: false, "hmac-key": "new-key" }) });
     expect(patched.status).toBe(200);
-    expect(patched.json.data.attributes).toMatchObject({ name: "a", enabled: false, "hmac-key": null });
+    expect(patched.json.data.attributes).toMatchObject({ name: "a", enabled: false, "hmac-key": null, "created-at": before["created-at"] });
+    expect(patched.json.data.attributes["updated-at"] > before["updated-at"]).toBe(true);
     expect((await a.call("PATCH", `/api/v2/tasks/${ids[0]}`, { body: { data: { type: "tasks", id: "task-other", attributes: {} } } })).status).toBe(409);
     const removeKey = await a.call("PATCH", `/api/v2/tasks/${ids[0]}`, { body: taskBody({ "hmac-key": null }) });
     expect(removeKey.status).toBe(200);
@@ -85,6 +93,106 @@ describe.each(STORAGES)("run task configuration over HTTP ($name)", (setup) => {
     expect(del.text).toBe("");
     expect((await a.call("GET", `/api/v2/tasks/${ids[0]}`)).status).toBe(404);
     expect((await a.call("DELETE", `/api/v2/tasks/${ids[0]}`)).status).toBe(404);
+  });
+
+  it("links a task's workspace tasks across workspaces, and includes them and their workspaces on request", async () => {
+    const a = await app();
+    const taskId = await createTask(a, "scanner");
+    const other = await createTask(a, "other");
+    const fresh = (await a.call("GET", `/api/v2/tasks/${taskId}`)).json.data;
+    expect(fresh.relationships["workspace-tasks"]).toStrictEqual({ data: [] });
+    const onA = await attachTask(a, taskId, "mandatory");
+    const onB = await attachTask(a, taskId, "advisory", ["pre_plan"], "ws-b");
+    await attachTask(a, other, "advisory");
+    const linkage = [onA, onB].map((id) => ({ type: "workspace-tasks", id }));
+
+    const shown = await a.call("GET", `/api/v2/tasks/${taskId}`);
+    expect(shown.json.data.relationships["workspace-tasks"].data).toStrictEqual(linkage);
+    expect(shown.json.included).toBeUndefined();
+
+    for (const include of ["workspace_tasks", "workspace-tasks"]) {
+      const res = await a.call("GET", `/api/v2/tasks/${taskId}?include=${include}`);
+      expect(res.status).toBe(200);
+      expect(res.json.included.map((r: any) => [r.type, r.id])).toStrictEqual([["workspace-tasks", onA], ["workspace-tasks", onB]]);
+      expect(res.json.included[1].attributes).toMatchObject({ "enforcement-level": "advisory", stages: ["pre_plan"] });
+      expect(res.json.included[1].relationships.workspace.data).toStrictEqual({ type: "workspaces", id: "ws-b" });
+    }
+
+    const withWorkspaces = await a.call("GET", `${TASKS}?include=workspace_tasks.workspace`);
+    expect(withWorkspaces.status).toBe(200);
+    const byTask = new Map(withWorkspaces.json.data.map((t: any) => [t.id, t.relationships["workspace-tasks"].data.map((w: any) => w.id)]));
+    expect(byTask.get(taskId)).toStrictEqual([onA, onB]);
+    expect(byTask.get(other)).toHaveLength(1);
+    const included = withWorkspaces.json.included.map((r: any) => `${r.type}:${r.id}`);
+    expect(included.filter((k: string) => k.startsWith("workspaces:")).sort()).toStrictEqual(["workspaces:ws-a", "workspaces:ws-b"]);
+    expect(included.filter((k: string) => k.startsWith("workspace-tasks:"))).toHaveLength(3);
+    const wsB = withWorkspaces.json.included.find((r: any) => r.type === "workspaces" && r.id === "ws-b");
+    expect(wsB.attributes.name).toBe("beta-ws");
+
+    expect((await a.call("DELETE", `/api/v2/workspaces/ws-a/tasks/${onA}`)).status).toBe(204);
+    const after = (await a.call("GET", `/api/v2/tasks/${taskId}`)).json.data.relationships["workspace-tasks"].data;
+    expect(after).toStrictEqual([{ type: "workspace-tasks", id: onB }]);
+  });
+
+  it.each(["workspace", "task_results", "constructor", "__proto__", "workspace_tasks.task"])(
+    "answers 400 to an include it does not know (%s)",
+    async (include) => {
+      const a = await app();
+      const taskId = await createTask(a, "scanner");
+      for (const path of [`/api/v2/tasks/${taskId}`, TASKS]) {
+        const res = await a.call("GET", `${path}?include=${include}`);
+        expect(res.status).toBe(400);
+        expect(res.json.errors[0]).toMatchObject({ status: "400", detail: `Invalid include parameter: ${include}` });
+      }
+    },
+  );
+
+  it("stores and returns global-configuration; a PATCH replaces only the members it sends", async () => {
+    const a = await app();
+    const global = { enabled: true, stages: ["post_plan", "pre_plan"], "enforcement-level": "mandatory" };
+    const created = await a.call("POST", TASKS, {
+      body: taskBody({ name: "org-wide", url: "https://org-wide.example/hook", "global-configuration": global }),
+    });
+    expect(created.status).toBe(201);
+    const id = created.json.data.id;
+    const expected = { enabled: true, stages: ["pre_plan", "post_plan"], "enforcement-level": "mandatory" };
+    expect(created.json.data.attributes["global-configuration"]).toStrictEqual(expected);
+    expect((await a.call("GET", `/api/v2/tasks/${id}`)).json.data.attributes["global-configuration"]).toStrictEqual(expected);
+    expect((await a.runplane.runTasks.tasks.get(id)).globalConfiguration).toStrictEqual({
+      enabled: true,
+      stages: ["pre_plan", "post_plan"],
+      enforcementLevel: "mandatory",
+    });
+
+    const patched = await a.call("PATCH", `/api/v2/tasks/${id}`, { body: taskBody({ "global-configuration": { enabled: false } }) });
+    expect(patched.status).toBe(200);
+    expect(patched.json.data.attributes["global-configuration"]).toStrictEqual({ ...expected, enabled: false });
+    const listed = (await a.call("GET", TASKS)).json.data.find((t: any) => t.id === id);
+    expect(listed.attributes["global-configuration"]).toStrictEqual({ ...expected, enabled: false });
+    const untouched = await a.call("PATCH", `/api/v2/tasks/${id}`, { body: taskBody({ description: "d" }) });
+    expect(untouched.json.data.attributes["global-configuration"]).toStrictEqual({ ...expected, enabled: false });
+  });
+
+  it.each<[string, unknown, string]>([
+    ["a non-object", "yes", "/data/attributes/global-configuration"],
+    ["a non-boolean enabled", { enabled: "true" }, "/data/attributes/global-configuration/enabled"],
+    ["an unknown stage", { stages: ["pre_destroy"] }, "/data/attributes/global-configuration/stages/0"],
+    ["a repeated stage", { stages: ["pre_plan", "pre_plan"] }, "/data/attributes/global-configuration/stages"],
+    ["an unknown level", { "enforcement-level": "strict" }, "/data/attributes/global-configuration/enforcement-level"],
+    ["enabled without stages", { enabled: true }, "/data/attributes/global-configuration/stages"],
+    ["mandatory on post_apply", { enabled: true, stages: ["post_apply"], "enforcement-level": "mandatory" }, "/data/attributes/global-configuration/stages"],
+  ])("refuses a global-configuration with %s (422 with a pointer), storing nothing", async (_, global, pointer) => {
+    const a = await app();
+    const res = await a.call("POST", TASKS, { body: taskBody({ name: "g", url: "https://g.example/hook", "global-configuration": global }) });
+    expect(res.status).toBe(422);
+    expect(res.json.errors[0].source.pointer).toBe(pointer);
+    expect((await a.call("GET", TASKS)).json.data).toStrictEqual([]);
+    const id = await createTask(a, "kept");
+    const patched = await a.call("PATCH", `/api/v2/tasks/${id}`, { body: taskBody({ "global-configuration": global }) });
+    expect(patched.status).toBe(422);
+    expect(patched.json.errors[0].source.pointer).toBe(pointer);
+    const shown = (await a.call("GET", `/api/v2/tasks/${id}`)).json.data.attributes["global-configuration"];
+    expect(shown).toStrictEqual({ enabled: false, stages: [], "enforcement-level": "advisory" });
   });
 
   it("validates task attributes with pointers", async () => {
@@ -120,7 +228,9 @@ describe.each(STORAGES)("run task configuration over HTTP ($name)", (setup) => {
     const data = created.json.data;
     expect(data.type).toBe("workspace-tasks");
     expect(data.id).toMatch(/^wstask-[0-9A-Za-z]{16}$/);
-    expect(data.attributes).toStrictEqual({ "enforcement-level": "mandatory", stage: "pre_plan", stages: ["pre_plan", "post_plan"] });
+    expect(data.attributes).toMatchObject({ "enforcement-level": "mandatory", stage: "pre_plan", stages: ["pre_plan", "post_plan"] });
+    expect(data.attributes["created-at"]).toMatch(ISO);
+    expect(data.attributes["updated-at"]).toBe(data.attributes["created-at"]);
     expect(data.relationships.task.data).toStrictEqual({ type: "tasks", id: taskId });
     expect(data.relationships.workspace.data).toStrictEqual({ type: "workspaces", id: "ws-a" });
 
@@ -134,7 +244,14 @@ describe.each(STORAGES)("run task configuration over HTTP ($name)", (setup) => {
       body: { data: { type: "workspace-tasks", attributes: { "enforcement-level": "advisory", stages: ["post_apply"] } } },
     });
     expect(patched.status).toBe(200);
-    expect(patched.json.data.attributes).toStrictEqual({ "enforcement-level": "advisory", stage: "post_apply", stages: ["post_apply"] });
+    expect(patched.json.data.attributes).toStrictEqual({
+      "enforcement-level": "advisory",
+      stage: "post_apply",
+      stages: ["post_apply"],
+      "created-at": data.attributes["created-at"],
+      "updated-at": expect.stringMatching(ISO),
+    });
+    expect(patched.json.data.attributes["updated-at"] > data.attributes["created-at"]).toBe(true);
     const mandatoryPostApply = await a.call("PATCH", `${WS_TASKS}/${data.id}`, {
       body: { data: { type: "workspace-tasks", attributes: { "enforcement-level": "mandatory" } } },
     });

@@ -4,6 +4,7 @@ import { STORAGES } from "../helpers/storages.js";
 import {
   attachTask,
   callbackBody,
+  outcomeItem,
   createTask,
   deliverDue,
   payloadOf,
@@ -90,6 +91,42 @@ describe.each(STORAGES)("task stages and results over HTTP ($name)", (setup) => 
       stage: "post_plan",
     });
     expect(result.json.data.relationships["task-stage"].data).toStrictEqual({ type: "task-stages", id: stage.id });
+  });
+
+  it("lists a result's outcome ids, in received order, as the data of its task-result-outcomes relationship", async () => {
+    const a = await app();
+    const { stageId, resultIds } = await startedRun(a, ["mandatory", "advisory"]);
+    const [withOutcomes, without] = resultIds as [string, string];
+    const body = callbackBody("passed", {}, [outcomeItem("B"), outcomeItem("A")]);
+    expect((await sendCallback(a, withOutcomes, await tokenOf(a, withOutcomes), body)).status).toBe(200);
+    const ids = (await a.call("GET", `/api/v2/task-results/${withOutcomes}/outcomes`)).json.data.map((o: any) => o.id);
+    expect(ids).toHaveLength(2);
+    const linkage = ids.map((id: string) => ({ type: "task-result-outcomes", id }));
+
+    const shown = (await a.call("GET", `/api/v2/task-results/${withOutcomes}`)).json.data.relationships["task-result-outcomes"];
+    expect(shown.data).toStrictEqual(linkage);
+    expect(shown.links.related).toBe(`/api/v2/task-results/${withOutcomes}/outcomes`);
+    const empty = (await a.call("GET", `/api/v2/task-results/${without}`)).json.data.relationships["task-result-outcomes"];
+    expect(empty.data).toStrictEqual([]);
+
+    const included = (await a.call("GET", `/api/v2/task-stages/${stageId}?include=task_results`)).json.included;
+    const byId = new Map(included.map((r: any) => [r.id, r.relationships["task-result-outcomes"].data]));
+    expect(byId.get(withOutcomes)).toStrictEqual(linkage);
+    expect(byId.get(without)).toStrictEqual([]);
+  });
+
+  it("sends the run's commit hash as vcs_commit_hash, and null for a run created without one", async () => {
+    const a = await app();
+    await attachTask(a, await createTask(a, "scan"), "mandatory");
+    const vcs = { branch: "main", repoUrl: "https://github.com/acme/alpha", commitUrl: null, commitHash: "0f1e2d3c" };
+    const sentHash = async (runVcs: typeof vcs | null, id: string) => {
+      const { run, stages } = await a.runplane.runTasks.createRun({ id, workspaceId: "ws-a", configurationVersionId: "cv-1", vcs: runVcs });
+      await a.runplane.runTasks.startStage(run.id, stages[0]!.stage);
+      const [result] = await a.runplane.runTasks.listResults(stages[0]!.id);
+      return (await payloadOf(a.storage, a.keyring, result!.id)).vcs_commit_hash;
+    };
+    expect(await sentHash(vcs, "run-withhash")).toBe("0f1e2d3c");
+    expect(await sentHash(null, "run-nohash")).toBeNull();
   });
 
   it("creates one stage per run stage that has tasks, in run order, and skips disabled tasks", async () => {

@@ -271,6 +271,20 @@ describe.each(STORAGES)("workspace variables over HTTP ($name)", (setup) => {
       expect(res.json.data.attributes.category).toBe("terraform");
       expect((await a.call("GET", VARS)).json.data[0].attributes.category).toBe("terraform");
     });
+    it("never mentions config in an hcp-terraform error, and lists the default words otherwise", async () => {
+      const hcp = await app({ dialect: "hcp-terraform" });
+      const created = await create(hcp, { key: "k", category: "bogus" });
+      expect(created.status).toBe(422);
+      expect(created.json.errors).toStrictEqual([
+        { status: "422", title: "invalid attribute", detail: "Category must be one of: terraform, env", source: { pointer: "/data/attributes/category" } },
+      ]);
+      const id = (await create(hcp, { key: "ok", category: "env" })).json.data.id;
+      const patched = await hcp.call("PATCH", `${VARS}/${id}`, { body: { data: { type: "vars", id, attributes: { category: "tf" } } } });
+      expect(patched.status).toBe(422);
+      for (const res of [created, patched]) expect(JSON.stringify(res.json)).not.toMatch(/config/i);
+      const plain = await create(await app(), { key: "k", category: "bogus" });
+      expect(plain.json.errors[0].detail).toBe("Category must be one of: config, env");
+    });
   });
 
   describe("authentication and authorization (D4)", () => {

@@ -36,8 +36,16 @@ describe("parseRunTaskRequest", () => {
   });
 
   it("drops keys newer than spec 4.1 instead of refusing them", () => {
-    const result = parseRunTaskRequest({ ...runTaskRequest(), vcs_commit_hash: "abc123", project_id: "prj-1" });
+    const result = parseRunTaskRequest({ ...runTaskRequest(), project_id: "prj-1", project_name: "core" });
     expect(result).toEqual({ ok: true, request: runTaskRequest(), isVerification: false });
+  });
+
+  it("keeps vcs_commit_hash (string or null) and accepts a sender that leaves it out", () => {
+    const withHash = parseRunTaskRequest({ ...runTaskRequest(), vcs_commit_hash: "abc123" });
+    expect(withHash).toEqual({ ok: true, request: { ...runTaskRequest(), vcs_commit_hash: "abc123" }, isVerification: false });
+    const withNull = parseRunTaskRequest({ ...runTaskRequest(), vcs_commit_hash: null });
+    expect(withNull).toEqual({ ok: true, request: { ...runTaskRequest(), vcs_commit_hash: null }, isVerification: false });
+    expect(parseRunTaskRequest(omit({ ...runTaskRequest(), vcs_commit_hash: "x" }, "vcs_commit_hash")).ok).toBe(true);
   });
 
   it("refuses a payload with a missing field, pointing at it", () => {

@@ -23,11 +23,15 @@ export const agentTokenResource = (basePath: string): ResourceDefinition => ({
   },
 });
 
-/** Relationship members hold the linkage id; `token` stays whatever the service gave (null but on create). */
+/**
+ * Relationship members hold the linkage id; `token` stays whatever the service gave (null but on create).
+ * go-tfe decodes `created-by` into a `*User` and rejects any other type, so only a user is linked;
+ * a team or organization creator is written `{ "data": null }` (it stays in the programmatic view).
+ */
 const toData = (view: AgentTokenView) => ({
   ...view,
   team: null,
-  createdBy: view.createdBy.id,
+  createdBy: view.createdBy.type === "users" ? view.createdBy.id : null,
   createdByType: view.createdBy.type,
 });
 

@@ -35,16 +35,39 @@ const INCLUDES = {
 export type StageInclude = (typeof INCLUDES)[keyof typeof INCLUDES];
 
 export function parseStageIncludes(query: URLSearchParams): Set<StageInclude> {
-  const wanted = new Set<StageInclude>();
+  return parseIncludes(query, INCLUDES, (wanted) => {
+    // JSON:API: including a path includes every resource along it.
+    if (wanted.has("run.workspace")) wanted.add("run");
+  });
+}
+
+/** decision D8 for run tasks: `workspace_tasks` and `workspace_tasks.workspace`, either spelling. */
+const TASK_INCLUDES = {
+  workspace_tasks: "workspace-tasks",
+  "workspace-tasks": "workspace-tasks",
+  "workspace_tasks.workspace": "workspace-tasks.workspace",
+  "workspace-tasks.workspace": "workspace-tasks.workspace",
+} as const;
+export type TaskInclude = (typeof TASK_INCLUDES)[keyof typeof TASK_INCLUDES];
+
+export function parseTaskIncludes(query: URLSearchParams): Set<TaskInclude> {
+  return parseIncludes(query, TASK_INCLUDES, (wanted) => {
+    // JSON:API: including a path includes every resource along it.
+    if (wanted.has("workspace-tasks.workspace")) wanted.add("workspace-tasks");
+  });
+}
+
+function parseIncludes<T extends string>(query: URLSearchParams, table: Record<string, T>, complete: (wanted: Set<T>) => void): Set<T> {
+  const wanted = new Set<T>();
   for (const raw of query.getAll("include").flatMap((v) => v.split(","))) {
     const name = raw.trim();
     if (name === "") continue;
-    const include = (INCLUDES as Record<string, StageInclude>)[name];
+    // Own keys only: `constructor` or `__proto__` must not pass as an include.
+    const include = Object.hasOwn(table, name) ? table[name] : undefined;
     if (!include) throw badRequest(`Invalid include parameter: ${name}`, "include");
     wanted.add(include);
-    // JSON:API: including a path includes every resource along it.
-    if (include === "run.workspace") wanted.add("run");
   }
+  complete(wanted);
   return wanted;
 }
 

@@ -2,9 +2,10 @@ import { invalid, notFound } from "../../errors.js";
 import type { Workspace } from "../../schemas/directory.js";
 import type { TaskCreate, TaskUpdate, TaskView, WorkspaceTaskCreate, WorkspaceTaskUpdate, WorkspaceTaskView } from "../../schemas/run-task-config.js";
 import { readResourceBody } from "../documents.js";
-import type { ResourceDefinition } from "../jsonapi.js";
+import type { JsonApiDocument, ListOptions, ResourceDefinition } from "../jsonapi.js";
 import { parsePage, toPageRequest } from "../pagination.js";
 import type { Route, RouteContext } from "../types.js";
+import { parseTaskIncludes, workspaceResource } from "./run-task-support.js";
 
 /** Run task configuration: organization tasks (`tasks`) and workspace tasks (`workspace-tasks`); D3, D7, D11, D23. */
 
@@ -13,15 +14,20 @@ const seg = encodeURIComponent;
 export const runTaskResources = (basePath: string): ResourceDefinition[] => [
   {
     type: "tasks",
-    attributes: ["name", "url", "description", "category", "enabled", "hmacKey"],
+    attributes: ["name", "url", "description", "category", "enabled", "hmacKey", "globalConfiguration", "createdAt", "updatedAt"],
+    // Written with its wire keys already (`enforcement-level`), so the serializer must not touch it.
+    verbatim: ["globalConfiguration"],
     self: (d) => `${basePath}/tasks/${seg(String(d.id))}`,
     relationships: {
       organization: { type: "organizations", related: (d) => `${basePath}/organizations/${seg(String(d.organization))}` },
+      // Private (agent) run tasks do not exist here; the real API writes the member as `{ "data": null }`.
+      agentPool: { type: "agent-pools" },
+      workspaceTasks: { type: "workspace-tasks" },
     },
   },
   {
     type: "workspace-tasks",
-    attributes: ["enforcementLevel", "stage", "stages"],
+    attributes: ["enforcementLevel", "stage", "stages", "createdAt", "updatedAt"],
     self: (d) => `${basePath}/workspaces/${seg(String(d.workspace))}/tasks/${seg(String(d.id))}`,
     relationships: {
       task: { type: "tasks", related: (d) => `${basePath}/tasks/${seg(String(d.task))}` },
@@ -31,7 +37,7 @@ export const runTaskResources = (basePath: string): ResourceDefinition[] => [
 ];
 
 /** decision D11: `hmac-key` is write-only; every response carries it as null. */
-const taskData = (t: TaskView) => ({
+const taskData = (t: TaskView, attachments: WorkspaceTaskView[]) => ({
   id: t.id,
   name: t.name,
   url: t.url,
@@ -39,7 +45,16 @@ const taskData = (t: TaskView) => ({
   category: t.category,
   enabled: t.enabled,
   hmacKey: null,
+  globalConfiguration: {
+    enabled: t.globalConfiguration.enabled,
+    stages: t.globalConfiguration.stages,
+    "enforcement-level": t.globalConfiguration.enforcementLevel,
+  },
+  createdAt: t.createdAt,
+  updatedAt: t.updatedAt,
   organization: t.organization,
+  agentPool: null,
+  workspaceTasks: attachments.map((w) => w.id),
 });
 
 /** `stage` is the deprecated single-stage attribute older clients read: the first stage. */
@@ -48,9 +63,34 @@ const workspaceTaskData = (w: WorkspaceTaskView) => ({
   enforcementLevel: w.enforcementLevel,
   stage: w.stages[0] ?? null,
   stages: w.stages,
+  createdAt: w.createdAt,
+  updatedAt: w.updatedAt,
   task: w.taskId,
   workspace: w.workspaceId,
 });
+
+/**
+ * One task (show, create, update) or a page of them (list), each with its `workspace-tasks` linkage;
+ * `include=workspace_tasks` and `include=workspace_tasks.workspace` add those resources once each (D8).
+ */
+async function taskDocument(ctx: RouteContext, tasks: TaskView | TaskView[], options?: ListOptions): Promise<JsonApiDocument> {
+  const includes = parseTaskIncludes(ctx.query);
+  const list = Array.isArray(tasks) ? tasks : [tasks];
+  const attachments = await Promise.all(list.map((t) => ctx.app.services.runTasks.workspaceTasks.ofTask(t.id)));
+  const data = list.map((t, i) => taskData(t, attachments[i]!));
+  const doc = Array.isArray(tasks) ? ctx.app.jsonapi.collection("tasks", data, options) : ctx.app.jsonapi.resource("tasks", data[0]!);
+  if (includes.size === 0) return doc;
+  const included: JsonApiDocument[] = [];
+  const all = attachments.flat();
+  for (const w of all) included.push(ctx.app.jsonapi.resource("workspace-tasks", workspaceTaskData(w)).data as JsonApiDocument);
+  if (includes.has("workspace-tasks.workspace")) {
+    for (const id of new Set(all.map((w) => w.workspaceId))) {
+      const workspace = await workspaceResource(ctx.app, id);
+      if (workspace) included.push(workspace);
+    }
+  }
+  return { ...doc, included };
+}
 
 async function loadOrganization(ctx: RouteContext): Promise<string> {
   const name = ctx.params.organization_name!;
@@ -92,7 +132,7 @@ export const runTaskRoutes: Route[] = [
       const page = parsePage(ctx.query)!;
       const result = await ctx.app.services.runTasks.tasks.list(organization, toPageRequest(page));
       const options = { url: ctx.url, pagination: { ...page, total: result.total } };
-      return { status: 200, document: ctx.app.jsonapi.collection("tasks", result.items.map(taskData), options) };
+      return { status: 200, document: await taskDocument(ctx, result.items, options) };
     },
   },
   {
@@ -104,7 +144,7 @@ export const runTaskRoutes: Route[] = [
       const body = readResourceBody(ctx.body, ["tasks"]);
       // The service validates the attributes with zod; the cast only names the expected shape.
       const task = await ctx.app.services.runTasks.tasks.create(organization, body.attributes as TaskCreate);
-      return { status: 201, document: ctx.app.jsonapi.resource("tasks", taskData(task)) };
+      return { status: 201, document: await taskDocument(ctx, task) };
     },
   },
   {
@@ -112,7 +152,7 @@ export const runTaskRoutes: Route[] = [
     path: "/tasks/:task_id",
     auth: "principal",
     async handle(ctx) {
-      return { status: 200, document: ctx.app.jsonapi.resource("tasks", taskData(await loadTask(ctx))) };
+      return { status: 200, document: await taskDocument(ctx, await loadTask(ctx)) };
     },
   },
   {
@@ -123,7 +163,7 @@ export const runTaskRoutes: Route[] = [
       const task = await loadTask(ctx);
       const body = readResourceBody(ctx.body, ["tasks"], task.id);
       const updated = await ctx.app.services.runTasks.tasks.update(task.id, body.attributes as TaskUpdate);
-      return { status: 200, document: ctx.app.jsonapi.resource("tasks", taskData(updated)) };
+      return { status: 200, document: await taskDocument(ctx, updated) };
     },
   },
   {

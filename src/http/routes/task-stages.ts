@@ -1,6 +1,7 @@
 import { toReadTags } from "../../domain/outcomes.js";
 import { badRequest, notFound } from "../../errors.js";
 import type { OutcomeView, TaskResultView, TaskStageView } from "../../schemas/task-stage-views.js";
+import { RESULT_LIMITS } from "../../schemas/run-tasks.js";
 import type { JsonApiDocument, ResourceDefinition } from "../jsonapi.js";
 import { parsePage, toPageRequest } from "../pagination.js";
 import type { AuthTarget, Route, RouteContext } from "../types.js";
@@ -53,7 +54,7 @@ export const taskStageResources = (basePath: string): ResourceDefinition[] => [
     self: (d) => `${basePath}/task-results/${seg(String(d.id))}`,
     relationships: {
       taskStage: { type: "task-stages", related: (d) => `${basePath}/task-stages/${seg(String(d.taskStage))}` },
-      // Outcomes can be many; they are read through the related list (D18), never as linkage.
+      // Linkage lists the outcome ids (at most RESULT_LIMITS.outcomes, D26); the related list pages them.
       taskResultOutcomes: { type: "task-result-outcomes", related: (d) => `${basePath}/task-results/${seg(String(d.id))}/outcomes` },
     },
   },
@@ -68,7 +69,7 @@ export const taskStageResources = (basePath: string): ResourceDefinition[] => [
   },
 ];
 
-const resultData = (r: TaskResultView) => ({
+const resultData = (r: TaskResultView, outcomeIds: string[]) => ({
   id: r.id,
   status: r.status,
   message: r.message,
@@ -86,7 +87,18 @@ const resultData = (r: TaskResultView) => ({
   createdAt: r.createdAt,
   updatedAt: r.updatedAt,
   taskStage: r.stageId,
+  taskResultOutcomes: outcomeIds,
 });
+
+/** The ids of a result's outcomes in received order; a result holds at most RESULT_LIMITS.outcomes (D26). */
+async function outcomeIds(ctx: RouteContext, r: TaskResultView): Promise<string[]> {
+  if (r.outcomesCount === 0) return [];
+  const list = await ctx.app.services.runTasks.listOutcomes(r.id, { page: { offset: 0, limit: RESULT_LIMITS.outcomes } });
+  return list.items.map((o) => o.id);
+}
+
+const resultResource = async (ctx: RouteContext, r: TaskResultView) =>
+  ctx.app.jsonapi.resource("task-results", resultData(r, await outcomeIds(ctx, r)));
 
 /** `permissions` follow the caller (D21); `can-override-tasks` also needs option `overridableTasks`. */
 async function stageData(ctx: RouteContext, stage: TaskStageView, target: AuthTarget) {
@@ -127,7 +139,7 @@ async function stageDocument(ctx: RouteContext, stage: TaskStageView, target: Au
     if (workspace) included.push(workspace);
   }
   if (includes.has("task-results")) {
-    for (const r of data.results) included.push(ctx.app.jsonapi.resource("task-results", resultData(r)).data as JsonApiDocument);
+    for (const r of data.results) included.push((await resultResource(ctx, r)).data as JsonApiDocument);
   }
   // policy-evaluations: runplane evaluates no policies, so nothing is ever included for it.
   return { ...doc, included };
@@ -200,7 +212,7 @@ export const taskStageRoutes: Route[] = [
     auth: "principal",
     async handle(ctx) {
       const { record: result } = await loadResult(ctx);
-      return { status: 200, document: ctx.app.jsonapi.resource("task-results", resultData(result)) };
+      return { status: 200, document: await resultResource(ctx, result) };
     },
   },
   {
