@@ -93,3 +93,9 @@ export const RUN_TASKS_MIGRATION: PgMigration = {
       payload ${TEXT} NOT NULL); -- the keyring's sealed request body (it holds the access token)
   `,
 };
+
+/** The results page's workspace view (D25): a workspace's runs, newest first, paged by this index. */
+export const RUNS_BY_WORKSPACE_MIGRATION: PgMigration = {
+  name: "0006-runs-by-workspace",
+  up: (q) => `CREATE INDEX runs_by_workspace ON ${q}runs (workspace_id, created_at, id);`,
+};

@@ -3,7 +3,7 @@ import type { PgPoolLike, Queryable } from "./driver.js";
 import { transaction } from "./driver.js";
 import { STATUS_EVENTS_MIGRATION } from "./events.js";
 import { REVISIONS_MIGRATION } from "./revisions.js";
-import { RUN_TASKS_MIGRATION } from "./run-task-migration.js";
+import { RUN_TASKS_MIGRATION, RUNS_BY_WORKSPACE_MIGRATION } from "./run-task-migration.js";
 import { TEXT } from "./sql.js";
 
 /**
@@ -95,6 +95,7 @@ export const MIGRATIONS: readonly PgMigration[] = [
   RUN_TASKS_MIGRATION,
   REVISIONS_MIGRATION,
   STATUS_EVENTS_MIGRATION,
+  RUNS_BY_WORKSPACE_MIGRATION,
 ];
 
 /** Every runplane process takes this transaction-scoped lock to migrate ("runplane" in ASCII). */

@@ -74,6 +74,7 @@ export function createTaskStageStores(pool: PgPoolLike, q: string, deliveries: D
   const s = {
     runGet: sql(`SELECT ${runCols} FROM ${runs.table} WHERE id = @id`),
     runInsert: sql(`${insertSql(runs)} ON CONFLICT (id) DO NOTHING`),
+    runsByWorkspace: sql(pageOf(runs.table, runCols, "workspace_id = @workspace_id", "created_at DESC, id DESC")),
     stagesInsert: sql(insertManySql(stages)),
     stageGet: sql(`SELECT ${stageCols} FROM ${stages.table} WHERE id = @id`),
     stageByRun: sql(`SELECT ${stageCols} FROM ${stages.table} WHERE run_id = @run_id AND stage = @stage`),
@@ -119,6 +120,8 @@ export function createTaskStageStores(pool: PgPoolLike, q: string, deliveries: D
   return {
     runs: {
       get: async (id) => first(await rowsOf<RunRow>(pool, s.runGet, { id }), fromRunRow),
+      listByWorkspace: async (workspaceId, request) =>
+        pageFrom(await rowsOf<PagedRow<RunRow>>(pool, s.runsByWorkspace, { workspace_id: workspaceId, ...request }), fromRunRow),
       // A racing create of the same id waits on the primary key until this one commits, then
       // inserts nothing and rolls back: exactly one create stores anything.
       create: (run, stageRecords, resultRecords) =>

@@ -176,3 +176,9 @@ export const DELIVERY_PAYLOADS_MIGRATION: Migration = {
     ALTER TABLE task_deliveries DROP COLUMN payload;
   `,
 };
+
+/** The results page's workspace view (D25): a workspace's runs, newest first, paged by this index. */
+export const RUNS_BY_WORKSPACE_MIGRATION: Migration = {
+  name: "0010-runs-by-workspace",
+  up: `CREATE INDEX runs_by_workspace ON runs (workspace_id, created_at, id);`,
+};

@@ -34,6 +34,8 @@ const OUTCOME_FILTER = `task_result_id = @result AND (@severity IS NULL OR sever
 export const TASK_STAGE_SQL = {
   runGet: `SELECT * FROM runs WHERE id = ?`,
   runInsert: `${insertSql(rows.RUNS)} ON CONFLICT (id) DO NOTHING`,
+  runsByWorkspace: `SELECT * FROM runs WHERE workspace_id = ? ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`,
+  runsCount: `SELECT COUNT(*) AS total FROM runs WHERE workspace_id = ?`,
   stageInsert: insertSql(rows.TASK_STAGES),
   stageGet: `SELECT * FROM task_stages WHERE id = ?`,
   stageByRun: `SELECT * FROM task_stages WHERE run_id = ? AND stage = ?`,
@@ -97,6 +99,11 @@ export function createTaskStageStores(db: SqliteDatabase): TaskStageStores {
     return true;
   });
 
+  const runsPage = deferredTx(db, (workspaceId: string, request: PageRequest): Page<RunRecord> => ({
+    items: (s.runsByWorkspace.all(workspaceId, request.limit, request.offset) as rows.RunRow[]).map(rows.fromRunRow),
+    total: (s.runsCount.get(workspaceId) as { total: number }).total,
+  }));
+
   const stagesPage = deferredTx(db, (runId: string, request: PageRequest): Page<TaskStageRecord> => ({
     items: (s.stagesPage.all(runId, request.limit, request.offset) as rows.TaskStageRow[]).map(rows.fromTaskStageRow),
     total: (s.stagesCount.get(runId) as { total: number }).total,
@@ -140,6 +147,7 @@ export function createTaskStageStores(db: SqliteDatabase): TaskStageStores {
     runs: {
       get: async (id) => one(s.runGet.get(id), rows.fromRunRow),
       create: async (run, stages, results) => createRun(run, stages, results),
+      listByWorkspace: async (workspaceId, request) => runsPage(workspaceId, request),
     },
     taskStages: {
       get: async (id) => stage(s.stageGet.get(id)),

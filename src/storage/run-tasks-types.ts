@@ -67,6 +67,11 @@ export interface RunStore {
    * exactly one stores anything.
    */
   create(run: RunRecord, stages: readonly TaskStageRecord[], results: readonly TaskResultRecord[]): Promise<boolean>;
+  /**
+   * One page of the runs of `workspaceId`, newest first: by `createdAt` descending, ties broken by
+   * `id` descending (the results page's workspace view, D25). `total` counts every run of it.
+   */
+  listByWorkspace(workspaceId: string, page: PageRequest): Promise<Page<RunRecord>>;
 }
 
 /** A result written by `TaskStageStore.start`, guarded like `TaskResultStore.transition`. */
