@@ -34,6 +34,7 @@ export function createRunTaskService(ctx: ServiceContext) {
     listResults: stages.listResults,
     getResult: stages.getResult,
     getRun: stages.getRun,
+    listRuns: stages.listRuns,
     callback: callbacks.callback,
     receiveCallback: callbacks.receiveCallback,
     verifyAccessToken: callbacks.verifyAccessToken,
