@@ -57,6 +57,7 @@ export function createMemoryRunTaskStores(): MemoryRunTaskStores {
   const outcomes = new Map<string, TaskResultOutcomeRecord>();
   const deliveries = new Map<string, TaskDeliveryRecord>();
   const stagesByRun = createIndex<TaskStageRecord>((s) => s.runId);
+  const runsByWorkspace = createIndex<RunRecord>((r) => r.workspaceId);
   const resultsByStage = createIndex<TaskResultRecord>((r) => r.stageId);
   const resultsByDigest = createIndex<TaskResultRecord>((r) => r.accessTokenDigest);
   const outcomesByResult = createIndex<TaskResultOutcomeRecord>((o) => o.taskResultId);
@@ -163,6 +164,7 @@ export function createMemoryRunTaskStores(): MemoryRunTaskStores {
       const clash = newStages.some((s) => stages.has(s.id)) || newResults.some((r) => results.has(r.id));
       if (clash) throw new Error("task stage or result id already exists");
       runs.set(run.id, clone(run));
+      runsByWorkspace.add(run);
       for (const s of newStages) {
         stages.set(s.id, clone(s));
         stagesByRun.add(s);
@@ -173,6 +175,10 @@ export function createMemoryRunTaskStores(): MemoryRunTaskStores {
         resultsByDigest.add(r);
       }
       return true;
+    },
+    async listByWorkspace(workspaceId, request) {
+      const all = each(runs, runsByWorkspace.ids(workspaceId)).sort((a, b) => cmp(b.createdAt, a.createdAt) || cmp(b.id, a.id));
+      return { items: all.slice(request.offset, request.offset + request.limit).map(clone), total: all.length };
     },
   };
 

@@ -117,3 +117,9 @@ export const RUN_TASK_GLOBAL_CONFIGURATION_MIGRATION: PgMigration = {
     CREATE INDEX workspace_tasks_by_task ON ${q}workspace_tasks (task_id, created_at, id);
   `,
 };
+
+/** The results page's workspace view (D25): a workspace's runs, newest first, paged by this index. */
+export const RUNS_BY_WORKSPACE_MIGRATION: PgMigration = {
+  name: "0008-runs-by-workspace",
+  up: (q) => `CREATE INDEX runs_by_workspace ON ${q}runs (workspace_id, created_at, id);`,
+};

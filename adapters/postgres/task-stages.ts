@@ -77,6 +77,7 @@ export function createTaskStageStores(pool: PgPoolLike, q: string, deliveries: D
     runByPlan: sql(`SELECT ${runCols} FROM ${runs.table} WHERE plan_id = @id ORDER BY created_at DESC, id DESC LIMIT 1`),
     runByConfiguration: sql(`SELECT ${runCols} FROM ${runs.table} WHERE configuration_version_id = @id ORDER BY created_at DESC, id DESC LIMIT 1`),
     runInsert: sql(`${insertSql(runs)} ON CONFLICT (id) DO NOTHING`),
+    runsByWorkspace: sql(pageOf(runs.table, runCols, "workspace_id = @workspace_id", "created_at DESC, id DESC")),
     stagesInsert: sql(insertManySql(stages)),
     stageGet: sql(`SELECT ${stageCols} FROM ${stages.table} WHERE id = @id`),
     stageByRun: sql(`SELECT ${stageCols} FROM ${stages.table} WHERE run_id = @run_id AND stage = @stage`),
@@ -124,6 +125,8 @@ export function createTaskStageStores(pool: PgPoolLike, q: string, deliveries: D
       get: async (id) => first(await rowsOf<RunRow>(pool, s.runGet, { id }), fromRunRow),
       findByArtifact: async (kind, id) =>
         first(await rowsOf<RunRow>(pool, kind === "plan" ? s.runByPlan : s.runByConfiguration, { id }), fromRunRow),
+      listByWorkspace: async (workspaceId, request) =>
+        pageFrom(await rowsOf<PagedRow<RunRow>>(pool, s.runsByWorkspace, { workspace_id: workspaceId, ...request }), fromRunRow),
       // A racing create of the same id waits on the primary key until this one commits, then
       // inserts nothing and rolls back: exactly one create stores anything.
       create: (run, stageRecords, resultRecords) =>

@@ -200,3 +200,9 @@ export const RUN_TASK_GLOBAL_CONFIGURATION_MIGRATION: Migration = {
     CREATE INDEX workspace_tasks_by_task ON workspace_tasks (task_id, created_at, id);
   `,
 };
+
+/** The results page's workspace view (D25): a workspace's runs, newest first, paged by this index. */
+export const RUNS_BY_WORKSPACE_MIGRATION: Migration = {
+  name: "0012-runs-by-workspace",
+  up: `CREATE INDEX runs_by_workspace ON runs (workspace_id, created_at, id);`,
+};

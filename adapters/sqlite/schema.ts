@@ -2,7 +2,7 @@ import { assertKnownVersion, migrationFailed, type SqlMigration } from "../sql/m
 import type { SqliteDatabase } from "./driver.js";
 import { immediateTx } from "./driver.js";
 import { REVISIONS_MIGRATION } from "./revisions.js";
-import { DELIVERY_DISPATCH_MIGRATION, DELIVERY_PAYLOADS_MIGRATION, RUN_ARTIFACTS_MIGRATION, RUN_TASK_GLOBAL_CONFIGURATION_MIGRATION, RUN_TASKS_MIGRATION } from "./run-task-migration.js";
+import { DELIVERY_DISPATCH_MIGRATION, DELIVERY_PAYLOADS_MIGRATION, RUN_ARTIFACTS_MIGRATION, RUN_TASK_GLOBAL_CONFIGURATION_MIGRATION, RUN_TASKS_MIGRATION, RUNS_BY_WORKSPACE_MIGRATION } from "./run-task-migration.js";
 
 /**
  * One schema step. `up` is SQL run with `exec` (several statements are fine) or a function for a
@@ -178,6 +178,7 @@ export const MIGRATIONS: readonly Migration[] = [
   DELIVERY_PAYLOADS_MIGRATION,
   RUN_ARTIFACTS_MIGRATION,
   RUN_TASK_GLOBAL_CONFIGURATION_MIGRATION,
+  RUNS_BY_WORKSPACE_MIGRATION,
 ];
 
 /**

@@ -37,6 +37,8 @@ export const TASK_STAGE_SQL = {
   runByPlan: `SELECT * FROM runs WHERE plan_id = ? ORDER BY created_at DESC, id DESC LIMIT 1`,
   runByConfiguration: `SELECT * FROM runs WHERE configuration_version_id = ? ORDER BY created_at DESC, id DESC LIMIT 1`,
   runInsert: `${insertSql(rows.RUNS)} ON CONFLICT (id) DO NOTHING`,
+  runsByWorkspace: `SELECT * FROM runs WHERE workspace_id = ? ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`,
+  runsCount: `SELECT COUNT(*) AS total FROM runs WHERE workspace_id = ?`,
   stageInsert: insertSql(rows.TASK_STAGES),
   stageGet: `SELECT * FROM task_stages WHERE id = ?`,
   stageByRun: `SELECT * FROM task_stages WHERE run_id = ? AND stage = ?`,
@@ -100,6 +102,11 @@ export function createTaskStageStores(db: SqliteDatabase): TaskStageStores {
     return true;
   });
 
+  const runsPage = deferredTx(db, (workspaceId: string, request: PageRequest): Page<RunRecord> => ({
+    items: (s.runsByWorkspace.all(workspaceId, request.limit, request.offset) as rows.RunRow[]).map(rows.fromRunRow),
+    total: (s.runsCount.get(workspaceId) as { total: number }).total,
+  }));
+
   const stagesPage = deferredTx(db, (runId: string, request: PageRequest): Page<TaskStageRecord> => ({
     items: (s.stagesPage.all(runId, request.limit, request.offset) as rows.TaskStageRow[]).map(rows.fromTaskStageRow),
     total: (s.stagesCount.get(runId) as { total: number }).total,
@@ -144,6 +151,7 @@ export function createTaskStageStores(db: SqliteDatabase): TaskStageStores {
       get: async (id) => one(s.runGet.get(id), rows.fromRunRow),
       findByArtifact: async (kind, id) => one((kind === "plan" ? s.runByPlan : s.runByConfiguration).get(id), rows.fromRunRow),
       create: async (run, stages, results) => createRun(run, stages, results),
+      listByWorkspace: async (workspaceId, request) => runsPage(workspaceId, request),
     },
     taskStages: {
       get: async (id) => stage(s.stageGet.get(id)),

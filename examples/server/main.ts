@@ -86,7 +86,11 @@ process.stdout.write(
   [
     `runplane listening on ${api}`,
     `storage: ${store.description}`,
-    `results page: ${origin}/app/runs/<run id>`,
+    // Issue 15.5: the dialect decides the signature header, so say it and how to switch.
+    dialect === "hcp-terraform"
+      ? "dialect: hcp-terraform (signs with X-TFC-Task-Signature, category word terraform)"
+      : "dialect: default (signs with X-SVC-Task-Signature, category word config); existing HCP Terraform integrations need RUNPLANE_DIALECT=hcp-terraform",
+    `results page: ${origin}/app/runs/<run id>, ${origin}/app/<organization>/<workspace>[/runs/<run id>]`,
     `example integration: ${integration.url} (run tasks task-demo, mandatory at post_plan, and task-demo-advisory, advisory at pre_apply, on ${DEMO.workspace})`,
     fromEnv ? "owners token: using ADMIN_TOKEN" : `owners token (printed once, revoked at next start): ${token}`,
     "",

@@ -4,7 +4,7 @@
  * same guarded transport the deliveries use. A task is created, or its URL or HMAC key changed,
  * only when the endpoint answered exactly 200.
  */
-import { runTaskRequestHeaders, serializeRunTaskRequest, verificationRequest, type RunTaskUrls } from "../domain/run-task-request.js";
+import { runTaskRequestHeaders, serializeRunTaskRequest, SIGNATURE_HEADERS, verificationRequest, type RunTaskUrls } from "../domain/run-task-request.js";
 import { invalid } from "../errors.js";
 import type { Dialect } from "../schemas/common.js";
 import type { TaskEndpointCheck } from "../services/run-task-config.js";
@@ -20,6 +20,17 @@ export interface TaskEndpointCheckOptions {
   dialect: Dialect;
   userAgent: string;
   now: () => Date;
+}
+
+/**
+ * Issue 15.5: a refused verification names the signature header it sent and the dialect, since an
+ * integration written for HCP Terraform rejects a request signed in the default dialect's header.
+ */
+export function signatureHint(dialect: Dialect): string {
+  const sent = `The request was signed in the ${SIGNATURE_HEADERS[dialect]} header (dialect "${dialect}")`;
+  return dialect === "hcp-terraform"
+    ? `${sent}.`
+    : `${sent}; integrations written for HCP Terraform expect ${SIGNATURE_HEADERS["hcp-terraform"]}: use the "hcp-terraform" dialect.`;
 }
 
 export function createTaskEndpointCheck(options: TaskEndpointCheckOptions): TaskEndpointCheck {
@@ -39,7 +50,7 @@ export function createTaskEndpointCheck(options: TaskEndpointCheckOptions): Task
       throw invalid(pointer, isRefusal(err) ? `The run task URL is not allowed: ${reason}` : `The run task URL could not be reached: ${reason}`);
     }
     if (status !== 200) {
-      throw invalid(pointer, `The run task URL responded with ${status} to the verification request; it must answer 200`);
+      throw invalid(pointer, `The run task URL responded with ${status} to the verification request; it must answer 200. ${signatureHint(dialect)}`);
     }
   };
 }

@@ -6,7 +6,9 @@ import { html } from "./escape.js";
 import { indexPage, layout, loginForm, messagePage, notFoundPage, unauthorizedPage, type Chrome } from "./layout.js";
 import { clearedCookie, isCrossSite, readCookie, readForm, safeNext, sessionCookie, withBearer } from "./login.js";
 import { runPage } from "./render.js";
+import { findWorkspace, loadWorkspacePage, parsePageNumber, workspacePage } from "./workspace.js";
 import { STYLES_HASH } from "./styles.js";
+import type { Workspace } from "../schemas/directory.js";
 import type { ResultsPageSource, RunTarget } from "./types.js";
 
 /** Options of {@link createResultsPage}. */
@@ -67,9 +69,26 @@ interface Caller {
   cookie: boolean;
 }
 
+/** Path segments, decoded; null when one is not valid percent-encoding (answered 404). */
+function decodeSegments(raw: readonly string[]): string[] | null {
+  try {
+    return raw.map((segment) => decodeURIComponent(segment));
+  } catch {
+    return null;
+  }
+}
+
+/** Where the run was asked for by `run_app_url`'s path: the run must be of that workspace (D25). */
+interface RunPlace {
+  organization: string;
+  workspaceName: string;
+}
+
 /**
- * The run task results page for people: `GET <prefix>/runs/:run_id` as server-rendered HTML (no
- * scripts, inline CSS), authorized like the API (`runs:read` on the run's workspace, D4, D21).
+ * The run task results page for people, server-rendered HTML (no scripts, inline CSS), authorized
+ * like the API (`runs:read` on the run's workspace, D4, D21): `GET <prefix>/runs/:run_id`, and the
+ * paths of the run task request's links (D25), `<prefix>/:organization/:workspace/runs/:run_id`
+ * and the workspace's page `<prefix>/:organization/:workspace` (its runs, newest first, paged).
  */
 export function createResultsPage(source: ResultsPageSource, options: ResultsPageOptions = {}) {
   const prefix = normalizePrefix(options.prefix ?? "");
@@ -85,29 +104,42 @@ export function createResultsPage(source: ResultsPageSource, options: ResultsPag
     return { principal: bearer ? await source.auth.authenticate(bearer) : null, cookie: true };
   }
 
-  async function runRoute(request: Request, url: URL, rawId: string, chrome: Chrome, caller: Caller): Promise<Response> {
-    if (!caller.principal) {
-      // decision D4: 401 only for a missing or invalid credential; a stale cookie is cleared.
-      const headers: Record<string, string> = { "www-authenticate": 'Bearer realm="runplane"' };
-      if (caller.cookie) headers["set-cookie"] = clearedCookie(prefix, secure(url));
-      const problem = caller.cookie ? "Your sign-in is no longer valid. Sign in again." : null;
-      return page(401, unauthorizedPage({ ...chrome, signedIn: false }, `${url.pathname}${url.search}`, problem), headers);
-    }
-    let runId: string;
-    try {
-      runId = decodeURIComponent(rawId);
-    } catch {
-      return page(404, notFoundPage(chrome));
-    }
+  function unauthorized(url: URL, chrome: Chrome, caller: Caller): Response {
+    // decision D4: 401 only for a missing or invalid credential; a stale cookie is cleared.
+    const headers: Record<string, string> = { "www-authenticate": 'Bearer realm="runplane"' };
+    if (caller.cookie) headers["set-cookie"] = clearedCookie(prefix, secure(url));
+    const problem = caller.cookie ? "Your sign-in is no longer valid. Sign in again." : null;
+    return page(401, unauthorizedPage({ ...chrome, signedIn: false }, `${url.pathname}${url.search}`, problem), headers);
+  }
+
+  const targetOf = (organization: string, workspaceId: string, workspace: Workspace | null): RunTarget =>
+    workspace ? { organization, workspaceId, projectId: workspace.projectId } : { organization, workspaceId };
+
+  async function runRoute(url: URL, runId: string, place: RunPlace | null, chrome: Chrome, caller: Caller): Promise<Response> {
+    if (!caller.principal) return unauthorized(url, chrome, caller);
     const run = await source.runTasks.getRun(runId);
     if (!run) return page(404, notFoundPage(chrome));
     const workspace = await source.directory.workspaces.get(run.workspaceId);
-    const target: RunTarget = { organization: run.organization, workspaceId: run.workspaceId };
-    if (workspace) target.projectId = workspace.projectId;
     // decision D4: no permission looks exactly like no run.
-    if (!(await source.auth.authorize(caller.principal, "runs:read", target))) return page(404, notFoundPage(chrome));
+    if (!(await source.auth.authorize(caller.principal, "runs:read", targetOf(run.organization, run.workspaceId, workspace)))) {
+      return page(404, notFoundPage(chrome));
+    }
+    // decision D25: a run asked for under another organization or workspace is not there.
+    if (place && (run.organization !== place.organization || workspace?.name !== place.workspaceName)) return page(404, notFoundPage(chrome));
     const model = await loadRunPage(source, run, workspace, parseFilter(url.searchParams), maxOutcomes);
-    return page(200, runPage(chrome, model));
+    return page(200, runPage(chrome, model, place ? url.pathname : undefined));
+  }
+
+  async function workspaceRoute(url: URL, place: RunPlace, chrome: Chrome, caller: Caller): Promise<Response> {
+    const principal = caller.principal;
+    if (!principal) return unauthorized(url, chrome, caller);
+    const pageNumber = parsePageNumber(url.searchParams);
+    if (pageNumber === null) return page(400, messagePage(chrome, "Bad request", "The page number must be an integer from 1 to 1000000."));
+    // decision D4: a workspace the caller may not read (runs:read) is not found, and its runs are never listed.
+    const readable = (w: Workspace) => source.auth.authorize(principal, "runs:read", targetOf(w.organization, w.id, w));
+    const workspace = await findWorkspace(source, place.organization, place.workspaceName, readable);
+    if (!workspace) return page(404, notFoundPage(chrome, "workspace"));
+    return page(200, workspacePage(chrome, await loadWorkspacePage(source, workspace, pageNumber)));
   }
 
   const secure = (url: URL): boolean => options.secureCookie ?? url.protocol === "https:";
@@ -160,9 +192,19 @@ export function createResultsPage(source: ResultsPageSource, options: ResultsPag
         return id ? redirect(`${prefix}/runs/${encodeURIComponent(id)}`) : page(404, notFoundPage(chrome));
       });
     }
-    const match = /^\/runs\/([^/]+)$/.exec(rest);
-    if (match) return allow("GET", async () => runRoute(request, url, match[1]!, chrome, await identify(request)));
-    return page(404, notFoundPage(chrome));
+    // `/runs/:id` first: an organization named `runs` has no workspace page (its runs still open by id).
+    const byId = /^\/runs\/([^/]+)$/.exec(rest);
+    const inWorkspace = byId ? null : /^\/([^/]+)\/([^/]+)\/runs\/([^/]+)$/.exec(rest);
+    const ofWorkspace = byId || inWorkspace ? null : /^\/([^/]+)\/([^/]+)$/.exec(rest);
+    const segments = decodeSegments((byId ?? inWorkspace ?? ofWorkspace ?? []).slice(1) as string[]);
+    if (!segments || segments.length === 0) return page(404, notFoundPage(chrome));
+    const [first, second, third] = segments as [string, string, string];
+    return allow("GET", async () => {
+      const caller = await identify(request);
+      if (byId) return runRoute(url, first, null, chrome, caller);
+      const place = { organization: first, workspaceName: second };
+      return inWorkspace ? runRoute(url, third, place, chrome, caller) : workspaceRoute(url, place, chrome, caller);
+    });
   }
 
   return async function resultsPage(request: Request): Promise<Response> {

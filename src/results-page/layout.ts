@@ -53,10 +53,10 @@ export function unauthorizedPage(chrome: Chrome, next: string | null, problem: s
 ${loginForm(chrome, next, problem)}`);
 }
 
-export function notFoundPage(chrome: Chrome): string {
+export function notFoundPage(chrome: Chrome, what: "run" | "workspace" = "run"): string {
   // decision D4: the same page for a missing run and one the caller may not read.
   return layout(chrome, "Not found", html`<h1>Not found</h1>
-<p>There is no such run, or you are not allowed to see it.</p>
+<p>There is no such ${what}, or you are not allowed to see it.</p>
 <p><a href="${chrome.prefix}/">Open another run</a></p>`);
 }
 

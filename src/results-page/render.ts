@@ -6,30 +6,52 @@ import { EXTERNAL_REL, html, raw, safeExternalHref, type Html } from "./escape.j
 import { layout, type Chrome } from "./layout.js";
 import { MAX_BODY_CHARS, renderMarkdown } from "./markdown.js";
 import { LEVEL_NAMES, renderTags } from "./tags.js";
+import { runVerdict, STAGE_NAMES } from "./verdict.js";
 
 /** The run page: stages, results and outcome tables. Every value from an integration goes through `html`. */
 
-const STAGE_NAMES = { pre_plan: "Pre-plan", post_plan: "Post-plan", pre_apply: "Pre-apply", post_apply: "Post-apply" } as const;
-
-/** `2026-01-01T00:00:00.000Z` as `2026-01-01 00:00:00 UTC` inside a `<time>`. */
-function time(iso: string): Html {
+/** `2026-01-01T00:00:00.000Z` as `2026-01-01 00:00:00 UTC`, the resolution the page shows. */
+function timeText(iso: string): string {
   const ms = Date.parse(iso);
-  if (Number.isNaN(ms)) return html`<span>${iso}</span>`;
-  const text = new Date(ms).toISOString().replace("T", " ").replace(/\.\d+Z$/, " UTC");
-  return html`<time datetime="${iso}">${text}</time>`;
+  return Number.isNaN(ms) ? iso : new Date(ms).toISOString().replace("T", " ").replace(/\.\d+Z$/, " UTC");
 }
 
-/** `status-timestamps` (`<status>-at` keys, D9) in time order, then created and updated. */
-function timestamps(item: { statusTimestamps: Record<string, string>; createdAt: string; updatedAt: string }): Html {
-  const entries = Object.entries(item.statusTimestamps).sort(([, a], [, b]) => Date.parse(a) - Date.parse(b));
+export function time(iso: string): Html {
+  if (Number.isNaN(Date.parse(iso))) return html`<span>${iso}</span>`;
+  return html`<time datetime="${iso}">${timeText(iso)}</time>`;
+}
+
+/**
+ * Created, the `status-timestamps` (`<status>-at` keys, D9) and updated, in time order, each
+ * instant shown once (issue 15.3): events at the same displayed second share one line
+ * (`running, failed 12:00:01`), and `created` is left out when it is the run's own creation time,
+ * already in the page's header (stages and results are created with their run).
+ */
+function timestamps(item: { statusTimestamps: Record<string, string>; createdAt: string; updatedAt: string }, runCreatedAt: string): Html {
+  const events: [string, string][] = [
+    ["created", item.createdAt],
+    ...Object.entries(item.statusTimestamps).map(([key, at]): [string, string] => [key.replace(/-at$/, "").replace(/_/g, " "), at]),
+    ["updated", item.updatedAt],
+  ];
+  const ordered = events
+    // By the displayed second, then in lifecycle order (created, statuses as recorded, updated).
+    .map(([label, at], i) => ({ label, at, i, s: Math.floor(Date.parse(at) / 1000) }))
+    .sort((a, b) => (Number.isNaN(a.s) || Number.isNaN(b.s) ? a.i - b.i : a.s - b.s || a.i - b.i));
+  const lines: { labels: string[]; at: string }[] = [];
+  const runCreated = timeText(runCreatedAt);
+  for (const event of ordered) {
+    const shown = timeText(event.at);
+    const last = lines.at(-1);
+    if (last && timeText(last.at) === shown) {
+      if (event.label !== "updated") last.labels.push(event.label);
+    } else if (event.label !== "created" || shown !== runCreated) lines.push({ labels: [event.label], at: event.at });
+  }
   return html`<ul class="times">
-<li>created ${time(item.createdAt)}</li>
-${entries.map(([key, at]) => html`<li>${key.replace(/-at$/, "").replace(/_/g, " ")} ${time(at)}</li>`)}
-<li>updated ${time(item.updatedAt)}</li>
+${lines.filter((l) => l.labels.length > 0).map((l) => html`<li>${l.labels.join(", ")} ${time(l.at)}</li>`)}
 </ul>`;
 }
 
-const statusBadge = (status: string): Html => html`<span class="badge status-${status}">${status.replace(/_/g, " ")}</span>`;
+export const statusBadge = (status: string): Html => html`<span class="badge status-${status}">${status.replace(/_/g, " ")}</span>`;
 
 /** A link to an integration's page, or a note when its URL is not http(s) (never an href). */
 function externalLink(url: string | null, text: string): Html | null {
@@ -89,25 +111,25 @@ ${shown.map(outcomeRow)}
 </table>`;
 }
 
-function resultSection(model: ResultModel, filtered: boolean): Html {
+function resultSection(model: ResultModel, filtered: boolean, runCreatedAt: string): Html {
   const r: TaskResultView = model.result;
   return html`<article class="result" id="result-${r.id}">
 <div class="result-head"><h3>${r.taskName}</h3>
 <span class="badge level-${r.enforcementLevel}">${r.enforcementLevel}</span>${statusBadge(r.status)}</div>
 ${r.message ? html`<p class="message">${r.message}</p>` : null}
 ${r.url ? html`<p>More information: ${externalLink(r.url, r.url)}</p>` : null}
-${timestamps(r)}
+${timestamps(r, runCreatedAt)}
 ${outcomesTable(model, filtered)}
 </article>`;
 }
 
-function stageSection(stage: TaskStageView, results: ResultModel[], filtered: boolean): Html {
+function stageSection(stage: TaskStageView, results: ResultModel[], filtered: boolean, runCreatedAt: string): Html {
   return html`<section class="card stage" id="stage-${stage.id}">
 <div class="stage-head"><h2>${STAGE_NAMES[stage.stage]} stage</h2>${statusBadge(stage.status)}${
     stage.overridden ? html`<span class="badge status-awaiting_override">overridden</span>` : null
   }</div>
-${timestamps(stage)}
-${results.length === 0 ? html`<p class="empty">No run tasks in this stage.</p>` : results.map((m) => resultSection(m, filtered))}
+${timestamps(stage, runCreatedAt)}
+${results.length === 0 ? html`<p class="empty">No run tasks in this stage.</p>` : results.map((m) => resultSection(m, filtered, runCreatedAt))}
 </section>`;
 }
 
@@ -136,14 +158,23 @@ ${f.severity !== null || f.status !== null ? html`<a href="${action}">Clear filt
 </section>`;
 }
 
-export function runPage(chrome: Chrome, model: RunPageModel): string {
+/** The path of a workspace's page, the shape of `workspace_app_url` (D25). */
+export const workspacePath = (chrome: Chrome, organization: string, workspaceName: string): string =>
+  `${chrome.prefix}/${encodeURIComponent(organization)}/${encodeURIComponent(workspaceName)}`;
+
+/** `action`: the path the page was opened at, so filtering keeps the URL the reader came by. */
+export function runPage(chrome: Chrome, model: RunPageModel, action = `${chrome.prefix}/runs/${encodeURIComponent(model.run.id)}`): string {
   const { run, workspace } = model;
-  const action = `${chrome.prefix}/runs/${encodeURIComponent(run.id)}`;
   const filtered = model.filter.severity !== null || model.filter.status !== null;
+  const verdict = runVerdict(model.stages.map((s) => s.stage));
+  const where = workspace
+    ? html`<a href="${workspacePath(chrome, run.organization, workspace.name)}">${run.organization} / ${workspace.name}</a>`
+    : html`${run.organization} / ${run.workspaceId}`;
   return layout(chrome, `Run ${run.id}`, html`<h1>Run task results</h1>
-<p class="run-meta"><span class="mono">${run.id}</span><span>${run.organization} / ${workspace?.name ?? run.workspaceId}</span>${
+<p class="run-meta"><span class="mono">${run.id}</span><span>${where}</span>${
     run.message ? html`<span>${run.message}</span>` : null
   }<span>created ${time(run.createdAt)}</span></p>
+<p class="verdict status-${verdict.tone}" role="status">${verdict.text}</p>
 ${filterForm(action, model)}
-${model.stages.length === 0 ? html`<p class="empty card">This run has no run task stages.</p>` : model.stages.map((s) => stageSection(s.stage, s.results, filtered))}`);
+${model.stages.length === 0 ? html`<p class="empty card">This run has no run task stages.</p>` : model.stages.map((s) => stageSection(s.stage, s.results, filtered, run.createdAt))}`);
 }

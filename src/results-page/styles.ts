@@ -67,6 +67,10 @@ summary{cursor:pointer;color:var(--link);font-size:.85rem}
 .notice{background:#fffaeb;border:1px solid #fedf89;border-radius:6px;padding:.5rem .75rem}
 .error-text{color:#b42318;font-weight:600}
 .login{max-width:28rem}
+.verdict{font-weight:600;border:1px solid;border-radius:6px;padding:.5rem .75rem;margin:0 0 1rem}
+.run-list td{vertical-align:middle}
+.run-list .badge{margin-right:.25rem}
+.pager{display:flex;gap:1rem;align-items:center;margin-top:.75rem}
 .login form{display:flex;flex-direction:column;gap:.75rem}
 .login label{display:flex;flex-direction:column;font-weight:600;gap:.25rem}
 `.trim();

@@ -19,6 +19,6 @@ export interface ResultsPageSource {
     authenticate: Authenticate;
     authorize(principal: Principal, action: "runs:read", target: RunTarget): Promise<boolean>;
   };
-  runTasks: Pick<RunTaskService, "getRun" | "listStages" | "listResults" | "listOutcomes">;
-  directory: { workspaces: { get(id: string): Promise<Workspace | null> } };
+  runTasks: Pick<RunTaskService, "getRun" | "listRuns" | "listStages" | "listResults" | "listOutcomes">;
+  directory: { workspaces: { get(id: string): Promise<Workspace | null>; list(organization: string): Promise<Workspace[]> } };
 }

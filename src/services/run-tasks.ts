@@ -39,6 +39,7 @@ export function createRunTaskService(ctx: ServiceContext) {
     /** decision D24: the newest run with this plan or configuration version id (null when the storage cannot look it up). */
     findRunByArtifact: async (kind: RunArtifactKind, id: string): Promise<RunRecord | null> =>
       (await ctx.storage.runs.findByArtifact?.(kind, id)) ?? null,
+    listRuns: stages.listRuns,
     callback: callbacks.callback,
     receiveCallback: callbacks.receiveCallback,
     verifyAccessToken: callbacks.verifyAccessToken,

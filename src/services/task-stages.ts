@@ -241,6 +241,8 @@ export function createTaskStageService(ctx: ServiceContext, settings: RunTaskSet
       return row ? toResultView(row) : null;
     },
     getRun: (id: string): Promise<RunRecord | null> => s.runs.get(id),
+    /** Runs of a workspace, newest first (the results page's workspace view, D25). */
+    listRuns: (workspaceId: string, page: PageRequest): Promise<Page<RunRecord>> => s.runs.listByWorkspace(workspaceId, page),
     emitResult,
   };
 }

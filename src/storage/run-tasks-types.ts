@@ -75,6 +75,11 @@ export interface RunStore {
    * result's access token can download artifacts, API credentials get 404.
    */
   findByArtifact?(kind: RunArtifactKind, id: string): Promise<RunRecord | null>;
+  /**
+   * One page of the runs of `workspaceId`, newest first: by `createdAt` descending, ties broken by
+   * `id` descending (the results page's workspace view, D25). `total` counts every run of it.
+   */
+  listByWorkspace(workspaceId: string, page: PageRequest): Promise<Page<RunRecord>>;
 }
 
 /** The two run artifacts integrations download (decision D24). */

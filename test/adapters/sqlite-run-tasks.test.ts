@@ -23,6 +23,7 @@ describe("sqlite adapter: run task tables", () => {
       [RUN_TASK_SQL.taskPage, "run_tasks_by_organization", ["acme", 20, 0]],
       [RUN_TASK_SQL.wsPage, "workspace_tasks_by_workspace", ["ws-1", 20, 0]],
       [TASK_STAGE_SQL.stagesPage, "task_stages_by_run", ["run-1", 20, 0]],
+      [TASK_STAGE_SQL.runsByWorkspace, "runs_by_workspace", ["ws-1", 20, 0]],
       [TASK_STAGE_SQL.resultsByStage, "task_results_by_stage", ["ts-1"]],
       [TASK_STAGE_SQL.outcomesByPosition, "task_result_outcomes_by_position", [filter]],
       [TASK_STAGE_SQL.outcomesBySeverity, "task_result_outcomes_by_severity", [filter]],

@@ -74,6 +74,25 @@ export function describeTaskStageCases(ctx: ConformanceContext): void {
     });
   });
 
+  describe("runs: list by workspace", () => {
+    it("lists a workspace's runs newest first, ties by id descending, paged in the store, durably", async () => {
+      const ws = "ws-BBBBBBBBBBBBBBBB";
+      const old = run({ id: rid("run", 5), workspaceId: ws, createdAt: at(1) });
+      const tieLow = run({ id: rid("run", 3), workspaceId: ws, createdAt: at(4) });
+      const tieHigh = run({ id: rid("run", 4), workspaceId: ws, createdAt: at(4) });
+      const newest = run({ id: rid("run", 1), workspaceId: ws, createdAt: at(9) });
+      for (const r of [old, tieLow, newest, tieHigh]) expect(await s().runs.create(r, [], [])).toBe(true);
+      await s().runs.create(run({ id: rid("run", 9), createdAt: at(20) }), [], []); // another workspace
+      const all = [newest, tieHigh, tieLow, old];
+      expect(await s().runs.listByWorkspace(ws, { offset: 0, limit: 20 })).toStrictEqual({ items: all, total: 4 });
+      expect(await s().runs.listByWorkspace(ws, { offset: 1, limit: 2 })).toStrictEqual({ items: [tieHigh, tieLow], total: 4 });
+      expect(await s().runs.listByWorkspace(ws, { offset: 4, limit: 20 })).toStrictEqual({ items: [], total: 4 });
+      expect(await s().runs.listByWorkspace("ws-none", { offset: 0, limit: 5 })).toStrictEqual({ items: [], total: 0 });
+      const reopened = await ctx.reopen();
+      expect(await reopened.runs.listByWorkspace(ws, { offset: 0, limit: 20 })).toStrictEqual({ items: all, total: 4 });
+    });
+  });
+
   describe("task stages: list and transition", () => {
     it("lists a run's stages by sequence, paged in the store", async () => {
       const post = stage({ id: rid("ts", 0), stage: "post_apply", sequence: 3 });

@@ -37,9 +37,9 @@ describe("verification request", () => {
   });
 
   it.each<[string, Reply | "closed", string]>([
-    ["a 500", { kind: "respond", status: 500 }, "The run task URL responded with 500 to the verification request; it must answer 200"],
-    ["a 201", { kind: "respond", status: 201 }, "The run task URL responded with 201 to the verification request; it must answer 200"],
-    ["a redirect", { kind: "respond", status: 302, headers: { location: "http://127.0.0.1:1/" } }, "The run task URL responded with 302 to the verification request; it must answer 200"],
+    ["a 500", { kind: "respond", status: 500 }, "The run task URL responded with 500 to the verification request; it must answer 200. The request was signed in the X-SVC-Task-Signature header (dialect \"default\"); integrations written for HCP Terraform expect X-TFC-Task-Signature: use the \"hcp-terraform\" dialect."],
+    ["a 201", { kind: "respond", status: 201 }, "The run task URL responded with 201 to the verification request; it must answer 200. The request was signed in the X-SVC-Task-Signature header (dialect \"default\"); integrations written for HCP Terraform expect X-TFC-Task-Signature: use the \"hcp-terraform\" dialect."],
+    ["a redirect", { kind: "respond", status: 302, headers: { location: "http://127.0.0.1:1/" } }, "The run task URL responded with 302 to the verification request; it must answer 200. The request was signed in the X-SVC-Task-Signature header (dialect \"default\"); integrations written for HCP Terraform expect X-TFC-Task-Signature: use the \"hcp-terraform\" dialect."],
     ["a reset", { kind: "reset" }, "The run task URL could not be reached: the connection failed (ECONNRESET)"],
     ["silence", { kind: "hang" }, "The run task URL could not be reached: the request timed out"],
     ["a closed port", "closed", "The run task URL could not be reached: the connection failed (ECONNREFUSED)"],
@@ -50,6 +50,21 @@ describe("verification request", () => {
     expect(res.status).toBe(422);
     expect(res.json.errors[0]).toMatchObject({ detail, source: { pointer: "/data/attributes/url" } });
     expect((await a.runplane.runTasks.tasks.list("acme")).total).toBe(0);
+  });
+
+  it("names the signature header it sent and the dialect when refused (issue 15.5)", async () => {
+    const hcp = await deliveryApp({ dialect: "hcp-terraform" });
+    try {
+      receiver.setScript({ kind: "respond", status: 401 });
+      const res = await hcp.call("POST", "/api/v2/organizations/acme/tasks", { body: taskBody({ name: "scanner", url: receiver.url("/hook"), "hmac-key": "k" }) });
+      expect(res.status).toBe(422);
+      expect(receiver.requests[0]!.headers["x-tfc-task-signature"]).toMatch(/^[0-9a-f]{128}$/);
+      expect(res.json.errors[0].detail).toBe(
+        'The run task URL responded with 401 to the verification request; it must answer 200. The request was signed in the X-TFC-Task-Signature header (dialect "hcp-terraform").',
+      );
+    } finally {
+      await hcp.close();
+    }
   });
 
   it("is sent again only when the URL or the key changes, and a refused change keeps the old values", async () => {

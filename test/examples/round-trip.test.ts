@@ -138,6 +138,18 @@ describe("reference server run task round trip", () => {
     const page = await fetch(`${s.origin}/app/runs/${failing.run_id}`, { headers: bearer(s.token) });
     expect(page.status).toBe(200);
     expect(await page.text()).toContain("EXAMPLE-002");
+    // Decision D25: the run_app_url the integration received (it links its outcome there) opens the
+    // run, and the run page links to its workspace, which lists the run (issue 15.3).
+    const inspected = outcomes.data.find((o: any) => o.attributes["outcome-id"] === "EXAMPLE-001");
+    const runAppUrl = new URL(inspected.attributes.url as string);
+    expect(runAppUrl.pathname).toBe(`/app/demo/demo-workspace/runs/${failing.run_id}`);
+    const viaLink = await fetch(`${s.origin}${runAppUrl.pathname}`, { headers: bearer(s.token) });
+    expect(viaLink.status).toBe(200);
+    const workspaceLink = /<a href="(\/app\/[^"]+)">/.exec(await viaLink.text())![1]!;
+    expect(`${workspaceLink}/runs/${failing.run_id}`).toBe(runAppUrl.pathname);
+    const workspacePage = await (await fetch(`${s.origin}${workspaceLink}`, { headers: bearer(s.token) })).text();
+    expect(workspacePage).toContain(`/runs/${failing.run_id}">${failing.run_id}</a>`);
+    expect(s.output()).toContain("/app/<organization>/<workspace>[/runs/<run id>]");
 
     // The printed curl lines, run by a shell as a user would paste them.
     const [createVar, startRun, listStages] = s.curls as [string, string, string];

@@ -56,6 +56,9 @@ describe("reference server (npm start)", () => {
     const s = await start();
     expect(s.token).toMatch(/^at-/);
     expect(s.output()).toContain("curl -s");
+    expect(s.output()).toContain(
+      "dialect: default (signs with X-SVC-Task-Signature, category word config); existing HCP Terraform integrations need RUNPLANE_DIALECT=hcp-terraform",
+    );
     // Nothing secret is printed beyond the owners token: not the keyring key, not any other token.
     const keyring = JSON.parse(readFileSync(join(dataDir, "keyring.json"), "utf8")) as { keys: { key: string }[] };
     for (const { key } of keyring.keys) expect(s.output()).not.toContain(key);
@@ -102,6 +105,8 @@ describe("reference server (npm start)", () => {
     const s = await start({ ADMIN_TOKEN: admin, RUNPLANE_DIALECT: "hcp-terraform" });
     expect(s.output()).toContain("owners token: using ADMIN_TOKEN");
     expect(s.output()).not.toContain(admin);
+    expect(s.output()).toContain("dialect: hcp-terraform (signs with X-TFC-Task-Signature, category word terraform)");
+    expect(s.output()).not.toContain("RUNPLANE_DIALECT=");
     const res = await fetch(`${s.api}/workspaces/ws-demo/vars`, {
       method: "POST",
       headers: jsonapi(admin),

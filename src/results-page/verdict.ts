@@ -1,0 +1,42 @@
+import type { StageStatus } from "../schemas/run-tasks.js";
+
+/**
+ * The one-line verdict of a whole run (issue 15.3), from its stages in run order. The tone names
+ * the badge colour; the text says what a reader needs first: did the run pass its checks, and if
+ * not, which stage is why.
+ */
+
+export const STAGE_NAMES = { pre_plan: "Pre-plan", post_plan: "Post-plan", pre_apply: "Pre-apply", post_apply: "Post-apply" } as const;
+
+export interface VerdictStage {
+  stage: keyof typeof STAGE_NAMES;
+  status: StageStatus;
+  overridden: boolean;
+}
+
+export interface Verdict {
+  tone: "passed" | "failed" | "running" | "pending" | "awaiting_override";
+  text: string;
+}
+
+const STOPPED: readonly StageStatus[] = ["failed", "errored", "canceled", "unreachable"];
+const name = (s: VerdictStage): string => `the ${STAGE_NAMES[s.stage].toLowerCase()} stage`;
+const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? "" : "s"}`;
+
+export function runVerdict(stages: readonly VerdictStage[]): Verdict {
+  if (stages.length === 0) return { tone: "pending", text: "No run task stages: nothing was checked." };
+  const stopped = stages.find((s) => STOPPED.includes(s.status));
+  if (stopped) return { tone: "failed", text: `Did not pass: ${name(stopped)} ${stopped.status.replace(/_/g, " ")}.` };
+  const waiting = stages.find((s) => s.status === "awaiting_override");
+  if (waiting) return { tone: "awaiting_override", text: `Waiting for an override: ${name(waiting)} failed a mandatory check.` };
+  const running = stages.find((s) => s.status === "running");
+  if (running) return { tone: "running", text: `Running: ${name(running)} is waiting for its run tasks.` };
+  const passed = stages.filter((s) => s.status === "passed");
+  const overridden = passed.filter((s) => s.overridden).length;
+  const note = overridden > 0 ? ` (${plural(overridden, "override")})` : "";
+  if (passed.length === stages.length) {
+    return { tone: "passed", text: `Passed: ${stages.length === 1 ? "its one stage" : `all ${stages.length} stages`} passed${note}.` };
+  }
+  const next = stages.find((s) => s.status === "pending")!;
+  return { tone: "pending", text: `In progress: ${passed.length} of ${plural(stages.length, "stage")} passed${note}; ${name(next)} has not started.` };
+}
