@@ -21,6 +21,7 @@ import { createReadCache } from "./http/read-cache.js";
 import type { Storage } from "./storage/types.js";
 import { createEgress, createEgressPolicy, type HttpTransport, type Resolver } from "./delivery/egress.js";
 import { createTaskEndpointCheck } from "./delivery/verification.js";
+import { checkOptions } from "./options.js";
 
 /** Options of {@link createRunplane}. */
 export interface RunplaneOptions {
@@ -87,8 +88,10 @@ function normalizeBasePath(basePath: string): string {
 /**
  * Creates a runplane instance: `handler` serves the HCP Terraform v2 JSON:API as a Web-standard
  * `(Request) => Promise<Response>`; the other members are the programmatic API the host calls directly.
+ * Throws a {@link RunplaneOptionsError} naming the option when one is wrong (issue 17.4).
  */
 export function createRunplane(options: RunplaneOptions) {
+  checkOptions(options);
   const logger = options.logger ?? createConsoleLogger();
   let keyring: Keyring;
   if (options.keyring) keyring = isKeyring(options.keyring) ? options.keyring : createKeyring(options.keyring);
@@ -202,6 +205,7 @@ export function createRunplane(options: RunplaneOptions) {
 }
 export type Runplane = ReturnType<typeof createRunplane>;
 
+export { RunplaneOptionsError } from "./options.js";
 export { ApiError, ERROR_CODES, STATUS_BY_CODE, isApiError, type ErrorCode } from "./errors.js";
 export { createKeyring, generateKey, type Keyring, type KeyringOptions, type KeyringKey } from "./crypto/keyring.js";
 export { createConsoleLogger, silentLogger, type Logger } from "./logger.js";
