@@ -181,6 +181,8 @@ export function createRunplane(options: RunplaneOptions) {
     directory: services.directory,
     /** Moves every sealed value (variables, parameters, run task HMAC keys) to the keyring's active key (D11); resolves the number of rows rewritten. */
     reencrypt: async () => (await services.varEngine.reencrypt()) + (await services.runTasks.tasks.reencrypt()),
+    /** The prefix every route is served below (normalised, no trailing slash); framework mounts read it. */
+    basePath,
     /** The routes served by `handler`, for documentation and tests. */
     routes: routes.map((r) => ({ method: r.method, path: `${basePath}${r.path}` })),
     /**
