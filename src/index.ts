@@ -207,62 +207,36 @@ export function createRunplane(options: RunplaneOptions) {
 }
 export type Runplane = ReturnType<typeof createRunplane>;
 
+// The documented API only (issue 17.6, house style "a small public surface"): everything else is
+// internal. Storage contract types for adapter authors live at `runplane/storage`.
 export { RunplaneOptionsError } from "./options.js";
-export { ApiError, ERROR_CODES, STATUS_BY_CODE, isApiError, type ErrorCode } from "./errors.js";
+export { ApiError, isApiError, type ErrorCode } from "./errors.js";
 export { createKeyring, generateKey, type Keyring, type KeyringOptions, type KeyringKey } from "./crypto/keyring.js";
 export { createConsoleLogger, silentLogger, type Logger } from "./logger.js";
-export { maskedValue } from "./domain/masking.js";
-export { checkSensitivePatch } from "./domain/variable-rules.js";
 export type { Principal, OrgPermission, Dialect } from "./schemas/common.js";
-export { ORG_PERMISSIONS, PrincipalSchema } from "./schemas/common.js";
+export type { Storage } from "./storage/types.js";
 export type { Organization, Project, Workspace, Team, User, PolicySet, AgentPool } from "./schemas/directory.js";
 export type { VariableView, ResolvedVariable } from "./schemas/variables.js";
 export type { AgentTokenView, AgentTokenCreator, VerifiedAgentToken } from "./schemas/agent-tokens.js";
-export type * from "./storage/types.js";
-export type * from "./schemas/records.js";
 export type { TaskStageView, TaskResultView, OutcomeView } from "./schemas/task-stage-views.js";
 export type { TaskCreate, TaskUpdate, TaskView, WorkspaceTaskCreate, WorkspaceTaskUpdate, WorkspaceTaskView, CreateRunInput } from "./schemas/run-task-config.js";
 export type { RunTaskOptions, Duration } from "./services/run-task-settings.js";
 export type { StageStatusEvent, ResultStatusEvent, RunTaskEvents, RunTaskListener } from "./services/run-task-events.js";
 export type { CreatedRun } from "./services/run-creation.js";
-export { createDispatcher, DISPATCHER_FAILPOINTS, type Dispatcher, type DispatcherFailpoint, type DispatcherHost, type DispatcherOptions, type TickReport } from "./delivery/dispatcher.js";
+export { createDispatcher, type Dispatcher, type DispatcherHost, type DispatcherOptions, type TickReport } from "./delivery/dispatcher.js";
 export { createEgress, EgressError, isEgressError, type EgressOptions, type HttpRequest, type HttpResponse, type HttpTransport, type ResolvedAddress, type Resolver } from "./delivery/egress.js";
-export type { DeliveryAttempt, DeliveryFailure, TaskDeliveryService } from "./services/task-deliveries.js";
 export type { VerifiedAccessToken, OutcomeListOptions } from "./services/task-callback.js";
 export type { Authenticate } from "./http/handler.js";
 /**
  * The run task results page for people (`GET <prefix>/runs/:run_id`, server-rendered HTML):
  * `createResultsPage(runplane, { prefix: "/app" })` returns a `(Request) => Promise<Response>`.
  */
-export { createResultsPage, CONTENT_SECURITY_POLICY, COOKIE_NAME, type ResultsPageOptions, type ResultsPageSource, type RunTarget } from "./results-page/index.js";
+export { createResultsPage, type ResultsPageOptions, type ResultsPageSource, type RunTarget } from "./results-page/index.js";
 
-// Pure domain functions, exported so hosts unit-test their own policy logic against the same rules.
-export {
-  ACTIONS,
-  ORGANIZATION_ACTIONS,
-  can,
-  canInOrganization,
-  canReadGrant,
-  customPermissions,
-  impliedPermissions,
-  organizationPermissions,
-  resolveProjectAccess,
-  type Action,
-  type Decision,
-  type EffectiveAccess,
-  type OrganizationAction,
-} from "./domain/permissions.js";
+// Pure domain functions (README "Pure functions for your own tests"), so hosts unit-test their own
+// policy logic against the same rules.
+export { can, impliedPermissions, resolveProjectAccess, type Action, type Decision, type EffectiveAccess } from "./domain/permissions.js";
 export type { AccessLevel, PermissionSet, ProjectAccess, WorkspaceAccess, TeamProjectRecord } from "./schemas/team-projects.js";
-export { stageStatusOf, transitionResult, transitionStage, isFinalResultStatus, isFinalStageStatus } from "./domain/stage-machine.js";
-export {
-  SIGNATURE_HEADERS,
-  buildRunTaskRequest,
-  serializeRunTaskRequest,
-  signPayload,
-  signatureHeaderValue,
-  verificationRequest,
-  verifySignature,
-  type RunTaskRequestInput,
-} from "./domain/run-task-request.js";
-export { toReadTags, compareBySeverity, severityOf, statusOf } from "./domain/outcomes.js";
-export { RunTaskRequestSchema, CallbackBodySchema, type RunTaskRequest } from "./schemas/run-tasks.js";
+export { stageStatusOf } from "./domain/stage-machine.js";
+export { buildRunTaskRequest, signPayload, signatureHeaderValue, verifySignature, type RunTaskRequestInput } from "./domain/run-task-request.js";
+export type { RunTaskRequest } from "./schemas/run-tasks.js";
