@@ -22,6 +22,7 @@ import type { Storage } from "./storage/types.js";
 import { createEgress, createEgressPolicy, type HttpTransport, type Resolver } from "./delivery/egress.js";
 import { createTaskEndpointCheck } from "./delivery/verification.js";
 import { checkOptions } from "./options.js";
+import type { Runplane } from "./runplane.js";
 
 /** Options of {@link createRunplane}. */
 export interface RunplaneOptions {
@@ -90,7 +91,7 @@ function normalizeBasePath(basePath: string): string {
  * `(Request) => Promise<Response>`; the other members are the programmatic API the host calls directly.
  * Throws a {@link RunplaneOptionsError} naming the option when one is wrong (issue 17.4).
  */
-export function createRunplane(options: RunplaneOptions) {
+export function createRunplane(options: RunplaneOptions): Runplane {
   checkOptions(options);
   const logger = options.logger ?? createConsoleLogger();
   let keyring: Keyring;
@@ -147,57 +148,20 @@ export function createRunplane(options: RunplaneOptions) {
       : undefined;
   const handler = createHandler(app, routes, authenticate, caching);
 
+  // Member documentation lives on the Runplane interface (src/runplane.ts).
   return {
-    /** The HTTP API as `(Request) => Promise<Response>`; mount it with your framework. */
     handler,
-    /** Workspace variables (spec 2.5); `resolveForRun` returns plaintext for the host's run. */
     variables: services.variables,
-    /** Policy set parameters (spec 2.4); `resolveForEvaluation` returns plaintext pairs. */
     policySetParameters: services.policySetParameters,
-    /**
-     * Agent pool authentication tokens (spec 2.7, decision D22): `create(poolId, { description,
-     * createdBy })` returns the token string once; `verify(token)` resolves `{ tokenId, agentPoolId }`
-     * or null in constant time and records `last-used-at`.
-     */
     agentTokens: services.agentTokens,
-    /**
-     * Team access to projects (spec 2.6, decisions D19-D21), unchecked (the host's trusted code):
-     * `list(projectId, { teamId?, teamIds?, page? })`, `get(id)`, `create(projectId, teamId,
-     * attributes)`, `update(id, attributes)`, `delete(id)`. Attributes are the wire attributes
-     * (`access`, `project-access`, `workspace-access`); a fixed level shows its implied permissions.
-     */
     teamProjects: services.teamProjects,
-    /**
-     * Run tasks (spec 1-4.3, decisions D13-D18), unchecked (the host's trusted code):
-     * `tasks.*` and `workspaceTasks.*` configure them; `createRun(input)` snapshots a workspace's
-     * enabled tasks into pending stages and results (idempotent per run id); `startStage(runId,
-     * stage)` starts a stage, issues callback tokens and enqueues deliveries in one step;
-     * `cancelRun`, `override`, `getStage`, `listStages`; `callback(resultId, token, body)` and
-     * `receiveCallback(resultId, token, readBody)` (reads the body only once the token holds, D26);
-     * `verifyAccessToken(token)` for plan and configuration downloads; `on("stage-status" | "result-status", listener)` after each stored change.
-     */
     runTasks: services.runTasks,
-    /** Host-side records (organizations, projects, workspaces, teams, users, policy sets, agent pools, API tokens). */
     directory: services.directory,
-    /** Moves every sealed value (variables, parameters, run task HMAC keys) to the keyring's active key (D11); resolves the number of rows rewritten. */
     reencrypt: async () => (await services.varEngine.reencrypt()) + (await services.runTasks.tasks.reencrypt()),
-    /** The prefix every route is served below (normalised, no trailing slash); framework mounts read it. */
     basePath,
-    /** The routes served by `handler`, for documentation and tests. */
     routes: routes.map((r) => ({ method: r.method, path: `${basePath}${r.path}` })),
-    /**
-     * The API's own credential checks, for pages and tools the host serves next to it:
-     * `authenticate(request)` resolves the caller (or null, 401), `authorize(principal, action,
-     * target)` decides an action such as `runs:read` on `{ organization, projectId?, workspaceId? }`
-     * exactly as the routes do (D4, D21).
-     */
     auth: { authenticate, authorize: authorizer },
-    /**
-     * Outbound HTTP (decision D15): the SSRF-guarded transport verification requests use and
-     * `createDispatcher` sends run task requests through unless given its own.
-     */
     transport,
-    /** Closes the storage, and the transport when runplane created it. */
     close: async () => {
       await services.runTasks.close();
       if (options.transport === undefined) await transport.close();
@@ -205,7 +169,7 @@ export function createRunplane(options: RunplaneOptions) {
     },
   };
 }
-export type Runplane = ReturnType<typeof createRunplane>;
+export type { Runplane, AgentTokenService, Directory, PolicySetParameterService, RunTaskService, TeamProjectService, VariableService } from "./runplane.js";
 
 // The documented API only (issue 17.6, house style "a small public surface"): everything else is
 // internal. Storage contract types for adapter authors live at `runplane/storage`.

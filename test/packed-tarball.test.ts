@@ -48,6 +48,12 @@ describe("the packed tarball in a scratch project (issue 17.6)", () => {
     expect(() => readFileSync(join(installed, "src/index.ts"))).toThrow();
   });
 
+  it("declares createRunplane's result by name rather than as an expanded shape", () => {
+    const dts = readFileSync(join(scratch, "node_modules/runplane/dist/index.d.ts"), "utf8");
+    expect(dts).toMatch(/declare function createRunplane\(options: RunplaneOptions\): Runplane;/);
+    expect(dts).toMatch(/interface Runplane \{[^}]*variables: VariableService;/);
+  });
+
   it("type-checks and runs a consumer under NodeNext resolution", () => {
     tsc(scratch, "tsconfig.nodenext.json");
     const out = JSON.parse(run(process.execPath, ["out/consumer.js"], scratch));
