@@ -31,7 +31,8 @@ const PREFIX = "rpv1";
 export const KEY_ID = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, "key ids are 1-64 of [A-Za-z0-9_-]");
 
 const KEY_FIX = "make one with `npx runplane keygen` or `generateKey()` from \"runplane\"";
-const BASE64_32 = /^[A-Za-z0-9+/]{43}=?$|^[A-Za-z0-9_-]{43}$/;
+// Node decodes both alphabets under "base64"; a 32-byte key is 43 characters and one "=".
+const BASE64_32 = /^[A-Za-z0-9+/_-]{43}=?$/;
 
 /** What is wrong with a key, said without echoing it (it is a secret), or null when it is usable. */
 export function keyProblem(key: unknown): string | null {

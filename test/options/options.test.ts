@@ -96,3 +96,14 @@ describe("keyring errors say which key and why (issue 17.4)", () => {
     expect(() => createKeyring({ keys: [{ id: "k", key: Buffer.alloc(32) }] })).not.toThrow();
   });
 });
+
+describe("keyring key formats that hold 32 bytes", () => {
+  it("accepts standard and URL-safe base64, padded or not, and a trailing newline from a file", () => {
+    const bytes = Buffer.alloc(32, 0xfb);
+    for (const key of [bytes.toString("base64"), bytes.toString("base64url"), `${bytes.toString("base64url")}=`, `${bytes.toString("base64")}\n`]) {
+      const ring = createKeyring({ keys: [{ id: "k", key }] });
+      const reference = createKeyring({ keys: [{ id: "k", key: bytes }] });
+      expect(reference.open(ring.seal("v", "ad"), "ad")).toBe("v");
+    }
+  });
+});
