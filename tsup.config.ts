@@ -4,6 +4,8 @@ import { defineConfig } from "tsup";
 export const entries = {
   index: "src/index.ts",
   node: "src/node.ts",
+  express: "src/express.ts",
+  storage: "src/storage/index.ts",
   integration: "src/integration/index.ts",
   "adapters/memory": "adapters/memory/index.ts",
   "adapters/sqlite": "adapters/sqlite/index.ts",

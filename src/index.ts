@@ -23,6 +23,8 @@ import { createReadCache } from "./http/read-cache.js";
 import type { Storage } from "./storage/types.js";
 import { createEgress, createEgressPolicy, type HttpTransport, type Resolver } from "./delivery/egress.js";
 import { createTaskEndpointCheck } from "./delivery/verification.js";
+import { checkOptions } from "./options.js";
+import type { Runplane } from "./runplane.js";
 
 /** Options of {@link createRunplane}. */
 export interface RunplaneOptions {
@@ -98,8 +100,10 @@ function normalizeBasePath(basePath: string): string {
 /**
  * Creates a runplane instance: `handler` serves the HCP Terraform v2 JSON:API as a Web-standard
  * `(Request) => Promise<Response>`; the other members are the programmatic API the host calls directly.
+ * Throws a {@link RunplaneOptionsError} naming the option when one is wrong (issue 17.4).
  */
-export function createRunplane(options: RunplaneOptions) {
+export function createRunplane(options: RunplaneOptions): Runplane {
+  checkOptions(options);
   const logger = options.logger ?? createConsoleLogger();
   let keyring: Keyring;
   if (options.keyring) keyring = isKeyring(options.keyring) ? options.keyring : createKeyring(options.keyring);
@@ -156,56 +160,20 @@ export function createRunplane(options: RunplaneOptions) {
       : undefined;
   const handler = createHandler(app, routes, authenticate, caching);
 
+  // Member documentation lives on the Runplane interface (src/runplane.ts).
   return {
-    /** The HTTP API as `(Request) => Promise<Response>`; mount it with your framework. */
     handler,
-    /** Workspace variables (spec 2.5); `resolveForRun` returns plaintext for the host's run. */
     variables: services.variables,
-    /** Policy set parameters (spec 2.4); `resolveForEvaluation` returns plaintext pairs. */
     policySetParameters: services.policySetParameters,
-    /**
-     * Agent pool authentication tokens (spec 2.7, decision D22): `create(poolId, { description,
-     * createdBy })` returns the token string once; `verify(token)` resolves `{ tokenId, agentPoolId }`
-     * or null in constant time and records `last-used-at`.
-     */
     agentTokens: services.agentTokens,
-    /**
-     * Team access to projects (spec 2.6, decisions D19-D21), unchecked (the host's trusted code):
-     * `list(projectId, { teamId?, teamIds?, page? })`, `get(id)`, `create(projectId, teamId,
-     * attributes)`, `update(id, attributes)`, `delete(id)`. Attributes are the wire attributes
-     * (`access`, `project-access`, `workspace-access`); a fixed level shows its implied permissions.
-     */
     teamProjects: services.teamProjects,
-    /**
-     * Run tasks (spec 1-4.3, decisions D13-D18), unchecked (the host's trusted code):
-     * `tasks.*` and `workspaceTasks.*` configure them; `createRun(input)` snapshots a workspace's
-     * enabled tasks into pending stages and results (idempotent per run id); `startStage(runId,
-     * stage)` starts a stage, issues callback tokens and enqueues deliveries in one step;
-     * `cancelRun`, `override`, `getStage`, `listStages`; `getRun`, `listRuns(workspaceId, page)` (newest
-     * first); `callback(resultId, token, body)` and
-     * `receiveCallback(resultId, token, readBody)` (reads the body only once the token holds, D26);
-     * `verifyAccessToken(token)` for plan and configuration downloads; `on("stage-status" | "result-status", listener)` after each stored change.
-     */
     runTasks: services.runTasks,
-    /** Host-side records (organizations, projects, workspaces, teams, users, policy sets, agent pools, API tokens). */
     directory: services.directory,
-    /** Moves every sealed value (variables, parameters, run task HMAC keys) to the keyring's active key (D11); resolves the number of rows rewritten. */
     reencrypt: async () => (await services.varEngine.reencrypt()) + (await services.runTasks.tasks.reencrypt()),
-    /** The routes served by `handler`, for documentation and tests. */
+    basePath,
     routes: routes.map((r) => ({ method: r.method, path: `${basePath}${r.path}` })),
-    /**
-     * The API's own credential checks, for pages and tools the host serves next to it:
-     * `authenticate(request)` resolves the caller (or null, 401), `authorize(principal, action,
-     * target)` decides an action such as `runs:read` on `{ organization, projectId?, workspaceId? }`
-     * exactly as the routes do (D4, D21).
-     */
     auth: { authenticate, authorize: authorizer },
-    /**
-     * Outbound HTTP (decision D15): the SSRF-guarded transport verification requests use and
-     * `createDispatcher` sends run task requests through unless given its own.
-     */
     transport,
-    /** Closes the storage, and the transport when runplane created it. */
     close: async () => {
       await services.runTasks.close();
       if (options.transport === undefined) await transport.close();
@@ -213,28 +181,26 @@ export function createRunplane(options: RunplaneOptions) {
     },
   };
 }
-export type Runplane = ReturnType<typeof createRunplane>;
+export type { Runplane, AgentTokenService, Directory, PolicySetParameterService, RunTaskService, TeamProjectService, VariableService } from "./runplane.js";
 
-export { ApiError, ERROR_CODES, STATUS_BY_CODE, isApiError, type ErrorCode } from "./errors.js";
+// The documented API only (issue 17.6, house style "a small public surface"): everything else is
+// internal. Storage contract types for adapter authors live at `runplane/storage`.
+export { RunplaneOptionsError } from "./options.js";
+export { ApiError, isApiError, type ErrorCode } from "./errors.js";
 export { createKeyring, generateKey, type Keyring, type KeyringOptions, type KeyringKey } from "./crypto/keyring.js";
 export { createConsoleLogger, silentLogger, type Logger } from "./logger.js";
-export { maskedValue } from "./domain/masking.js";
-export { checkSensitivePatch } from "./domain/variable-rules.js";
 export type { Principal, OrgPermission, Dialect } from "./schemas/common.js";
-export { ORG_PERMISSIONS, PrincipalSchema } from "./schemas/common.js";
+export type { Storage } from "./storage/types.js";
 export type { Organization, Project, Workspace, Team, User, PolicySet, AgentPool } from "./schemas/directory.js";
 export type { VariableView, ResolvedVariable } from "./schemas/variables.js";
 export type { AgentTokenView, AgentTokenCreator, VerifiedAgentToken } from "./schemas/agent-tokens.js";
-export type * from "./storage/types.js";
-export type * from "./schemas/records.js";
 export type { TaskStageView, TaskResultView, OutcomeView } from "./schemas/task-stage-views.js";
 export type { TaskCreate, TaskUpdate, TaskView, WorkspaceTaskCreate, WorkspaceTaskUpdate, WorkspaceTaskView, CreateRunInput } from "./schemas/run-task-config.js";
 export type { RunTaskOptions, Duration } from "./services/run-task-settings.js";
 export type { StageStatusEvent, ResultStatusEvent, RunTaskEvents, RunTaskListener } from "./services/run-task-events.js";
 export type { CreatedRun } from "./services/run-creation.js";
-export { createDispatcher, DISPATCHER_FAILPOINTS, type Dispatcher, type DispatcherFailpoint, type DispatcherHost, type DispatcherOptions, type TickReport } from "./delivery/dispatcher.js";
+export { createDispatcher, type Dispatcher, type DispatcherHost, type DispatcherOptions, type TickReport } from "./delivery/dispatcher.js";
 export { createEgress, EgressError, isEgressError, type EgressOptions, type HttpRequest, type HttpResponse, type HttpTransport, type ResolvedAddress, type Resolver } from "./delivery/egress.js";
-export type { DeliveryAttempt, DeliveryFailure, TaskDeliveryService } from "./services/task-deliveries.js";
 export type { VerifiedAccessToken, OutcomeListOptions } from "./services/task-callback.js";
 export type { Authenticate } from "./http/handler.js";
 export type { ArtifactBody, ArtifactProvider, ArtifactProviders, ArtifactRun } from "./http/artifact-body.js";
@@ -242,35 +208,12 @@ export type { ArtifactBody, ArtifactProvider, ArtifactProviders, ArtifactRun } f
  * The run task results page for people (`GET <prefix>/runs/:run_id`, server-rendered HTML):
  * `createResultsPage(runplane, { prefix: "/app" })` returns a `(Request) => Promise<Response>`.
  */
-export { createResultsPage, CONTENT_SECURITY_POLICY, COOKIE_NAME, type ResultsPageOptions, type ResultsPageSource, type RunTarget } from "./results-page/index.js";
+export { createResultsPage, type ResultsPageOptions, type ResultsPageSource, type RunTarget } from "./results-page/index.js";
 
-// Pure domain functions, exported so hosts unit-test their own policy logic against the same rules.
-export {
-  ACTIONS,
-  ORGANIZATION_ACTIONS,
-  can,
-  canInOrganization,
-  canReadGrant,
-  customPermissions,
-  impliedPermissions,
-  organizationPermissions,
-  resolveProjectAccess,
-  type Action,
-  type Decision,
-  type EffectiveAccess,
-  type OrganizationAction,
-} from "./domain/permissions.js";
+// Pure domain functions (README "Pure functions for your own tests"), so hosts unit-test their own
+// policy logic against the same rules.
+export { can, impliedPermissions, resolveProjectAccess, type Action, type Decision, type EffectiveAccess } from "./domain/permissions.js";
 export type { AccessLevel, PermissionSet, ProjectAccess, WorkspaceAccess, TeamProjectRecord } from "./schemas/team-projects.js";
-export { stageStatusOf, transitionResult, transitionStage, isFinalResultStatus, isFinalStageStatus } from "./domain/stage-machine.js";
-export {
-  SIGNATURE_HEADERS,
-  buildRunTaskRequest,
-  serializeRunTaskRequest,
-  signPayload,
-  signatureHeaderValue,
-  verificationRequest,
-  verifySignature,
-  type RunTaskRequestInput,
-} from "./domain/run-task-request.js";
-export { toReadTags, compareBySeverity, severityOf, statusOf } from "./domain/outcomes.js";
-export { RunTaskRequestSchema, CallbackBodySchema, type RunTaskRequest } from "./schemas/run-tasks.js";
+export { stageStatusOf } from "./domain/stage-machine.js";
+export { buildRunTaskRequest, signPayload, signatureHeaderValue, verifySignature, type RunTaskRequestInput } from "./domain/run-task-request.js";
+export type { RunTaskRequest } from "./schemas/run-tasks.js";

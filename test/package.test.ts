@@ -3,7 +3,8 @@ import { describe, expect, it } from "vitest";
 import { entries } from "../tsup.config.js";
 
 const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as {
-  exports: Record<string, { import: string; types: string }>;
+  exports: Record<string, { import: string; types: string; default: string }>;
+  files: string[];
   sideEffects: boolean;
   type: string;
 };
@@ -19,8 +20,16 @@ describe("package", () => {
       const name = subpath === "." ? "index" : subpath.slice(2);
       expect(target.import).toBe(`./dist/${name}.js`);
       expect(target.types).toBe(`./dist/${name}.d.ts`);
+      // \`default\` lets require() load the ESM build on Node >= 20.19 (issue 17.6).
+      expect(target.default).toBe(target.import);
+      expect(Object.keys(target)[0]).toBe("types");
       return name;
     });
     expect(fromExports.sort()).toEqual(Object.keys(entries).sort());
+  });
+
+  it("ships the LICENSE and README with the build (issue 17.6)", () => {
+    expect(pkg.files).toEqual(expect.arrayContaining(["dist", "LICENSE", "README.md"]));
+    expect(readFileSync(new URL("../LICENSE", import.meta.url), "utf8")).toMatch(/^MIT License/);
   });
 });

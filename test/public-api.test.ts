@@ -32,3 +32,42 @@ describe("the package entry exports the pure rules for hosts' own tests", () => 
     expect(runplane.signatureHeaderValue(bytes, null)).toBe("");
   });
 });
+
+describe("the package entry exports the documented API only (issue 17.6)", () => {
+  it("has exactly these runtime exports; internals such as failpoints and transition functions stay inside", () => {
+    expect(Object.keys(runplane).sort()).toEqual(
+      [
+        "ApiError",
+        "EgressError",
+        "RunplaneOptionsError",
+        "buildRunTaskRequest",
+        "can",
+        "createConsoleLogger",
+        "createDispatcher",
+        "createEgress",
+        "createKeyring",
+        "createResultsPage",
+        "createRunplane",
+        "generateKey",
+        "impliedPermissions",
+        "isApiError",
+        "isEgressError",
+        "resolveProjectAccess",
+        "signPayload",
+        "signatureHeaderValue",
+        "silentLogger",
+        "stageStatusOf",
+        "verifySignature",
+      ].sort(),
+    );
+    expect(runplane).not.toHaveProperty("DISPATCHER_FAILPOINTS");
+    expect(runplane).not.toHaveProperty("transitionResult");
+  });
+
+  it("keeps the storage contract for adapter authors at runplane/storage, types only", async () => {
+    const storage = await import("../src/storage/index.js");
+    expect(Object.keys(storage)).toEqual([]);
+    const contract: import("../src/storage/index.js").VariableRecord | undefined = undefined;
+    expect(contract).toBeUndefined();
+  });
+});

@@ -1,17 +1,11 @@
 import { Hono } from "hono";
 import type { Runplane } from "../../src/index.js";
 
-export interface HonoAppOptions {
-  /** Must equal the `basePath` given to `createRunplane`. Default `/api/v2`. */
-  basePath?: string;
-}
-
-/** A Hono app serving its own `GET /healthz` next to runplane, mounted at `${basePath}/*`. */
-export function createHonoApp(runplane: Pick<Runplane, "handler">, options: HonoAppOptions = {}): Hono {
-  const basePath = options.basePath ?? "/api/v2";
+/** A Hono app serving runplane below its `basePath` and its own `GET /healthz`, registered after the mount. */
+export function createHonoApp(runplane: Pick<Runplane, "handler" | "basePath">): Hono {
   const app = new Hono();
+  // The whole mount (README "Hono"): hand runplane the untouched Web Request; other paths fall through.
+  app.all(`${runplane.basePath}/*`, (c) => runplane.handler(c.req.raw));
   app.get("/healthz", (c) => c.text("ok"));
-  // The whole mount: hand runplane the untouched Web Request.
-  app.all(`${basePath}/*`, (c) => runplane.handler(c.req.raw));
   return app;
 }

@@ -1,4 +1,5 @@
-import { isFinalStageStatus, type Runplane, type StageStatusEvent, type TaskStageView } from "../../src/index.js";
+import { isFinalStageStatus } from "../../src/domain/stage-machine.js";
+import type { Runplane, StageStatusEvent, TaskStageView } from "../../src/index.js";
 import { DEMO } from "./demo.js";
 
 /**

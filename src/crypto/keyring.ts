@@ -28,21 +28,47 @@ export interface Keyring {
 }
 
 const PREFIX = "rpv1";
-const KEY_ID = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, "key ids are 1-64 of [A-Za-z0-9_-]");
+export const KEY_ID = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, "key ids are 1-64 of [A-Za-z0-9_-]");
 
-function toKeyBytes(key: Uint8Array | string): Buffer {
-  const bytes = typeof key === "string" ? Buffer.from(key, "base64") : Buffer.from(key);
-  if (bytes.length !== 32) throw new Error("keyring keys must be exactly 32 bytes (AES-256)");
-  return bytes;
+const KEY_FIX = "make one with `npx runplane keygen` or `generateKey()` from \"runplane\"";
+// Node decodes both alphabets under "base64"; a 32-byte key is 43 characters and one "=".
+const BASE64_32 = /^[A-Za-z0-9+/_-]{43}=?$/;
+
+/** What is wrong with a key, said without echoing it (it is a secret), or null when it is usable. */
+export function keyProblem(key: unknown): string | null {
+  if (key instanceof Uint8Array) return key.length === 32 ? null : `must be 32 bytes; got ${key.length} bytes`;
+  if (typeof key !== "string") return `must be 32 bytes of base64; got ${key === undefined ? "undefined (is the environment variable set?)" : typeof key}`;
+  if (key.trim() === "") return "must be 32 bytes of base64; got an empty string (is the environment variable set?)";
+  if (/^[0-9a-fA-F]{64}$/.test(key)) return "must be base64; got 64 hex characters (convert with `Buffer.from(hex, \"hex\").toString(\"base64\")`)";
+  if (!BASE64_32.test(key.trim())) return `must be 32 bytes of base64 (44 characters); got ${key.length} characters that are not`;
+  return null;
+}
+
+function toKeyBytes(id: string, key: Uint8Array | string): Buffer {
+  const problem = keyProblem(key);
+  if (problem) throw new TypeError(`keyring key "${id}" ${problem}: ${KEY_FIX}`);
+  return typeof key === "string" ? Buffer.from(key.trim(), "base64") : Buffer.from(key);
+}
+
+/**
+ * A value that fails authentication: say which key and why that usually happens, never the value.
+ * `cause` keeps node's own error for whoever debugs further.
+ */
+function openFailure(keyId: string, cause: unknown): Error {
+  return new Error(
+    `cannot decrypt a value sealed with keyring key "${keyId}": the key configured under that id is not the one it was sealed with ` +
+      "(was RUNPLANE_KEY or the keyring file replaced? keep old keys in `keys` and rotate with `active`), or the value was copied from another row",
+    { cause },
+  );
 }
 
 export function createKeyring(options: KeyringOptions): Keyring {
   if (options.keys.length === 0) throw new Error("keyring needs at least one key");
   const keys = new Map<string, Buffer>();
   for (const k of options.keys) {
-    KEY_ID.parse(k.id);
+    if (!KEY_ID.safeParse(k.id).success) throw new TypeError(`keyring key id ${JSON.stringify(k.id)} must be 1-64 of [A-Za-z0-9_-]`);
     if (keys.has(k.id)) throw new Error(`duplicate keyring key id ${k.id}`);
-    keys.set(k.id, toKeyBytes(k.key));
+    keys.set(k.id, toKeyBytes(k.id, k.key));
   }
   const activeKeyId = options.active ?? options.keys[0]!.id;
   const active = keys.get(activeKeyId);
@@ -61,13 +87,17 @@ export function createKeyring(options: KeyringOptions): Keyring {
       const parts = sealed.split(":");
       if (parts.length !== 4 || parts[0] !== PREFIX) throw new Error("not a sealed value");
       const key = keys.get(parts[1]!);
-      if (!key) throw new Error(`unknown key id ${parts[1]}`);
+      if (!key) throw new Error(`cannot decrypt a value sealed with keyring key "${parts[1]}": the keyring has no key with that id (add it back to \`keys\`)`);
       const body = Buffer.from(parts[3]!, "base64url");
       if (body.length < 16) throw new Error("sealed value too short");
       const decipher = createDecipheriv("aes-256-gcm", key, Buffer.from(parts[2]!, "base64url"));
       decipher.setAAD(Buffer.from(associatedData, "utf8"));
       decipher.setAuthTag(body.subarray(body.length - 16));
-      return Buffer.concat([decipher.update(body.subarray(0, body.length - 16)), decipher.final()]).toString("utf8");
+      try {
+        return Buffer.concat([decipher.update(body.subarray(0, body.length - 16)), decipher.final()]).toString("utf8");
+      } catch (error) {
+        throw openFailure(parts[1]!, error);
+      }
     },
     keyIdOf(sealed) {
       const parts = sealed.split(":");

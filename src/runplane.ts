@@ -1,0 +1,70 @@
+import type { HttpTransport } from "./delivery/egress.js";
+import type { Authenticate } from "./http/handler.js";
+import type { Authorizer } from "./http/types.js";
+import type { AgentTokenService } from "./services/agent-tokens.js";
+import type { Directory } from "./services/directory.js";
+import type { PolicySetParameterService } from "./services/policy-set-parameters.js";
+import type { RunTaskService } from "./services/run-tasks.js";
+import type { TeamProjectService } from "./services/team-projects.js";
+import type { VariableService } from "./services/variables.js";
+
+/**
+ * What `createRunplane` returns, written out so declarations and editors show these names rather
+ * than the expanded shape of every service (issue 17.6).
+ */
+export interface Runplane {
+  /** The HTTP API as `(Request) => Promise<Response>`; mount it with your framework. */
+  handler: (request: Request) => Promise<Response>;
+  /** The prefix every route is served below (normalised, no trailing slash); framework mounts read it. */
+  basePath: string;
+  /** Workspace variables (spec 2.5); `resolveForRun` returns plaintext for the host's run. */
+  variables: VariableService;
+  /** Policy set parameters (spec 2.4); `resolveForEvaluation` returns plaintext pairs. */
+  policySetParameters: PolicySetParameterService;
+  /**
+   * Agent pool authentication tokens (spec 2.7, decision D22): `create(poolId, { description,
+   * createdBy })` returns the token string once; `verify(token)` resolves `{ tokenId, agentPoolId }`
+   * or null in constant time and records `last-used-at`.
+   */
+  agentTokens: AgentTokenService;
+  /**
+   * Team access to projects (spec 2.6, decisions D19-D21), unchecked (the host's trusted code):
+   * `list(projectId, { teamId?, teamIds?, page? })`, `get(id)`, `create(projectId, teamId,
+   * attributes)`, `update(id, attributes)`, `delete(id)`. Attributes are the wire attributes
+   * (`access`, `project-access`, `workspace-access`); a fixed level shows its implied permissions.
+   */
+  teamProjects: TeamProjectService;
+  /**
+   * Run tasks (spec 1-4.3, decisions D13-D18), unchecked (the host's trusted code):
+   * `tasks.*` and `workspaceTasks.*` configure them; `createRun(input)` snapshots a workspace's
+   * enabled tasks into pending stages and results (idempotent per run id); `startStage(runId,
+   * stage)` starts a stage, issues callback tokens and enqueues deliveries in one step;
+   * `cancelRun`, `override`, `getStage`, `listStages`; `getRun`, `listRuns(workspaceId, page)`
+   * (newest first); `callback(resultId, token, body)` and
+   * `receiveCallback(resultId, token, readBody)` (reads the body only once the token holds, D26);
+   * `verifyAccessToken(token)` for plan and configuration downloads; `on("stage-status" | "result-status", listener)` after each stored change.
+   */
+  runTasks: RunTaskService;
+  /** Host-side records (organizations, projects, workspaces, teams, users, policy sets, agent pools, API tokens). */
+  directory: Directory;
+  /** Moves every sealed value (variables, parameters, run task HMAC keys) to the keyring's active key (D11); resolves the number of rows rewritten. */
+  reencrypt: () => Promise<number>;
+  /** The routes served by `handler`, for documentation and tests. */
+  routes: { method: string; path: string }[];
+  /**
+   * The API's own credential checks, for pages and tools the host serves next to it:
+   * `authenticate(request)` resolves the caller (or null, 401), `authorize(principal, action,
+   * target)` decides an action such as `runs:read` on `{ organization, projectId?, workspaceId? }`
+   * exactly as the routes do (D4, D21).
+   */
+  auth: { authenticate: Authenticate; authorize: Authorizer };
+  /**
+   * Outbound HTTP (decision D15): the SSRF-guarded transport verification requests use and
+   * `createDispatcher` sends run task requests through unless given its own.
+   */
+  transport: HttpTransport;
+  /** Closes the storage, and the transport when runplane created it. */
+  close: () => Promise<void>;
+}
+
+export type { AgentTokenService, Directory, PolicySetParameterService, RunTaskService, TeamProjectService, VariableService };
