@@ -1,9 +1,11 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { entries } from "../tsup.config.js";
+import { binEntries, entries } from "../tsup.config.js";
 
 const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as {
   exports: Record<string, { import: string; types: string }>;
+  bin: Record<string, string>;
+  scripts: Record<string, string>;
   sideEffects: boolean;
   type: string;
 };
@@ -22,5 +24,12 @@ describe("package", () => {
       return name;
     });
     expect(fromExports.sort()).toEqual(Object.keys(entries).sort());
+  });
+
+  it("ships the runplane command as a built, executable entry, and npm start runs its serve without a build", () => {
+    expect(pkg.bin).toEqual({ runplane: "./dist/cli.js" });
+    expect(Object.keys(binEntries)).toEqual(["cli"]);
+    expect(readFileSync(new URL(`../${binEntries.cli}`, import.meta.url), "utf8").startsWith("#!/usr/bin/env node\n")).toBe(true);
+    expect(pkg.scripts.start).toBe(`tsx ${binEntries.cli} serve`);
   });
 });
