@@ -41,7 +41,7 @@ const CHECKS: Record<string, Check> = { options, "data directory": dataDirectory
 async function options(env: NodeJS.ProcessEnv): Promise<Verdict> {
   const problems: string[] = [];
   const portOk = (name: string, fallback: string): void => {
-    const value = Number(env[name] ?? fallback);
+    const value = Number(env[name] || fallback);
     if (!(Number.isSafeInteger(value) && value >= 0 && value <= 65_535)) problems.push(`${name} must be a port number from 0 to 65535`);
   };
   portOk("PORT", "8080");
@@ -78,7 +78,7 @@ async function keyring(env: NodeJS.ProcessEnv): Promise<Verdict> {
   const fix = `fix ${source} (\`runplane keygen --json\` prints a valid one)`;
   let parsed: KeyringOptions;
   try {
-    parsed = JSON.parse(fromEnv ?? readFileSync(file, "utf8")) as KeyringOptions;
+    parsed = JSON.parse(fromEnv || readFileSync(file, "utf8")) as KeyringOptions;
   } catch {
     return fail(`${source} is not JSON: ${fix}`);
   }
@@ -92,8 +92,8 @@ async function keyring(env: NodeJS.ProcessEnv): Promise<Verdict> {
 }
 
 async function port(env: NodeJS.ProcessEnv): Promise<Verdict> {
-  const host = env.HOST ?? "127.0.0.1";
-  const wanted = Number(env.PORT ?? 8080);
+  const host = env.HOST || "127.0.0.1";
+  const wanted = Number(env.PORT || 8080);
   if (wanted === 0) return ok("PORT 0: an ephemeral port");
   const free = await new Promise<boolean>((resolve) => {
     const server = createServer();
@@ -103,10 +103,14 @@ async function port(env: NodeJS.ProcessEnv): Promise<Verdict> {
   return free ? ok(`${host}:${wanted} is free`) : fail(`port ${wanted} on ${host} is taken by another process: stop it, or choose another --port`);
 }
 
-/** The demo tasks' integration must pass the egress policy the server sets up for it (D15). */
+/**
+ * The demo tasks' integration must pass the egress policy the server sets up for it (D15): the
+ * bundled one (127.0.0.1 on INTEGRATION_PORT) always does; INTEGRATION_URL must resolve to
+ * addresses its allowlist entry admits.
+ */
 async function egress(env: NodeJS.ProcessEnv): Promise<Verdict> {
-  const bundled = `http://${INTEGRATION_HOST}:${env.INTEGRATION_PORT ?? 8081}/`;
-  const integration = env.INTEGRATION_URL ? externalIntegration(env.INTEGRATION_URL) : { url: bundled, allow: `${INTEGRATION_HOST}:${env.INTEGRATION_PORT ?? 8081}` };
+  if (!env.INTEGRATION_URL) return ok(`only the bundled integration on ${INTEGRATION_HOST} is reachable among private addresses`);
+  const integration = externalIntegration(env.INTEGRATION_URL);
   const policy = createEgressPolicy({ allow: [integration.allow] });
   const url = policy.checkUrl(integration.url);
   if (!url.ok) return fail(`the integration URL ${integration.url} is refused (${url.reason}): fix INTEGRATION_URL`);
