@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -61,10 +61,19 @@ describe("runplane serve", () => {
     }
   });
 
+  it("names the keyring file that holds a bad key id, in one line", async () => {
+    const dir = fresh();
+    mkdirSync(dir, { mode: 0o700 });
+    writeFileSync(join(dir, "keyring.json"), JSON.stringify({ keys: [{ id: "bad id!", key: Buffer.alloc(32).toString("base64") }] }));
+    const result = await run(["serve", "--port", "0", "--integration-port", "0", "--data-dir", dir]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe(`runplane serve: ${join(dir, "keyring.json")}: key ids are 1-64 of [A-Za-z0-9_-]\n`);
+  });
+
   it("refuses a keyring with a bad key in one line, exit 1", async () => {
     const keyring = JSON.stringify({ keys: [{ id: "k1", key: Buffer.alloc(16).toString("base64") }] });
     const result = await run(["serve", "--port", "0", "--integration-port", "0", "--data-dir", fresh(), "--keyring", keyring]);
     expect(result.code).toBe(1);
-    expect(result.stderr).toBe("runplane serve: keyring keys must be exactly 32 bytes (AES-256)\n");
+    expect(result.stderr).toBe("runplane serve: RUNPLANE_KEYRING: keyring keys must be exactly 32 bytes (AES-256)\n");
   });
 });
