@@ -56,6 +56,10 @@ describe("runplane serve", () => {
       const result = await run(["serve", "--port", String(port), "--integration-port", "0", "--data-dir", fresh()]);
       expect(result.code).toBe(1);
       expect(result.stderr).toBe(`runplane serve: port ${port} on 127.0.0.1 is taken by another process: stop it, or choose another port\n`);
+      // The bundled integration's port too.
+      const integration = await run(["serve", "--port", "0", "--integration-port", String(port), "--data-dir", fresh()]);
+      expect(integration.code).toBe(1);
+      expect(integration.stderr).toBe(`runplane serve: port ${port} on 127.0.0.1 is taken by another process: stop it, or choose another port\n`);
     } finally {
       await new Promise((resolve) => taken.close(resolve));
     }
