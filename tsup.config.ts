@@ -12,8 +12,13 @@ export const entries = {
   "adapters/postgres": "adapters/postgres/index.ts",
 } as const;
 
+/** Executables, named after the package.json `bin` targets (not exports; the same test checks them). */
+export const binEntries = {
+  cli: "src/cli/main.ts",
+} as const;
+
 export default defineConfig({
-  entry: entries,
+  entry: { ...entries, ...binEntries },
   format: ["esm"],
   target: "node20",
   dts: true,

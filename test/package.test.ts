@@ -1,10 +1,12 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { entries } from "../tsup.config.js";
+import { binEntries, entries } from "../tsup.config.js";
 
 const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as {
   exports: Record<string, { import: string; types: string; default: string }>;
   files: string[];
+  bin: Record<string, string>;
+  scripts: Record<string, string>;
   sideEffects: boolean;
   type: string;
 };
@@ -31,5 +33,12 @@ describe("package", () => {
   it("ships the LICENSE and README with the build (issue 17.6)", () => {
     expect(pkg.files).toEqual(expect.arrayContaining(["dist", "LICENSE", "README.md"]));
     expect(readFileSync(new URL("../LICENSE", import.meta.url), "utf8")).toMatch(/^MIT License/);
+  });
+
+  it("ships the runplane command as a built, executable entry, and npm start runs its serve without a build", () => {
+    expect(pkg.bin).toEqual({ runplane: "./dist/cli.js" });
+    expect(Object.keys(binEntries)).toEqual(["cli"]);
+    expect(readFileSync(new URL(`../${binEntries.cli}`, import.meta.url), "utf8").startsWith("#!/usr/bin/env node\n")).toBe(true);
+    expect(pkg.scripts.start).toBe(`tsx ${binEntries.cli} serve`);
   });
 });

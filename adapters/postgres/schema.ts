@@ -160,3 +160,16 @@ async function versionOf(client: Queryable, schema: string, q: string): Promise<
   const result = await client.query({ text: `SELECT coalesce(max(version), 0)::int AS version FROM ${q}runplane_schema_version` });
   return (result.rows[0] as { version: number }).version;
 }
+
+/** The names of the steps `migrate` would apply to `schema` (for `runplane migrate --dry-run`); creates and applies nothing. */
+export async function pendingMigrations(pool: PgPoolLike, schema: string, migrations: readonly PgMigration[] = MIGRATIONS): Promise<string[]> {
+  const q = schemaPrefix(schema);
+  const found = await pool.query({ text: `SELECT to_regclass($1) IS NOT NULL AS versions`, values: [`${q}runplane_schema_version`] });
+  let current = 0;
+  if ((found.rows[0] as { versions: boolean }).versions) {
+    const result = await pool.query({ text: `SELECT coalesce(max(version), 0)::int AS version FROM ${q}runplane_schema_version` });
+    current = (result.rows[0] as { version: number }).version;
+  }
+  assertKnownVersion("postgres", current, migrations.length);
+  return migrations.slice(current).map((m) => m.name);
+}

@@ -206,3 +206,10 @@ export function migrate(db: SqliteDatabase, migrations: readonly Migration[] = M
     }
   });
 }
+
+/** The names of the steps `migrate` would apply to `db` (for `runplane migrate --dry-run`); applies nothing. */
+export function pendingMigrations(db: SqliteDatabase, migrations: readonly Migration[] = MIGRATIONS): string[] {
+  const current = Number(db.pragma("user_version", { simple: true }));
+  assertKnownVersion("sqlite", current, migrations.length);
+  return migrations.slice(current).map((m) => m.name);
+}

@@ -44,8 +44,11 @@ export function listen(
   hostname: string,
 ): Promise<{ server: Server; port: number; close: () => Promise<void> }> {
   return new Promise((resolve, reject) => {
+    // One clear line instead of a raw EADDRINUSE stack (issue 17).
+    const failed = (error: NodeJS.ErrnoException): void =>
+      reject(error.code === "EADDRINUSE" ? new Error(`port ${port} on ${hostname} is taken by another process: stop it, or choose another port`) : error);
     const server = serve({ fetch, port, hostname }, (info: AddressInfo) => {
-      server.off("error", reject);
+      server.off("error", failed);
       limitSlowClients(server as Server);
       resolve({
         server: server as Server,
@@ -57,7 +60,7 @@ export function listen(
           }),
       });
     });
-    server.once("error", reject);
+    server.once("error", failed);
   });
 }
 

@@ -4,6 +4,7 @@ import { demoArtifacts } from "./artifacts.js";
 import { DEMO, seedDemo } from "./demo.js";
 import { createDemoRuns } from "./demo-runs.js";
 import { ensureDemoTasks, externalIntegration, listen, startIntegration } from "./integration.js";
+import { lockDataDir } from "./lock.js";
 import { ownersToken } from "./owners-token.js";
 import { openDataDir } from "./state.js";
 import { openServerStorage } from "./storage.js";
@@ -24,6 +25,8 @@ const port = Number(process.env.PORT ?? 8080);
 const host = process.env.HOST ?? "127.0.0.1";
 const integrationPort = Number(process.env.INTEGRATION_PORT ?? 8081);
 const dataDir = openDataDir(process.env.DATA_DIR ?? "./data");
+// One server per DATA_DIR, checked before anything is bound or revoked; PostgreSQL hosts sharing one ADMIN_TOKEN share it on purpose.
+if (!(process.env.DATABASE_URL?.trim() && process.env.ADMIN_TOKEN)) lockDataDir(process.env.DATA_DIR ?? "./data");
 const dialect = process.env.RUNPLANE_DIALECT === "hcp-terraform" ? "hcp-terraform" : "default";
 const poolSize = process.env.DATABASE_POOL_SIZE ? Number(process.env.DATABASE_POOL_SIZE) : undefined;
 // One connection holds the startup lock while the others seed.

@@ -1,7 +1,7 @@
 import { chmodSync, existsSync, linkSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
-import { generateKey, type KeyringOptions } from "../../src/index.js";
+import { createKeyring, generateKey, type KeyringOptions } from "../../src/index.js";
 
 /**
  * The reference server keeps small files next to its database: the keyring (mode 0600; the one
@@ -92,5 +92,12 @@ function parseKeyring(text: string, source: string): KeyringOptions {
   }
   const keys = (parsed as { keys?: unknown } | null)?.keys;
   if (!Array.isArray(keys) || keys.length === 0) throw new Error(`${source} must hold a non-empty "keys" array`);
+  // Checked here, so a bad key is reported with the file or variable that holds it (issue 17).
+  try {
+    createKeyring(parsed as KeyringOptions);
+  } catch (error) {
+    const reason = error instanceof Error && error.name !== "ZodError" ? error.message : "key ids are 1-64 of [A-Za-z0-9_-]";
+    throw new Error(`${source}: ${reason}`);
+  }
   return parsed as KeyringOptions;
 }

@@ -1,0 +1,46 @@
+import { parseArgs, type ParseArgsConfig } from "node:util";
+
+/**
+ * The reference server's environment variables as flags (issue 17): a flag wins over its
+ * variable, so `runplane serve --port 9000` and `PORT=9000 runplane serve` are the same server.
+ */
+export const SERVER_FLAGS = {
+  port: "PORT",
+  host: "HOST",
+  "data-dir": "DATA_DIR",
+  "admin-token": "ADMIN_TOKEN",
+  dialect: "RUNPLANE_DIALECT",
+  "public-url": "PUBLIC_URL",
+  "integration-port": "INTEGRATION_PORT",
+  "integration-url": "INTEGRATION_URL",
+  "integration-hmac-key": "INTEGRATION_HMAC_KEY",
+  keyring: "RUNPLANE_KEYRING",
+  "database-url": "DATABASE_URL",
+  "database-schema": "DATABASE_SCHEMA",
+  "database-pool-size": "DATABASE_POOL_SIZE",
+} as const;
+
+type Options = NonNullable<ParseArgsConfig["options"]>;
+
+/** A command's input: its own flags' values and the environment with the server flags applied. */
+export interface Parsed {
+  values: Record<string, string | boolean | undefined>;
+  positionals: string[];
+  env: NodeJS.ProcessEnv;
+}
+
+/** Parses `args` strictly (an unknown flag is an error) with `own` flags plus, unless told otherwise, the server flags. */
+export function parse(args: string[], own: Options = {}, serverFlags = true, env: NodeJS.ProcessEnv = process.env): Parsed {
+  const options: Options = { ...own };
+  if (serverFlags) for (const flag of Object.keys(SERVER_FLAGS)) options[flag] = { type: "string" };
+  const { values, positionals } = parseArgs({ args, options, strict: true, allowPositionals: true });
+  const merged: NodeJS.ProcessEnv = { ...env };
+  for (const [flag, name] of Object.entries(SERVER_FLAGS)) {
+    const value = values[flag];
+    if (typeof value === "string") merged[name] = value;
+  }
+  return { values: values as Parsed["values"], positionals, env: merged };
+}
+
+/** The data directory the server would use. */
+export const dataDirOf = (env: NodeJS.ProcessEnv): string => env.DATA_DIR ?? "./data";

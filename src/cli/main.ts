@@ -1,0 +1,44 @@
+#!/usr/bin/env node
+import { doctor } from "./doctor.js";
+import { keygen } from "./keygen.js";
+import { migrate } from "./migrate.js";
+import { reencrypt } from "./reencrypt.js";
+import { serve } from "./serve.js";
+import { token } from "./token.js";
+
+/**
+ * The `runplane` command (issue 17): one file per command in this folder. Every error is one line
+ * on stderr (`runplane <command>: <message>`, never a stack) and exit code 1; usage errors exit 2.
+ */
+const USAGE = `usage: runplane <command> [flags]
+  serve       the reference server (flags mirror its environment variables)
+  keygen      a new keyring key (--json: a whole keyring)
+  migrate     apply pending schema migrations (--dry-run: list them)
+  reencrypt   move sealed values to the keyring's active key
+  token       token create [--team <id>]: a new owners (or team) API token
+  doctor      check options, storage, keyring and egress`;
+
+const out = (line: string): void => void process.stdout.write(`${line}\n`);
+
+const COMMANDS: Record<string, (args: string[]) => Promise<boolean | void> | boolean | void> = {
+  serve,
+  keygen: (args) => keygen(args, out),
+  migrate: (args) => migrate(args, out),
+  reencrypt: (args) => reencrypt(args, out),
+  token: (args) => token(args, out),
+  doctor: (args) => doctor(args, out),
+};
+
+const [name, ...args] = process.argv.slice(2);
+const command = name ? COMMANDS[name] : undefined;
+if (!command) {
+  process.stderr.write(`${name && name !== "help" && name !== "--help" ? `runplane: unknown command ${name}\n` : ""}${USAGE}\n`);
+  process.exit(name === "help" || name === "--help" ? 0 : 2);
+}
+try {
+  if ((await command(args)) === false) process.exitCode = 1;
+} catch (error) {
+  const message = error instanceof Error ? error.message : String(error);
+  process.stderr.write(`runplane ${name}: ${message.split("\n")[0]}\n`);
+  process.exit(1);
+}

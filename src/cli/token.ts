@@ -1,0 +1,28 @@
+import { DEMO, seedDemo } from "../../examples/server/demo.js";
+import { parse } from "./args.js";
+import { withServerData } from "./open.js";
+
+/**
+ * `runplane token create [--team <id>] [--organization <name>] [--description <text>]`: a new API
+ * token for the owners team (acts as owners, D21) or for `--team`, printed once; only its digest is
+ * stored (D11). Works while the server runs: it is another write to the same database.
+ */
+export async function token(args: string[], out: (line: string) => void): Promise<void> {
+  const { values, positionals, env } = parse(args, {
+    team: { type: "string" },
+    organization: { type: "string" },
+    description: { type: "string" },
+  });
+  if (positionals[0] !== "create" || positionals.length !== 1) throw new Error("usage: runplane token create [--team <id>] [--organization <name>]");
+  const organization = typeof values.organization === "string" ? values.organization : DEMO.organization;
+  const teamId = typeof values.team === "string" ? values.team : DEMO.ownersTeam;
+  const description = typeof values.description === "string" ? values.description : "runplane token create";
+  const secret = await withServerData(env, async (runplane, store) => {
+    // A fresh data directory gets the demo records the server would seed, so the owners team exists.
+    await store.exclusively(() => seedDemo(runplane));
+    const team = await runplane.directory.teams.get(teamId);
+    if (!team || team.organization !== organization) throw new Error(`team ${teamId} not found in organization ${organization}`);
+    return (await runplane.directory.createApiToken({ organization, kind: "team", teamId, description })).token;
+  });
+  out(secret);
+}
