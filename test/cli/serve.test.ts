@@ -71,13 +71,13 @@ describe("runplane serve", () => {
     writeFileSync(join(dir, "keyring.json"), JSON.stringify({ keys: [{ id: "bad id!", key: Buffer.alloc(32).toString("base64") }] }));
     const result = await run(["serve", "--port", "0", "--integration-port", "0", "--data-dir", dir]);
     expect(result.code).toBe(1);
-    expect(result.stderr).toBe(`runplane serve: ${join(dir, "keyring.json")}: key ids are 1-64 of [A-Za-z0-9_-]\n`);
+    expect(result.stderr).toBe(`runplane serve: ${join(dir, "keyring.json")}: keyring key id "bad id!" must be 1-64 of [A-Za-z0-9_-]\n`);
   });
 
   it("refuses a keyring with a bad key in one line, exit 1", async () => {
     const keyring = JSON.stringify({ keys: [{ id: "k1", key: Buffer.alloc(16).toString("base64") }] });
     const result = await run(["serve", "--port", "0", "--integration-port", "0", "--data-dir", fresh(), "--keyring", keyring]);
     expect(result.code).toBe(1);
-    expect(result.stderr).toBe("runplane serve: RUNPLANE_KEYRING: keyring keys must be exactly 32 bytes (AES-256)\n");
+    expect(result.stderr).toMatch(/^runplane serve: RUNPLANE_KEYRING: keyring key "k1" must be 32 bytes of base64 .*runplane keygen.*\n$/);
   });
 });
