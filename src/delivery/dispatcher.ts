@@ -13,6 +13,7 @@ import type { RunTaskSettings } from "../services/run-task-settings.js";
 import type { TaskDeliveryService } from "../services/task-deliveries.js";
 import type { ClaimedDelivery, StopListening } from "../storage/types.js";
 import { runAttempt, type AttemptDeps, type DispatcherFailpoint, type Outcome } from "./attempt.js";
+import { createAttemptTelemetry } from "./attempt-telemetry.js";
 import { createEgress, type HttpTransport, type Resolver } from "./egress.js";
 import { createSweeper, UNSETTLED_SCAN_MS } from "./sweeper.js";
 import { subscribeWakeups } from "./wakeups.js";
@@ -124,7 +125,8 @@ export function createDispatcher(runplane: DispatcherHost, options: DispatcherOp
   const transport =
     options.transport ??
     (options.egress ? createEgress({ ...options.egress, userAgent: runplane.runTasks.settings.userAgent }) : runplane.transport);
-  const deps: AttemptDeps = { deliveries, transport, random: options.random ?? Math.random, failpoint };
+  const begin = createAttemptTelemetry(log);
+  const deps: AttemptDeps = { deliveries, transport, random: options.random ?? Math.random, failpoint, begin };
   const leaseMargin = Math.min(leaseMs / 2, MAX_LEASE_MARGIN_MS);
   const sweeper = createSweeper(deliveries, failpoint);
 
