@@ -80,3 +80,22 @@ describe("delivery telemetry", () => {
     ]);
   });
 });
+
+describe("stage and deadline telemetry", () => {
+  it("logs each stage and result change, the deadline, and measures the stage by its final status", async () => {
+    receiver = await startLoopbackServer(tasksAnswer((_req, i) => ({ kind: "respond", status: i === 0 ? 200 : 503 })));
+    a = await deliveryApp({ logger: logger() });
+    const { resultIds, stageId } = await startRun(a, [receiver.url("/hook")]);
+    expect(events("stage.status")).toEqual([expect.objectContaining({ level: "info", stageId, from: "pending", to: "running" })]);
+    await a.dispatcher().tick();
+    a.clock.advance(11 * MINUTE);
+    await a.dispatcher().tick();
+    expect(events("deadline.expired")).toEqual([expect.objectContaining({ level: "warn", taskResultId: resultIds[0], stageId, to: "unreachable" })]);
+    expect(events("result.status")).toContainEqual(expect.objectContaining({ taskResultId: resultIds[0], from: "pending", to: "unreachable" }));
+    const final = events("stage.status").at(-1)!;
+    expect(final).toMatchObject({ level: "warn", from: "running", to: "unreachable" });
+    expect(final.durationMs).toBeGreaterThanOrEqual(11 * MINUTE - 1000);
+    const [point] = await otel.points("runplane.stage.duration");
+    expect(point?.attributes).toEqual({ status: "unreachable", stage: "post_plan" });
+  });
+});
