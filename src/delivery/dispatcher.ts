@@ -16,6 +16,7 @@ import { runAttempt, type AttemptDeps, type DispatcherFailpoint, type Outcome } 
 import { createAttemptTelemetry } from "./attempt-telemetry.js";
 import { createEgress, type HttpTransport, type Resolver } from "./egress.js";
 import { createSweeper, UNSETTLED_SCAN_MS } from "./sweeper.js";
+import { observeOutbox } from "../telemetry/metrics.js";
 import { subscribeWakeups } from "./wakeups.js";
 
 export { DISPATCHER_FAILPOINTS, type DispatcherFailpoint } from "./attempt.js";
@@ -80,6 +81,8 @@ export interface Dispatcher {
    * Closes a transport it created.
    */
   stop(options?: { graceMs?: number }): Promise<void>;
+  /** Whether `start` was called and `stop` not yet (for health checks). */
+  isRunning(): boolean;
   /** Claims and sends every due row once, then sweeps; resolves when all of it is done. For tests and hosts driving their own loop. */
   tick(): Promise<TickReport>;
 }
@@ -209,6 +212,7 @@ export function createDispatcher(runplane: DispatcherHost, options: DispatcherOp
   // otherwise, a finished attempt does not claim again.
   let drained = false;
   let unsubscribe = (): void => undefined;
+  let unobserve = (): void => undefined;
   let listening: Promise<StopListening | null> = Promise.resolve(null);
 
   const queued = (): number => queue.length - head;
@@ -268,6 +272,9 @@ export function createDispatcher(runplane: DispatcherHost, options: DispatcherOp
       if (stopped) throw new Error("createDispatcher: a stopped dispatcher cannot be started again");
       if (running) return;
       running = true;
+      // Outbox gauges while this dispatcher runs (issue 17): a host running several reports the
+      // same storage's figures from each.
+      unobserve = observeOutbox(() => deliveries.outbox());
       const woken = (): void => {
         drained = false;
         wake();
@@ -283,6 +290,7 @@ export function createDispatcher(runplane: DispatcherHost, options: DispatcherOp
     async stop({ graceMs = 10_000 } = {}) {
       running = false;
       stopped = true;
+      unobserve();
       unsubscribe();
       clearTimeout(timer);
       clearImmediate(immediate);
@@ -306,5 +314,6 @@ export function createDispatcher(runplane: DispatcherHost, options: DispatcherOp
       if (ownTransport) await transport.close();
     },
     tick,
+    isRunning: () => running,
   };
 }

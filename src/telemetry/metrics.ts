@@ -4,7 +4,7 @@
  * instruments to a meter taken before that registration, so instruments are created when an
  * instance is built (once, never per call), not when this module loads.
  */
-import { metrics, type Attributes, type Counter, type Histogram } from "@opentelemetry/api";
+import { metrics, type Attributes, type BatchObservableResult, type Counter, type Histogram } from "@opentelemetry/api";
 
 export const METER_NAME = "runplane";
 
@@ -59,4 +59,32 @@ export function createStageMetrics(): { duration: Histogram<Attributes> } {
       .getMeter(METER_NAME)
       .createHistogram(METRIC.stageDuration, { description: "Task stage duration from start to final status", unit: "s" }),
   };
+}
+
+/** The outbox figures a scrape reads (`TaskDeliveryStore.stats`), with the age already computed. */
+export interface OutboxFigures {
+  due: number;
+  leased: number;
+  /** Seconds since the oldest due row became due; 0 when none is due. */
+  oldestDueAgeSeconds: number;
+}
+
+/**
+ * Observable gauges of the outbox, read once per collection (not per delivery). `read` resolves
+ * null when the storage offers no stats; nothing is then reported. Returns the unregistration.
+ */
+export function observeOutbox(read: () => Promise<OutboxFigures | null>): () => void {
+  const meter = metrics.getMeter(METER_NAME);
+  const due = meter.createObservableGauge(METRIC.outboxDue, { description: "Open deliveries due and not leased" });
+  const leased = meter.createObservableGauge(METRIC.outboxLeased, { description: "Open deliveries leased to a dispatcher" });
+  const age = meter.createObservableGauge(METRIC.outboxOldestDueAge, { description: "Age of the oldest due delivery", unit: "s" });
+  const callback = async (result: BatchObservableResult): Promise<void> => {
+    const figures = await read().catch(() => null);
+    if (!figures) return;
+    result.observe(due, figures.due);
+    result.observe(leased, figures.leased);
+    result.observe(age, figures.oldestDueAgeSeconds);
+  };
+  meter.addBatchObservableCallback(callback, [due, leased, age]);
+  return () => meter.removeBatchObservableCallback(callback, [due, leased, age]);
 }

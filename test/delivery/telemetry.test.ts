@@ -1,6 +1,7 @@
 import { Writable } from "node:stream";
 import pino from "pino";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import type { HttpTransport } from "../../src/index.js";
 import { createConsoleLogger } from "../../src/index.js";
 import { startLoopbackServer, type LoopbackServer } from "../helpers/loopback-server.js";
 import { installOtel, type Otel } from "../helpers/otel.js";
@@ -97,5 +98,34 @@ describe("stage and deadline telemetry", () => {
     expect(final.durationMs).toBeGreaterThanOrEqual(11 * MINUTE - 1000);
     const [point] = await otel.points("runplane.stage.duration");
     expect(point?.attributes).toEqual({ status: "unreachable", stage: "post_plan" });
+  });
+});
+
+describe("outbox gauges", () => {
+  // Sends that never answer (until the dispatcher aborts them at stop) keep the rows leased.
+  const hanging: HttpTransport = {
+    send: (req) => new Promise((_resolve, reject) => req.signal?.addEventListener("abort", () => reject(Object.assign(new Error("aborted"), { name: "EgressError" })))),
+    close: async () => {},
+  };
+  const gauge = async (name: string) => (await otel.points(name)).map((p) => p.value);
+
+  it("reports due and leased rows and the oldest due row's age while a dispatcher runs", async () => {
+    receiver = await startLoopbackServer(tasksAnswer({ kind: "respond", status: 200 }));
+    a = await deliveryApp({ logger: logger() });
+    await startRun(a, [receiver.url("/1"), receiver.url("/2")]);
+    const dispatcher = a.dispatcher({ transport: hanging, pollIntervalMs: 60_000 });
+    expect(await gauge("runplane.outbox.due")).toEqual([]);
+    dispatcher.start();
+    await vi.waitFor(async () => expect(await gauge("runplane.outbox.leased")).toEqual([2]), { timeout: 2_000, interval: 5 });
+    expect(await gauge("runplane.outbox.due")).toEqual([0]);
+    expect(await gauge("runplane.outbox.oldest_due_age")).toEqual([0]);
+    // The manual clock moves past the 30 s leases: both rows count as due again, due for 31 s.
+    a.clock.advance(31_000);
+    expect(await gauge("runplane.outbox.due")).toEqual([2]);
+    expect(await gauge("runplane.outbox.leased")).toEqual([0]);
+    expect(await gauge("runplane.outbox.oldest_due_age")).toEqual([31]);
+    expect(dispatcher.isRunning()).toBe(true);
+    await dispatcher.stop({ graceMs: 0 });
+    expect(dispatcher.isRunning()).toBe(false);
   });
 });
