@@ -5,6 +5,7 @@ import { createDemoRuns } from "./demo-runs.js";
 import { ensureDemoTasks, externalIntegration, listen, startIntegration } from "./integration.js";
 import { ownersToken } from "./owners-token.js";
 import { openDataDir } from "./state.js";
+import { installMetrics, mountObservability } from "./observability.js";
 import { openServerStorage } from "./storage.js";
 
 /**
@@ -46,6 +47,8 @@ const store = await openServerStorage({
   poolSize,
   sqlitePath: dataDir.database,
 });
+// Before createRunplane: its instruments bind to the provider registered when it is built.
+const observed = installMetrics();
 const runplane: Runplane = createRunplane({
   storage: store.storage,
   keyring: dataDir.keyring(),
@@ -69,6 +72,8 @@ const routes = new Hono();
 routes.all("/api/v2/*", (c) => runplane.handler(c.req.raw));
 routes.all("/api/v2", (c) => runplane.handler(c.req.raw));
 routes.get("/", (c) => c.text("runplane reference server: the API is under /api/v2\n"));
+// GET /metrics (Prometheus text format) and GET /healthz (examples/server/observability.ts).
+mountObservability(routes, observed.scrape, runplane, dispatcher);
 // The run task results page for people, signed in with an API token (or a bearer header).
 const resultsPage = createResultsPage(runplane, { prefix: "/app" });
 routes.all("/app/*", (c) => resultsPage(c.req.raw));
@@ -84,6 +89,7 @@ process.stdout.write(
     `runplane listening on ${api}`,
     `storage: ${store.description}`,
     `results page: ${origin}/app/runs/<run id>`,
+    `metrics: ${origin}/metrics, health: ${origin}/healthz`,
     `example integration: ${integration.url} (run tasks task-demo, mandatory at post_plan, and task-demo-advisory, advisory at pre_apply, on ${DEMO.workspace})`,
     fromEnv ? "owners token: using ADMIN_TOKEN" : `owners token (printed once, revoked at next start): ${token}`,
     "",
@@ -109,6 +115,7 @@ async function shutdown(signal: string): Promise<void> {
     await closed;
     await runplane.close();
     await store.close();
+    await observed.shutdown();
   } catch (error) {
     process.stderr.write(`shutdown failed: ${error instanceof Error ? error.name : typeof error}\n`);
     code = 1;

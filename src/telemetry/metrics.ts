@@ -8,6 +8,10 @@ import { metrics, type Attributes, type BatchObservableResult, type Counter, typ
 
 export const METER_NAME = "runplane";
 
+// Seconds, not the SDK's default boundaries (which suit milliseconds).
+const REQUEST_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+const STAGE_BUCKETS = [1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600];
+
 /** Metric names, as the README lists them. */
 export const METRIC = {
   deliveries: "runplane.deliveries",
@@ -32,7 +36,11 @@ export function createDeliveryMetrics(): DeliveryMetrics {
   const meter = metrics.getMeter(METER_NAME);
   return {
     deliveries: meter.createCounter(METRIC.deliveries, { description: "Run task delivery attempts by outcome" }),
-    duration: meter.createHistogram(METRIC.deliveryDuration, { description: "Run task delivery attempt latency", unit: "s" }),
+    duration: meter.createHistogram(METRIC.deliveryDuration, {
+      description: "Run task delivery attempt latency",
+      unit: "s",
+      advice: { explicitBucketBoundaries: REQUEST_BUCKETS },
+    }),
   };
 }
 
@@ -47,7 +55,7 @@ export function createHttpMetrics(): HttpMetrics {
   const meter = metrics.getMeter(METER_NAME);
   return {
     requests: meter.createCounter(METRIC.httpRequests, { description: "API requests by route and status" }),
-    duration: meter.createHistogram(METRIC.httpDuration, { description: "API request duration", unit: "s" }),
+    duration: meter.createHistogram(METRIC.httpDuration, { description: "API request duration", unit: "s", advice: { explicitBucketBoundaries: REQUEST_BUCKETS } }),
     callbacks: meter.createCounter(METRIC.callbacks, { description: "Run task callbacks by status" }),
   };
 }
@@ -57,7 +65,11 @@ export function createStageMetrics(): { duration: Histogram<Attributes> } {
   return {
     duration: metrics
       .getMeter(METER_NAME)
-      .createHistogram(METRIC.stageDuration, { description: "Task stage duration from start to final status", unit: "s" }),
+      .createHistogram(METRIC.stageDuration, {
+        description: "Task stage duration from start to final status",
+        unit: "s",
+        advice: { explicitBucketBoundaries: STAGE_BUCKETS },
+      }),
   };
 }
 
