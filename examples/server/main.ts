@@ -1,11 +1,11 @@
 import { Hono } from "hono";
-import { createConsoleLogger, createDispatcher, createResultsPage, createRunplane, type Runplane } from "../../src/index.js";
+import { createDispatcher, createResultsPage, createRunplane, type Runplane } from "../../src/index.js";
 import { DEMO, seedDemo } from "./demo.js";
 import { createDemoRuns } from "./demo-runs.js";
 import { ensureDemoTasks, externalIntegration, listen, startIntegration } from "./integration.js";
 import { ownersToken } from "./owners-token.js";
 import { openDataDir } from "./state.js";
-import { installMetrics, mountObservability } from "./observability.js";
+import { installMetrics, mountObservability, serverLogger } from "./observability.js";
 import { openServerStorage } from "./storage.js";
 
 /**
@@ -14,7 +14,7 @@ import { openServerStorage } from "./storage.js";
  * run task integration on the loopback address.
  * Environment: PORT (8080), HOST (127.0.0.1), DATA_DIR (./data), ADMIN_TOKEN (optional owners token),
  * RUNPLANE_DIALECT (`hcp-terraform` for real-client category words and signature header),
- * INTEGRATION_PORT (8081; the example integration, always on 127.0.0.1), PUBLIC_URL (default: the
+ * LOG_LEVEL (info), INTEGRATION_PORT (8081; the example integration, always on 127.0.0.1), PUBLIC_URL (default: the
  * bound address; integrations call back there). For PostgreSQL: DATABASE_URL (`postgres://...`),
  * DATABASE_SCHEMA (public), DATABASE_POOL_SIZE (10). For hosts sharing no DATA_DIR: RUNPLANE_KEYRING
  * (the keyring file's JSON), INTEGRATION_HMAC_KEY; INTEGRATION_URL points the demo tasks at an
@@ -53,7 +53,7 @@ const runplane: Runplane = createRunplane({
   storage: store.storage,
   keyring: dataDir.keyring(),
   dialect,
-  logger: createConsoleLogger(),
+  logger: serverLogger(),
   publicUrl: origin,
   // decision D15: private addresses stay refused, except the integration's address on its port.
   egress: { allow: [integration.allow] },

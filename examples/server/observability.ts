@@ -2,7 +2,18 @@ import { metrics } from "@opentelemetry/api";
 import { PrometheusExporter, PrometheusSerializer } from "@opentelemetry/exporter-prometheus";
 import { MeterProvider } from "@opentelemetry/sdk-metrics";
 import type { Hono } from "hono";
-import type { Dispatcher, Runplane } from "../../src/index.js";
+import { createConsoleLogger, type Dispatcher, type Logger, type LogLevel, type Runplane } from "../../src/index.js";
+
+const LEVELS: readonly string[] = ["debug", "info", "warn", "error"];
+
+/**
+ * The server's console logger at `LOG_LEVEL` (default `info`: every delivery attempt, retry,
+ * deadline and stage change is on the console). An unknown level stops the start with its name.
+ */
+export function serverLogger(level = process.env.LOG_LEVEL || "info"): Logger {
+  if (!LEVELS.includes(level)) throw new Error(`LOG_LEVEL must be one of ${LEVELS.join(", ")}`);
+  return createConsoleLogger({ level: level as LogLevel });
+}
 
 /**
  * The reference server's metrics and health (issue 17). runplane itself reports through

@@ -1,7 +1,7 @@
 import { metrics } from "@opentelemetry/api";
 import { Hono } from "hono";
 import { afterEach, describe, expect, it } from "vitest";
-import { installMetrics, mountObservability } from "../../examples/server/observability.js";
+import { installMetrics, mountObservability, serverLogger } from "../../examples/server/observability.js";
 import { createDispatcher } from "../../src/index.js";
 import { createTestApp } from "../helpers/app.js";
 
@@ -67,5 +67,22 @@ describe("reference server observability", () => {
     expect(JSON.parse(text)).toMatchObject({ ok: false, storage: "unreachable", dispatcher: "running", oldestDueDeliveryAgeSeconds: null });
     expect(text).not.toContain("refused");
     await dispatcher.stop({ graceMs: 0 });
+  });
+});
+
+describe("reference server logger", () => {
+  it("takes its level from LOG_LEVEL, info by default, and refuses an unknown one", () => {
+    expect(() => serverLogger("verbose")).toThrow(/LOG_LEVEL/);
+    const written: string[] = [];
+    const write = process.stderr.write;
+    process.stderr.write = ((line: string) => (written.push(line), true)) as typeof process.stderr.write;
+    try {
+      serverLogger().info("shown");
+      serverLogger().debug("hidden");
+      serverLogger("error").warn("hidden too");
+    } finally {
+      process.stderr.write = write;
+    }
+    expect(written.map((l) => JSON.parse(l).message)).toEqual(["shown"]);
   });
 });
