@@ -13,7 +13,7 @@ import { artifactRoutes } from "./http/routes/artifacts.js";
 import type { ArtifactProviders } from "./http/artifact-body.js";
 import { resolveRunTaskSettings, type RunTaskOptions } from "./services/run-task-settings.js";
 import type { Authorizer, HttpApp, Route } from "./http/types.js";
-import { createConsoleLogger, type Logger } from "./logger.js";
+import { createConsoleLogger, toLogger, type Logger, type PinoLikeLogger } from "./logger.js";
 import type { Dialect } from "./schemas/common.js";
 import { createAuthorizer } from "./services/authorizer.js";
 import type { ServiceContext } from "./services/context.js";
@@ -46,8 +46,12 @@ export interface RunplaneOptions {
   keyring?: Keyring | KeyringOptions;
   /** Current time. Default `() => new Date()`. */
   clock?: () => Date;
-  /** Structured logger. Default: warnings and errors as JSON lines on stderr. */
-  logger?: Logger;
+  /**
+   * Structured logger: a {@link Logger}, or a pino logger as it is (fields first). Default:
+   * `createConsoleLogger()`, warnings and errors as JSON lines on stderr; pass
+   * `createConsoleLogger({ level: "info" })` to see every delivery attempt and stage change.
+   */
+  logger?: Logger | PinoLikeLogger;
   /** Origin integrations reach the API at (callback, plan and configuration URLs). Default `http://localhost:8080`. */
   publicUrl?: RunTaskOptions["publicUrl"];
   /** Origin of the UI for `run_app_url`/`workspace_app_url` in run task requests. Default: `publicUrl`. */
@@ -104,7 +108,7 @@ function normalizeBasePath(basePath: string): string {
  */
 export function createRunplane(options: RunplaneOptions): Runplane {
   checkOptions(options);
-  const logger = options.logger ?? createConsoleLogger();
+  const logger = options.logger ? toLogger(options.logger) : createConsoleLogger();
   let keyring: Keyring;
   if (options.keyring) keyring = isKeyring(options.keyring) ? options.keyring : createKeyring(options.keyring);
   else {
@@ -188,7 +192,7 @@ export type { Runplane, AgentTokenService, Directory, PolicySetParameterService,
 export { RunplaneOptionsError } from "./options.js";
 export { ApiError, isApiError, type ErrorCode } from "./errors.js";
 export { createKeyring, generateKey, type Keyring, type KeyringOptions, type KeyringKey } from "./crypto/keyring.js";
-export { createConsoleLogger, silentLogger, type Logger } from "./logger.js";
+export { createConsoleLogger, silentLogger, type ConsoleLoggerOptions, type LogLevel, type Logger, type PinoLikeLogger } from "./logger.js";
 export type { Principal, OrgPermission, Dialect } from "./schemas/common.js";
 export type { Storage } from "./storage/types.js";
 export type { Organization, Project, Workspace, Team, User, PolicySet, AgentPool } from "./schemas/directory.js";

@@ -9,12 +9,52 @@ export interface Logger {
   error(message: string, fields?: Record<string, unknown>): void;
 }
 
-/** Warnings and errors as one JSON line on stderr; debug and info are dropped. */
-export function createConsoleLogger(): Logger {
-  const write = (level: string) => (message: string, fields?: Record<string, unknown>) => {
-    process.stderr.write(`${JSON.stringify({ level, message, ...fields })}\n`);
-  };
-  return { debug() {}, info() {}, warn: write("warn"), error: write("error") };
+/**
+ * A pino-style logger (`logger.info(fields, message)`), as pino, bunyan-like and many hosts'
+ * loggers are; recognised by its `levels` map and `child` function and passed fields first.
+ */
+export interface PinoLikeLogger {
+  levels: object;
+  child: (...args: never[]) => unknown;
+  debug(fields: object, message: string): void;
+  info(fields: object, message: string): void;
+  warn(fields: object, message: string): void;
+  error(fields: object, message: string): void;
+}
+
+export const LOG_LEVELS = ["debug", "info", "warn", "error"] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** Options of {@link createConsoleLogger}. */
+export interface ConsoleLoggerOptions {
+  /** Lowest level written. Default `"warn"`. */
+  level?: LogLevel;
+  /** Where lines go. Default `process.stderr`. */
+  write?: (line: string) => void;
+}
+
+/** Events at or above `level` (default warn) as one JSON line each on stderr, with a `time`. */
+export function createConsoleLogger(options: ConsoleLoggerOptions = {}): Logger {
+  const min = LOG_LEVELS.indexOf(options.level ?? "warn");
+  if (min < 0) throw new TypeError(`createConsoleLogger: level must be one of ${LOG_LEVELS.join(", ")}`);
+  const out = options.write ?? ((line: string) => void process.stderr.write(line));
+  const make = (level: LogLevel) =>
+    LOG_LEVELS.indexOf(level) < min
+      ? () => undefined
+      : (message: string, fields?: Record<string, unknown>) => out(`${JSON.stringify({ level, time: new Date().toISOString(), message, ...fields })}\n`);
+  return { debug: make("debug"), info: make("info"), warn: make("warn"), error: make("error") };
 }
 
 export const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() {} };
+
+function isPinoLike(logger: Logger | PinoLikeLogger): logger is PinoLikeLogger {
+  const l = logger as Partial<PinoLikeLogger>;
+  return typeof l.levels === "object" && l.levels !== null && typeof l.child === "function";
+}
+
+/** The host's logger as runplane calls it: a pino-style one gets its fields first. */
+export function toLogger(logger: Logger | PinoLikeLogger): Logger {
+  if (!isPinoLike(logger)) return logger;
+  const call = (level: LogLevel) => (message: string, fields?: Record<string, unknown>) => logger[level](fields ?? {}, message);
+  return { debug: call("debug"), info: call("info"), warn: call("warn"), error: call("error") };
+}

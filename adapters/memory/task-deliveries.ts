@@ -122,5 +122,16 @@ export function createMemoryDeliveryStore({ deliveries, results, tasks }: Memory
       assertDistinctIds(batch);
       return batch.map(settleOne);
     },
+    async stats(now) {
+      let due = 0;
+      let leased = 0;
+      let oldestDueAt: string | null = null;
+      for (const d of claimable(now)) {
+        due++;
+        if (oldestDueAt === null || d.dueAt < oldestDueAt) oldestDueAt = d.dueAt;
+      }
+      for (const d of open.values()) if (d.leaseExpiresAt !== null && d.leaseExpiresAt > now) leased++;
+      return { due, leased, oldestDueAt };
+    },
   };
 }

@@ -41,6 +41,12 @@ export function createTaskDeliveryStore(
     notify: sql(NOTIFY_SQL),
     claim: sql(claimSql(q)),
     settle: sql(settleSql(q)),
+    // Open rows only, for metrics and health checks; counts arrive as integers, not bigint strings.
+    stats: sql(`SELECT
+        (count(*) FILTER (WHERE due_at <= @now AND (lease_expires_at IS NULL OR lease_expires_at <= @now)))::int AS due,
+        (count(*) FILTER (WHERE lease_expires_at > @now))::int AS leased,
+        min(due_at) FILTER (WHERE due_at <= @now AND (lease_expires_at IS NULL OR lease_expires_at <= @now)) AS oldest_due_at
+      FROM ${table} WHERE closed_at IS NULL`),
   };
 
   const writer: DeliveryWriter = {
@@ -77,6 +83,10 @@ export function createTaskDeliveryStore(
       const written = new Set(rows.filter((r) => r.kind === "row").map((r) => r.id));
       const advanced = new Set(rows.filter((r) => r.kind === "result").map((r) => r.id));
       return batch.map((entry): SettleOutcome => ({ written: written.has(entry.id), result: advanced.has(entry.id) }));
+    },
+    async stats(now) {
+      const [row] = await rowsOf<{ due: number; leased: number; oldest_due_at: string | null }>(pool, s.stats, { now });
+      return { due: row?.due ?? 0, leased: row?.leased ?? 0, oldestDueAt: row?.oldest_due_at ?? null };
     },
   };
   return { taskDeliveries, writer };

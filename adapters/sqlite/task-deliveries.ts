@@ -46,6 +46,12 @@ export const TASK_DELIVERY_SQL = {
   advanceResult: `UPDATE task_results SET status = @status, status_timestamps = @status_timestamps, version = @version,
       updated_at = @updated_at
     WHERE id = @id AND version = @expected_version AND status IN (SELECT value FROM json_each(@expected_statuses))`,
+  // Open rows only (the partial index task_deliveries_open_by_due), for metrics and health checks.
+  stats: `SELECT
+      COALESCE(SUM(CASE WHEN due_at <= @now AND (lease_expires_at IS NULL OR lease_expires_at <= @now) THEN 1 ELSE 0 END), 0) AS due,
+      COALESCE(SUM(CASE WHEN lease_expires_at > @now THEN 1 ELSE 0 END), 0) AS leased,
+      MIN(CASE WHEN due_at <= @now AND (lease_expires_at IS NULL OR lease_expires_at <= @now) THEN due_at END) AS oldest_due_at
+    FROM task_deliveries WHERE closed_at IS NULL`,
 } as const;
 
 type Statements = Record<keyof typeof TASK_DELIVERY_SQL, SqliteStatement>;
@@ -143,6 +149,10 @@ export function createTaskDeliveryStore(db: SqliteDatabase): SqliteDeliveryStore
     async settle(batch) {
       assertDistinctIds(batch);
       return batch.length === 0 ? [] : settle(batch);
+    },
+    async stats(now) {
+      const row = s.stats.get({ now }) as { due: number; leased: number; oldest_due_at: string | null };
+      return { due: row.due, leased: row.leased, oldestDueAt: row.oldest_due_at };
     },
   };
 }

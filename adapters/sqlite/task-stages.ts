@@ -196,6 +196,7 @@ export function createTaskStageStores(db: SqliteDatabase): TaskStageStores {
       listByResult: taskDeliveries.listByResult,
       claim: taskDeliveries.claim,
       settle: taskDeliveries.settle,
+      stats: taskDeliveries.stats,
     },
   };
 }

@@ -1,5 +1,5 @@
 import { Hono } from "hono";
-import { createConsoleLogger, createDispatcher, createResultsPage, createRunplane, type Runplane } from "../../src/index.js";
+import { createDispatcher, createResultsPage, createRunplane, type Runplane } from "../../src/index.js";
 import { demoArtifacts } from "./artifacts.js";
 import { DEMO, seedDemo } from "./demo.js";
 import { createDemoRuns } from "./demo-runs.js";
@@ -7,6 +7,7 @@ import { ensureDemoTasks, externalIntegration, listen, startIntegration } from "
 import { lockDataDir } from "./lock.js";
 import { ownersToken } from "./owners-token.js";
 import { openDataDir } from "./state.js";
+import { installMetrics, mountObservability, serverLogger } from "./observability.js";
 import { openServerStorage } from "./storage.js";
 
 /**
@@ -15,7 +16,7 @@ import { openServerStorage } from "./storage.js";
  * run task integration on the loopback address.
  * Environment: PORT (8080), HOST (127.0.0.1), DATA_DIR (./data), ADMIN_TOKEN (optional owners token),
  * RUNPLANE_DIALECT (`hcp-terraform` for real-client category words and signature header),
- * INTEGRATION_PORT (8081; the example integration, always on 127.0.0.1), PUBLIC_URL (default: the
+ * LOG_LEVEL (info), INTEGRATION_PORT (8081; the example integration, always on 127.0.0.1), PUBLIC_URL (default: the
  * bound address; integrations call back there). For PostgreSQL: DATABASE_URL (`postgres://...`),
  * DATABASE_SCHEMA (public), DATABASE_POOL_SIZE (10). For hosts sharing no DATA_DIR: RUNPLANE_KEYRING
  * (the keyring file's JSON), INTEGRATION_HMAC_KEY; INTEGRATION_URL points the demo tasks at an
@@ -50,11 +51,13 @@ const store = await openServerStorage({
   poolSize,
   sqlitePath: dataDir.database,
 });
+// Before createRunplane: its instruments bind to the provider registered when it is built.
+const observed = installMetrics();
 const runplane: Runplane = createRunplane({
   storage: store.storage,
   keyring: dataDir.keyring(),
   dialect,
-  logger: createConsoleLogger(),
+  logger: serverLogger(),
   publicUrl: origin,
   // decision D15: private addresses stay refused, except the integration's address on its port.
   egress: { allow: [integration.allow] },
@@ -75,6 +78,8 @@ const routes = new Hono();
 routes.all("/api/v2/*", (c) => runplane.handler(c.req.raw));
 routes.all("/api/v2", (c) => runplane.handler(c.req.raw));
 routes.get("/", (c) => c.text("runplane reference server: the API is under /api/v2\n"));
+// GET /metrics (Prometheus text format) and GET /healthz (examples/server/observability.ts).
+mountObservability(routes, observed.scrape, runplane, dispatcher);
 // The run task results page for people, signed in with an API token (or a bearer header).
 const resultsPage = createResultsPage(runplane, { prefix: "/app" });
 routes.all("/app/*", (c) => resultsPage(c.req.raw));
@@ -94,6 +99,7 @@ process.stdout.write(
       ? "dialect: hcp-terraform (signs with X-TFC-Task-Signature, category word terraform)"
       : "dialect: default (signs with X-SVC-Task-Signature, category word config); existing HCP Terraform integrations need RUNPLANE_DIALECT=hcp-terraform",
     `results page: ${origin}/app/runs/<run id>, ${origin}/app/<organization>/<workspace>[/runs/<run id>]`,
+    `metrics: ${origin}/metrics, health: ${origin}/healthz`,
     `example integration: ${integration.url} (run tasks task-demo, mandatory at post_plan, and task-demo-advisory, advisory at pre_apply, on ${DEMO.workspace})`,
     fromEnv ? "owners token: using ADMIN_TOKEN" : `owners token (printed once, revoked at next start): ${token}`,
     "",
@@ -119,6 +125,7 @@ async function shutdown(signal: string): Promise<void> {
     await closed;
     await runplane.close();
     await store.close();
+    await observed.shutdown();
   } catch (error) {
     process.stderr.write(`shutdown failed: ${error instanceof Error ? error.name : typeof error}\n`);
     code = 1;

@@ -3,6 +3,7 @@ import type { DeliveryAttempt, TaskDeliveryService } from "../services/task-deli
 import type { HttpTransport } from "./egress.js";
 import { failureReason, statusReason } from "./failure-reason.js";
 import { parseRetryAfter, RETRY_AFTER_STATUSES, retryDelayMs } from "./retry-schedule.js";
+import type { AttemptEnd, AttemptOutcome, BeginAttempt } from "./attempt-telemetry.js";
 
 /**
  * Named points where a test hook may stop the process (crash-safety tests). Production passes no
@@ -25,6 +26,8 @@ export interface AttemptDeps {
   transport: HttpTransport;
   random: () => number;
   failpoint: (name: DispatcherFailpoint) => void | Promise<void>;
+  /** Logs, counts and traces each attempt (issue 17). */
+  begin: BeginAttempt;
 }
 
 /**
@@ -36,13 +39,37 @@ export interface AttemptDeps {
  * for its batch, so the commit time never holds a slot.
  */
 export async function runAttempt(deps: AttemptDeps, claimed: ClaimedDelivery, signal: AbortSignal, sent: () => void = () => undefined): Promise<Outcome> {
+  const watch = deps.begin(claimed.row);
+  let ended = false;
+  const end = (outcome: AttemptOutcome, detail?: AttemptEnd): void => {
+    if (!ended) (ended = true), watch.end(outcome, detail);
+  };
+  try {
+    return await attempt(deps, claimed, signal, sent, end);
+  } finally {
+    // A storage or keyring failure on the way: the dispatcher releases the row and logs why.
+    end("released");
+  }
+}
+
+async function attempt(
+  deps: AttemptDeps,
+  claimed: ClaimedDelivery,
+  signal: AbortSignal,
+  sent: () => void,
+  end: (outcome: AttemptOutcome, detail?: AttemptEnd) => void,
+): Promise<Outcome> {
   const { deliveries, failpoint } = deps;
   await failpoint("after-claim");
   const prepared = await deliveries.prepare(claimed);
-  if (!prepared) return (sent(), "skipped");
+  if (!prepared) return (sent(), end("skipped"), "skipped");
+  let status: number | undefined;
   const fail = async (error: string, retryAfterMs: number | null): Promise<Outcome> => {
     await failpoint("during-retry-scheduling");
-    await deliveries.fail(prepared, { error, delayMs: retryDelayMs(prepared.row.attempt + 1, deps.random, retryAfterMs) });
+    const delayMs = retryDelayMs(prepared.row.attempt + 1, deps.random, retryAfterMs);
+    const result = await deliveries.fail(prepared, { error, delayMs });
+    const nextAttemptAt = result === "retry" ? new Date(deliveries.now().getTime() + delayMs).toISOString() : undefined;
+    end(result, { ...(status === undefined ? {} : { status }), error, ...(nextAttemptAt ? { nextAttemptAt } : {}) });
     await failpoint("after-settle-batch");
     return "failed";
   };
@@ -50,19 +77,21 @@ export async function runAttempt(deps: AttemptDeps, claimed: ClaimedDelivery, si
   let failure: { error: string; retryAfterMs: number | null } | null = null;
   try {
     const res = await deps.transport.send({ ...prepared.request, signal });
+    status = res.status;
     if (res.status !== 200) {
       const retryAfter = RETRY_AFTER_STATUSES.has(res.status) ? parseRetryAfter(res.headers["retry-after"], deliveries.now()) : null;
       failure = { error: statusReason(res.status), retryAfterMs: retryAfter };
     }
   } catch (err) {
     // Abandoned by stop(): the row goes back as it was; the next owner sends it again.
-    if (signal.aborted) return (sent(), await deliveries.release(claimed.row), "released");
+    if (signal.aborted) return (sent(), await deliveries.release(claimed.row), end("released"), "released");
     failure = { error: failureReason(err), retryAfterMs: null };
   }
   sent();
   await failpoint("after-send-before-record");
   if (failure !== null) return fail(failure.error, failure.retryAfterMs);
-  await deliveries.succeed(prepared as DeliveryAttempt);
+  const held = await deliveries.succeed(prepared as DeliveryAttempt);
+  end(held ? "delivered" : "lost", { status: 200 });
   await failpoint("after-settle-batch");
   return "delivered";
 }

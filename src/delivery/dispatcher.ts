@@ -13,8 +13,10 @@ import type { RunTaskSettings } from "../services/run-task-settings.js";
 import type { TaskDeliveryService } from "../services/task-deliveries.js";
 import type { ClaimedDelivery, StopListening } from "../storage/types.js";
 import { runAttempt, type AttemptDeps, type DispatcherFailpoint, type Outcome } from "./attempt.js";
+import { createAttemptTelemetry } from "./attempt-telemetry.js";
 import { createEgress, type HttpTransport, type Resolver } from "./egress.js";
 import { createSweeper, UNSETTLED_SCAN_MS } from "./sweeper.js";
+import { observeOutbox } from "../telemetry/metrics.js";
 import { subscribeWakeups } from "./wakeups.js";
 
 export { DISPATCHER_FAILPOINTS, type DispatcherFailpoint } from "./attempt.js";
@@ -79,6 +81,8 @@ export interface Dispatcher {
    * Closes a transport it created.
    */
   stop(options?: { graceMs?: number }): Promise<void>;
+  /** Whether `start` was called and `stop` not yet (for health checks). */
+  isRunning(): boolean;
   /** Claims and sends every due row once, then sweeps; resolves when all of it is done. For tests and hosts driving their own loop. */
   tick(): Promise<TickReport>;
 }
@@ -124,7 +128,8 @@ export function createDispatcher(runplane: DispatcherHost, options: DispatcherOp
   const transport =
     options.transport ??
     (options.egress ? createEgress({ ...options.egress, userAgent: runplane.runTasks.settings.userAgent }) : runplane.transport);
-  const deps: AttemptDeps = { deliveries, transport, random: options.random ?? Math.random, failpoint };
+  const begin = createAttemptTelemetry(log);
+  const deps: AttemptDeps = { deliveries, transport, random: options.random ?? Math.random, failpoint, begin };
   const leaseMargin = Math.min(leaseMs / 2, MAX_LEASE_MARGIN_MS);
   const sweeper = createSweeper(deliveries, failpoint);
 
@@ -207,6 +212,7 @@ export function createDispatcher(runplane: DispatcherHost, options: DispatcherOp
   // otherwise, a finished attempt does not claim again.
   let drained = false;
   let unsubscribe = (): void => undefined;
+  let unobserve = (): void => undefined;
   let listening: Promise<StopListening | null> = Promise.resolve(null);
 
   const queued = (): number => queue.length - head;
@@ -266,6 +272,9 @@ export function createDispatcher(runplane: DispatcherHost, options: DispatcherOp
       if (stopped) throw new Error("createDispatcher: a stopped dispatcher cannot be started again");
       if (running) return;
       running = true;
+      // Outbox gauges while this dispatcher runs (issue 17): a host running several reports the
+      // same storage's figures from each.
+      unobserve = observeOutbox(() => deliveries.outbox());
       const woken = (): void => {
         drained = false;
         wake();
@@ -281,6 +290,7 @@ export function createDispatcher(runplane: DispatcherHost, options: DispatcherOp
     async stop({ graceMs = 10_000 } = {}) {
       running = false;
       stopped = true;
+      unobserve();
       unsubscribe();
       clearTimeout(timer);
       clearImmediate(immediate);
@@ -304,5 +314,6 @@ export function createDispatcher(runplane: DispatcherHost, options: DispatcherOp
       if (ownTransport) await transport.close();
     },
     tick,
+    isRunning: () => running,
   };
 }

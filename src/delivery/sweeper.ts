@@ -27,6 +27,14 @@ export function createSweeper(deliveries: TaskDeliveryService, failpoint: (name:
           const stored = await deliveries.expire(result);
           if (!stored) continue;
           expired++;
+          deliveries.logger.warn(`run task result past its deadline: ${stored.status}`, {
+            event: "deadline.expired",
+            taskResultId: stored.id,
+            stageId: stored.stageId,
+            runId: stored.runId,
+            deadlineAt: result.deadlineAt,
+            to: stored.status,
+          });
           await failpoint("during-sweep");
           await deliveries.settle(stored.stageId);
         }

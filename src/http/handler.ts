@@ -7,6 +7,7 @@ import { BodyAbortedError, readJsonBody } from "./body.js";
 import { errorDocument, MEDIA_TYPE, type JsonApiDocument } from "./jsonapi.js";
 import { ROUTE_PERMISSIONS } from "./route-permissions.js";
 import type { ReadCache } from "./read-cache.js";
+import { createRequestTelemetry, type RequestLabels } from "./request-telemetry.js";
 import { createRouter } from "./router.js";
 import { routeKey, type HttpApp, type Route, type RouteContext, type RouteResult } from "./types.js";
 
@@ -68,7 +69,10 @@ export function createHandler(app: HttpApp, routes: readonly Route[], authentica
     return { key: `${sha256Hex(token)} ${url.pathname}${url.search}`, stamp: revisions.join(",") };
   };
 
-  return async function handler(request: Request): Promise<Response> {
+  const observe = createRequestTelemetry();
+  return (request: Request): Promise<Response> => observe(request, serve);
+
+  async function serve(request: Request, labels: RequestLabels): Promise<Response> {
     let url: URL;
     try {
       url = new URL(request.url);
@@ -87,6 +91,7 @@ export function createHandler(app: HttpApp, routes: readonly Route[], authentica
         return json(error.status, errorDocument(error), { allow: match.allowed.join(", ") });
       }
       const { route, params } = match;
+      labels.route = `${route.method} ${route.path}`;
       const action = ROUTE_PERMISSIONS[routeKey(route)]!;
 
       const slot = method === "GET" ? await cacheSlot(route, params, request, url) : null;
@@ -144,5 +149,5 @@ export function createHandler(app: HttpApp, routes: readonly Route[], authentica
       }
       return json(apiError.status, errorDocument(apiError));
     }
-  };
+  }
 }

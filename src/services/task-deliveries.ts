@@ -8,6 +8,7 @@ import { hmacKeyBinding } from "./run-task-config.js";
 import type { RunTaskSettings } from "./run-task-settings.js";
 import type { TaskStageService } from "./task-stages.js";
 import { createSettleQueue } from "./settle-queue.js";
+import type { OutboxFigures } from "../telemetry/metrics.js";
 
 /** decision D11: the outbox payload holds the access token, so it is sealed for its row. */
 export const deliveryPayloadBinding = (deliveryId: string): string => rowBinding("task_deliveries", "payload", deliveryId);
@@ -213,6 +214,17 @@ export function createTaskDeliveryService(
     /** The instance's clock and logger, so a dispatcher reads the same time and logs to the same place. */
     now: (): Date => ctx.now(),
     logger: ctx.logger,
+    /**
+     * The outbox's figures now (issue 17), or null when the storage offers no `stats`: for metrics
+     * and health checks, one read over the open rows.
+     */
+    async outbox(): Promise<OutboxFigures | null> {
+      if (!s.taskDeliveries.stats) return null;
+      const now = ctx.now();
+      const { due, leased, oldestDueAt } = await s.taskDeliveries.stats(now.toISOString());
+      const oldestDueAgeSeconds = oldestDueAt === null ? 0 : Math.max(0, (now.getTime() - Date.parse(oldestDueAt)) / 1000);
+      return { due, leased, oldestDueAgeSeconds };
+    },
     /** Leases up to `limit` due rows for `owner` and opens their results' windows (D15, D16); see `TaskDeliveryStore.claim`. */
     claim: (request: { owner: string; leaseMs: number; limit: number }): Promise<ClaimedDelivery[]> =>
       s.taskDeliveries.claim({ ...request, now: ctx.now().toISOString(), window }),

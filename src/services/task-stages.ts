@@ -10,6 +10,7 @@ import type { ServiceContext } from "./context.js";
 import { createRunCreator } from "./run-creation.js";
 import type { RunTaskEmitter } from "./run-task-events.js";
 import type { RunTaskSettings } from "./run-task-settings.js";
+import { createStageTelemetry } from "./stage-telemetry.js";
 import { buildDelivery } from "./task-deliveries.js";
 
 /** Compare-and-set retries before giving up under extreme contention. */
@@ -25,9 +26,11 @@ export type { CreatedRun } from "./run-creation.js";
  */
 export function createTaskStageService(ctx: ServiceContext, settings: RunTaskSettings, events: RunTaskEmitter) {
   const s = ctx.storage;
+  const telemetry = createStageTelemetry(ctx.logger);
 
   const emitStage = (before: TaskStageRecord, after: TaskStageRecord): void => {
     if (before.status === after.status) return;
+    telemetry.stage(before, after);
     events.emit("stage-status", {
       stageId: after.id,
       runId: after.runId,
@@ -41,6 +44,7 @@ export function createTaskStageService(ctx: ServiceContext, settings: RunTaskSet
   type ResultState = Pick<TaskResultRecord, "id" | "stageId" | "runId" | "stage" | "status" | "updatedAt">;
   const emitResult = (before: ResultState, after: ResultState): void => {
     if (before.status === after.status) return;
+    telemetry.result(before, after);
     events.emit("result-status", {
       taskResultId: after.id,
       stageId: after.stageId,

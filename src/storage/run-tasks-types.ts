@@ -284,4 +284,19 @@ export interface TaskDeliveryStore {
    * batch writes nothing; a batch naming one row twice is refused whole (it throws a TypeError).
    */
   settle(batch: readonly DeliverySettlement[]): Promise<SettleOutcome[]>;
+  /**
+   * Optional, for metrics and health checks (issue 17): counts over the open rows (`closedAt`
+   * null) at `now`: `due` are the rows a claim at `now` would take (due and not leased), `leased`
+   * the rows whose `leaseExpiresAt` is after `now`, and `oldestDueAt` the smallest `dueAt` among
+   * the due ones (null when none). Reads only, in one statement over the open rows; cheap enough
+   * to call on every metrics scrape. Without it the outbox gauges are not reported.
+   */
+  stats?(now: string): Promise<OutboxStats>;
+}
+
+/** What {@link TaskDeliveryStore.stats} counts. */
+export interface OutboxStats {
+  due: number;
+  leased: number;
+  oldestDueAt: string | null;
 }

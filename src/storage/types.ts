@@ -49,6 +49,7 @@ export interface Storage {
   readonly taskStages: TaskStageStore;
   readonly taskResults: TaskResultStore;
   readonly taskResultOutcomes: TaskResultOutcomeStore;
+  /** The delivery outbox; its `stats` (metrics and health checks) is optional (`./run-tasks-types.ts`). */
   readonly taskDeliveries: TaskDeliveryStore;
   readonly teamProjects: TeamProjectStore;
   /**

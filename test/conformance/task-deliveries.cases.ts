@@ -143,4 +143,19 @@ export function describeTaskDeliveryCases(ctx: ConformanceContext): void {
       expect(await s().taskStages.listUnsettled(0)).toStrictEqual([]);
     });
   });
+
+  describe("task deliveries: stats (optional)", () => {
+    it("counts open rows due and unleased, leased rows, and the oldest due time, ignoring closed rows", async ({ skip }) => {
+      if (!deliveries().stats) return skip("the adapter offers no outbox stats");
+      expect(await deliveries().stats!(at(0))).toStrictEqual({ due: 0, leased: 0, oldestDueAt: null });
+      const rows = await enqueue(5, (i) => ({ dueAt: at(i) }));
+      const [first] = await claimRows(at(1), "w1", 1);
+      const [second] = await claimRows(at(1), "w1", 1);
+      expect(await close(second!, second!.fencingToken, delivered(2))).toBe(true);
+      // rows[0] leased until at(31), rows[1] closed, rows[2..3] due at at(3), rows[4] not yet due.
+      expect(await deliveries().stats!(at(3))).toStrictEqual({ due: 2, leased: 1, oldestDueAt: rows[2]!.dueAt });
+      // Once its lease has run out, the leased row counts as due again.
+      expect(await deliveries().stats!(at(40))).toStrictEqual({ due: 4, leased: 0, oldestDueAt: first!.dueAt });
+    });
+  });
 }

@@ -1,0 +1,102 @@
+/**
+ * runplane's metrics, through `@opentelemetry/api` only (issue 17): the library ships no SDK, so
+ * every instrument is a no-op until the host registers a MeterProvider. The API hands out no-op
+ * instruments to a meter taken before that registration, so instruments are created when an
+ * instance is built (once, never per call), not when this module loads.
+ */
+import { metrics, type Attributes, type BatchObservableResult, type Counter, type Histogram } from "@opentelemetry/api";
+
+export const METER_NAME = "runplane";
+
+// Seconds, not the SDK's default boundaries (which suit milliseconds).
+const REQUEST_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+const STAGE_BUCKETS = [1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600];
+
+/** Metric names, as the README lists them. */
+export const METRIC = {
+  deliveries: "runplane.deliveries",
+  deliveryDuration: "runplane.delivery.duration",
+  outboxDue: "runplane.outbox.due",
+  outboxLeased: "runplane.outbox.leased",
+  outboxOldestDueAge: "runplane.outbox.oldest_due_age",
+  callbacks: "runplane.callbacks",
+  stageDuration: "runplane.stage.duration",
+  httpRequests: "runplane.http.requests",
+  httpDuration: "runplane.http.duration",
+} as const;
+
+export interface DeliveryMetrics {
+  /** One per finished attempt, by `outcome` (delivered, retry, closed, lost, released). */
+  deliveries: Counter;
+  /** Seconds from send to answer (or failure), by `outcome`. */
+  duration: Histogram;
+}
+
+export function createDeliveryMetrics(): DeliveryMetrics {
+  const meter = metrics.getMeter(METER_NAME);
+  return {
+    deliveries: meter.createCounter(METRIC.deliveries, { description: "Run task delivery attempts by outcome" }),
+    duration: meter.createHistogram(METRIC.deliveryDuration, {
+      description: "Run task delivery attempt latency",
+      unit: "s",
+      advice: { explicitBucketBoundaries: REQUEST_BUCKETS },
+    }),
+  };
+}
+
+export interface HttpMetrics {
+  requests: Counter;
+  duration: Histogram;
+  /** Callbacks (`PATCH /task-results/:id/callback`) by answered status. */
+  callbacks: Counter;
+}
+
+export function createHttpMetrics(): HttpMetrics {
+  const meter = metrics.getMeter(METER_NAME);
+  return {
+    requests: meter.createCounter(METRIC.httpRequests, { description: "API requests by route and status" }),
+    duration: meter.createHistogram(METRIC.httpDuration, { description: "API request duration", unit: "s", advice: { explicitBucketBoundaries: REQUEST_BUCKETS } }),
+    callbacks: meter.createCounter(METRIC.callbacks, { description: "Run task callbacks by status" }),
+  };
+}
+
+/** Stage durations by final status; created by the stage service. */
+export function createStageMetrics(): { duration: Histogram<Attributes> } {
+  return {
+    duration: metrics
+      .getMeter(METER_NAME)
+      .createHistogram(METRIC.stageDuration, {
+        description: "Task stage duration from start to final status",
+        unit: "s",
+        advice: { explicitBucketBoundaries: STAGE_BUCKETS },
+      }),
+  };
+}
+
+/** The outbox figures a scrape reads (`TaskDeliveryStore.stats`), with the age already computed. */
+export interface OutboxFigures {
+  due: number;
+  leased: number;
+  /** Seconds since the oldest due row became due; 0 when none is due. */
+  oldestDueAgeSeconds: number;
+}
+
+/**
+ * Observable gauges of the outbox, read once per collection (not per delivery). `read` resolves
+ * null when the storage offers no stats; nothing is then reported. Returns the unregistration.
+ */
+export function observeOutbox(read: () => Promise<OutboxFigures | null>): () => void {
+  const meter = metrics.getMeter(METER_NAME);
+  const due = meter.createObservableGauge(METRIC.outboxDue, { description: "Open deliveries due and not leased" });
+  const leased = meter.createObservableGauge(METRIC.outboxLeased, { description: "Open deliveries leased to a dispatcher" });
+  const age = meter.createObservableGauge(METRIC.outboxOldestDueAge, { description: "Age of the oldest due delivery", unit: "s" });
+  const callback = async (result: BatchObservableResult): Promise<void> => {
+    const figures = await read().catch(() => null);
+    if (!figures) return;
+    result.observe(due, figures.due);
+    result.observe(leased, figures.leased);
+    result.observe(age, figures.oldestDueAgeSeconds);
+  };
+  meter.addBatchObservableCallback(callback, [due, leased, age]);
+  return () => meter.removeBatchObservableCallback(callback, [due, leased, age]);
+}

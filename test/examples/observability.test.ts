@@ -1,0 +1,88 @@
+import { metrics } from "@opentelemetry/api";
+import { Hono } from "hono";
+import { afterEach, describe, expect, it } from "vitest";
+import { installMetrics, mountObservability, serverLogger } from "../../examples/server/observability.js";
+import { createDispatcher } from "../../src/index.js";
+import { createTestApp } from "../helpers/app.js";
+
+// Issue 17: the reference server exports runplane's metrics at GET /metrics (Prometheus text
+// format) and answers GET /healthz.
+
+let installed: ReturnType<typeof installMetrics> | undefined;
+afterEach(async () => {
+  metrics.disable();
+  await installed?.shutdown();
+});
+
+async function server(options: { storageFails?: boolean } = {}) {
+  installed = installMetrics();
+  const app = await createTestApp();
+  if (options.storageFails) app.storage.taskDeliveries.stats = async () => Promise.reject(new Error("connection refused"));
+  const dispatcher = createDispatcher(app.runplane, { pollIntervalMs: 60_000 });
+  const routes = new Hono();
+  routes.all("/api/v2/*", (c) => app.runplane.handler(c.req.raw));
+  mountObservability(routes, installed.scrape, app.runplane, dispatcher);
+  return { app, dispatcher, routes };
+}
+
+describe("reference server observability", () => {
+  it("exports request counts and outbox gauges at /metrics in the Prometheus text format", async () => {
+    const { app, dispatcher, routes } = await server();
+    dispatcher.start();
+    await routes.request("/api/v2/organizations/acme/tasks", { headers: { authorization: `Bearer ${app.ownerToken}` } });
+    const res = await routes.request("/metrics");
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toContain("text/plain");
+    const text = await res.text();
+    expect(text).toMatch(/^runplane_http_requests_total\{route="GET \/organizations\/:organization_name\/tasks",status="200"[^}]*\} 1$/m);
+    expect(text).toMatch(/^runplane_outbox_due\{[^}]*\} 0$/m);
+    expect(text).toMatch(/^runplane_outbox_oldest_due_age\{[^}]*\} 0$/m);
+    // Buckets in seconds, not the SDK's millisecond defaults.
+    expect(text).toMatch(/^runplane_http_duration_bucket\{[^}]*le="0.05"\} 1$/m);
+    await dispatcher.stop({ graceMs: 0 });
+  });
+
+  it("answers /healthz 200 while the storage answers and the dispatcher runs, with the oldest due age", async () => {
+    const { dispatcher, routes } = await server();
+    dispatcher.start();
+    const res = await routes.request("/healthz");
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ ok: true, storage: "ok", dispatcher: "running", oldestDueDeliveryAgeSeconds: 0 });
+    await dispatcher.stop({ graceMs: 0 });
+  });
+
+  it("answers /healthz 503 when the dispatcher is not running", async () => {
+    const { routes } = await server();
+    const res = await routes.request("/healthz");
+    expect(res.status).toBe(503);
+    expect(await res.json()).toMatchObject({ ok: false, storage: "ok", dispatcher: "stopped" });
+  });
+
+  it("answers /healthz 503 when the storage cannot be read, without the error's text", async () => {
+    const { dispatcher, routes } = await server({ storageFails: true });
+    dispatcher.start();
+    const res = await routes.request("/healthz");
+    expect(res.status).toBe(503);
+    const text = await res.text();
+    expect(JSON.parse(text)).toMatchObject({ ok: false, storage: "unreachable", dispatcher: "running", oldestDueDeliveryAgeSeconds: null });
+    expect(text).not.toContain("refused");
+    await dispatcher.stop({ graceMs: 0 });
+  });
+});
+
+describe("reference server logger", () => {
+  it("takes its level from LOG_LEVEL, info by default, and refuses an unknown one", () => {
+    expect(() => serverLogger("verbose")).toThrow(/LOG_LEVEL/);
+    const written: string[] = [];
+    const write = process.stderr.write;
+    process.stderr.write = ((line: string) => (written.push(line), true)) as typeof process.stderr.write;
+    try {
+      serverLogger().info("shown");
+      serverLogger().debug("hidden");
+      serverLogger("error").warn("hidden too");
+    } finally {
+      process.stderr.write = write;
+    }
+    expect(written.map((l) => JSON.parse(l).message)).toEqual(["shown"]);
+  });
+});
