@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -16,11 +16,17 @@ const run = (file: string, args: string[], cwd: string) => execFileSync(file, ar
 const tsc = (cwd: string, project: string) => run(process.execPath, [join(root, "node_modules/typescript/bin/tsc"), "-p", project], cwd);
 
 let scratch = "";
+let packedFrom = "";
 
 beforeAll(() => {
   scratch = mkdtempSync(join(tmpdir(), "runplane-consumer-"));
   run(process.execPath, [join(root, "node_modules/tsup/dist/cli-default.js"), "--silent"], root);
-  const tarball = run("npm", ["pack", "--silent", "--pack-destination", scratch], root).trim().split("\n").at(-1)!;
+  // Packed from a copy of what npm reads, so that prepack's README swap never touches the README
+  // other test files read meanwhile.
+  const packing = join(scratch, "packing");
+  for (const entry of ["package.json", "README.md", "LICENSE", "dist", "docs", "scripts"]) cpSync(join(root, entry), join(packing, entry), { recursive: true });
+  const tarball = run("npm", ["pack", "--silent", "--pack-destination", scratch], packing).trim().split("\n").at(-1)!;
+  packedFrom = packing;
   const installed = join(scratch, "node_modules/runplane");
   mkdirSync(installed, { recursive: true });
   run("tar", ["xzf", join(scratch, tarball), "-C", installed, "--strip-components=1"], scratch);
@@ -45,6 +51,16 @@ describe("the packed tarball in a scratch project (issue 17.6)", () => {
     const installed = join(scratch, "node_modules/runplane");
     expect(readFileSync(join(installed, "LICENSE"), "utf8")).toMatch(/^MIT License/);
     expect(readFileSync(join(installed, "README.md"), "utf8")).toContain("createRunplane");
+    expect(() => readFileSync(join(installed, "src/index.ts"))).toThrow();
+  });
+
+  it("ships the library user's README, and packing puts the repository's README back", () => {
+    const shipped = readFileSync(join(scratch, "node_modules/runplane/README.md"), "utf8");
+    expect(shipped).toBe(readFileSync(join(root, "docs/npm-readme.md"), "utf8"));
+    expect(shipped).toContain("npm install runplane");
+    expect(shipped).not.toContain("npm start");
+    expect(readFileSync(join(packedFrom, "README.md"), "utf8")).toBe(readFileSync(join(root, "README.md"), "utf8"));
+    expect(existsSync(join(packedFrom, ".readme-repo.md"))).toBe(false);
     expect(() => readFileSync(join(installed, "src/index.ts"))).toThrow();
   });
 

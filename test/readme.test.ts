@@ -6,7 +6,10 @@ import { describe, expect, it } from "vitest";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const readme = readFileSync(join(root, "README.md"), "utf8");
-const blocks = [...readme.matchAll(/^```ts\n([\s\S]*?)^```$/gm)].map((m) => m[1]!);
+const tsBlocks = (markdown: string) => [...markdown.matchAll(/^```ts\n([\s\S]*?)^```$/gm)].map((m) => m[1]!);
+// The repository's README and the one the package ships (docs/npm-readme.md, issue 17.6).
+const packageReadme = readFileSync(join(root, "docs/npm-readme.md"), "utf8");
+const blocks = [...tsBlocks(readme), ...tsBlocks(packageReadme)];
 
 // Names the README's later snippets use after an earlier one introduced them.
 const PRELUDE = `declare const runplane: import("runplane").Runplane;
