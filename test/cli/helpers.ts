@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { expect } from "vitest";
+import { killSpawnedServers, spawnServer, type SpawnedServer } from "../helpers/reference-server.js";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 const children: ChildProcess[] = [];
@@ -19,44 +20,22 @@ export function run(args: string[], env: Record<string, string> = {}): Promise<{
   return new Promise((resolve) => child.once("close", (code) => resolve({ code, stdout, stderr })));
 }
 
-export interface Served {
-  child: ChildProcess;
-  api: string;
+export interface Served extends SpawnedServer {
   port: number;
   token: string;
-  stop(): Promise<number | null>;
 }
 
 /** `runplane serve` on ephemeral ports over `dataDir`; resolves once it printed its owners token. */
 export async function serve(dataDir: string, extra: string[] = []): Promise<Served> {
-  const child = spawn(process.execPath, ["--import", "tsx", "src/cli/main.ts", "serve", "--port", "0", "--integration-port", "0", "--data-dir", dataDir, ...extra], {
-    cwd: ROOT,
-    env: BASE_ENV,
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  children.push(child);
-  let out = "";
-  child.stdout!.on("data", (c: Buffer) => (out += c.toString()));
-  child.stderr!.on("data", (c: Buffer) => (out += c.toString()));
-  const deadline = Date.now() + 20_000;
-  while (!/owners token/.test(out)) {
-    if (Date.now() > deadline || child.exitCode !== null) throw new Error(`server did not start:\n${out}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  const api = /listening on (\S+)/.exec(out)![1]!;
-  const token = /owners token \(printed once[^:]*: (\S+)/.exec(out)![1]!;
+  const s = await spawnServer(["src/cli/main.ts", "serve", "--port", "0", "--integration-port", "0", "--data-dir", dataDir, ...extra], BASE_ENV);
   // The signal handlers are installed just after the banner: one answered request means they are.
-  expect((await fetch(`${api}/ping`)).status).toBe(204);
-  const stop = () => {
-    const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
-    child.kill("SIGTERM");
-    return exited;
-  };
-  return { child, api, port: Number(new URL(api).port), token, stop };
+  expect((await fetch(`${s.api}/ping`)).status).toBe(204);
+  return { ...s, port: Number(new URL(s.api).port), token: s.token! };
 }
 
 export function killAll(): void {
   for (const c of children) if (c.exitCode === null) c.kill("SIGKILL");
+  killSpawnedServers();
 }
 
 export const authorized = (token: string) => ({ authorization: `Bearer ${token}`, "content-type": "application/vnd.api+json" });

@@ -1,10 +1,11 @@
-import { execFile, spawn, type ChildProcess } from "node:child_process";
+import { execFile } from "node:child_process";
 import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { gunzipSync } from "node:zlib";
 import { afterAll, describe, expect, it } from "vitest";
+import { killSpawnedServers, spawnServer, type SpawnedServer } from "../helpers/reference-server.js";
 
 /**
  * The reference server's run task round trip, the way a user meets it after `npm start`: the
@@ -13,48 +14,27 @@ import { afterAll, describe, expect, it } from "vitest";
  */
 const ROOT = new URL("../../", import.meta.url).pathname;
 const dataDir = mkdtempSync(join(tmpdir(), "runplane-round-trip-"));
-const children: ChildProcess[] = [];
 const sh = promisify(execFile);
 
-interface Started {
-  child: ChildProcess;
-  api: string;
+interface Started extends SpawnedServer {
   origin: string;
   token: string;
   curls: string[];
-  output: () => string;
 }
 
 async function start(): Promise<Started> {
-  const child = spawn(process.execPath, ["--import", "tsx", "examples/server/main.ts"], {
-    cwd: ROOT,
-    // The embedded SQLite file, even where the environment names a database (CI does).
-    env: { ...process.env, DATABASE_URL: "", PORT: "0", INTEGRATION_PORT: "0", DATA_DIR: dataDir },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  children.push(child);
-  let out = "";
-  child.stdout!.on("data", (c: Buffer) => (out += c.toString()));
-  child.stderr!.on("data", (c: Buffer) => (out += c.toString()));
-  const deadline = Date.now() + 20_000;
-  while (!/task-stages\n/.test(out)) {
-    if (Date.now() > deadline || child.exitCode !== null) throw new Error(`server did not start:\n${out}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  const api = /listening on (\S+)/.exec(out)![1]!;
-  const token = /owners token \(printed once[^:]*: (\S+)/.exec(out)![1]!;
+  // The embedded SQLite file, even where the environment names a database (CI does).
+  const env = { ...process.env, DATABASE_URL: "", PORT: "0", INTEGRATION_PORT: "0", DATA_DIR: dataDir };
+  const s = await spawnServer(["examples/server/main.ts"], env, /task-stages\n/);
+  const out = s.output();
   const curls = out
     .split("\n")
     .filter((line) => line.startsWith("  curl "))
     .map((line) => line.trim());
-  return { child, api, origin: api.replace(/\/api\/v2$/, ""), token, curls, output: () => out };
+  return { ...s, origin: s.api.replace(/\/api\/v2$/, ""), token: s.token!, curls };
 }
 
-async function stop(s: Started): Promise<number | null> {
-  const exited = new Promise<number | null>((resolve) => s.child.once("exit", (code) => resolve(code)));
-  s.child.kill("SIGTERM");
-  return exited;
-}
+const stop = (s: Started): Promise<number | null> => s.stop();
 
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 
@@ -84,7 +64,7 @@ async function stagesOf(s: Started, runId: string) {
 }
 
 afterAll(() => {
-  for (const c of children) if (c.exitCode === null) c.kill("SIGKILL");
+  killSpawnedServers();
   rmSync(dataDir, { recursive: true, force: true });
 });
 

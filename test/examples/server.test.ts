@@ -1,53 +1,26 @@
-import { spawn, type ChildProcess } from "node:child_process";
 import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { startLoopbackServer } from "../helpers/loopback-server.js";
+import { killSpawnedServers, spawnServer, type SpawnedServer } from "../helpers/reference-server.js";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 const dataDir = mkdtempSync(join(tmpdir(), "runplane-server-"));
-const children: ChildProcess[] = [];
 
-interface Started {
-  child: ChildProcess;
-  api: string;
-  token: string | null;
-  output: () => string;
-}
+type Started = SpawnedServer;
 
 /** Starts the reference server the way `npm start` does (tsx), on an ephemeral port. */
-async function start(env: Record<string, string> = {}, dir = dataDir): Promise<Started> {
-  const child = spawn(process.execPath, ["--import", "tsx", "examples/server/main.ts"], {
-    cwd: ROOT,
-    // `npm start` on its embedded SQLite file, even where the environment names a database (CI does).
-    env: { ...process.env, DATABASE_URL: "", PORT: "0", INTEGRATION_PORT: "0", DATA_DIR: dir, ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  children.push(child);
-  let out = "";
-  child.stdout!.on("data", (c: Buffer) => (out += c.toString()));
-  child.stderr!.on("data", (c: Buffer) => (out += c.toString()));
-  const deadline = Date.now() + 20_000;
-  while (!/owners token/.test(out)) {
-    if (Date.now() > deadline || child.exitCode !== null) throw new Error(`server did not start:\n${out}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  const api = /listening on (\S+)/.exec(out)![1]!;
-  const token = /owners token \(printed once[^:]*: (\S+)/.exec(out)?.[1] ?? null;
-  return { child, api, token, output: () => out };
-}
+const start = (env: Record<string, string> = {}, dir = dataDir): Promise<Started> =>
+  // `npm start` on its embedded SQLite file, even where the environment names a database (CI does).
+  spawnServer(["examples/server/main.ts"], { ...process.env, DATABASE_URL: "", PORT: "0", INTEGRATION_PORT: "0", DATA_DIR: dir, ...env });
 
-async function stop(s: Started): Promise<number | null> {
-  const exited = new Promise<number | null>((resolve) => s.child.once("exit", (code) => resolve(code)));
-  s.child.kill("SIGTERM");
-  return exited;
-}
+const stop = (s: Started): Promise<number | null> => s.stop();
 
 const jsonapi = (token: string) => ({ authorization: `Bearer ${token}`, "content-type": "application/vnd.api+json" });
 
 afterAll(() => {
-  for (const c of children) if (c.exitCode === null) c.kill("SIGKILL");
+  killSpawnedServers();
   rmSync(dataDir, { recursive: true, force: true });
 });
 
