@@ -88,29 +88,6 @@ routes.all("/app", (c) => resultsPage(c.req.raw));
 routes.all("/demo/runs", (c) => demoRuns.handler(c.req.raw));
 app = routes;
 
-const api = `${origin}/api/v2`;
-const auth = fromEnv ? '-H "Authorization: Bearer $ADMIN_TOKEN"' : `-H "Authorization: Bearer ${token}"`;
-process.stdout.write(
-  [
-    `runplane listening on ${api}`,
-    `storage: ${store.description}`,
-    // Issue 15.5: the dialect decides the signature header, so say it and how to switch.
-    dialect === "hcp-terraform"
-      ? "dialect: hcp-terraform (signs with X-TFC-Task-Signature, category word terraform)"
-      : "dialect: default (signs with X-SVC-Task-Signature, category word config); existing HCP Terraform integrations need RUNPLANE_DIALECT=hcp-terraform",
-    `results page: ${origin}/app/runs/<run id>, ${origin}/app/<organization>/<workspace>[/runs/<run id>]`,
-    `metrics: ${origin}/metrics, health: ${origin}/healthz`,
-    `example integration: ${integration.url} (run tasks task-demo, mandatory at post_plan, and task-demo-advisory, advisory at pre_apply, on ${DEMO.workspace})`,
-    fromEnv ? "owners token: using ADMIN_TOKEN" : `owners token (printed once, revoked at next start): ${token}`,
-    "",
-    "try (the demo run answers with its run_id; put it in place of RUN_ID; a message containing \"fail\" fails the mandatory check, and so does \"destroy\": its plan deletes a resource):",
-    `  curl -s ${auth} -H "Content-Type: application/vnd.api+json" -X POST ${api}/workspaces/${DEMO.workspace}/vars -d '{"data":{"type":"vars","attributes":{"key":"region","value":"eu-west-1","category":"env"}}}'`,
-    `  curl -s ${auth} -H "Content-Type: application/json" -X POST ${origin}/demo/runs -d '{"message":"hello"}'`,
-    `  curl -s ${auth} ${api}/runs/RUN_ID/task-stages`,
-    "",
-  ].join("\n"),
-);
-
 let stopping = false;
 async function shutdown(signal: string): Promise<void> {
   if (stopping) return;
@@ -134,3 +111,27 @@ async function shutdown(signal: string): Promise<void> {
 }
 process.on("SIGINT", () => void shutdown("SIGINT"));
 process.on("SIGTERM", () => void shutdown("SIGTERM"));
+
+// The banner last: once it is printed, SIGTERM and SIGINT shut the server down cleanly.
+const api = `${origin}/api/v2`;
+const auth = fromEnv ? '-H "Authorization: Bearer $ADMIN_TOKEN"' : `-H "Authorization: Bearer ${token}"`;
+process.stdout.write(
+  [
+    `runplane listening on ${api}`,
+    `storage: ${store.description}`,
+    // Issue 15.5: the dialect decides the signature header, so say it and how to switch.
+    dialect === "hcp-terraform"
+      ? "dialect: hcp-terraform (signs with X-TFC-Task-Signature, category word terraform)"
+      : "dialect: default (signs with X-SVC-Task-Signature, category word config); existing HCP Terraform integrations need RUNPLANE_DIALECT=hcp-terraform",
+    `results page: ${origin}/app/runs/<run id>, ${origin}/app/<organization>/<workspace>[/runs/<run id>]`,
+    `metrics: ${origin}/metrics, health: ${origin}/healthz`,
+    `example integration: ${integration.url} (run tasks task-demo, mandatory at post_plan, and task-demo-advisory, advisory at pre_apply, on ${DEMO.workspace})`,
+    fromEnv ? "owners token: using ADMIN_TOKEN" : `owners token (printed once, revoked at next start): ${token}`,
+    "",
+    "try (the demo run answers with its run_id; put it in place of RUN_ID; a message containing \"fail\" fails the mandatory check, and so does \"destroy\": its plan deletes a resource):",
+    `  curl -s ${auth} -H "Content-Type: application/vnd.api+json" -X POST ${api}/workspaces/${DEMO.workspace}/vars -d '{"data":{"type":"vars","attributes":{"key":"region","value":"eu-west-1","category":"env"}}}'`,
+    `  curl -s ${auth} -H "Content-Type: application/json" -X POST ${origin}/demo/runs -d '{"message":"hello"}'`,
+    `  curl -s ${auth} ${api}/runs/RUN_ID/task-stages`,
+    "",
+  ].join("\n"),
+);

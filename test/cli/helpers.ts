@@ -28,7 +28,7 @@ export interface Served extends SpawnedServer {
 /** `runplane serve` on ephemeral ports over `dataDir`; resolves once it printed its owners token. */
 export async function serve(dataDir: string, extra: string[] = []): Promise<Served> {
   const s = await spawnServer(["src/cli/main.ts", "serve", "--port", "0", "--integration-port", "0", "--data-dir", dataDir, ...extra], BASE_ENV);
-  // The signal handlers are installed just after the banner: one answered request means they are.
+  // The banner comes after the signal handlers; an answered request also shows the API is mounted.
   expect((await fetch(`${s.api}/ping`)).status).toBe(204);
   return { ...s, port: Number(new URL(s.api).port), token: s.token! };
 }

@@ -89,6 +89,12 @@ describe("reference server (npm start)", () => {
     expect(await stop(s)).toBe(0);
   });
 
+  it("shuts down cleanly on a SIGTERM sent the moment its banner is printed (the handlers come first)", async () => {
+    const s = await start({}, mkdtempSync(join(tmpdir(), "runplane-server-sigterm-")));
+    expect(await stop(s)).toBe(0);
+    expect(s.output()).toContain("received SIGTERM, shutting down");
+  });
+
   it("lets run tasks reach its integration's address and port only, not other loopback ports (issue 16.6)", async () => {
     const other = await startLoopbackServer();
     try {
