@@ -2,10 +2,8 @@ import { rowBinding } from "../crypto/keyring.js";
 import { ApiError, conflict, invalid, notFound } from "../errors.js";
 import type { Workspace } from "../schemas/directory.js";
 import type { Page, PageRequest } from "../schemas/records.js";
-import type * as z from "zod";
-import { DEFAULT_GLOBAL_CONFIGURATION, type GlobalConfiguration, type RunTaskRecord, type WorkspaceTaskRecord } from "../schemas/run-task-records.js";
+import { DEFAULT_GLOBAL_CONFIGURATION, type RunTaskRecord, type WorkspaceTaskRecord } from "../schemas/run-task-records.js";
 import {
-  GlobalConfigurationSchema,
   TaskCreateSchema,
   TaskUpdateSchema,
   WorkspaceTaskCreateSchema,
@@ -17,8 +15,10 @@ import {
   type WorkspaceTaskUpdate,
   type WorkspaceTaskView,
 } from "../schemas/run-task-config.js";
-import type { EnforcementLevel, RunStage } from "../schemas/run-tasks.js";
 import { isoNow, type ServiceContext } from "./context.js";
+import { checkStages, mergeGlobalConfiguration, toTaskView, toWorkspaceTaskView } from "./run-task-views.js";
+
+export { toTaskView, toWorkspaceTaskView };
 import { parseOrThrow } from "./validate.js";
 
 const ATTRIBUTES = "/data/attributes";
@@ -50,56 +50,6 @@ const refuseUnverifiable = (ctx: ServiceContext): TaskEndpointCheck => async () 
   ctx.logger.error("run task endpoint check is not configured; refusing to save a run task URL");
   throw new ApiError("internal");
 };
-
-export const toTaskView = (r: RunTaskRecord): TaskView => ({
-  id: r.id,
-  organization: r.organization,
-  name: r.name,
-  url: r.url,
-  description: r.description,
-  category: r.category,
-  enabled: r.enabled,
-  hasHmacKey: r.hmacKey !== null,
-  globalConfiguration: { ...r.globalConfiguration, stages: [...r.globalConfiguration.stages] },
-  createdAt: r.createdAt,
-  updatedAt: r.updatedAt,
-});
-
-export const toWorkspaceTaskView = (r: WorkspaceTaskRecord): WorkspaceTaskView => ({
-  id: r.id,
-  workspaceId: r.workspaceId,
-  organization: r.organization,
-  taskId: r.taskId,
-  enforcementLevel: r.enforcementLevel,
-  stages: r.stages,
-  createdAt: r.createdAt,
-  updatedAt: r.updatedAt,
-});
-
-/** post_apply cannot halt a run, so only advisory tasks may run there (reference 4.6). */
-function checkStages(stages: readonly RunStage[], level: EnforcementLevel, pointer = `${ATTRIBUTES}/stages`): void {
-  if (level === "mandatory" && stages.includes("post_apply")) {
-    throw invalid(pointer, "Stages can include post_apply only for advisory tasks");
-  }
-}
-
-const GLOBAL = `${ATTRIBUTES}/global-configuration`;
-
-/**
- * The members sent replace the stored ones; the result must hold on its own: an enabled global
- * configuration names at least one stage, and the post_apply rule of workspace tasks applies.
- */
-function mergeGlobalConfiguration(current: GlobalConfiguration, sent: z.output<typeof GlobalConfigurationSchema> | undefined): GlobalConfiguration {
-  if (sent === undefined) return current;
-  const next: GlobalConfiguration = {
-    enabled: sent.enabled ?? current.enabled,
-    stages: sent.stages ?? current.stages,
-    enforcementLevel: sent["enforcement-level"] ?? current.enforcementLevel,
-  };
-  if (next.enabled && next.stages.length === 0) throw invalid(`${GLOBAL}/stages`, "Stages can't be empty while enabled");
-  checkStages(next.stages, next.enforcementLevel, `${GLOBAL}/stages`);
-  return next;
-}
 
 /** Organization run tasks and workspace run tasks (type `tasks`, `workspace-tasks`). Unchecked: callers authorize. */
 export function createRunTaskConfig(ctx: ServiceContext, checkEndpoint: TaskEndpointCheck = ctx.taskEndpointCheck ?? refuseUnverifiable(ctx)) {
