@@ -10,6 +10,7 @@ export const entries = {
   "adapters/memory": "adapters/memory/index.ts",
   "adapters/sqlite": "adapters/sqlite/index.ts",
   "adapters/postgres": "adapters/postgres/index.ts",
+  testing: "src/testing/index.ts",
 } as const;
 
 /** Executables, named after the package.json `bin` targets (not exports; the same test checks them). */
@@ -26,5 +27,5 @@ export default defineConfig({
   sourcemap: true,
   splitting: true,
   treeshake: true,
-  external: ["better-sqlite3", "pg"],
+  external: ["better-sqlite3", "pg", "vitest"],
 });

@@ -22,6 +22,7 @@ const PATHS = {
   "runplane/node": ["src/node.ts"],
   "runplane/express": ["src/express.ts"],
   "runplane/integration": ["src/integration/index.ts"],
+  "runplane/testing": ["src/testing/index.ts"],
   "runplane/adapters/*": ["adapters/*/index.ts"],
 };
 

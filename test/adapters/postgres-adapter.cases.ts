@@ -2,8 +2,8 @@ import pg from "pg";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { createPostgresStorage, type PostgresStorage } from "../../adapters/postgres/index.js";
 import { migrate, MIGRATIONS, type PgMigration } from "../../adapters/postgres/schema.js";
-import { at } from "../conformance/fixtures.js";
-import { delivery, result, rid, run, runTask, stage, started, workspaceTask } from "../conformance/run-task-fixtures.js";
+import { at } from "../../src/testing/conformance/fixtures.js";
+import { delivery, result, rid, run, runTask, stage, started, workspaceTask } from "../../src/testing/conformance/run-task-fixtures.js";
 import { DATABASE_URL, dropSchema, uniqueSchema } from "../helpers/postgres.js";
 
 /**

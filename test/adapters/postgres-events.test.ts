@@ -4,8 +4,8 @@ import { createPostgresStorage, type PostgresStorage, type StatusChange } from "
 import { parseStatusChange } from "../../adapters/postgres/events.js";
 import { createRunplane, silentLogger } from "../../src/index.js";
 import type { ResultStatusEvent, StageStatusEvent } from "../../src/services/run-task-events.js";
-import { at } from "../conformance/fixtures.js";
-import { delivery, result, rid, run, stage, started } from "../conformance/run-task-fixtures.js";
+import { at } from "../../src/testing/conformance/fixtures.js";
+import { delivery, result, rid, run, stage, started } from "../../src/testing/conformance/run-task-fixtures.js";
 import { createTestApp } from "../helpers/app.js";
 import { DATABASE_URL, dropSchema, postgresReachable, uniqueSchema } from "../helpers/postgres.js";
 

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { groupedTx, type SqliteDatabase } from "../../adapters/sqlite/driver.js";
 import { createSqliteStorage } from "../../adapters/sqlite/index.js";
 import { useTempSqliteFile } from "../helpers/sqlite-files.js";
-import { result, rid, run, stage, started } from "../conformance/run-task-fixtures.js";
+import { result, rid, run, stage, started } from "../../src/testing/conformance/run-task-fixtures.js";
 
 /** A connection that counts the transactions it begins (savepoints inside one are not counted). */
 function counted(db: Database.Database): SqliteDatabase & { begun: number } {

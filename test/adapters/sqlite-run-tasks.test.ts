@@ -7,7 +7,7 @@ import { migrate, MIGRATIONS } from "../../adapters/sqlite/schema.js";
 import { DEFAULT_GLOBAL_CONFIGURATION } from "../../src/schemas/run-task-records.js";
 import { TASK_DELIVERY_SQL } from "../../adapters/sqlite/task-deliveries.js";
 import { TASK_STAGE_SQL } from "../../adapters/sqlite/task-stages.js";
-import { result, run, stage, started } from "../conformance/run-task-fixtures.js";
+import { result, run, stage, started } from "../../src/testing/conformance/run-task-fixtures.js";
 
 describe("sqlite adapter: run task tables", () => {
   const files = useTempSqliteFile("runplane-sqlite-rt-");

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { queryPlan, useTempSqliteFile } from "../helpers/sqlite-files.js";
 import { createSqliteStorage } from "../../adapters/sqlite/index.js";
 import { TEAM_PROJECT_SQL } from "../../adapters/sqlite/team-projects.js";
-import { teamProject } from "../conformance/team-projects.cases.js";
+import { teamProject } from "../../src/testing/conformance/team-projects.cases.js";
 
 describe("sqlite team-projects", () => {
   const files = useTempSqliteFile("runplane-tp-");

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { createSqliteStorage } from "../../adapters/sqlite/index.js";
 import { variablesScope } from "../../src/storage/revisions.js";
-import { variable, WS } from "../conformance/fixtures.js";
+import { variable, WS } from "../../src/testing/conformance/fixtures.js";
 import { useTempSqliteFile } from "../helpers/sqlite-files.js";
 
 /** Variable writes share commits (group commit); each must still keep its own guard. */

@@ -3,8 +3,8 @@ import { createSqliteStorage } from "../../adapters/sqlite/index.js";
 import { migrate, MIGRATIONS } from "../../adapters/sqlite/schema.js";
 import { TASK_DELIVERY_SQL } from "../../adapters/sqlite/task-deliveries.js";
 import { TASK_STAGE_SQL } from "../../adapters/sqlite/task-stages.js";
-import { at } from "../conformance/fixtures.js";
-import { delivery, result, rid, run, stage, started } from "../conformance/run-task-fixtures.js";
+import { at } from "../../src/testing/conformance/fixtures.js";
+import { delivery, result, rid, run, stage, started } from "../../src/testing/conformance/run-task-fixtures.js";
 import { queryPlan, useTempSqliteFile } from "../helpers/sqlite-files.js";
 
 // The SQLite side of the outbox (decisions D15, D16): the claim and the sweeper's queries walk

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import type { Storage } from "../../src/storage/types.js";
+import type { Storage } from "../../storage/types.js";
 import type { ConformanceContext } from "./context.js";
 import * as fx from "./fixtures.js";
 

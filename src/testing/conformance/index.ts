@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe } from "vitest";
-import type { Storage } from "../../src/storage/types.js";
+import type { Storage } from "../../storage/types.js";
 import { describeAgentTokenCases } from "./agent-tokens.cases.js";
 import { describeApiTokenCases } from "./api-tokens.cases.js";
 import type { ConformanceContext, ConformanceSetup } from "./context.js";
@@ -14,9 +14,14 @@ import { describeTaskSettleCases } from "./task-settle.cases.js";
 
 export type { ConformanceContext, ConformanceHandle, ConformanceSetup } from "./context.js";
 
+/** Why a durability case is skipped: the setup gave no `reopen`. */
+export const NO_REOPEN = "durability case skipped: the setup returns no reopen()";
+
 /**
  * The one Storage conformance suite (house style habit 4). Each adapter's test file calls it once:
- * `setup` builds a fresh, empty store for every case, `reopen` proves durability, `dispose` cleans up.
+ * `setup` builds a fresh, empty store for every case, `reopen` (optional) proves durability,
+ * `dispose` (optional; default closes the store) cleans up. Shipped as `runplane/testing` so a
+ * custom adapter is checked exactly like the bundled ones (issue 18).
  * A later aggregate adds a `<aggregate>.cases.ts` exporting `describe<Aggregate>Cases(ctx)` and one
  * line below.
  */
@@ -25,6 +30,7 @@ export function runStorageConformance(name: string, setup: ConformanceSetup): vo
     let handle: Awaited<ReturnType<ConformanceSetup>> | undefined;
     let current: Storage | undefined;
 
+    let skipCase: ((note: string) => never) | undefined;
     const ctx: ConformanceContext = {
       get storage(): Storage {
         if (!current) throw new Error("conformance: storage used outside a case");
@@ -32,17 +38,20 @@ export function runStorageConformance(name: string, setup: ConformanceSetup): vo
       },
       async reopen() {
         if (!handle) throw new Error("conformance: reopen outside a case");
+        if (!handle.reopen) return skipCase!(NO_REOPEN);
         current = await handle.reopen();
         return current;
       },
     };
 
-    beforeEach(async () => {
+    beforeEach(async (test) => {
+      skipCase = (note) => test.skip(note) as never;
       handle = await setup();
       current = handle.storage;
     });
     afterEach(async () => {
-      await handle?.dispose();
+      if (handle?.dispose) await handle.dispose();
+      else await current?.close();
       handle = undefined;
       current = undefined;
     });

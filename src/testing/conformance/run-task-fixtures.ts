@@ -6,7 +6,7 @@ import type {
   TaskResultRecord,
   TaskStageRecord,
   WorkspaceTaskRecord,
-} from "../../src/schemas/run-task-records.js";
+} from "../../schemas/run-task-records.js";
 import { at } from "./fixtures.js";
 
 /** Run task record builders, every field set to a non-default value so a dropped column shows. */

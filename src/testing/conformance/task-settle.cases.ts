@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { DeliverySettlement } from "../../src/storage/types.js";
+import type { DeliverySettlement } from "../../storage/types.js";
 import { race, type ConformanceContext } from "./context.js";
 import { at } from "./fixtures.js";
 import { delivered, outbox } from "./outbox-support.js";

@@ -1,15 +1,16 @@
-import type { Storage } from "../../src/storage/types.js";
+import type { Storage } from "../../storage/types.js";
 
 /** What an adapter's test file hands to `runStorageConformance`, once per case. */
 export interface ConformanceHandle {
   storage: Storage;
   /**
    * Closes and reopens a persistent store and resolves the new Storage. A store with nothing to
-   * reopen (memory, SQLite `:memory:`) resolves the same storage.
+   * reopen (memory, SQLite `:memory:`) resolves the same storage. Optional for custom adapters:
+   * without it the durability cases are skipped, each with the reason.
    */
-  reopen(): Promise<Storage>;
-  /** Closes whatever storage is current and removes the case's state (temp files). */
-  dispose(): Promise<void>;
+  reopen?(): Promise<Storage>;
+  /** Closes whatever storage is current and removes the case's state. Default: `storage.close()`. */
+  dispose?(): Promise<void>;
 }
 
 export type ConformanceSetup = () => Promise<ConformanceHandle>;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { TaskResultRecord, TaskStageRecord } from "../../src/schemas/run-task-records.js";
-import type { GuardedResultWrite } from "../../src/storage/types.js";
+import type { TaskResultRecord, TaskStageRecord } from "../../schemas/run-task-records.js";
+import type { GuardedResultWrite } from "../../storage/types.js";
 import { race, type ConformanceContext } from "./context.js";
 import { at } from "./fixtures.js";
 import { delivery, outcome, result, rid, run, stage, started } from "./run-task-fixtures.js";

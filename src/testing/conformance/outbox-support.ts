@@ -1,6 +1,6 @@
 import { expect } from "vitest";
-import type { TaskDeliveryRecord, TaskResultRecord } from "../../src/schemas/run-task-records.js";
-import type { ClaimedDelivery, DeliveryCompletion, DeliveryRetry, SettleOutcome } from "../../src/storage/types.js";
+import type { TaskDeliveryRecord, TaskResultRecord } from "../../schemas/run-task-records.js";
+import type { ClaimedDelivery, DeliveryCompletion, DeliveryRetry, SettleOutcome } from "../../storage/types.js";
 import type { ConformanceContext } from "./context.js";
 import { at } from "./fixtures.js";
 import { delivery, result, rid, run, runTask, stage, started } from "./run-task-fixtures.js";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { TaskResultRecord } from "../../src/schemas/run-task-records.js";
-import type { ResultStatus } from "../../src/schemas/run-tasks.js";
+import type { TaskResultRecord } from "../../schemas/run-task-records.js";
+import type { ResultStatus } from "../../schemas/run-tasks.js";
 import { race, type ConformanceContext } from "./context.js";
 import { at } from "./fixtures.js";
 import { delivered, LEASE, outbox } from "./outbox-support.js";

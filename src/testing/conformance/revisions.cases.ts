@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { DIRECTORY_SCOPE, variablesScope } from "../../src/storage/revisions.js";
-import type { RevisionStore } from "../../src/storage/types.js";
+import { DIRECTORY_SCOPE, variablesScope } from "../../storage/revisions.js";
+import type { RevisionStore } from "../../storage/types.js";
 import type { ConformanceContext } from "./context.js";
 import { agentPool, apiToken, at, organization, policySet, project, PS_SAME_ID, sensitiveVariable, team, user, variable, workspace, WS } from "./fixtures.js";
 import { teamProject } from "./team-projects.cases.js";

@@ -1,5 +1,5 @@
-import type { AgentPool, Organization, PolicySet, Project, Team, User, Workspace } from "../../src/schemas/directory.js";
-import type { ApiTokenRecord, VariableRecord, VarOwner } from "../../src/schemas/records.js";
+import type { AgentPool, Organization, PolicySet, Project, Team, User, Workspace } from "../../schemas/directory.js";
+import type { ApiTokenRecord, VariableRecord, VarOwner } from "../../schemas/records.js";
 
 /** Record builders with every field set to a non-default value, so a dropped column shows. */
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { VariableRecord } from "../../src/schemas/records.js";
+import type { VariableRecord } from "../../schemas/records.js";
 import { byId, race, wins, type ConformanceContext } from "./context.js";
 import { PS_SAME_ID, sensitiveVariable, variable, WS, WS2 } from "./fixtures.js";
 

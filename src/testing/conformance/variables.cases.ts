@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { VariableRecord, VarOwner } from "../../src/schemas/records.js";
+import type { VariableRecord, VarOwner } from "../../schemas/records.js";
 import { race, wins, type ConformanceContext } from "./context.js";
 import { at, PS_SAME_ID, variable, WS, WS2 } from "./fixtures.js";
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { AgentTokenRecord } from "../../src/schemas/records.js";
+import type { AgentTokenRecord } from "../../schemas/records.js";
 import { race, wins, type ConformanceContext } from "./context.js";
 import { at } from "./fixtures.js";
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { Storage } from "../../src/storage/types.js";
+import type { Storage } from "../../storage/types.js";
 import { byId, race, wins, type ConformanceContext } from "./context.js";
 import * as fx from "./fixtures.js";
 

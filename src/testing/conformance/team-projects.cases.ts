@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { TeamProjectRecord } from "../../src/schemas/team-projects.js";
+import type { TeamProjectRecord } from "../../schemas/team-projects.js";
 import { race, wins, type ConformanceContext } from "./context.js";
 import { at } from "./fixtures.js";
 
