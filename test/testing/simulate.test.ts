@@ -18,6 +18,7 @@ interface Behaviour {
   contentType?: string;
   callback?: boolean;
   statuses?: string[];
+  outcomes?: number;
 }
 
 /** A hand-written integration whose one defect is chosen by `behaviour`. */
@@ -37,7 +38,7 @@ async function brokenIntegration(behaviour: Behaviour): Promise<string> {
           await fetch(request.task_result_callback_url, {
             method: "PATCH",
             headers: { authorization: `Bearer ${request.access_token}`, "content-type": behaviour.contentType ?? "application/vnd.api+json" },
-            body: JSON.stringify({ data: { type: "task-results", attributes: { status } } }),
+            body: JSON.stringify({ data: { type: "task-results", attributes: { status }, ...outcomes(behaviour.outcomes ?? 0) } }),
           });
         }
         // Callbacks for the wrong-key request may land after the simulator stopped its platform.
@@ -48,6 +49,11 @@ async function brokenIntegration(behaviour: Behaviour): Promise<string> {
   closers.push(() => new Promise((r) => { server.close(() => r()); server.closeAllConnections(); }));
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
 }
+
+const outcomes = (count: number) =>
+  count === 0
+    ? {}
+    : { relationships: { outcomes: { data: Array.from({ length: count }, (_, i) => ({ type: "task-result-outcomes", attributes: { "outcome-id": `O-${i}`, description: "finding" } })) } } };
 
 const failures = (report: SimulationReport) => report.checks.filter((c) => c.level === "fail").map((c) => `[${c.scope}] ${c.name}: ${c.detail}`);
 
@@ -99,5 +105,10 @@ describe("simulateRunTask", () => {
   it("reports callbacks sent after the final status", async () => {
     const report = await simulateRunTask({ url: await brokenIntegration({ statuses: ["passed", "running"] }), hmacKey: KEY, callbackTimeoutMs: 2000 });
     expect(failures(report)).toEqual(["[post_plan] status order: callbacks after the final status passed: running"]);
+  });
+
+  it("reports a callback over the outcome limit", async () => {
+    const report = await simulateRunTask({ url: await brokenIntegration({ statuses: ["passed"], outcomes: 251 }), hmacKey: KEY, callbackTimeoutMs: 2000 });
+    expect(failures(report)).toEqual(["[post_plan] callback body: data.relationships.outcomes.data: Too big: expected array to have <=250 items"]);
   });
 });

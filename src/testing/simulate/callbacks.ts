@@ -27,8 +27,11 @@ export function checkCallbacks(scope: string, token: string, callbacks: Received
   const badType = callbacks.find((c) => (c.contentType ?? "").split(";")[0]!.trim().toLowerCase() !== MEDIA_TYPE);
   checks.push(check("content type", !badType, badType ? `callback content type is ${badType.contentType ?? "(none)"}; expected ${MEDIA_TYPE}` : MEDIA_TYPE));
   const statuses = callbacks.map((c) => statusOf(c.body));
-  const unknown = statuses.find((s) => !(CALLBACK_STATUSES as readonly unknown[]).includes(s));
-  checks.push(check("status values", unknown === undefined && statuses.every((s) => s !== undefined), unknown === undefined ? statuses.join(", ") : `callback status ${JSON.stringify(unknown)} is not one of ${CALLBACK_STATUSES.join(", ")}`));
+  const unknown = statuses.find((s) => s !== undefined && !(CALLBACK_STATUSES as readonly unknown[]).includes(s));
+  const missing = statuses.includes(undefined);
+  const statusDetail =
+    unknown !== undefined ? `callback status ${JSON.stringify(unknown)} is not one of ${CALLBACK_STATUSES.join(", ")}` : missing ? "a callback has no data.attributes.status" : statuses.join(", ");
+  checks.push(check("status values", unknown === undefined && !missing, statusDetail));
   const invalid = callbacks.map((c) => bodyProblem(c.body)).find((p) => p !== null);
   checks.push(check("callback body", !invalid, invalid ?? "valid JSON:API task-results document within the outcome limits"));
   const terminal = statuses.findIndex((s) => TERMINAL.has(String(s)));
@@ -44,10 +47,10 @@ function bodyProblem(body: string): string | null {
   try {
     json = JSON.parse(body);
   } catch {
-    return "callback body is not JSON";
+    return "not JSON";
   }
   const parsed = CallbackBodySchema.safeParse(json);
   if (parsed.success) return null;
   const issue = parsed.error.issues[0]!;
-  return `callback body: ${issue.path.join(".") || "(root)"}: ${issue.message}`;
+  return `${issue.path.join(".") || "(root)"}: ${issue.message}`;
 }
