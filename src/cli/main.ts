@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { checkIntegration } from "./check-integration.js";
 import { doctor } from "./doctor.js";
 import { keygen } from "./keygen.js";
 import { migrate } from "./migrate.js";
@@ -16,7 +17,9 @@ const USAGE = `usage: runplane <command> [flags]
   migrate     apply pending schema migrations (--dry-run: list them)
   reencrypt   move sealed values to the keyring's active key
   token       token create [--team <id>]: a new owners (or team) API token
-  doctor      check options, storage, keyring and egress`;
+  doctor      check options, storage, keyring and egress
+  check-integration <url> --hmac-key <key> [--stage post_plan] [--dialect default|hcp-terraform]
+              play the platform against a run task integration and report`;
 
 const out = (line: string): void => void process.stdout.write(`${line}\n`);
 
@@ -27,6 +30,7 @@ const COMMANDS: Record<string, (args: string[]) => Promise<boolean | void> | boo
   reencrypt: (args) => reencrypt(args, out),
   token: (args) => token(args, out),
   doctor: (args) => doctor(args, out),
+  "check-integration": (args) => checkIntegration(args, out),
 };
 
 const [name, ...args] = process.argv.slice(2);

@@ -1,0 +1,1 @@
+export { formatReport, SIMULATED_PLAN, simulateRunTask, type SimulateRunTaskOptions, type SimulationCheck, type SimulationReport } from "./simulate.js";

@@ -1,0 +1,96 @@
+import { createServer, type IncomingMessage, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { gzipSync } from "node:zlib";
+
+/** What the integration sent to one callback URL. */
+export interface ReceivedCallback {
+  at: number;
+  authorization: string | undefined;
+  contentType: string | undefined;
+  body: string;
+}
+
+/** What the simulated platform saw for one task result id. */
+export interface ResultTraffic {
+  planFetches: { authorization: string | undefined }[];
+  configFetches: number;
+  callbacks: ReceivedCallback[];
+}
+
+export interface SimulatedPlatform {
+  origin: string;
+  traffic(taskResultId: string): ResultTraffic;
+  close(): Promise<void>;
+}
+
+const MAX_BODY = 5 * 1024 * 1024; // the callback body limit of decision D26
+// An empty tar archive (two zero blocks), gzipped: a valid configuration version download.
+const EMPTY_TGZ = gzipSync(Buffer.alloc(1024));
+
+const readBody = (req: IncomingMessage): Promise<string> =>
+  new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on("data", (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= MAX_BODY) chunks.push(chunk);
+    });
+    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
+    req.on("error", reject);
+  });
+
+/**
+ * The platform side the integration calls back into: plan JSON, configuration download and
+ * callback URLs under `/api/v2`, on a loopback port chosen by the OS. It records and answers
+ * 200; judging what it recorded is the report's job.
+ */
+export function startPlatform(plan: unknown): Promise<SimulatedPlatform> {
+  const byResult = new Map<string, ResultTraffic>();
+  const traffic = (id: string): ResultTraffic => {
+    let entry = byResult.get(id);
+    if (!entry) byResult.set(id, (entry = { planFetches: [], configFetches: 0, callbacks: [] }));
+    return entry;
+  };
+  // Plans and configuration versions are named after the task result, so every fetch is attributable.
+  const server: Server = createServer((req, res) => {
+    void (async () => {
+      const path = new URL(req.url ?? "/", "http://x").pathname;
+      const body = await readBody(req);
+      const plan_ = /^\/api\/v2\/plans\/plan-(.+)\/json-output$/.exec(path);
+      const config = /^\/api\/v2\/configuration-versions\/cv-(.+)\/download$/.exec(path);
+      const callback = /^\/api\/v2\/task-results\/taskrs-(.+)\/callback$/.exec(path);
+      if (req.method === "GET" && plan_) {
+        traffic(decodeURIComponent(plan_[1]!)).planFetches.push({ authorization: req.headers.authorization });
+        res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(plan));
+      } else if (req.method === "GET" && config) {
+        traffic(decodeURIComponent(config[1]!)).configFetches += 1;
+        res.writeHead(200, { "content-type": "application/octet-stream" }).end(EMPTY_TGZ);
+      } else if (req.method === "PATCH" && callback) {
+        traffic(decodeURIComponent(callback[1]!)).callbacks.push({
+          at: Date.now(),
+          authorization: req.headers.authorization,
+          contentType: req.headers["content-type"],
+          body,
+        });
+        res.writeHead(200, { "content-type": "application/vnd.api+json" }).end('{"data":null}');
+      } else {
+        res.writeHead(404).end();
+      }
+    })().catch(() => res.writeHead(400).end());
+  });
+  return new Promise((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as AddressInfo;
+      resolve({
+        origin: `http://127.0.0.1:${port}`,
+        traffic,
+        close: () =>
+          new Promise<void>((done) => {
+            server.close(() => done());
+            server.closeAllConnections();
+          }),
+      });
+    });
+  });
+}

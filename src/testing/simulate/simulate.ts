@@ -1,0 +1,130 @@
+import { randomBytes } from "node:crypto";
+import {
+  buildRunTaskRequest,
+  runTaskRequestHeaders,
+  serializeRunTaskRequest,
+  verificationRequest,
+  type RunTaskUrls,
+} from "../../domain/run-task-request.js";
+import type { Dialect } from "../../schemas/common.js";
+import { PLAN_STAGES, type RunStage, type RunTaskRequest } from "../../schemas/run-tasks.js";
+import { checkCallbacks } from "./callbacks.js";
+import { SIMULATED_PLAN } from "./plan-fixture.js";
+import { startPlatform, type SimulatedPlatform } from "./platform.js";
+import { formatReport, type SimulationCheck, type SimulationReport } from "./report.js";
+
+export { formatReport, SIMULATED_PLAN, type SimulationCheck, type SimulationReport };
+
+export interface SimulateRunTaskOptions {
+  /** The integration's run task URL. */
+  url: string;
+  /** The HMAC key the integration verifies with. */
+  hmacKey: string;
+  /** Default `["post_plan"]`. */
+  stages?: readonly RunStage[];
+  /** decision D1: `default` signs in X-SVC-Task-Signature, `hcp-terraform` in X-TFC-Task-Signature. */
+  dialect?: Dialect;
+  /** How long the integration may take to answer a request (spec 4.1: 10 s). */
+  responseTimeoutMs?: number;
+  /** How long to wait for the final callback of each stage. Default 10 s. */
+  callbackTimeoutMs?: number;
+  /** The plan served at `plan_json_api_url`. Default: a deterministic three-change plan. */
+  plan?: unknown;
+}
+
+const ORG = "simulated-org";
+const WRONG_KEY = "runplane-simulator-wrong-key";
+
+function runRequest(stage: RunStage, urls: RunTaskUrls, suffix: string, token: string): RunTaskRequest {
+  return buildRunTaskRequest({
+    stage,
+    accessToken: token,
+    urls,
+    organizationName: ORG,
+    run: { id: `run-${suffix}`, createdAt: "2026-01-01T00:00:00.000Z", createdBy: "simulator", message: "runplane simulated run", isSpeculative: false, planId: `plan-${suffix}` },
+    configurationVersion: { id: `cv-${suffix}`, downloadable: true },
+    workspace: { id: `ws-${suffix}`, name: "simulated-workspace", workingDirectory: "" },
+    vcs: null,
+    taskResult: { id: `taskrs-${suffix}`, enforcementLevel: "mandatory" },
+  });
+}
+
+/**
+ * Sends one signed request. This bypasses the SSRF guard of src/delivery/ on purpose: the
+ * simulator is a test tool the user points at their own integration, often on loopback.
+ */
+async function send(url: string, payload: RunTaskRequest, key: string, dialect: Dialect, timeoutMs: number): Promise<{ status: number } | { error: string }> {
+  const bytes = serializeRunTaskRequest(payload);
+  try {
+    const response = await fetch(url, {
+      method: "POST",
+      headers: runTaskRequestHeaders({ bytes, key, dialect, userAgent: "runplane-simulator" }),
+      // The signed bytes are valid UTF-8, so the decoded string re-encodes to exactly them.
+      body: new TextDecoder().decode(bytes),
+      redirect: "manual",
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+    await response.body?.cancel().catch(() => {});
+    return { status: response.status };
+  } catch (error) {
+    const timedOut = error instanceof Error && (error.name === "TimeoutError" || error.name === "AbortError");
+    return { error: timedOut ? `no answer within ${timeoutMs} ms` : `request failed (${error instanceof Error ? error.message : String(error)})` };
+  }
+}
+
+const answered200 = (scope: string, result: { status: number } | { error: string }): SimulationCheck =>
+  "error" in result
+    ? { scope, name: "answer", level: "fail", detail: result.error }
+    : { scope, name: "answer", level: result.status === 200 ? "pass" : "fail", detail: result.status === 200 ? "200" : `answered ${result.status}; expected 200` };
+
+async function waitForFinal(platform: SimulatedPlatform, suffix: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  const final = () => platform.traffic(suffix).callbacks.some((c) => /"status"\s*:\s*"(passed|failed)"/.test(c.body));
+  while (Date.now() < deadline && !final()) await new Promise((r) => setTimeout(r, 25));
+  // A short grace period catches callbacks sent after the final status.
+  if (final()) await new Promise((r) => setTimeout(r, 100));
+}
+
+/** Plays the platform against an integration and checks it against the run task contract (spec 4.1, 4.2). */
+export async function simulateRunTask(options: SimulateRunTaskOptions): Promise<SimulationReport> {
+  const dialect = options.dialect ?? "default";
+  const responseMs = options.responseTimeoutMs ?? 10_000;
+  const callbackMs = options.callbackTimeoutMs ?? 10_000;
+  const platform = await startPlatform(options.plan ?? SIMULATED_PLAN);
+  const urls: RunTaskUrls = { publicUrl: platform.origin, appUrl: platform.origin, basePath: "/api/v2" };
+  const checks: SimulationCheck[] = [];
+  try {
+    const verification = verificationRequest({ organizationName: ORG, urls, at: new Date(0) });
+    checks.push(answered200("verification", await send(options.url, verification, options.hmacKey, dialect, responseMs)));
+
+    const wrongSuffix = randomBytes(8).toString("hex");
+    const wrong = await send(options.url, runRequest("post_plan", urls, wrongSuffix, randomBytes(16).toString("hex")), WRONG_KEY, dialect, responseMs);
+    const refused = "status" in wrong && wrong.status >= 400 && wrong.status < 500;
+    checks.push({
+      scope: "signature",
+      name: "wrong key refused",
+      level: refused ? "pass" : "fail",
+      detail: "error" in wrong ? wrong.error : refused ? `answered ${wrong.status}` : `a request signed with a wrong key was answered ${wrong.status}; it must be refused (4xx)`,
+    });
+
+    for (const stage of options.stages ?? ["post_plan"]) {
+      const suffix = randomBytes(8).toString("hex");
+      const token = randomBytes(24).toString("hex");
+      const sentAt = Date.now();
+      const answer = await send(options.url, runRequest(stage, urls, suffix, token), options.hmacKey, dialect, responseMs);
+      checks.push(answered200(stage, answer));
+      if ("error" in answer || answer.status !== 200) continue;
+      await waitForFinal(platform, suffix, callbackMs);
+      const traffic = platform.traffic(suffix);
+      if ((PLAN_STAGES as readonly RunStage[]).includes(stage)) {
+        const fetched = traffic.planFetches.length > 0;
+        const authed = traffic.planFetches.every((f) => f.authorization === `Bearer ${token}`);
+        checks.push({ scope: stage, name: "plan fetched", level: fetched && authed ? "pass" : "warn", detail: !fetched ? "the integration did not download plan_json_api_url" : authed ? "with the access token" : "without Authorization: Bearer <access_token>" });
+      }
+      checks.push(...checkCallbacks(stage, token, traffic.callbacks, sentAt, callbackMs));
+    }
+  } finally {
+    await platform.close();
+  }
+  return { ok: checks.every((c) => c.level !== "fail"), checks };
+}

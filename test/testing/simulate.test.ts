@@ -1,0 +1,114 @@
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterEach, describe, expect, it } from "vitest";
+import { createExampleIntegration } from "../../examples/integration/server.js";
+import { listen } from "../../examples/server/integration.js";
+import { verifyRunTaskSignature, signatureFromHeaders } from "../../src/integration/signature.js";
+import { formatReport, simulateRunTask, type SimulationReport } from "../../src/testing/simulate/index.js";
+
+const KEY = "simulator-test-key";
+const closers: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  await Promise.all(closers.splice(0).map((close) => close()));
+});
+
+interface Behaviour {
+  checkSignature?: boolean;
+  answer?: number;
+  contentType?: string;
+  callback?: boolean;
+  statuses?: string[];
+  outcomes?: number;
+}
+
+/** A hand-written integration whose one defect is chosen by `behaviour`. */
+async function brokenIntegration(behaviour: Behaviour): Promise<string> {
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => {
+      const raw = Buffer.concat(chunks);
+      const signature = signatureFromHeaders(req.headers as Record<string, string>);
+      if ((behaviour.checkSignature ?? true) && !verifyRunTaskSignature(raw, signature, KEY)) return void res.writeHead(401).end();
+      res.writeHead(behaviour.answer ?? 200).end();
+      const request = JSON.parse(raw.toString("utf8")) as { access_token: string; task_result_callback_url: string };
+      if (request.access_token === "test-token" || behaviour.callback === false) return;
+      void (async () => {
+        for (const status of behaviour.statuses ?? ["running", "passed"]) {
+          await fetch(request.task_result_callback_url, {
+            method: "PATCH",
+            headers: { authorization: `Bearer ${request.access_token}`, "content-type": behaviour.contentType ?? "application/vnd.api+json" },
+            body: JSON.stringify({ data: { type: "task-results", attributes: { status }, ...outcomes(behaviour.outcomes ?? 0) } }),
+          });
+        }
+        // Callbacks for the wrong-key request may land after the simulator stopped its platform.
+      })().catch(() => {});
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  closers.push(() => new Promise((r) => { server.close(() => r()); server.closeAllConnections(); }));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+}
+
+const outcomes = (count: number) =>
+  count === 0
+    ? {}
+    : { relationships: { outcomes: { data: Array.from({ length: count }, (_, i) => ({ type: "task-result-outcomes", attributes: { "outcome-id": `O-${i}`, description: "finding" } })) } } };
+
+const failures = (report: SimulationReport) => report.checks.filter((c) => c.level === "fail").map((c) => `[${c.scope}] ${c.name}: ${c.detail}`);
+
+describe("simulateRunTask", () => {
+  it("passes the bundled example integration at every stage, in both dialects", async () => {
+    const { handler } = createExampleIntegration({ hmacKey: KEY });
+    const started = await listen(handler, 0, "127.0.0.1");
+    closers.push(started.close);
+    for (const dialect of ["default", "hcp-terraform"] as const) {
+      const report = await simulateRunTask({ url: `http://127.0.0.1:${started.port}/`, hmacKey: KEY, dialect, stages: ["pre_plan", "post_plan"] });
+      expect(failures(report)).toEqual([]);
+      expect(report.ok).toBe(true);
+      const planFetched = report.checks.find((c) => c.scope === "post_plan" && c.name === "plan fetched");
+      expect(planFetched?.level).toBe("pass");
+      // The deterministic plan deletes a resource, so the example fails the run.
+      expect(report.checks.find((c) => c.scope === "post_plan" && c.name === "status order")?.detail).toBe("final status failed");
+      expect(formatReport(report)).toContain("integration passes the run task contract");
+    }
+  });
+
+  it("reports an integration that accepts any signature", async () => {
+    const report = await simulateRunTask({ url: await brokenIntegration({ checkSignature: false }), hmacKey: KEY, callbackTimeoutMs: 2000 });
+    expect(report.ok).toBe(false);
+    expect(failures(report)).toEqual(["[signature] wrong key refused: a request signed with a wrong key was answered 200; it must be refused (4xx)"]);
+  });
+
+  it("reports an integration that answers 201", async () => {
+    const report = await simulateRunTask({ url: await brokenIntegration({ answer: 201 }), hmacKey: KEY, callbackTimeoutMs: 2000 });
+    expect(failures(report)).toEqual(["[verification] answer: answered 201; expected 200", "[post_plan] answer: answered 201; expected 200"]);
+  });
+
+  it("reports a callback with the wrong content type", async () => {
+    const report = await simulateRunTask({ url: await brokenIntegration({ contentType: "application/json" }), hmacKey: KEY, callbackTimeoutMs: 2000 });
+    expect(failures(report)).toEqual(["[post_plan] content type: callback content type is application/json; expected application/vnd.api+json"]);
+  });
+
+  it("reports an integration that never calls back", async () => {
+    const report = await simulateRunTask({ url: await brokenIntegration({ callback: false }), hmacKey: KEY, callbackTimeoutMs: 300 });
+    expect(failures(report)).toEqual(["[post_plan] callback: no callback within 300 ms"]);
+  });
+
+  it("reports a status other than running, passed or failed", async () => {
+    const report = await simulateRunTask({ url: await brokenIntegration({ statuses: ["running", "errored"] }), hmacKey: KEY, callbackTimeoutMs: 300 });
+    const lines = failures(report);
+    expect(lines).toContain('[post_plan] status values: callback status "errored" is not one of running, passed, failed');
+    expect(report.ok).toBe(false);
+  });
+
+  it("reports callbacks sent after the final status", async () => {
+    const report = await simulateRunTask({ url: await brokenIntegration({ statuses: ["passed", "running"] }), hmacKey: KEY, callbackTimeoutMs: 2000 });
+    expect(failures(report)).toEqual(["[post_plan] status order: callbacks after the final status passed: running"]);
+  });
+
+  it("reports a callback over the outcome limit", async () => {
+    const report = await simulateRunTask({ url: await brokenIntegration({ statuses: ["passed"], outcomes: 251 }), hmacKey: KEY, callbackTimeoutMs: 2000 });
+    expect(failures(report)).toEqual(["[post_plan] callback body: data.relationships.outcomes.data: Too big: expected array to have <=250 items"]);
+  });
+});
