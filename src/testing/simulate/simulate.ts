@@ -6,6 +6,7 @@ import {
   verificationRequest,
   type RunTaskUrls,
 } from "../../domain/run-task-request.js";
+import { createEgress, isEgressError, type HttpTransport } from "../../delivery/egress.js";
 import type { Dialect } from "../../schemas/common.js";
 import { PLAN_STAGES, type RunStage, type RunTaskRequest } from "../../schemas/run-tasks.js";
 import { checkCallbacks } from "./callbacks.js";
@@ -50,29 +51,31 @@ function runRequest(stage: RunStage, urls: RunTaskUrls, suffix: string, token: s
 }
 
 /**
- * Sends one signed request. This bypasses the SSRF guard of src/delivery/ on purpose: the
- * simulator is a test tool the user points at their own integration, often on loopback.
+ * The egress that sends the simulator's requests (decision D15): the guarded transport, allowing
+ * exactly the integration's host and port, since the user points the simulator at their own
+ * integration (often on loopback, which the guard refuses by default).
  */
-async function send(url: string, payload: RunTaskRequest, key: string, dialect: Dialect, timeoutMs: number): Promise<{ status: number } | { error: string }> {
+function egressFor(url: string, timeoutMs: number): HttpTransport {
+  const target = new URL(url);
+  const port = target.port || (target.protocol === "https:" ? "443" : "80");
+  return createEgress({ allow: [`${target.hostname}:${port}`], timeoutMs, userAgent: "runplane-simulator" });
+}
+
+type Sent = { status: number } | { error: string };
+
+/** Sends one signed request; a refusal, timeout or network failure becomes an `error` line. */
+async function send(egress: HttpTransport, url: string, payload: RunTaskRequest, key: string, dialect: Dialect, timeoutMs: number): Promise<Sent> {
   const bytes = serializeRunTaskRequest(payload);
   try {
-    const response = await fetch(url, {
-      method: "POST",
-      headers: runTaskRequestHeaders({ bytes, key, dialect, userAgent: "runplane-simulator" }),
-      // The signed bytes are valid UTF-8, so the decoded string re-encodes to exactly them.
-      body: new TextDecoder().decode(bytes),
-      redirect: "manual",
-      signal: AbortSignal.timeout(timeoutMs),
-    });
-    await response.body?.cancel().catch(() => {});
-    return { status: response.status };
+    const { status } = await egress.send({ url, headers: runTaskRequestHeaders({ bytes, key, dialect, userAgent: "runplane-simulator" }), body: bytes });
+    return { status };
   } catch (error) {
-    const timedOut = error instanceof Error && (error.name === "TimeoutError" || error.name === "AbortError");
-    return { error: timedOut ? `no answer within ${timeoutMs} ms` : `request failed (${error instanceof Error ? error.message : String(error)})` };
+    if (isEgressError(error) && error.code === "timeout") return { error: `no answer within ${timeoutMs} ms` };
+    return { error: `request failed (${isEgressError(error) ? error.message : error instanceof Error ? error.message : String(error)})` };
   }
 }
 
-const answered200 = (scope: string, result: { status: number } | { error: string }): SimulationCheck =>
+const answered200 = (scope: string, result: Sent): SimulationCheck =>
   "error" in result
     ? { scope, name: "answer", level: "fail", detail: result.error }
     : { scope, name: "answer", level: result.status === 200 ? "pass" : "fail", detail: result.status === 200 ? "200" : `answered ${result.status}; expected 200` };
@@ -93,12 +96,13 @@ export async function simulateRunTask(options: SimulateRunTaskOptions): Promise<
   const platform = await startPlatform(options.plan ?? SIMULATED_PLAN);
   const urls: RunTaskUrls = { publicUrl: platform.origin, appUrl: platform.origin, basePath: "/api/v2" };
   const checks: SimulationCheck[] = [];
+  const egress = egressFor(options.url, responseMs);
   try {
     const verification = verificationRequest({ organizationName: ORG, urls, at: new Date(0) });
-    checks.push(answered200("verification", await send(options.url, verification, options.hmacKey, dialect, responseMs)));
+    checks.push(answered200("verification", await send(egress, options.url, verification, options.hmacKey, dialect, responseMs)));
 
     const wrongSuffix = randomBytes(8).toString("hex");
-    const wrong = await send(options.url, runRequest("post_plan", urls, wrongSuffix, randomBytes(16).toString("hex")), WRONG_KEY, dialect, responseMs);
+    const wrong = await send(egress, options.url, runRequest("post_plan", urls, wrongSuffix, randomBytes(16).toString("hex")), WRONG_KEY, dialect, responseMs);
     const refused = "status" in wrong && wrong.status >= 400 && wrong.status < 500;
     checks.push({
       scope: "signature",
@@ -111,7 +115,7 @@ export async function simulateRunTask(options: SimulateRunTaskOptions): Promise<
       const suffix = randomBytes(8).toString("hex");
       const token = randomBytes(24).toString("hex");
       const sentAt = Date.now();
-      const answer = await send(options.url, runRequest(stage, urls, suffix, token), options.hmacKey, dialect, responseMs);
+      const answer = await send(egress, options.url, runRequest(stage, urls, suffix, token), options.hmacKey, dialect, responseMs);
       checks.push(answered200(stage, answer));
       if ("error" in answer || answer.status !== 200) continue;
       await waitForFinal(platform, suffix, callbackMs);
@@ -124,6 +128,7 @@ export async function simulateRunTask(options: SimulateRunTaskOptions): Promise<
       checks.push(...checkCallbacks(stage, token, traffic.callbacks, sentAt, callbackMs));
     }
   } finally {
+    await egress.close();
     await platform.close();
   }
   return { ok: checks.every((c) => c.level !== "fail"), checks };
