@@ -24,6 +24,7 @@ import type { Storage } from "./storage/types.js";
 import { createEgress, createEgressPolicy, type HttpTransport, type Resolver } from "./delivery/egress.js";
 import { createTaskEndpointCheck } from "./delivery/verification.js";
 import { checkOptions } from "./options.js";
+import { buildOpenApiDocument, operationsFor, type OpenApiDocument } from "./openapi/document.js";
 import type { Runplane } from "./runplane.js";
 
 /** Options of {@link createRunplane}. */
@@ -143,10 +144,18 @@ export function createRunplane(options: RunplaneOptions): Runplane {
 
   // decision D21: the permission resolver decides every route through the route-permission table.
   const authorizer: Authorizer = createAuthorizer(ctx);
+  const definitions = [
+    teamProjectResource(basePath),
+    variableResource(basePath, dialect),
+    policySetParameterResource(basePath),
+    agentTokenResource(basePath),
+    ...runTaskResources(basePath),
+    ...taskStageResources(basePath),
+  ];
   const app: HttpApp = {
     basePath,
     dialect: ctx.dialect,
-    jsonapi: createJsonApi([teamProjectResource(basePath), variableResource(basePath), policySetParameterResource(basePath), agentTokenResource(basePath), ...runTaskResources(basePath), ...taskStageResources(basePath)]),
+    jsonapi: createJsonApi(definitions),
     services,
     authorizer,
     logger,
@@ -163,6 +172,9 @@ export function createRunplane(options: RunplaneOptions): Runplane {
         }
       : undefined;
   const handler = createHandler(app, routes, authenticate, caching);
+  // Fails at construction, like the permission table, when a route has no documentation (issue 18).
+  operationsFor(routes, dialect);
+  let openapi: OpenApiDocument | undefined;
 
   // Member documentation lives on the Runplane interface (src/runplane.ts).
   return {
@@ -176,6 +188,7 @@ export function createRunplane(options: RunplaneOptions): Runplane {
     reencrypt: async () => (await services.varEngine.reencrypt()) + (await services.runTasks.tasks.reencrypt()),
     basePath,
     routes: routes.map((r) => ({ method: r.method, path: `${basePath}${r.path}` })),
+    openapi: () => (openapi ??= buildOpenApiDocument({ routes, definitions, dialect, basePath })),
     auth: { authenticate, authorize: authorizer },
     transport,
     close: async () => {
@@ -190,6 +203,7 @@ export type { Runplane, AgentTokenService, Directory, PolicySetParameterService,
 // The documented API only (issue 17.6, house style "a small public surface"): everything else is
 // internal. Storage contract types for adapter authors live at `runplane/storage`.
 export { RunplaneOptionsError } from "./options.js";
+export type { OpenApiDocument } from "./openapi/document.js";
 export { ApiError, isApiError, type ErrorCode } from "./errors.js";
 export { createKeyring, generateKey, type Keyring, type KeyringOptions, type KeyringKey } from "./crypto/keyring.js";
 export { createConsoleLogger, silentLogger, type ConsoleLoggerOptions, type LogLevel, type Logger, type PinoLikeLogger } from "./logger.js";

@@ -1,6 +1,7 @@
 import type { HttpTransport } from "./delivery/egress.js";
 import type { Authenticate } from "./http/handler.js";
 import type { Authorizer } from "./http/types.js";
+import type { OpenApiDocument } from "./openapi/document.js";
 import type { AgentTokenService } from "./services/agent-tokens.js";
 import type { Directory } from "./services/directory.js";
 import type { PolicySetParameterService } from "./services/policy-set-parameters.js";
@@ -49,6 +50,12 @@ export interface Runplane {
   directory: Directory;
   /** Moves every sealed value (variables, parameters, run task HMAC keys) to the keyring's active key (D11); resolves the number of rows rewritten. */
   reencrypt: () => Promise<number>;
+  /**
+   * The OpenAPI 3.1 description of every route (issue 18), generated from the same zod schemas that
+   * validate requests and shape responses, in this instance's dialect and base path. Serve it as JSON,
+   * e.g. at `GET /openapi.json`. Built on first call, then the same object.
+   */
+  openapi: () => OpenApiDocument;
   /** The routes served by `handler`, for documentation and tests. */
   routes: { method: string; path: string }[];
   /**

@@ -77,7 +77,9 @@ const demoRuns = createDemoRuns(runplane, { publicUrl: origin });
 const routes = new Hono();
 routes.all("/api/v2/*", (c) => runplane.handler(c.req.raw));
 routes.all("/api/v2", (c) => runplane.handler(c.req.raw));
-routes.get("/", (c) => c.text("runplane reference server: the API is under /api/v2\n"));
+routes.get("/", (c) => c.text("runplane reference server: the API is under /api/v2, its OpenAPI description at /openapi.json\n"));
+// The OpenAPI 3.1 description of the API, generated from runplane's zod schemas (issue 18).
+routes.get("/openapi.json", (c) => c.json(runplane.openapi()));
 // GET /metrics (Prometheus text format) and GET /healthz (examples/server/observability.ts).
 mountObservability(routes, observed.scrape, runplane, dispatcher);
 // The run task results page for people, signed in with an API token (or a bearer header).
@@ -124,7 +126,7 @@ process.stdout.write(
       ? "dialect: hcp-terraform (signs with X-TFC-Task-Signature, category word terraform)"
       : "dialect: default (signs with X-SVC-Task-Signature, category word config); existing HCP Terraform integrations need RUNPLANE_DIALECT=hcp-terraform",
     `results page: ${origin}/app/runs/<run id>, ${origin}/app/<organization>/<workspace>[/runs/<run id>]`,
-    `metrics: ${origin}/metrics, health: ${origin}/healthz`,
+    `metrics: ${origin}/metrics, health: ${origin}/healthz, OpenAPI: ${origin}/openapi.json`,
     `example integration: ${integration.url} (run tasks task-demo, mandatory at post_plan, and task-demo-advisory, advisory at pre_apply, on ${DEMO.workspace})`,
     fromEnv ? "owners token: using ADMIN_TOKEN" : `owners token (printed once, revoked at next start): ${token}`,
     "",

@@ -1,4 +1,5 @@
 import JSONAPISerializer, { type RelationshipOptions } from "json-api-serializer";
+import type * as z from "zod";
 import { ApiError, TITLE_BY_CODE } from "../errors.js";
 
 /** The media type of every response body (D6). */
@@ -8,6 +9,8 @@ export const MEDIA_TYPE = "application/vnd.api+json";
 export interface RelationshipDefinition {
   /** Wire type of the related resource, or a function of the parent's data. */
   type: string | ((parent: Record<string, unknown>) => string);
+  /** To-many: the data holds an array of ids (linkage list). */
+  many?: boolean;
   /** `links.related` of the relationship, from the parent's data. */
   related?: (parent: Record<string, unknown>) => string | undefined;
 }
@@ -21,10 +24,17 @@ export interface ResourceDefinition {
   type: string;
   /** Named variant when one wire type is written in two shapes (e.g. `vars` of a policy set). */
   schema?: string;
-  attributes: readonly string[];
+  /**
+   * The attributes, keyed as the data objects hold them (camelCase), each described by its wire
+   * value (src/schemas/wire.ts). The writer writes exactly these keys and the OpenAPI document
+   * describes them from the same schema (issue 18).
+   */
+  attributes: z.ZodObject;
   /** Attributes whose values are free-form maps: their keys are written as given, never converted. */
   verbatim?: readonly string[];
   self?: (data: Record<string, unknown>) => string;
+  /** Links besides `self` that some resources carry (documented as optional), e.g. an outcome's `body`. */
+  optionalLinks?: readonly string[];
   relationships?: Record<string, RelationshipDefinition>;
 }
 
@@ -79,7 +89,7 @@ export function createJsonApi(definitions: readonly ResourceDefinition[]) {
     }
     const verbatim = def.verbatim ?? [];
     serializer.register(def.type, def.schema ?? "default", {
-      whitelist: def.attributes.filter((a) => !verbatim.includes(a)),
+      whitelist: Object.keys(def.attributes.shape).filter((a) => !verbatim.includes(a)),
       ...(def.self ? { links: (d: Record<string, unknown>) => ({ self: def.self!(d) }) } : {}),
       relationships,
     });
@@ -111,7 +121,7 @@ export function createJsonApi(definitions: readonly ResourceDefinition[]) {
 }
 export type JsonApi = ReturnType<typeof createJsonApi>;
 
-const kebab = (name: string): string => name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+export const kebab = (name: string): string => name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
 
 /** decision D7: `meta.pagination` and absolute `links` with `%5B`/`%5D`. */
 export function paginationDocument(url: URL, page: Pagination) {

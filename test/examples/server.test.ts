@@ -2,7 +2,9 @@ import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import type { OpenApiDocument } from "../../src/index.js";
 import { startLoopbackServer } from "../helpers/loopback-server.js";
+import { createResponseChecker } from "../helpers/openapi-check.js";
 import { killSpawnedServers, spawnServer, type SpawnedServer } from "../helpers/reference-server.js";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
@@ -38,6 +40,13 @@ describe("reference server (npm start)", () => {
     const secretLooking = s.output().match(/[A-Za-z0-9_-]{40,}/g) ?? [];
     expect(secretLooking.every((m) => s.token!.includes(m))).toBe(true);
     expect((await fetch(`${s.api}/ping`)).status).toBe(204);
+    // Issue 18: the OpenAPI description, and the server's answers conform to what it describes.
+    const served = await fetch(s.api.replace(/\/api\/v2$/, "/openapi.json"));
+    expect(served.status).toBe(200);
+    const doc = (await served.json()) as OpenApiDocument;
+    expect(doc.openapi).toBe("3.1.0");
+    expect(doc.servers).toEqual([{ url: "/api/v2" }]);
+    const conforms = createResponseChecker(doc);
 
     const vars = `${s.api}/workspaces/ws-demo/vars`;
     const created = await fetch(vars, {
@@ -46,7 +55,9 @@ describe("reference server (npm start)", () => {
       body: JSON.stringify({ data: { type: "vars", attributes: { key: "region", value: "eu-west-1", category: "env" } } }),
     });
     expect(created.status).toBe(201);
-    const id = ((await created.json()) as any).data.id as string;
+    const createdText = await created.text();
+    conforms("POST", vars, created.status, created.headers.get("content-type"), createdText);
+    const id = (JSON.parse(createdText) as any).data.id as string;
     const listed = (await (await fetch(vars, { headers: jsonapi(s.token!) })).json()) as any;
     expect(listed.data.map((d: any) => d.attributes.key)).toEqual(["region"]);
     const patched = await fetch(`${vars}/${id}`, {

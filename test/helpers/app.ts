@@ -1,6 +1,7 @@
 import { createMemoryStorage } from "../../adapters/memory/index.js";
 import { createRunplane, generateKey, silentLogger, type HttpRequest, type HttpTransport, type RunplaneOptions } from "../../src/index.js";
 import type { Storage } from "../../src/storage/types.js";
+import { checkResponsesOf } from "./openapi-check.js";
 
 export interface TestApp {
   runplane: ReturnType<typeof createRunplane>;
@@ -36,14 +37,15 @@ export interface TestResponse {
  */
 export async function createTestApp(options: Partial<RunplaneOptions> & { storage?: Storage } = {}): Promise<TestApp> {
   const storage = options.storage ?? createMemoryStorage();
-  const runplane = createRunplane({
+  // Every response the suites receive is checked against the OpenAPI document (issue 18).
+  const runplane = checkResponsesOf(createRunplane({
     logger: silentLogger,
     clock: tickingClock(),
     keyring: { keys: [{ id: "k1", key: generateKey() }] },
     transport: answering200(),
     ...options,
     storage,
-  });
+  }));
   const d = runplane.directory;
   for (const org of ["acme", "other"]) await d.organizations.create({ name: org });
   await d.users.create({ id: "user-owner", username: "owner" });

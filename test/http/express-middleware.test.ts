@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { createMemoryStorage } from "../../adapters/memory/index.js";
 import { createExpressMiddleware } from "../../src/express.js";
 import { createRunplane, silentLogger } from "../../src/index.js";
+import { checkResponsesOf } from "../helpers/openapi-check.js";
 import { baseUrlOf, closeServer } from "../../examples/test-support.js";
 
 let server: Server | undefined;
@@ -20,7 +21,7 @@ async function listen(app: express.Express): Promise<string> {
 
 describe("runplane/express middleware (issue 17.5)", () => {
   it("serves paths below basePath and passes every other request to the routes registered after it", async () => {
-    const runplane = createRunplane({ storage: createMemoryStorage(), logger: silentLogger, basePath: "/tfe/api/v2/" });
+    const runplane = checkResponsesOf(createRunplane({ storage: createMemoryStorage(), logger: silentLogger, basePath: "/tfe/api/v2/" }));
     const app = express();
     app.use(createExpressMiddleware(runplane));
     app.get("/healthz", (_req, res) => void res.send("host ok"));
@@ -42,7 +43,7 @@ describe("runplane/express middleware (issue 17.5)", () => {
   });
 
   it("works under app.use(path, ...) since it reads the original URL", async () => {
-    const runplane = createRunplane({ storage: createMemoryStorage(), logger: silentLogger });
+    const runplane = checkResponsesOf(createRunplane({ storage: createMemoryStorage(), logger: silentLogger }));
     const app = express();
     app.use("/api", createExpressMiddleware(runplane));
     app.get("/api/other", (_req, res) => void res.send("host"));

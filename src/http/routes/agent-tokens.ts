@@ -4,6 +4,7 @@ import type { AgentPool } from "../../schemas/directory.js";
 import { creatorForPrincipal } from "../../services/agent-tokens.js";
 import { readResourceBody } from "../documents.js";
 import type { ResourceDefinition } from "../jsonapi.js";
+import { AgentTokenAttributes } from "../../schemas/wire.js";
 import { parsePage, toPageRequest } from "../pagination.js";
 import type { Route, RouteContext } from "../types.js";
 
@@ -14,7 +15,7 @@ const CREATE_TYPES = [TYPE, "agent-tokens"] as const;
 /** Agent tokens, spec 2.7 and 4.7 with decisions D2, D3, D7, D21, D22. */
 export const agentTokenResource = (basePath: string): ResourceDefinition => ({
   type: TYPE,
-  attributes: ["description", "createdAt", "lastUsedAt", "token", "expiredAt"],
+  attributes: AgentTokenAttributes,
   self: (d) => `${basePath}/authentication-tokens/${String(d.id)}`,
   relationships: {
     // Tokens here are never team-scoped; the real API writes the member as `{ "data": null }`.

@@ -3,6 +3,7 @@ import type { PolicySet } from "../../schemas/directory.js";
 import type { PolicySetParameterCreate, PolicySetParameterUpdate, VariableView } from "../../schemas/variables.js";
 import { readResourceBody } from "../documents.js";
 import type { ResourceDefinition } from "../jsonapi.js";
+import { PolicySetParameterAttributes } from "../../schemas/wire.js";
 import { parsePage, toPageRequest } from "../pagination.js";
 import type { Route, RouteContext } from "../types.js";
 
@@ -12,7 +13,7 @@ const SCHEMA = "policy-set-parameter";
 export const policySetParameterResource = (basePath: string): ResourceDefinition => ({
   type: "vars",
   schema: SCHEMA,
-  attributes: ["key", "value", "sensitive", "category"],
+  attributes: PolicySetParameterAttributes,
   self: (d) => `${basePath}/policy-sets/${String(d.configurable)}/parameters/${String(d.id)}`,
   relationships: {
     configurable: { type: "policy-sets", related: (d) => `${basePath}/policy-sets/${String(d.configurable)}` },

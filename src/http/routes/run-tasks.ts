@@ -3,6 +3,7 @@ import type { Workspace } from "../../schemas/directory.js";
 import type { TaskCreate, TaskUpdate, TaskView, WorkspaceTaskCreate, WorkspaceTaskUpdate, WorkspaceTaskView } from "../../schemas/run-task-config.js";
 import { readResourceBody } from "../documents.js";
 import type { JsonApiDocument, ListOptions, ResourceDefinition } from "../jsonapi.js";
+import { TaskAttributes, WorkspaceTaskAttributes } from "../../schemas/wire.js";
 import { parsePage, toPageRequest } from "../pagination.js";
 import type { Route, RouteContext } from "../types.js";
 import { parseTaskIncludes, workspaceResource } from "./run-task-support.js";
@@ -14,7 +15,7 @@ const seg = encodeURIComponent;
 export const runTaskResources = (basePath: string): ResourceDefinition[] => [
   {
     type: "tasks",
-    attributes: ["name", "url", "description", "category", "enabled", "hmacKey", "globalConfiguration", "createdAt", "updatedAt"],
+    attributes: TaskAttributes,
     // Written with its wire keys already (`enforcement-level`), so the serializer must not touch it.
     verbatim: ["globalConfiguration"],
     self: (d) => `${basePath}/tasks/${seg(String(d.id))}`,
@@ -22,12 +23,12 @@ export const runTaskResources = (basePath: string): ResourceDefinition[] => [
       organization: { type: "organizations", related: (d) => `${basePath}/organizations/${seg(String(d.organization))}` },
       // Private (agent) run tasks do not exist here; the real API writes the member as `{ "data": null }`.
       agentPool: { type: "agent-pools" },
-      workspaceTasks: { type: "workspace-tasks" },
+      workspaceTasks: { type: "workspace-tasks", many: true },
     },
   },
   {
     type: "workspace-tasks",
-    attributes: ["enforcementLevel", "stage", "stages", "createdAt", "updatedAt"],
+    attributes: WorkspaceTaskAttributes,
     self: (d) => `${basePath}/workspaces/${seg(String(d.workspace))}/tasks/${seg(String(d.id))}`,
     relationships: {
       task: { type: "tasks", related: (d) => `${basePath}/tasks/${seg(String(d.task))}` },

@@ -3,6 +3,7 @@ import { badRequest, notFound } from "../../errors.js";
 import type { OutcomeView, TaskResultView, TaskStageView } from "../../schemas/task-stage-views.js";
 import { RESULT_LIMITS } from "../../schemas/run-tasks.js";
 import type { JsonApiDocument, ResourceDefinition } from "../jsonapi.js";
+import { OutcomeAttributes, TaskResultAttributes, TaskStageAttributes } from "../../schemas/wire.js";
 import { parsePage, toPageRequest } from "../pagination.js";
 import type { AuthTarget, Route, RouteContext } from "../types.js";
 import {
@@ -21,46 +22,31 @@ const seg = encodeURIComponent;
 export const taskStageResources = (basePath: string): ResourceDefinition[] => [
   {
     type: "task-stages",
-    attributes: ["status", "stage", "statusTimestamps", "createdAt", "updatedAt", "permissions", "actions"],
+    attributes: TaskStageAttributes,
     // Maps whose keys are written as given (D9: `<status>-at` keys, hyphenated).
     verbatim: ["statusTimestamps", "permissions", "actions"],
     self: (d) => `${basePath}/task-stages/${seg(String(d.id))}`,
     relationships: {
       run: { type: "runs", related: (d) => `${basePath}/runs/${seg(String(d.run))}` },
-      taskResults: { type: "task-results" },
-      policyEvaluations: { type: "policy-evaluations" },
+      taskResults: { type: "task-results", many: true },
+      policyEvaluations: { type: "policy-evaluations", many: true },
     },
   },
   {
     type: "task-results",
-    attributes: [
-      "status",
-      "message",
-      "url",
-      "statusTimestamps",
-      "taskId",
-      "taskName",
-      "taskUrl",
-      "stage",
-      "isSpeculative",
-      "workspaceTaskId",
-      "workspaceTaskEnforcementLevel",
-      "taskResultOutcomesCount",
-      "agentPoolId",
-      "createdAt",
-      "updatedAt",
-    ],
+    attributes: TaskResultAttributes,
     verbatim: ["statusTimestamps"],
     self: (d) => `${basePath}/task-results/${seg(String(d.id))}`,
     relationships: {
       taskStage: { type: "task-stages", related: (d) => `${basePath}/task-stages/${seg(String(d.taskStage))}` },
       // Linkage lists the outcome ids (at most RESULT_LIMITS.outcomes, D26); the related list pages them.
-      taskResultOutcomes: { type: "task-result-outcomes", related: (d) => `${basePath}/task-results/${seg(String(d.id))}/outcomes` },
+      taskResultOutcomes: { type: "task-result-outcomes", many: true, related: (d) => `${basePath}/task-results/${seg(String(d.id))}/outcomes` },
     },
   },
   {
     type: "task-result-outcomes",
-    attributes: ["outcomeId", "description", "url", "tags", "createdAt"],
+    attributes: OutcomeAttributes,
+    optionalLinks: ["body"],
     verbatim: ["tags"],
     self: (d) => `${basePath}/task-result-outcomes/${seg(String(d.id))}`,
     relationships: {

@@ -9,6 +9,7 @@ import {
 } from "../../schemas/team-projects.js";
 import { readResourceBody } from "../documents.js";
 import type { ResourceDefinition } from "../jsonapi.js";
+import { TeamProjectAttributes } from "../../schemas/wire.js";
 import { parsePage, toPageRequest } from "../pagination.js";
 import type { Route, RouteContext } from "../types.js";
 
@@ -17,7 +18,7 @@ const TYPE = "team-projects";
 /** Team access to projects, spec 2.6 and 4.6 with decisions D3, D4, D7, D20, D21, D23. */
 export const teamProjectResource = (basePath: string): ResourceDefinition => ({
   type: TYPE,
-  attributes: ["access", "projectAccess", "workspaceAccess"],
+  attributes: TeamProjectAttributes,
   // The permission objects are written in wire names already; the serializer must not touch them.
   verbatim: ["projectAccess", "workspaceAccess"],
   self: (d) => `${basePath}/team-projects/${String(d.id)}`,

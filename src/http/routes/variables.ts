@@ -4,12 +4,14 @@ import type { Workspace } from "../../schemas/directory.js";
 import type { VariableView, WorkspaceVariableCreate, WorkspaceVariableUpdate } from "../../schemas/variables.js";
 import { readResourceBody } from "../documents.js";
 import type { ResourceDefinition } from "../jsonapi.js";
+import { workspaceVariableAttributes } from "../../schemas/wire.js";
+import type { Dialect } from "../../schemas/common.js";
 import type { HttpApp, Route, RouteContext } from "../types.js";
 
 /** Workspace variables, spec 4.5 with decisions D1, D3, D7, D10, D12, D23. */
-export const variableResource = (basePath: string): ResourceDefinition => ({
+export const variableResource = (basePath: string, dialect: Dialect): ResourceDefinition => ({
   type: "vars",
-  attributes: ["key", "value", "sensitive", "category", "hcl", "createdAt", "description", "versionId"],
+  attributes: workspaceVariableAttributes(dialect),
   self: (d) => `${basePath}/workspaces/${String(d.configurable)}/vars/${String(d.id)}`,
   relationships: {
     configurable: {

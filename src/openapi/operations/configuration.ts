@@ -1,0 +1,103 @@
+import * as z from "zod";
+import type { Dialect } from "../../schemas/common.js";
+import { AgentTokenCreateSchema, AGENT_TOKEN_SORTS } from "../../schemas/agent-tokens.js";
+import { TeamProjectCreateAttributesSchema, TeamProjectUpdateAttributesSchema } from "../../schemas/team-projects.js";
+import { PolicySetParameterCreateSchema, PolicySetParameterUpdateSchema, workspaceVariableSchemas } from "../../schemas/variables.js";
+import { PAGE_PARAMS, type OperationDoc } from "./types.js";
+
+/** A required to-one relationship in a request body: `{ data: { type, id } }`. */
+export const toOne = (type: string) => z.object({ data: z.object({ type: z.literal(type), id: z.string().min(1) }) });
+
+/** Variables, policy set parameters, team access to projects and agent tokens (spec 4.4-4.7). */
+export function configurationOperations(dialect: Dialect): Record<string, OperationDoc> {
+  const vars = workspaceVariableSchemas(dialect);
+  const varsTag = "Workspace variables";
+  const paramsTag = "Policy set parameters";
+  const teamTag = "Team access to projects";
+  const tokenTag = "Agent tokens";
+  return {
+    "GET /ping": { tag: "Health", summary: "Answers 204 when the API is up", security: "none", success: { status: 204, body: null } },
+
+    "GET /workspaces/:workspace_id/vars": { tag: varsTag, summary: "List a workspace's variables (not paged, D7)", success: { status: 200, body: { collection: "vars", paging: "never" } } },
+    "GET /workspaces/:workspace_id/vars/:variable_id": { tag: varsTag, summary: "Show a variable", success: { status: 200, body: { resource: "vars" } } },
+    "POST /workspaces/:workspace_id/vars": {
+      tag: varsTag,
+      summary: "Create a variable (the deprecated top-level `filter` must name this workspace, D12)",
+      body: { types: ["vars"], attributes: vars.create },
+      success: { status: 201, body: { resource: "vars" } },
+    },
+    "PATCH /workspaces/:workspace_id/vars/:variable_id": {
+      tag: varsTag,
+      summary: "Update a variable (sensitive ones: only value and description, D10)",
+      body: { types: ["vars"], attributes: vars.update },
+      success: { status: 200, body: { resource: "vars" } },
+      errors: [409],
+    },
+    "DELETE /workspaces/:workspace_id/vars/:variable_id": { tag: varsTag, summary: "Delete a variable", success: { status: 204, body: null } },
+
+    "GET /policy-sets/:policy_set_id/parameters": {
+      tag: paramsTag,
+      summary: "List a policy set's parameters (paged only when a page is asked for)",
+      query: PAGE_PARAMS,
+      success: { status: 200, body: { collection: "vars", variant: "policy-set-parameter", paging: "optional" } },
+    },
+    "GET /policy-sets/:policy_set_id/parameters/:parameter_id": { tag: paramsTag, summary: "Show a parameter", success: { status: 200, body: { resource: "vars", variant: "policy-set-parameter" } } },
+    "POST /policy-sets/:policy_set_id/parameters": {
+      tag: paramsTag,
+      summary: "Create a parameter",
+      body: { types: ["vars"], attributes: PolicySetParameterCreateSchema },
+      success: { status: 201, body: { resource: "vars", variant: "policy-set-parameter" } },
+    },
+    "PATCH /policy-sets/:policy_set_id/parameters/:parameter_id": {
+      tag: paramsTag,
+      summary: "Update a parameter",
+      body: { types: ["vars"], attributes: PolicySetParameterUpdateSchema },
+      success: { status: 200, body: { resource: "vars", variant: "policy-set-parameter" } },
+      errors: [409],
+    },
+    "DELETE /policy-sets/:policy_set_id/parameters/:parameter_id": { tag: paramsTag, summary: "Delete a parameter", success: { status: 204, body: null } },
+
+    "GET /team-projects": {
+      tag: teamTag,
+      summary: "List a project's team access grants",
+      query: [
+        { name: "filter[project][id]", description: "the project (required; 400 without it)", schema: z.string(), required: true },
+        { name: "filter[team][id]", description: "only this team's grant", schema: z.string() },
+        ...PAGE_PARAMS,
+      ],
+      success: { status: 200, body: { collection: "team-projects", paging: "always" } },
+      errors: [400, 422],
+    },
+    "GET /team-projects/:id": { tag: teamTag, summary: "Show a grant", success: { status: 200, body: { resource: "team-projects" } } },
+    "POST /team-projects": {
+      tag: teamTag,
+      summary: "Grant a team access to a project (404 for an unknown project or team, or another organization's team: D5a)",
+      body: { types: ["team-projects"], attributes: TeamProjectCreateAttributesSchema, relationships: z.object({ project: toOne("projects"), team: toOne("teams") }) },
+      success: { status: 201, body: { resource: "team-projects" } },
+    },
+    "PATCH /team-projects/:id": {
+      tag: teamTag,
+      summary: "Change a grant's access",
+      body: { types: ["team-projects"], attributes: TeamProjectUpdateAttributesSchema },
+      success: { status: 200, body: { resource: "team-projects" } },
+      errors: [409],
+    },
+    "DELETE /team-projects/:id": { tag: teamTag, summary: "Revoke a grant", success: { status: 204, body: null } },
+
+    "GET /agent-pools/:agent_pool_id/authentication-tokens": {
+      tag: tokenTag,
+      summary: "List an agent pool's tokens (metadata only)",
+      query: [{ name: "sort", description: "by creation time (400 otherwise)", schema: z.enum(AGENT_TOKEN_SORTS) }, ...PAGE_PARAMS],
+      success: { status: 200, body: { collection: "authentication-tokens", paging: "always" } },
+      errors: [400, 422],
+    },
+    "POST /agent-pools/:agent_pool_id/authentication-tokens": {
+      tag: tokenTag,
+      summary: "Create a token: the secret is in `token` of this response only (`agent-tokens` accepted as the type, D22)",
+      body: { types: ["authentication-tokens", "agent-tokens"], attributes: AgentTokenCreateSchema },
+      success: { status: 201, body: { resource: "authentication-tokens" } },
+    },
+    "GET /authentication-tokens/:token_id": { tag: tokenTag, summary: "Show a token (`token` is null)", success: { status: 200, body: { resource: "authentication-tokens" } } },
+    "DELETE /authentication-tokens/:token_id": { tag: tokenTag, summary: "Revoke a token", success: { status: 204, body: null } },
+  };
+}
