@@ -19,6 +19,8 @@ interface Behaviour {
   callback?: boolean;
   statuses?: string[];
   outcomes?: number;
+  /** Download configuration_version_download_url first, with or without the access token; statuses land in `fetched`. */
+  configuration?: { withToken: boolean; fetched: number[] };
 }
 
 /** A hand-written integration whose one defect is chosen by `behaviour`. */
@@ -34,6 +36,13 @@ async function brokenIntegration(behaviour: Behaviour): Promise<string> {
       const request = JSON.parse(raw.toString("utf8")) as { access_token: string; task_result_callback_url: string };
       if (request.access_token === "test-token" || behaviour.callback === false) return;
       void (async () => {
+        const config = behaviour.configuration;
+        if (config) {
+          const url = (request as unknown as { configuration_version_download_url: string }).configuration_version_download_url;
+          const res = await fetch(url, config.withToken ? { headers: { authorization: `Bearer ${request.access_token}` } } : {});
+          await res.arrayBuffer();
+          config.fetched.push(res.status);
+        }
         for (const status of behaviour.statuses ?? ["running", "passed"]) {
           await fetch(request.task_result_callback_url, {
             method: "PATCH",
@@ -72,6 +81,21 @@ describe("simulateRunTask", () => {
       expect(report.checks.find((c) => c.scope === "post_plan" && c.name === "status order")?.detail).toBe("final status failed");
       expect(formatReport(report)).toContain("integration passes the run task contract");
     }
+  });
+
+  it("serves the configuration download to the access token only, and reports whether it was fetched with it", async () => {
+    const withToken = { withToken: true, fetched: [] as number[] };
+    const good = await simulateRunTask({ url: await brokenIntegration({ configuration: withToken }), hmacKey: KEY, callbackTimeoutMs: 2000 });
+    expect(withToken.fetched).toEqual([200]);
+    expect(good.checks.find((c) => c.name === "configuration fetched")).toMatchObject({ level: "pass", detail: "with the access token" });
+
+    const without = { withToken: false, fetched: [] as number[] };
+    const bad = await simulateRunTask({ url: await brokenIntegration({ configuration: without }), hmacKey: KEY, callbackTimeoutMs: 2000 });
+    expect(without.fetched).toEqual([401]);
+    expect(bad.checks.find((c) => c.name === "configuration fetched")?.level).toBe("warn");
+
+    const none = await simulateRunTask({ url: await brokenIntegration({}), hmacKey: KEY, callbackTimeoutMs: 2000 });
+    expect(none.checks.find((c) => c.name === "configuration fetched")?.detail).toMatch(/^not downloaded \(optional/);
   });
 
   it("reports an integration that accepts any signature", async () => {

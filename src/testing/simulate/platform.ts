@@ -12,8 +12,10 @@ export interface ReceivedCallback {
 
 /** What the simulated platform saw for one task result id. */
 export interface ResultTraffic {
+  /** The request's `access_token`: plan and configuration fetches without it get 401, as from runplane (D24). */
+  token?: string;
   planFetches: { authorization: string | undefined }[];
-  configFetches: number;
+  configFetches: { authorization: string | undefined }[];
   callbacks: ReceivedCallback[];
 }
 
@@ -48,7 +50,7 @@ export function startPlatform(plan: unknown): Promise<SimulatedPlatform> {
   const byResult = new Map<string, ResultTraffic>();
   const traffic = (id: string): ResultTraffic => {
     let entry = byResult.get(id);
-    if (!entry) byResult.set(id, (entry = { planFetches: [], configFetches: 0, callbacks: [] }));
+    if (!entry) byResult.set(id, (entry = { planFetches: [], configFetches: [], callbacks: [] }));
     return entry;
   };
   // Plans and configuration versions are named after the task result, so every fetch is attributable.
@@ -59,12 +61,14 @@ export function startPlatform(plan: unknown): Promise<SimulatedPlatform> {
       const plan_ = /^\/api\/v2\/plans\/plan-(.+)\/json-output$/.exec(path);
       const config = /^\/api\/v2\/configuration-versions\/cv-(.+)\/download$/.exec(path);
       const callback = /^\/api\/v2\/task-results\/taskrs-(.+)\/callback$/.exec(path);
-      if (req.method === "GET" && plan_) {
-        traffic(decodeURIComponent(plan_[1]!)).planFetches.push({ authorization: req.headers.authorization });
-        res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(plan));
-      } else if (req.method === "GET" && config) {
-        traffic(decodeURIComponent(config[1]!)).configFetches += 1;
-        res.writeHead(200, { "content-type": "application/octet-stream" }).end(EMPTY_TGZ);
+      const artifact = req.method === "GET" ? (plan_ ?? config) : null;
+      if (artifact) {
+        const entry = traffic(decodeURIComponent(artifact[1]!));
+        (plan_ ? entry.planFetches : entry.configFetches).push({ authorization: req.headers.authorization });
+        if (req.headers.authorization !== `Bearer ${entry.token}`) {
+          res.writeHead(401, { "content-type": "application/vnd.api+json" }).end('{"errors":[{"status":"401","title":"unauthorized"}]}');
+        } else if (plan_) res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(plan));
+        else res.writeHead(200, { "content-type": "application/octet-stream" }).end(EMPTY_TGZ);
       } else if (req.method === "PATCH" && callback) {
         traffic(decodeURIComponent(callback[1]!)).callbacks.push({
           at: Date.now(),

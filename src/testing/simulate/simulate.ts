@@ -89,6 +89,25 @@ async function waitForFinal(platform: SimulatedPlatform, suffix: string, timeout
 }
 
 /** Plays the platform against an integration and checks it against the run task contract (spec 4.1, 4.2). */
+/**
+ * Whether the integration downloaded an artifact, and with the access token (D24; the simulated
+ * platform answers 401 without it, as runplane does). The plan is expected at plan stages, so not
+ * fetching it is a warning; the configuration is optional.
+ */
+function fetchCheck(scope: string, artifact: "plan" | "configuration", fetches: { authorization: string | undefined }[], token: string): SimulationCheck {
+  const name = `${artifact} fetched`;
+  const url = artifact === "plan" ? "plan_json_api_url" : "configuration_version_download_url";
+  if (fetches.length === 0) {
+    return artifact === "plan"
+      ? { scope, name, level: "warn", detail: `the integration did not download ${url}` }
+      : { scope, name, level: "pass", detail: `not downloaded (optional; ${url} is there for integrations that read the configuration)` };
+  }
+  const authed = fetches.every((f) => f.authorization === `Bearer ${token}`);
+  return authed
+    ? { scope, name, level: "pass", detail: "with the access token" }
+    : { scope, name, level: "warn", detail: `without Authorization: Bearer <access_token> (answered 401, as runplane would)` };
+}
+
 export async function simulateRunTask(options: SimulateRunTaskOptions): Promise<SimulationReport> {
   const dialect = options.dialect ?? "default";
   const responseMs = options.responseTimeoutMs ?? 10_000;
@@ -114,17 +133,15 @@ export async function simulateRunTask(options: SimulateRunTaskOptions): Promise<
     for (const stage of options.stages ?? ["post_plan"]) {
       const suffix = randomBytes(8).toString("hex");
       const token = randomBytes(24).toString("hex");
+      platform.traffic(suffix).token = token;
       const sentAt = Date.now();
       const answer = await send(egress, options.url, runRequest(stage, urls, suffix, token), options.hmacKey, dialect, responseMs);
       checks.push(answered200(stage, answer));
       if ("error" in answer || answer.status !== 200) continue;
       await waitForFinal(platform, suffix, callbackMs);
       const traffic = platform.traffic(suffix);
-      if ((PLAN_STAGES as readonly RunStage[]).includes(stage)) {
-        const fetched = traffic.planFetches.length > 0;
-        const authed = traffic.planFetches.every((f) => f.authorization === `Bearer ${token}`);
-        checks.push({ scope: stage, name: "plan fetched", level: fetched && authed ? "pass" : "warn", detail: !fetched ? "the integration did not download plan_json_api_url" : authed ? "with the access token" : "without Authorization: Bearer <access_token>" });
-      }
+      if ((PLAN_STAGES as readonly RunStage[]).includes(stage)) checks.push(fetchCheck(stage, "plan", traffic.planFetches, token));
+      checks.push(fetchCheck(stage, "configuration", traffic.configFetches, token));
       checks.push(...checkCallbacks(stage, token, traffic.callbacks, sentAt, callbackMs));
     }
   } finally {
