@@ -21,13 +21,19 @@ export const CATEGORY_WORDS = {
   "hcp-terraform": ["terraform", "env"],
 } as const satisfies Record<Dialect, readonly string[]>;
 
-const isCategoryWord = (c: string): c is "config" | "terraform" | "env" => c === "config" || c === "terraform" || c === "env";
+const INPUT_CATEGORY_WORDS = ["config", "terraform", "env"] as const;
+const isCategoryWord = (c: string): c is (typeof INPUT_CATEGORY_WORDS)[number] => (INPUT_CATEGORY_WORDS as readonly string[]).includes(c);
 
-/** Category words accepted on input in both dialects (D1); `terraform` is stored as `config`. */
+/**
+ * Category words accepted on input in both dialects (D1); `terraform` is stored as `config`. A
+ * refined string rather than an enum, so the error lists only the dialect's own words; the `enum`
+ * metadata lets the OpenAPI description list every accepted word.
+ */
 export const workspaceCategoryInputSchema = (dialect: Dialect) =>
   z
     .string()
     .refine(isCategoryWord, `must be one of: ${CATEGORY_WORDS[dialect].join(", ")}`)
+    .meta({ enum: [...INPUT_CATEGORY_WORDS] })
     .transform((c) => (c === "terraform" ? "config" : (c as "config" | "env")));
 export const WorkspaceCategoryInputSchema = workspaceCategoryInputSchema("default");
 export const PolicySetCategoryInputSchema = z.literal("policy-set");

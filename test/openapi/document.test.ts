@@ -59,6 +59,8 @@ describe("OpenAPI description (issue 18)", () => {
     const create = doc.paths["/workspaces/{workspace_id}/vars"].post;
     expect(Object.keys(create.responses).sort()).toEqual(["201", "400", "401", "404", "413", "415", "422", "500"]);
     expect(create.requestBody.content["application/vnd.api+json"].schema.properties.data.properties.type.enum).toEqual(["vars"]);
+    // decision D1: both dialects accept every category word on input.
+    expect(create.requestBody.content["application/vnd.api+json"].schema.properties.data.properties.attributes.properties.category.enum).toEqual(["config", "terraform", "env"]);
     expect(create.security).toEqual([{ apiToken: [] }]);
     expect(doc.paths["/task-results/{task_result_id}/callback"].patch.security).toEqual([{ accessToken: [] }]);
     expect(doc.paths["/ping"].get.security).toEqual([]);
