@@ -26,6 +26,7 @@ import { changed, rowsOf, sql, transaction } from "./driver.js";
 import { pageFrom, pageOf, type PagedRow } from "./pages.js";
 import { MARK_ORIGIN } from "./events.js";
 import { EXPECTED, insertManySql, qualified } from "./sql.js";
+import { createReadGroup } from "./read-group.js";
 import { createStageStart } from "./stage-start.js";
 
 const OUTCOME_FILTER = `task_result_id = @result AND (@severity::text IS NULL OR severity_label = @severity::text)
@@ -57,7 +58,7 @@ export function createTaskStageStores(pool: PgPoolLike, q: string, schema: strin
   const resultCols = TASK_RESULTS.columns.join(", ");
   const outcomeCols = OUTCOMES.columns.join(", ");
   const s = {
-    runGet: sql(`SELECT ${runCols} FROM ${runs.table} WHERE id = @id`),
+    runGet: sql(`SELECT ${runCols} FROM ${runs.table} WHERE id = ANY(@keys::text[])`),
     // decision D24: a download with an API credential finds its run (runs_by_plan, runs_by_configuration_version).
     runByPlan: sql(`SELECT ${runCols} FROM ${runs.table} WHERE plan_id = @id ORDER BY created_at DESC, id DESC LIMIT 1`),
     runByConfiguration: sql(`SELECT ${runCols} FROM ${runs.table} WHERE configuration_version_id = @id ORDER BY created_at DESC, id DESC LIMIT 1`),
@@ -65,14 +66,16 @@ export function createTaskStageStores(pool: PgPoolLike, q: string, schema: strin
     runsByWorkspace: sql(pageOf(runs.table, runCols, "workspace_id = @workspace_id", "created_at DESC, id DESC")),
     stagesInsert: sql(insertManySql(stages)),
     stageGet: sql(`SELECT ${stageCols} FROM ${stages.table} WHERE id = @id`),
-    stageByRun: sql(`SELECT ${stageCols} FROM ${stages.table} WHERE run_id = @run_id AND stage = @stage`),
+    // Keyed by run id and stage joined with a line break (read-group.ts); ids never hold one.
+    stageByRun: sql(`SELECT ${stageCols} FROM ${stages.table} WHERE (run_id, stage) IN
+      (SELECT split_part(k, E'\\n', 1) COLLATE "C", split_part(k, E'\\n', 2) COLLATE "C" FROM unnest(@keys::text[]) AS k)`),
     stagesAll: sql(`SELECT ${stageCols} FROM ${stages.table} WHERE run_id = @run_id ORDER BY sequence, id`),
     stagesPage: sql(pageOf(stages.table, stageCols, "run_id = @run_id", "sequence, id")),
     // Compare-and-set writes only the state columns (the rest is fixed when the run is created).
     stageCas: sql(updateSql(stages, ` AND ${EXPECTED} AND ${MARK_ORIGIN}`, TASK_STAGE_STATE)),
     resultsInsert: sql(insertManySql(results)),
     resultGet: sql(`SELECT ${resultCols} FROM ${results.table} WHERE id = @id`),
-    resultsByStage: sql(`SELECT ${resultCols} FROM ${results.table} WHERE stage_id = @stage_id ORDER BY position, id`),
+    resultsByStage: sql(`SELECT ${resultCols} FROM ${results.table} WHERE stage_id = ANY(@keys::text[]) ORDER BY stage_id, position, id`),
     resultByToken: sql(`SELECT ${resultCols} FROM ${results.table} WHERE access_token_digest = @digest`),
     resultCas: sql(updateSql(results, ` AND ${EXPECTED} AND ${MARK_ORIGIN}`, TASK_RESULT_STATE)),
     outcomesInsert: sql(insertManySql(outcomes)),
@@ -90,6 +93,12 @@ export function createTaskStageStores(pool: PgPoolLike, q: string, schema: strin
       ORDER BY st.id LIMIT @limit`),
   };
   const first = <Row, T>(rows: Row[], from: (row: Row) => T): T | null => (rows[0] ? from(rows[0]) : null);
+  // The reads a stage start makes, coalesced when many come together (read-group.ts).
+  const read = {
+    run: createReadGroup<RunRow>(pool, s.runGet, (r) => r.id),
+    stageByRun: createReadGroup<TaskStageRow>(pool, s.stageByRun, (r) => `${r.run_id}\n${r.stage}`),
+    resultsByStage: createReadGroup<TaskResultRow>(pool, s.resultsByStage, (r) => r.stage_id),
+  };
   const json = <T, Row>(records: readonly T[], to: (record: T) => Row) => ({ rows: JSON.stringify(records.map(to)) });
 
   const stageCas = (db: Queryable, expected: Expected<string>, next: TaskStageRecord) =>
@@ -99,7 +108,7 @@ export function createTaskStageStores(pool: PgPoolLike, q: string, schema: strin
 
   return {
     runs: {
-      get: async (id) => first(await rowsOf<RunRow>(pool, s.runGet, { id }), fromRunRow),
+      get: async (id) => first(await read.run(id), fromRunRow),
       findByArtifact: async (kind, id) =>
         first(await rowsOf<RunRow>(pool, kind === "plan" ? s.runByPlan : s.runByConfiguration, { id }), fromRunRow),
       listByWorkspace: async (workspaceId, request) =>
@@ -116,7 +125,7 @@ export function createTaskStageStores(pool: PgPoolLike, q: string, schema: strin
     },
     taskStages: {
       get: async (id) => first(await rowsOf<TaskStageRow>(pool, s.stageGet, { id }), fromTaskStageRow),
-      getByRun: async (runId, stage) => first(await rowsOf<TaskStageRow>(pool, s.stageByRun, { run_id: runId, stage }), fromTaskStageRow),
+      getByRun: async (runId, stage) => first(await read.stageByRun(`${runId}\n${stage}`), fromTaskStageRow),
       async listByRun(runId, request) {
         if (request) return pageFrom(await rowsOf<PagedRow<TaskStageRow>>(pool, s.stagesPage, { run_id: runId, ...request }), fromTaskStageRow);
         const items = (await rowsOf<TaskStageRow>(pool, s.stagesAll, { run_id: runId })).map(fromTaskStageRow);
@@ -131,7 +140,7 @@ export function createTaskStageStores(pool: PgPoolLike, q: string, schema: strin
     },
     taskResults: {
       get: async (id) => first(await rowsOf<TaskResultRow>(pool, s.resultGet, { id }), fromTaskResultRow),
-      listByStage: async (stageId) => (await rowsOf<TaskResultRow>(pool, s.resultsByStage, { stage_id: stageId })).map(fromTaskResultRow),
+      listByStage: async (stageId) => (await read.resultsByStage(stageId)).map(fromTaskResultRow),
       findByTokenDigest: async (digest) => first(await rowsOf<TaskResultRow>(pool, s.resultByToken, { digest }), fromTaskResultRow),
       async transition(id, expected, next, added = []) {
         if (next.id !== id) throw new Error("transition: next.id must equal id");

@@ -5,14 +5,15 @@ import { createPostgresStorage } from "../../adapters/postgres/index.js";
 import { delivery, result, rid, run, stage, started } from "../../src/testing/conformance/run-task-fixtures.js";
 import { DATABASE_URL, dropSchema, postgresReachable, uniqueSchema } from "../helpers/postgres.js";
 
-/** A pool that counts the statements that start stages. */
+/** A pool that counts the statements that start stages, and those that read runs. */
 function countingPool() {
   const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 4 });
   pool.on("error", () => undefined);
-  const counted = { starts: 0 };
+  const counted = { starts: 0, runReads: 0 };
   const wrapped: PgPoolLike = {
     query(config: PgQueryConfig) {
       if (/UPDATE \S+task_stages AS st SET/.test(config.text)) counted.starts++;
+      if (/^SELECT .* FROM \S+\.runs WHERE id = ANY/s.test(config.text)) counted.runReads++;
       return pool.query(config);
     },
     connect: () => pool.connect(),
@@ -33,7 +34,7 @@ function startOf(n: number, tasks: number) {
 }
 
 if (await postgresReachable("postgres stage start")) {
-  describe("postgres adapter: stage starts of one turn", () => {
+  describe("postgres adapter: stage starts and reads of one turn", () => {
     const schema = uniqueSchema("starts");
     const { pool, wrapped, counted } = countingPool();
     afterAll(async () => {
@@ -61,6 +62,18 @@ if (await postgresReachable("postgres stage start")) {
       expect(await storage.taskStages.get(stale.st.id)).toStrictEqual(stale.st);
       expect(await storage.taskResults.listByStage(stale.st.id)).toStrictEqual(stale.results);
       for (const row of stale.rows) expect(await storage.taskDeliveries.get(row.id)).toBeNull();
+      await storage.close();
+    });
+
+    it("reads the runs asked for together in one statement, each caller getting its own", async () => {
+      const storage = await createPostgresStorage(wrapped, { schema });
+      for (const n of [5, 6]) await storage.runs.create(run({ id: rid("run", n), message: `run ${n}` }), [], []);
+      counted.runReads = 0;
+
+      const read = await Promise.all([5, 6, 7, 5].map((n) => storage.runs.get(rid("run", n))));
+
+      expect(counted.runReads).toBe(1);
+      expect(read.map((r) => r?.message ?? null)).toStrictEqual(["run 5", "run 6", null, "run 5"]);
       await storage.close();
     });
 
