@@ -14,6 +14,8 @@ interface Start {
   rows: readonly TaskDeliveryRecord[];
 }
 
+const toError = (error: unknown): Error => (error instanceof Error ? error : new Error(String(error)));
+
 /** Stages one statement starts at most: its parameters stay a few MB (1.4 kB of payload a delivery). */
 const MAX_GROUP = 200;
 
@@ -95,11 +97,26 @@ function startParams(starts: readonly Start[]) {
 /** `TaskStageStore.start` on PostgreSQL: the starts of one turn share one statement (its own transaction). */
 export function createStageStart(pool: PgPoolLike, q: string, schema: string, origin: string) {
   const statement = sql(startSql(q));
-  const group = createWriteGroup(async (starts: readonly Start[]) => {
+  const write = async (starts: readonly Start[]): Promise<(TaskStageRecord | null)[]> => {
     const rows = await retrying(() => rowsOf<{ id: string | null }>(pool, statement, { ...startParams(starts), schema, origin }));
     const started = new Set(rows.map((r) => r.id));
     return starts.map((s) => (started.has(s.next.id) ? s.next : null));
+  };
+  // A statement that fails (a taken id, say) is rolled back whole: then each start of the group is
+  // written alone, in turn, so only the start at fault fails, as when every start was its own transaction.
+  const group = createWriteGroup<Start, TaskStageRecord | null | Error>(async (starts) => {
+    if (starts.length === 1) return write(starts);
+    try {
+      return await write(starts);
+    } catch {
+      const answers: (TaskStageRecord | null | Error)[] = [];
+      for (const s of starts) answers.push(await write([s]).then(([stored]) => stored ?? null, toError));
+      return answers;
+    }
   }, MAX_GROUP);
-  return (next: TaskStageRecord, expected: Expected<string>, writes: readonly GuardedResultWrite[], rows: readonly TaskDeliveryRecord[]) =>
-    group(next.id, { next, expected, writes, rows });
+  return async (next: TaskStageRecord, expected: Expected<string>, writes: readonly GuardedResultWrite[], rows: readonly TaskDeliveryRecord[]) => {
+    const stored = await group(next.id, { next, expected, writes, rows });
+    if (stored instanceof Error) throw stored;
+    return stored;
+  };
 }

@@ -65,6 +65,22 @@ if (await postgresReachable("postgres stage start")) {
       await storage.close();
     });
 
+    it("fails only the start whose write fails, and still starts the others of its turn", async () => {
+      const storage = await createPostgresStorage(wrapped, { schema });
+      const starts = [startOf(8, 2), startOf(9, 2)];
+      for (const s of starts) await storage.runs.create(run({ id: s.st.runId }), [s.st], s.results);
+      // Stage 9's first outbox row reuses an id that stage 8's start takes in the same turn.
+      starts[1]!.rows[0] = { ...starts[1]!.rows[0]!, id: starts[0]!.rows[0]!.id };
+
+      const outcomes = await Promise.allSettled(starts.map((s) => storage.taskStages.start(started(s.st), { statuses: ["pending"], version: 1 }, s.writes, s.rows)));
+
+      expect(outcomes[0]).toStrictEqual({ status: "fulfilled", value: started(starts[0]!.st) });
+      expect(outcomes[1]?.status).toBe("rejected");
+      expect(await storage.taskStages.get(starts[1]!.st.id)).toStrictEqual(starts[1]!.st);
+      expect(await storage.taskDeliveries.get(starts[0]!.rows[1]!.id)).toStrictEqual(starts[0]!.rows[1]);
+      await storage.close();
+    });
+
     it("reads the runs asked for together in one statement, each caller getting its own", async () => {
       const storage = await createPostgresStorage(wrapped, { schema });
       for (const n of [5, 6]) await storage.runs.create(run({ id: rid("run", n), message: `run ${n}` }), [], []);
