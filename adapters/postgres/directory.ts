@@ -5,12 +5,14 @@ import { fromTeamRow, type TeamRow } from "../sql/rows.js";
 import { columnList } from "../sql/statements.js";
 import type { PgPoolLike, Queryable } from "./driver.js";
 import { changed, rowsOf, sql, transaction } from "./driver.js";
+import { createReadGroup } from "./read-group.js";
 
 /** The statements of one table, schema-qualified and compiled once. */
 function statementsOf<T, Row>(q: string, spec: TableSpec<T, Row>) {
   const text = keyedSql(spec, `${q}${spec.table}`);
   return {
-    get: sql(text.get),
+    // By any number of keys at once (read-group.ts).
+    get: sql(text.get.replace(`= @key`, `= ANY(@keys::text[])`)),
     insert: sql(text.insert),
     update: sql(text.update),
     delete: sql(text.delete),
@@ -20,9 +22,10 @@ function statementsOf<T, Row>(q: string, spec: TableSpec<T, Row>) {
 
 function createKeyedStore<T, Row>(pool: PgPoolLike, q: string, spec: TableSpec<T, Row>): KeyedStore<T> {
   const s = statementsOf(q, spec);
+  const read = createReadGroup<Row>(pool, s.get, (row) => String(row[spec.key]));
   return {
     async get(key) {
-      const [row] = await rowsOf<Row>(pool, s.get, { key });
+      const [row] = await read(key);
       return row ? spec.fromRow(row) : null;
     },
     insert: async (record) => (await changed(pool, s.insert, spec.toRow(record) as object)) === 1,

@@ -84,7 +84,7 @@ export async function createPostgresStorage(poolOrUrl: PgPoolLike | string, opti
 
   // Tells this instance's own status changes from other instances' (events.ts).
   const origin = randomUUID();
-  const { taskDeliveries, writer } = createTaskDeliveryStore(pool, schema, q, origin);
+  const taskDeliveries = createTaskDeliveryStore(pool, schema, q, origin);
   // The listening connection is checked out: close() hands it back before ending the pool.
   const hub = createNotificationHub(pool);
   let closed = false;
@@ -95,7 +95,7 @@ export async function createPostgresStorage(poolOrUrl: PgPoolLike | string, opti
     agentTokens: createAgentTokenStore(pool, q),
     teamProjects: createTeamProjectStore(pool, q),
     ...createRunTaskStores(pool, q),
-    ...createTaskStageStores(pool, q, writer, origin),
+    ...createTaskStageStores(pool, q, schema, origin),
     taskDeliveries,
     revisions: createRevisionStore(pool, q),
     listen: (onWake) => hub.subscribe(deliveryWakeups(schema, onWake)),

@@ -1,13 +1,11 @@
 import type { ResultStatus } from "../../src/schemas/run-tasks.js";
 import type { ClaimedDelivery, DeliverySettlement, SettleOutcome, TaskDeliveryStore } from "../../src/storage/run-tasks-types.js";
 import { assertDistinctIds, plusMs } from "../../src/storage/outbox-rules.js";
-import { DELIVERIES, fromDeliveryRow, toDeliveryRow, type DeliveryRow } from "../sql/run-task-rows.js";
+import { DELIVERIES, fromDeliveryRow, type DeliveryRow } from "../sql/run-task-rows.js";
 import type { PgPoolLike } from "./driver.js";
 import { changed, retrying, rowsOf, sql } from "./driver.js";
 import { MARK_ORIGIN } from "./events.js";
 import { NOTIFY_SQL } from "./notify.js";
-import { insertManySql } from "./sql.js";
-import type { DeliveryWriter } from "./task-stages.js";
 
 /** The outbox row's columns, aliased; its immutable payload lives apart, in `task_delivery_payloads`. */
 const ROW = (alias: string) => DELIVERIES.columns.map((c) => `${alias}.${c}`).join(", ");
@@ -29,16 +27,13 @@ export function createTaskDeliveryStore(
   schema: string,
   q: string,
   origin: string,
-): { taskDeliveries: TaskDeliveryStore; writer: DeliveryWriter } {
+): TaskDeliveryStore {
   const table = `${q}task_deliveries`;
   const payloads = `${q}task_delivery_payloads`;
   const s = {
-    insert: sql(insertManySql({ ...DELIVERIES, table })),
-    insertPayloads: sql(`INSERT INTO ${payloads} (delivery_id, payload) SELECT * FROM unnest(@ids::text[], @payloads::text[])`),
     get: sql(`SELECT ${ROW("d")}, p.payload FROM ${table} d JOIN ${payloads} p ON p.delivery_id = d.id WHERE d.id = @id`),
     byResult: sql(`SELECT ${ROW("d")}, p.payload FROM ${table} d JOIN ${payloads} p ON p.delivery_id = d.id
       WHERE d.task_result_id = @result ORDER BY d.created_at, d.id`),
-    notify: sql(NOTIFY_SQL),
     claim: sql(claimSql(q)),
     settle: sql(settleSql(q)),
     // Open rows only, for metrics and health checks; counts arrive as integers, not bigint strings.
@@ -47,15 +42,6 @@ export function createTaskDeliveryStore(
         (count(*) FILTER (WHERE lease_expires_at > @now))::int AS leased,
         min(due_at) FILTER (WHERE due_at <= @now AND (lease_expires_at IS NULL OR lease_expires_at <= @now)) AS oldest_due_at
       FROM ${table} WHERE closed_at IS NULL`),
-  };
-
-  const writer: DeliveryWriter = {
-    async insert(client, rows) {
-      if (rows.length === 0) return;
-      await changed(client, s.insert, { rows: JSON.stringify(rows.map(toDeliveryRow)) });
-      await changed(client, s.insertPayloads, { ids: rows.map((r) => r.id), payloads: rows.map((r) => r.payload) });
-      await changed(client, s.notify, { schema });
-    },
   };
 
   const taskDeliveries: TaskDeliveryStore = {
@@ -89,7 +75,7 @@ export function createTaskDeliveryStore(
       return { due: row?.due ?? 0, leased: row?.leased ?? 0, oldestDueAt: row?.oldest_due_at ?? null };
     },
   };
-  return { taskDeliveries, writer };
+  return taskDeliveries;
 }
 
 function toClaimed(row: ClaimRow): ClaimedDelivery {

@@ -1,5 +1,5 @@
-import type { TaskDeliveryRecord, TaskResultRecord, TaskStageRecord } from "../../src/schemas/run-task-records.js";
-import type { Expected, GuardedResultWrite, RunStore, TaskResultOutcomeStore, TaskResultStore, TaskStageStore } from "../../src/storage/run-tasks-types.js";
+import type { TaskResultRecord, TaskStageRecord } from "../../src/schemas/run-task-records.js";
+import type { Expected, RunStore, TaskResultOutcomeStore, TaskResultStore, TaskStageStore } from "../../src/storage/run-tasks-types.js";
 import {
   fromOutcomeRow,
   fromRunRow,
@@ -7,7 +7,6 @@ import {
   fromTaskStageRow,
   OUTCOMES,
   RUNS,
-  TASK_RESULT_START,
   TASK_RESULT_STATE,
   TASK_RESULTS,
   TASK_STAGE_STATE,
@@ -23,33 +22,20 @@ import {
 } from "../sql/run-task-rows.js";
 import { insertSql, updateSql } from "../sql/statements.js";
 import type { PgPoolLike, Queryable } from "./driver.js";
-import { changed, GuardFailed, rowsOf, sql, transaction } from "./driver.js";
+import { changed, rowsOf, sql, transaction } from "./driver.js";
 import { pageFrom, pageOf, type PagedRow } from "./pages.js";
 import { MARK_ORIGIN } from "./events.js";
 import { EXPECTED, insertManySql, qualified } from "./sql.js";
+import { createReadGroup } from "./read-group.js";
+import { createStageStart } from "./stage-start.js";
 
 const OUTCOME_FILTER = `task_result_id = @result AND (@severity::text IS NULL OR severity_label = @severity::text)
   AND (@status::text IS NULL OR status_label = @status::text)`;
-
-/** The unnest columns of a start's result writes (`resultsStart`). */
-const startParams = (writes: readonly GuardedResultWrite[]) => ({
-  ids: writes.map((w) => w.next.id),
-  access_token_digest: writes.map((w) => w.next.accessTokenDigest),
-  version: writes.map((w) => w.next.version),
-  updated_at: writes.map((w) => w.next.updatedAt),
-  expected_version: writes.map((w) => w.expected.version),
-  expected_statuses: writes.map((w) => JSON.stringify(w.expected.statuses)),
-});
 
 const guard = <S extends string>(expected: Expected<S>) => ({
   expected_version: expected.version,
   expected_statuses: expected.statuses,
 });
-
-/** Writes the outbox rows a stage start enqueues, inside the start's transaction (task-deliveries.ts). */
-export interface DeliveryWriter {
-  insert(client: Queryable, rows: readonly TaskDeliveryRecord[]): Promise<void>;
-}
 
 export interface TaskStageStores {
   runs: RunStore;
@@ -59,10 +45,10 @@ export interface TaskStageStores {
 }
 
 /**
- * Runs, stages, results and outcomes; `deliveries` writes the outbox rows a stage start enqueues.
- * Status changes carry `origin` to the status event triggers (events.ts).
+ * Runs, stages, results and outcomes; a stage start also writes the outbox rows it enqueues
+ * (stage-start.ts). Status changes carry `origin` to the status event triggers (events.ts).
  */
-export function createTaskStageStores(pool: PgPoolLike, q: string, deliveries: DeliveryWriter, origin: string): TaskStageStores {
+export function createTaskStageStores(pool: PgPoolLike, q: string, schema: string, origin: string): TaskStageStores {
   const runs = qualified(q, RUNS);
   const stages = qualified(q, TASK_STAGES);
   const results = qualified(q, TASK_RESULTS);
@@ -72,7 +58,7 @@ export function createTaskStageStores(pool: PgPoolLike, q: string, deliveries: D
   const resultCols = TASK_RESULTS.columns.join(", ");
   const outcomeCols = OUTCOMES.columns.join(", ");
   const s = {
-    runGet: sql(`SELECT ${runCols} FROM ${runs.table} WHERE id = @id`),
+    runGet: sql(`SELECT ${runCols} FROM ${runs.table} WHERE id = ANY(@keys::text[])`),
     // decision D24: a download with an API credential finds its run (runs_by_plan, runs_by_configuration_version).
     runByPlan: sql(`SELECT ${runCols} FROM ${runs.table} WHERE plan_id = @id ORDER BY created_at DESC, id DESC LIMIT 1`),
     runByConfiguration: sql(`SELECT ${runCols} FROM ${runs.table} WHERE configuration_version_id = @id ORDER BY created_at DESC, id DESC LIMIT 1`),
@@ -80,24 +66,18 @@ export function createTaskStageStores(pool: PgPoolLike, q: string, deliveries: D
     runsByWorkspace: sql(pageOf(runs.table, runCols, "workspace_id = @workspace_id", "created_at DESC, id DESC")),
     stagesInsert: sql(insertManySql(stages)),
     stageGet: sql(`SELECT ${stageCols} FROM ${stages.table} WHERE id = @id`),
-    stageByRun: sql(`SELECT ${stageCols} FROM ${stages.table} WHERE run_id = @run_id AND stage = @stage`),
+    // Keyed by run id and stage joined with a line break (read-group.ts); ids never hold one.
+    stageByRun: sql(`SELECT ${stageCols} FROM ${stages.table} WHERE (run_id, stage) IN
+      (SELECT split_part(k, E'\\n', 1) COLLATE "C", split_part(k, E'\\n', 2) COLLATE "C" FROM unnest(@keys::text[]) AS k)`),
     stagesAll: sql(`SELECT ${stageCols} FROM ${stages.table} WHERE run_id = @run_id ORDER BY sequence, id`),
     stagesPage: sql(pageOf(stages.table, stageCols, "run_id = @run_id", "sequence, id")),
     // Compare-and-set writes only the state columns (the rest is fixed when the run is created).
     stageCas: sql(updateSql(stages, ` AND ${EXPECTED} AND ${MARK_ORIGIN}`, TASK_STAGE_STATE)),
     resultsInsert: sql(insertManySql(results)),
     resultGet: sql(`SELECT ${resultCols} FROM ${results.table} WHERE id = @id`),
-    resultsByStage: sql(`SELECT ${resultCols} FROM ${results.table} WHERE stage_id = @stage_id ORDER BY position, id`),
+    resultsByStage: sql(`SELECT ${resultCols} FROM ${results.table} WHERE stage_id = ANY(@keys::text[]) ORDER BY stage_id, position, id`),
     resultByToken: sql(`SELECT ${resultCols} FROM ${results.table} WHERE access_token_digest = @digest`),
     resultCas: sql(updateSql(results, ` AND ${EXPECTED} AND ${MARK_ORIGIN}`, TASK_RESULT_STATE)),
-    // A start writes every result's token in one statement: one round trip whatever the stage's
-    // size (10 tasks cost 10 round trips inside the start's transaction before).
-    resultsStart: sql(`UPDATE ${results.table} AS r
-      SET ${TASK_RESULT_START.map((c) => `${c} = i.${c}`).join(", ")}
-      FROM unnest(@ids::text[], @access_token_digest::text[], @version::int[], @updated_at::text[],
-        @expected_version::int[], @expected_statuses::text[])
-        AS i(id, access_token_digest, version, updated_at, expected_version, expected_statuses)
-      WHERE r.id = i.id AND r.version = i.expected_version AND i.expected_statuses::jsonb ? r.status`),
     outcomesInsert: sql(insertManySql(outcomes)),
     outcomeGet: sql(`SELECT ${outcomeCols} FROM ${outcomes.table} WHERE id = @id`),
     outcomesByPosition: sql(pageOf(outcomes.table, outcomeCols, OUTCOME_FILTER, "position, id")),
@@ -113,6 +93,12 @@ export function createTaskStageStores(pool: PgPoolLike, q: string, deliveries: D
       ORDER BY st.id LIMIT @limit`),
   };
   const first = <Row, T>(rows: Row[], from: (row: Row) => T): T | null => (rows[0] ? from(rows[0]) : null);
+  // The reads a stage start makes, coalesced when many come together (read-group.ts).
+  const read = {
+    run: createReadGroup<RunRow>(pool, s.runGet, (r) => r.id),
+    stageByRun: createReadGroup<TaskStageRow>(pool, s.stageByRun, (r) => `${r.run_id}\n${r.stage}`),
+    resultsByStage: createReadGroup<TaskResultRow>(pool, s.resultsByStage, (r) => r.stage_id),
+  };
   const json = <T, Row>(records: readonly T[], to: (record: T) => Row) => ({ rows: JSON.stringify(records.map(to)) });
 
   const stageCas = (db: Queryable, expected: Expected<string>, next: TaskStageRecord) =>
@@ -122,7 +108,7 @@ export function createTaskStageStores(pool: PgPoolLike, q: string, deliveries: D
 
   return {
     runs: {
-      get: async (id) => first(await rowsOf<RunRow>(pool, s.runGet, { id }), fromRunRow),
+      get: async (id) => first(await read.run(id), fromRunRow),
       findByArtifact: async (kind, id) =>
         first(await rowsOf<RunRow>(pool, kind === "plan" ? s.runByPlan : s.runByConfiguration, { id }), fromRunRow),
       listByWorkspace: async (workspaceId, request) =>
@@ -139,7 +125,7 @@ export function createTaskStageStores(pool: PgPoolLike, q: string, deliveries: D
     },
     taskStages: {
       get: async (id) => first(await rowsOf<TaskStageRow>(pool, s.stageGet, { id }), fromTaskStageRow),
-      getByRun: async (runId, stage) => first(await rowsOf<TaskStageRow>(pool, s.stageByRun, { run_id: runId, stage }), fromTaskStageRow),
+      getByRun: async (runId, stage) => first(await read.stageByRun(`${runId}\n${stage}`), fromTaskStageRow),
       async listByRun(runId, request) {
         if (request) return pageFrom(await rowsOf<PagedRow<TaskStageRow>>(pool, s.stagesPage, { run_id: runId, ...request }), fromTaskStageRow);
         const items = (await rowsOf<TaskStageRow>(pool, s.stagesAll, { run_id: runId })).map(fromTaskStageRow);
@@ -149,24 +135,12 @@ export function createTaskStageStores(pool: PgPoolLike, q: string, deliveries: D
         if (next.id !== id) throw new Error("transition: next.id must equal id");
         return (await stageCas(pool, expected, next)) === 1 ? next : null;
       },
-      async start(next, expected, writes, rows) {
-        try {
-          await transaction(pool, async (client) => {
-            if ((await stageCas(client, expected, next)) !== 1) throw new GuardFailed();
-            if (writes.length > 0 && (await changed(client, s.resultsStart, startParams(writes))) !== writes.length) throw new GuardFailed();
-            await deliveries.insert(client, rows);
-          });
-          return next;
-        } catch (error) {
-          if (error instanceof GuardFailed) return null;
-          throw error;
-        }
-      },
+      start: createStageStart(pool, q, schema, origin),
       listUnsettled: async (limit) => (await rowsOf<TaskStageRow>(pool, s.stagesUnsettled, { limit })).map(fromTaskStageRow),
     },
     taskResults: {
       get: async (id) => first(await rowsOf<TaskResultRow>(pool, s.resultGet, { id }), fromTaskResultRow),
-      listByStage: async (stageId) => (await rowsOf<TaskResultRow>(pool, s.resultsByStage, { stage_id: stageId })).map(fromTaskResultRow),
+      listByStage: async (stageId) => (await read.resultsByStage(stageId)).map(fromTaskResultRow),
       findByTokenDigest: async (digest) => first(await rowsOf<TaskResultRow>(pool, s.resultByToken, { digest }), fromTaskResultRow),
       async transition(id, expected, next, added = []) {
         if (next.id !== id) throw new Error("transition: next.id must equal id");
