@@ -3,7 +3,7 @@ import type { PgPoolLike, Queryable } from "./driver.js";
 import { transaction } from "./driver.js";
 import { STATUS_EVENTS_MIGRATION } from "./events.js";
 import { REVISIONS_MIGRATION } from "./revisions.js";
-import { RUN_ARTIFACTS_MIGRATION, RUN_TASK_GLOBAL_CONFIGURATION_MIGRATION, RUN_TASKS_MIGRATION, RUNS_BY_WORKSPACE_MIGRATION } from "./run-task-migration.js";
+import { OUTBOX_HOT_UPDATES_MIGRATION, RUN_ARTIFACTS_MIGRATION, RUN_TASK_GLOBAL_CONFIGURATION_MIGRATION, RUN_TASKS_MIGRATION, RUNS_BY_WORKSPACE_MIGRATION } from "./run-task-migration.js";
 import { TEXT } from "./sql.js";
 
 /**
@@ -98,6 +98,7 @@ export const MIGRATIONS: readonly PgMigration[] = [
   RUN_ARTIFACTS_MIGRATION,
   RUN_TASK_GLOBAL_CONFIGURATION_MIGRATION,
   RUNS_BY_WORKSPACE_MIGRATION,
+  OUTBOX_HOT_UPDATES_MIGRATION,
 ];
 
 /** Every runplane process takes this transaction-scoped lock to migrate ("runplane" in ASCII). */

@@ -84,7 +84,8 @@ export function createTaskStageStores(pool: PgPoolLike, q: string, schema: strin
     outcomesBySeverity: sql(pageOf(outcomes.table, outcomeCols, OUTCOME_FILTER, "severity_rank DESC, position, id")),
     // decision D26: bytes of the UTF-8 database encoding (bigint arrives as a string).
     outcomeBodyBytes: sql(`SELECT COALESCE(SUM(octet_length(body)), 0)::bigint AS bytes FROM ${outcomes.table} WHERE task_result_id = @result`),
-    // decision D16: the sweeper's queries, each served by a partial index of what it looks for.
+    // decision D16: the sweeper's queries: open results by deadline through a partial index of
+    // exactly those, unsettled stages through the running-stage index and each stage's results.
     resultsPastDeadline: sql(`SELECT ${resultCols} FROM ${results.table}
       WHERE deadline_at IS NOT NULL AND status IN ('pending', 'running') AND deadline_at <= @now
       ORDER BY deadline_at, id LIMIT @limit`),
