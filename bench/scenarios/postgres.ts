@@ -9,6 +9,7 @@ import { benchSchema, DATABASE_URL, dropSchemas, whyNoDatabase } from "../lib/po
 import { alternate } from "../lib/stats.js";
 import { readScenario, writeScenario } from "./http.js";
 import type { Scenario, ScenarioResult } from "./types.js";
+import { cpuPer10k, cpuSnapshot } from "../lib/cpu-snap.js";
 
 /**
  * The PostgreSQL rows: delivery fan-out from two host processes sharing one database, against raw
@@ -100,14 +101,21 @@ async function startRig() {
     return (expected / (lastOk - Math.min(...starts.map((s) => s.t0)))) * 1000;
   }
 
+  /** Per runplane sample: the CPU each kind of process spent, per 10,000 deliveries. */
+  const cpu: string[] = [];
+
   return {
     info: hosts[0]!.info,
+    cpu,
     /** runplane: every host creates its share of runs (untimed), then starts all their stages at once. */
     async fanOut(): Promise<number> {
       await onEach("prepare", (i) => ({ runs: share(i) }));
       await onEach("counters", () => ({ reset: 1 }));
+      const before = cpuSnapshot();
       const starts = await onEach<Started>("fanout");
-      return rateOf(starts, "runplane", async () => (await count(`SELECT count(*) AS n FROM "${schema}".task_deliveries WHERE closed_at IS NULL`)) === 0);
+      const rate = await rateOf(starts, "runplane", async () => (await count(`SELECT count(*) AS n FROM "${schema}".task_deliveries WHERE closed_at IS NULL`)) === 0);
+      cpu.push(cpuPer10k(before, cpuSnapshot(), starts.reduce((n, s) => n + s.deliveries, 0)));
+      return rate;
     },
     /** graphile-worker: every host adds its share of runs' jobs, 10 per `addJobs`, all at once. */
     async graphile(): Promise<number> {
@@ -141,7 +149,7 @@ function fanOutScenario(name: string, baseline: (rig: Rig) => () => Promise<numb
       try {
         const r = await alternate(samples, rig.fanOut, baseline(rig));
         const ratio = r.subject.median / r.baseline.median;
-        return { name, unit: "req/s", ...r, ratio, target: `>= ${target.toFixed(2)}`, met: ratio >= target, notes: `${setup(rig.info)}; baseline: ${describe(rig.info)}` };
+        return { name, unit: "req/s", ...r, ratio, target: `>= ${target.toFixed(2)}`, met: ratio >= target, notes: `${setup(rig.info)}; baseline: ${describe(rig.info)}; CPU per 10,000 deliveries, by sample: ${rig.cpu.join("; ")}` };
       } finally {
         await rig.stop();
       }
