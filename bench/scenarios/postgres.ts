@@ -101,7 +101,7 @@ async function startRig() {
     return (expected / (lastOk - Math.min(...starts.map((s) => s.t0)))) * 1000;
   }
 
-  /** Per runplane sample: the CPU each kind of process spent, per 10,000 deliveries. */
+  /** Per fan-out sample (runplane's or graphile-worker's): the CPU each kind of process spent, per 10,000 deliveries. */
   const cpu: string[] = [];
 
   return {
@@ -114,14 +114,17 @@ async function startRig() {
       const before = cpuSnapshot();
       const starts = await onEach<Started>("fanout");
       const rate = await rateOf(starts, "runplane", async () => (await count(`SELECT count(*) AS n FROM "${schema}".task_deliveries WHERE closed_at IS NULL`)) === 0);
-      cpu.push(cpuPer10k(before, cpuSnapshot(), starts.reduce((n, s) => n + s.deliveries, 0)));
+      cpu.push(`runplane: ${cpuPer10k(before, cpuSnapshot(), starts.reduce((n, s) => n + s.deliveries, 0))}`);
       return rate;
     },
     /** graphile-worker: every host adds its share of runs' jobs, 10 per `addJobs`, all at once. */
     async graphile(): Promise<number> {
       await onEach("counters", () => ({ reset: 1 }));
+      const before = cpuSnapshot();
       const starts = await onEach<Started>("graphile", (i) => ({ runs: share(i) }));
-      return rateOf(starts, "graphile", async () => (await count(`SELECT count(*) AS n FROM "${graphileSchema}"._private_jobs`)) === 0);
+      const rate = await rateOf(starts, "graphile", async () => (await count(`SELECT count(*) AS n FROM "${graphileSchema}"._private_jobs`)) === 0);
+      cpu.push(`graphile-worker: ${cpuPer10k(before, cpuSnapshot(), starts.reduce((n, s) => n + s.deliveries, 0))}`);
+      return rate;
     },
     /** Raw undici: every host POSTs its share of the same bytes at its dispatcher's concurrency. */
     async raw(): Promise<number> {
