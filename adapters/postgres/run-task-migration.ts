@@ -128,9 +128,12 @@ export const RUNS_BY_WORKSPACE_MIGRATION: PgMigration = {
  * Issue 14: cheaper outbox writes. The payload's foreign key cost a lookup per stored payload and
  * guarded nothing (outbox rows are never deleted; one statement writes both rows). Outbox pages
  * keep 40 % free, so an update that changes no indexed column (a claim's lease) is written in
- * place as a heap-only tuple, without a new entry in every index. Every update of a result (start,
- * claim, delivery) also wrote an entry into `task_results_open_by_stage`; the sweeper's check for
- * a running stage without open results reads the stage's few results through `task_results_by_stage`.
+ * place as a heap-only tuple, without a new entry in every index. Results likewise: their open
+ * flag is a stored generated column that the deadline index filters on, so a delivered result's
+ * `pending -> running` changes no indexed column and is written in place; before, every result
+ * update (start, claim, delivery) wrote an entry into each index. `task_results_open_by_stage` goes:
+ * the sweeper's check for a running stage without open results reads the stage's few results
+ * through `task_results_by_stage`. Adding the column rewrites `task_results` once, under lock.
  */
 export const OUTBOX_HOT_UPDATES_MIGRATION: PgMigration = {
   name: "0009-outbox-hot-updates",
@@ -138,5 +141,9 @@ export const OUTBOX_HOT_UPDATES_MIGRATION: PgMigration = {
     ALTER TABLE ${q}task_delivery_payloads DROP CONSTRAINT task_delivery_payloads_delivery_id_fkey;
     ALTER TABLE ${q}task_deliveries SET (fillfactor = 60);
     DROP INDEX ${q}task_results_open_by_stage;
+    ALTER TABLE ${q}task_results ADD COLUMN open integer GENERATED ALWAYS AS (CASE WHEN status IN ('pending', 'running') THEN 1 END) STORED;
+    DROP INDEX ${q}task_results_open_by_deadline;
+    CREATE INDEX task_results_open_by_deadline ON ${q}task_results (deadline_at, id) WHERE open = 1 AND deadline_at IS NOT NULL;
+    ALTER TABLE ${q}task_results SET (fillfactor = 70);
   `,
 };

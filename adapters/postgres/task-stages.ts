@@ -87,7 +87,7 @@ export function createTaskStageStores(pool: PgPoolLike, q: string, schema: strin
     // decision D16: the sweeper's queries: open results by deadline through a partial index of
     // exactly those, unsettled stages through the running-stage index and each stage's results.
     resultsPastDeadline: sql(`SELECT ${resultCols} FROM ${results.table}
-      WHERE deadline_at IS NOT NULL AND status IN ('pending', 'running') AND deadline_at <= @now
+      WHERE open = 1 AND deadline_at IS NOT NULL AND deadline_at <= @now
       ORDER BY deadline_at, id LIMIT @limit`),
     stagesUnsettled: sql(`SELECT ${stageCols} FROM ${stages.table} AS st WHERE st.status = 'running'
       AND NOT EXISTS (SELECT 1 FROM ${results.table} AS r WHERE r.stage_id = st.id AND r.status IN ('pending', 'running'))

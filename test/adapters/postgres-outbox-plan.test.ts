@@ -97,5 +97,18 @@ if (await postgresReachable("postgres outbox plans")) {
       expect(onDeliveries(settlePlan).map((n) => `${n["Node Type"]} ${n["Index Name"] ?? ""}`)).toStrictEqual(["Index Scan task_deliveries_pkey"]);
       await storage.close();
     });
+
+    it("the sweeper's search for open results past their deadline can walk the index of exactly those", async () => {
+      const storage = await createPostgresStorage(wrapped, { schema });
+      sent.length = 0;
+
+      await storage.taskResults.listPastDeadline("2100-01-01T00:00:00.000Z", 100);
+
+      const search = sent.find((s) => s.config.text.includes("deadline_at <="))!;
+      // Full scans ruled out: this checks that the query implies the partial index's predicate.
+      const plan = await planOf(pool, { ...search, settings: ["SET LOCAL enable_seqscan = off", "SET LOCAL enable_bitmapscan = off"] });
+      expect(plan.filter((n) => n["Relation Name"] === "task_results").map((n) => n["Index Name"])).toStrictEqual(["task_results_open_by_deadline"]);
+      await storage.close();
+    });
   });
 }
