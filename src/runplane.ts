@@ -43,7 +43,7 @@ export interface Runplane {
    * `cancelRun`, `override`, `getStage`, `listStages`; `getRun`, `listRuns(workspaceId, page)`
    * (newest first); `callback(resultId, token, body)` and
    * `receiveCallback(resultId, token, readBody)` (reads the body only once the token holds, D26);
-   * `verifyAccessToken(token)` for plan and configuration downloads; `on("stage-status" | "result-status", listener)` after each stored change.
+   * `verifyAccessToken(token)` for plan and configuration downloads; `on("stage-status" | "result-status", listener)` after each stored change (`onOwn` for this instance's only).
    */
   runTasks: RunTaskService;
   /** Host-side records (organizations, projects, workspaces, teams, users, policy sets, agent pools, API tokens). */

@@ -94,6 +94,8 @@ export interface DispatcherHost {
     settings: RunTaskSettings;
     /** When present, a stage reaching `running` (its requests just enqueued) starts a pass at once. */
     on?: (event: "stage-status", listener: (event: StageStatusEvent) => void) => () => void;
+    /** Preferred to `on`: the same for this instance's own stages only (other processes' come as wake-ups). */
+    onOwn?: (event: "stage-status", listener: (event: StageStatusEvent) => void) => () => void;
   };
   transport: HttpTransport;
 }
@@ -282,7 +284,8 @@ export function createDispatcher(runplane: DispatcherHost, options: DispatcherOp
       const started = (e: StageStatusEvent): void => {
         if (e.to === "running") woken();
       };
-      unsubscribe = runplane.runTasks.on?.("stage-status", started) ?? unsubscribe;
+      const events = runplane.runTasks;
+      unsubscribe = (events.onOwn ? events.onOwn("stage-status", started) : events.on?.("stage-status", started)) ?? unsubscribe;
       // decision D27: other processes' stage starts, retries and releases wake this one too.
       listening = subscribeWakeups(deliveries, woken);
       schedule(0);

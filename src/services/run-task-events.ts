@@ -27,23 +27,30 @@ export function createRunTaskEmitter(logger: Logger, feed?: StatusChangeFeed) {
     "stage-status": new Set(),
     "result-status": new Set(),
   };
+  // `onOwn` listeners: this instance's changes only, so they never make it listen to the others.
+  const own: typeof listeners = { "stage-status": new Set(), "result-status": new Set() };
   const report = (event: string, error: unknown): void => {
     logger.error("run task event listener failed", { event, error: error instanceof Error ? error.name : typeof error });
   };
   const count = (): number => listeners["stage-status"].size + listeners["result-status"].size;
-  // Another process's change, emitted exactly like one of ours.
+  // Another process's change, emitted to `on` listeners exactly like one of ours.
   const emitChange = (change: StatusChange): void => {
     if (change.kind === "stage") {
       const { kind: _, ...event } = change;
-      emit("stage-status", event);
+      call(listeners, "stage-status", event);
     } else {
       const { kind: _, ...event } = change;
-      emit("result-status", event);
+      call(listeners, "result-status", event);
     }
   };
   const remote = createRemoteEvents(feed, emitChange, logger);
+  /** One of this instance's own changes: every listener hears it. */
   function emit<E extends keyof RunTaskEvents>(event: E, payload: RunTaskEvents[E]): void {
-    for (const listener of [...(listeners[event] as Set<RunTaskListener<E>>)]) {
+    call(own, event, payload);
+    call(listeners, event, payload);
+  }
+  function call<E extends keyof RunTaskEvents>(from: typeof listeners, event: E, payload: RunTaskEvents[E]): void {
+    for (const listener of [...(from[event] as Set<RunTaskListener<E>>)]) {
       try {
         const pending = listener(payload);
         if (pending && typeof (pending as Promise<void>).catch === "function") (pending as Promise<void>).catch((e) => report(event, e));
@@ -61,6 +68,16 @@ export function createRunTaskEmitter(logger: Logger, feed?: StatusChangeFeed) {
       return () => {
         if (set.delete(listener) && count() === 0) remote.release();
       };
+    },
+    /**
+     * Like `on`, but hears only this instance's own changes, and never makes it listen to other
+     * processes: a dispatcher wakes on its own stage starts this way, while the storage's wake-ups
+     * bring the other processes' (issue 14: every host parsed every other host's changes).
+     */
+    onOwn<E extends keyof RunTaskEvents>(event: E, listener: RunTaskListener<E>): () => void {
+      const set = own[event] as Set<RunTaskListener<E>>;
+      set.add(listener);
+      return () => void set.delete(listener);
     },
     emit,
     /** Resolves true once changes stored by other processes are heard (D27); false without a feed or listeners. */

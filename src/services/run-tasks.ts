@@ -51,6 +51,8 @@ export function createRunTaskService(ctx: ServiceContext) {
      * the changes the other processes store, each once.
      */
     on: events.on,
+    /** Like `on`, but only this instance's own changes: it never listens to other processes. */
+    onOwn: events.onOwn,
     /**
      * Resolves true once `on` listeners hear the changes other processes store (D27), false when
      * the storage offers no such feed (memory and SQLite serve one process), when no listener is

@@ -2,7 +2,7 @@ import pg from "pg";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { createPostgresStorage, type PostgresStorage, type StatusChange } from "../../adapters/postgres/index.js";
 import { parseStatusChange } from "../../adapters/postgres/events.js";
-import { createRunplane, silentLogger } from "../../src/index.js";
+import { createDispatcher, createRunplane, silentLogger } from "../../src/index.js";
 import type { ResultStatusEvent, StageStatusEvent } from "../../src/services/run-task-events.js";
 import { at } from "../../src/testing/conformance/fixtures.js";
 import { delivery, result, rid, run, stage, started } from "../../src/testing/conformance/run-task-fixtures.js";
@@ -194,6 +194,35 @@ describe.skipIf(!reachable)("runplane: events across hosts sharing one database"
     } finally {
       await a.runplane.close();
       await b.close();
+      const admin = new pg.Pool({ connectionString: DATABASE_URL, max: 1 });
+      await dropSchema(admin, schema);
+      await admin.end();
+    }
+  });
+
+  it("a dispatcher alone hears only its own instance's stage starts, so the instance does not listen to every other host's changes", async () => {
+    const schema = uniqueSchema("dispatcher_events");
+    const storage = await createPostgresStorage(DATABASE_URL, { schema });
+    const app = await createTestApp({ storage });
+    const sent: string[] = [];
+    const dispatcher = createDispatcher(app.runplane, {
+      transport: { send: async (req) => (sent.push(req.url), { status: 200, headers: {}, body: "", bodyTruncated: false }), close: async () => undefined },
+      pollIntervalMs: 60_000,
+    });
+    try {
+      dispatcher.start();
+      const task = await app.runplane.runTasks.tasks.create("acme", { name: "scanner", url: "https://scanner.example/hook" });
+      await app.runplane.runTasks.workspaceTasks.create("ws-a", task.id, { "enforcement-level": "mandatory", stages: ["post_plan"] });
+      const { run: created } = await app.runplane.runTasks.createRun({ workspaceId: "ws-a", configurationVersionId: "cv-1" });
+      await app.runplane.runTasks.startStage(created.id, "post_plan");
+
+      // Woken by its own start at once, not by its 60 s poll...
+      await vi.waitFor(() => expect(sent).toStrictEqual(["https://scanner.example/hook"]), { timeout: 2_000, interval: 10 });
+      // ...without hearing, and parsing, every change the other hosts store.
+      expect(await app.runplane.runTasks.listening()).toBe(false);
+    } finally {
+      await dispatcher.stop({ graceMs: 100 });
+      await app.runplane.close();
       const admin = new pg.Pool({ connectionString: DATABASE_URL, max: 1 });
       await dropSchema(admin, schema);
       await admin.end();
