@@ -4,6 +4,7 @@ import { DELIVERIES, TASK_RESULT_START, TASK_STAGE_STATE, toDeliveryRow, toTaskS
 import type { PgPoolLike } from "./driver.js";
 import { retrying, rowsOf, sql } from "./driver.js";
 import { MARK_ORIGIN } from "./events.js";
+import { TEXT } from "./sql.js";
 import { NOTIFY_SQL } from "./notify.js";
 import { createWriteGroup } from "./write-group.js";
 
@@ -60,7 +61,7 @@ function startSql(q: string): string {
       UPDATE ${q}task_results AS r SET ${TASK_RESULT_START.map((c) => `${c} = i.${c}`).join(", ")}
       FROM i WHERE r.id = i.id AND i.stage_id IN (SELECT id FROM ok)),
     dl AS MATERIALIZED (
-      SELECT * FROM unnest(@delivery_ids::text[], @delivery_stage_ids::text[], @payloads::text[]) AS p(id, stage_id, payload)
+      SELECT * FROM json_to_recordset(@payloads::json) AS p(id ${TEXT}, stage_id ${TEXT}, payload text)
       WHERE p.stage_id IN (SELECT id FROM ok)),
     deliveries AS (
       INSERT INTO ${q}task_deliveries (${cols})
@@ -88,9 +89,9 @@ function startParams(starts: readonly Start[]) {
     result_expected_versions: writes.map((w) => w.expected.version),
     result_expected_statuses: writes.map((w) => JSON.stringify(w.expected.statuses)),
     rows: JSON.stringify(rows.map(toDeliveryRow)),
-    delivery_ids: rows.map((r) => r.id),
-    delivery_stage_ids: starts.flatMap((s) => s.rows.map(() => s.next.id)),
-    payloads: rows.map((r) => r.payload),
+    // JSON rather than a text[]: node-postgres escapes array elements character by character in
+    // JavaScript, 2 kB for each of up to 2,000 payloads a statement (issue 14).
+    payloads: JSON.stringify(starts.flatMap((s) => s.rows.map((r) => ({ id: r.id, stage_id: s.next.id, payload: r.payload })))),
   };
 }
 
