@@ -13,8 +13,10 @@ const MAX_KEYS = 500;
  * Each read still runs after it was asked for, in one snapshot, as a lone read would.
  *
  * `statement` takes the keys as `@keys` (a `text[]`) and returns rows carrying their key in `keyOf`.
+ * `schedule` may be `setImmediate` instead, to also gather the reads of every request that one
+ * event-loop turn read from its sockets (each arrives in its own I/O callback).
  */
-export function createReadGroup<Row>(db: Queryable, statement: Statement, keyOf: (row: Row) => string) {
+export function createReadGroup<Row>(db: Queryable, statement: Statement, keyOf: (row: Row) => string, schedule: (flush: () => void) => unknown = queueMicrotask) {
   let waiting = new Map<string, { resolve(rows: Row[]): void; reject(error: unknown): void }[]>();
 
   function flush(): void {
@@ -44,7 +46,7 @@ export function createReadGroup<Row>(db: Queryable, statement: Statement, keyOf:
   /** The rows of `key`, in the statement's order. */
   return (key: string): Promise<Row[]> =>
     new Promise<Row[]>((resolve, reject) => {
-      if (waiting.size === 0) queueMicrotask(flush);
+      if (waiting.size === 0) schedule(flush);
       const list = waiting.get(key);
       if (list) list.push({ resolve, reject });
       else waiting.set(key, [{ resolve, reject }]);

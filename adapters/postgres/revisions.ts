@@ -1,7 +1,8 @@
 import type { RevisionStore } from "../../src/storage/revisions.js";
 import { API_TOKEN_DECISION_COLUMNS, DIRECTORY_TABLES, varsScopeOf } from "../sql/revisions.js";
 import type { PgPoolLike } from "./driver.js";
-import { rowsOf, sql } from "./driver.js";
+import { sql } from "./driver.js";
+import { createReadGroup } from "./read-group.js";
 import type { PgMigration } from "./schema.js";
 import { TEXT } from "./sql.js";
 
@@ -44,13 +45,16 @@ export const REVISIONS_MIGRATION: PgMigration = {
 };
 
 export function createRevisionStore(pool: PgPoolLike, q: string): RevisionStore {
-  const read = sql(`SELECT scope, n FROM ${q}revisions WHERE scope = ANY(@scopes::text[])`);
+  // Every cacheable GET reads its counters first, so under load this is one round trip per
+  // request; the requests of one event-loop turn share one statement instead (issue 14). Each
+  // read still starts after its request asked for it, so it sees every write committed before.
+  const counter = createReadGroup<{ scope: string; n: number }>(
+    pool,
+    sql(`SELECT scope, n FROM ${q}revisions WHERE scope = ANY(@keys::text[])`),
+    (row) => row.scope,
+    setImmediate,
+  );
   return {
-    async read(scopes) {
-      if (scopes.length === 0) return [];
-      const rows = await rowsOf<{ scope: string; n: number }>(pool, read, { scopes: [...new Set(scopes)] });
-      const counters = new Map(rows.map((row) => [row.scope, row.n]));
-      return scopes.map((scope) => counters.get(scope) ?? 0);
-    },
+    read: (scopes) => Promise.all(scopes.map(async (scope) => (await counter(scope))[0]?.n ?? 0)),
   };
 }

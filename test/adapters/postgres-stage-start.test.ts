@@ -9,11 +9,12 @@ import { DATABASE_URL, dropSchema, postgresReachable, uniqueSchema } from "../he
 function countingPool() {
   const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 4 });
   pool.on("error", () => undefined);
-  const counted = { starts: 0, runReads: 0 };
+  const counted = { starts: 0, runReads: 0, revisionReads: 0 };
   const wrapped: PgPoolLike = {
     query(config: PgQueryConfig) {
       if (/UPDATE \S+task_stages AS st SET/.test(config.text)) counted.starts++;
       if (/^SELECT .* FROM \S+\.runs WHERE id = ANY/s.test(config.text)) counted.runReads++;
+      if (/FROM \S+\.revisions WHERE/.test(config.text)) counted.revisionReads++;
       return pool.query(config);
     },
     connect: () => pool.connect(),
@@ -105,6 +106,24 @@ if (await postgresReachable("postgres stage start")) {
       expect(counted.starts).toBe(2);
       expect(outcomes).toStrictEqual([started(a.st), null]);
       expect(await storage.taskDeliveries.listByResult(a.results[0]!.id)).toStrictEqual([a.rows[0]]);
+      await storage.close();
+    });
+  
+    it("reads the revision counters of requests arriving in separate callbacks of one event-loop turn in one statement, each after it asked", async () => {
+      const storage = await createPostgresStorage(wrapped, { schema });
+      const before = await storage.revisions!.read(["directory"]);
+      await storage.organizations.insert({ name: "acme", email: null });
+      counted.revisionReads = 0;
+
+      // Like requests read from three sockets: each in its own callback of the same turn.
+      const read = await Promise.all(
+        [["directory"], ["directory", "vars:workspace:ws-1"], ["vars:workspace:ws-1"]].map(
+          (scopes) => new Promise<number[]>((resolve, reject) => setTimeout(() => storage.revisions!.read(scopes).then(resolve, reject), 0)),
+        ),
+      );
+
+      expect(counted.revisionReads).toBe(1);
+      expect(read).toStrictEqual([[before[0]! + 1], [before[0]! + 1, 0], [0]]);
       await storage.close();
     });
   });
