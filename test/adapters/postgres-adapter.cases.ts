@@ -4,6 +4,7 @@ import { createPostgresStorage, type PostgresStorage } from "../../adapters/post
 import { migrate, MIGRATIONS, type PgMigration } from "../../adapters/postgres/schema.js";
 import { at } from "../../src/testing/conformance/fixtures.js";
 import { delivery, result, rid, run, runTask, stage, started, workspaceTask } from "../../src/testing/conformance/run-task-fixtures.js";
+import { DELIVERIES, RUNS, TASK_RESULTS, TASK_STAGES, toDeliveryRow, toRunRow, toTaskResultRow, toTaskStageRow } from "../../adapters/sql/run-task-rows.js";
 import { DATABASE_URL, dropSchema, uniqueSchema } from "../helpers/postgres.js";
 
 /**
@@ -74,6 +75,34 @@ export function describePostgresAdapterCases(): void {
       await expect(migrate(pool, schema, steps)).rejects.toThrow(/migration 0002-broken failed and was rolled back/);
       expect((await versions(pool, schema)).map((r) => r.version)).toStrictEqual([1]);
       expect((await pool.query(`SELECT to_regclass($1) AS half`, [`"${schema}".half`])).rows).toStrictEqual([{ half: null }]);
+    });
+
+    it("brings results and outbox rows stored before 0009-outbox-hot-updates along: the sweeper still finds exactly the open ones past their deadline", async () => {
+      const schema = schemaFor("upgrade");
+      const pool = poolOf();
+      await migrate(pool, schema, MIGRATIONS.slice(0, MIGRATIONS.findIndex((m) => m.name === "0009-outbox-hot-updates")));
+      const rows = <Row extends object>(table: { table: string; columns: readonly (keyof Row & string)[] }, values: Row[]) =>
+        pool.query(`INSERT INTO "${schema}".${table.table} (${table.columns.join(", ")})
+          SELECT ${table.columns.join(", ")} FROM json_populate_recordset(NULL::"${schema}".${table.table}, $1)`, [JSON.stringify(values)]);
+      const past = at(-60_000);
+      const results = [
+        result({ id: rid("taskrs", 1), status: "pending", deadlineAt: past }),
+        result({ id: rid("taskrs", 2), status: "passed", deadlineAt: past, position: 1 }),
+        result({ id: rid("taskrs", 3), status: "running", deadlineAt: at(600_000), position: 2 }),
+      ];
+      const row = delivery({ taskResultId: results[0]!.id });
+      await rows(RUNS, [toRunRow(run())]);
+      await rows(TASK_STAGES, [toTaskStageRow(stage())]);
+      await rows(TASK_RESULTS, results.map(toTaskResultRow));
+      await rows(DELIVERIES, [toDeliveryRow(row)]);
+      await pool.query(`INSERT INTO "${schema}".task_delivery_payloads (delivery_id, payload) VALUES ($1, $2)`, [row.id, row.payload]);
+
+      const storage = await createPostgresStorage(pool, { schema });
+
+      expect(await storage.taskResults.listPastDeadline(at(0), 10)).toStrictEqual([results[0]]);
+      expect(await storage.taskResults.listByStage(stage().id)).toStrictEqual(results);
+      expect(await storage.taskDeliveries.get(row.id)).toStrictEqual(row);
+      await storage.close();
     });
 
     it("accepts only a plain lower-case identifier as schema", async () => {
