@@ -102,7 +102,7 @@ function toClaimed(row: ClaimRow): ClaimedDelivery {
  * (issue 14). So both run in a transaction that rules those scans out (and `jit`, which the
  * statements never repay), whatever the statistics say.
  */
-export const OUTBOX_PLAN = "SET LOCAL enable_bitmapscan = off; SET LOCAL enable_seqscan = off; SET LOCAL jit = off";
+const OUTBOX_PLAN = "SET LOCAL enable_bitmapscan = off; SET LOCAL enable_seqscan = off; SET LOCAL jit = off";
 
 const outboxStatement = <Row>(pool: PgPoolLike, statement: Statement, params: object): Promise<Row[]> =>
   transaction(pool, async (client) => {
