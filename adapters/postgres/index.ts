@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { StatusChangeFeed, Storage, StopListening } from "../../src/storage/types.js";
+import { importOptional } from "../../src/optional-peer.js";
 import { createAgentTokenStore } from "./agent-tokens.js";
 import { createApiTokenStore } from "./api-tokens.js";
 import { createDirectoryStores } from "./directory.js";
@@ -111,11 +112,6 @@ export async function createPostgresStorage(poolOrUrl: PgPoolLike | string, opti
 }
 
 async function openPool(connectionString: string): Promise<PgPoolLike> {
-  let Pool: typeof import("pg").Pool;
-  try {
-    ({ Pool } = (await import("pg")).default);
-  } catch (cause) {
-    throw new Error("createPostgresStorage needs the optional peer dependency pg to connect by URL (npm install pg)", { cause });
-  }
+  const { Pool } = (await importOptional(() => import("pg"), "pg", "createPostgresStorage with a connection URL")).default;
   return new Pool({ connectionString });
 }

@@ -1,5 +1,6 @@
 import { createRevisionStore } from "./revisions.js";
 import type { Storage } from "../../src/storage/types.js";
+import { importOptional } from "../../src/optional-peer.js";
 import { createAgentTokenStore } from "./agent-tokens.js";
 import { createApiTokenStore } from "./api-tokens.js";
 import { createDirectoryStores } from "./directory.js";
@@ -80,14 +81,7 @@ export function createSqliteStorage(db: SqliteDatabase, options: SqliteStorageOp
  * it. `":memory:"` gives a private in-memory database.
  */
 export async function openSqliteStorage(path: string, options: SqliteStorageOptions = {}): Promise<Storage> {
-  let Database: typeof import("better-sqlite3");
-  try {
-    ({ default: Database } = await import("better-sqlite3"));
-  } catch (cause) {
-    throw new Error("openSqliteStorage needs the optional peer dependency better-sqlite3 (npm install better-sqlite3)", {
-      cause,
-    });
-  }
+  const { default: Database } = await importOptional(() => import("better-sqlite3"), "better-sqlite3", "openSqliteStorage");
   const db = new Database(path);
   try {
     return createSqliteStorage(db, options);

@@ -1,8 +1,9 @@
 import { chmodSync, closeSync, openSync } from "node:fs";
-import pg from "pg";
+import type pg from "pg";
 import { createPostgresStorage } from "../../adapters/postgres/index.js";
 import { openSqliteStorage } from "../../adapters/sqlite/index.js";
 import type { Storage } from "../../src/index.js";
+import { importOptional } from "../../src/optional-peer.js";
 
 /**
  * Where the reference server stores: PostgreSQL when `DATABASE_URL` is a `postgres://` URL (any
@@ -45,7 +46,8 @@ export async function openServerStorage(options: ServerStorageOptions): Promise<
   }
   if (!/^postgres(ql)?:\/\//.test(url)) throw new Error("DATABASE_URL must be a postgres:// or postgresql:// URL");
   const schema = options.schema?.trim() || "public";
-  const pool = new pg.Pool({ connectionString: url, max: options.poolSize ?? 10 });
+  const { Pool } = (await importOptional(() => import("pg"), "pg", "DATABASE_URL (PostgreSQL)")).default;
+  const pool = new Pool({ connectionString: url, max: options.poolSize ?? 10 });
   // The adapter adds its own listener; this one covers the pool until then and after it closed.
   pool.on("error", () => undefined);
   try {

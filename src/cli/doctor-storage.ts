@@ -1,8 +1,8 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import pg from "pg";
 import { pendingMigrations as pendingPostgres } from "../../adapters/postgres/schema.js";
 import { pendingMigrations as pendingSqlite } from "../../adapters/sqlite/schema.js";
+import { importOptional } from "../optional-peer.js";
 import { dataDirOf } from "./args.js";
 
 type Verdict = { fix: string } | { note: string };
@@ -15,6 +15,7 @@ export async function pendingOf(env: NodeJS.ProcessEnv): Promise<Verdict> {
   if (url) {
     if (!/^postgres(ql)?:\/\//.test(url)) return { fix: "DATABASE_URL must be a postgres:// or postgresql:// URL" };
     const schema = env.DATABASE_SCHEMA?.trim() || "public";
+    const pg = (await importOptional(() => import("pg"), "pg", "DATABASE_URL (PostgreSQL)")).default;
     const pool = new pg.Pool({ connectionString: url, max: 1, connectionTimeoutMillis: 5_000 });
     pool.on("error", () => undefined);
     try {
@@ -29,7 +30,7 @@ export async function pendingOf(env: NodeJS.ProcessEnv): Promise<Verdict> {
   } else {
     const path = join(dataDirOf(env), "runplane.db");
     if (!existsSync(path)) return { note: `SQLite file ${path} does not exist yet (the first start creates it)` };
-    const { default: Database } = await import("better-sqlite3");
+    const { default: Database } = await importOptional(() => import("better-sqlite3"), "better-sqlite3", "the SQLite file");
     const db = new Database(path, { readonly: true, fileMustExist: true });
     try {
       pending = pendingSqlite(db);

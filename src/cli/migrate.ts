@@ -1,9 +1,9 @@
 import { closeSync, existsSync, openSync } from "node:fs";
 import { join } from "node:path";
-import pg from "pg";
 import { migrate as migratePostgres, pendingMigrations as pendingPostgres } from "../../adapters/postgres/schema.js";
 import { MIGRATIONS, migrate as migrateSqlite, pendingMigrations as pendingSqlite } from "../../adapters/sqlite/schema.js";
 import { openDataDir } from "../../examples/server/state.js";
+import { importOptional } from "../optional-peer.js";
 import { dataDirOf, parse } from "./args.js";
 
 /**
@@ -29,7 +29,7 @@ async function sqlite(env: NodeJS.ProcessEnv, dryRun: boolean): Promise<string[]
     openDataDir(dataDirOf(env), env);
     closeSync(openSync(path, "a", 0o600));
   }
-  const { default: Database } = await import("better-sqlite3");
+  const { default: Database } = await importOptional(() => import("better-sqlite3"), "better-sqlite3", "migrate on the SQLite file");
   const db = new Database(path);
   try {
     const pending = pendingSqlite(db);
@@ -42,6 +42,7 @@ async function sqlite(env: NodeJS.ProcessEnv, dryRun: boolean): Promise<string[]
 
 async function postgres(url: string, schema: string, dryRun: boolean): Promise<string[]> {
   if (!/^postgres(ql)?:\/\//.test(url)) throw new Error("DATABASE_URL must be a postgres:// or postgresql:// URL");
+  const pg = (await importOptional(() => import("pg"), "pg", "DATABASE_URL (PostgreSQL)")).default;
   const pool = new pg.Pool({ connectionString: url, max: 2 });
   pool.on("error", () => undefined);
   try {
