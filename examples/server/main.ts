@@ -52,7 +52,7 @@ const store = await openServerStorage({
   sqlitePath: dataDir.database,
 });
 // Before createRunplane: its instruments bind to the provider registered when it is built.
-const observed = installMetrics();
+const observed = await installMetrics();
 const runplane: Runplane = createRunplane({
   storage: store.storage,
   keyring: dataDir.keyring(),
@@ -126,7 +126,7 @@ process.stdout.write(
       ? "dialect: hcp-terraform (signs with X-TFC-Task-Signature, category word terraform)"
       : "dialect: default (signs with X-SVC-Task-Signature, category word config); existing HCP Terraform integrations need RUNPLANE_DIALECT=hcp-terraform",
     `results page: ${origin}/app/runs/<run id>, ${origin}/app/<organization>/<workspace>[/runs/<run id>]`,
-    `metrics: ${origin}/metrics, health: ${origin}/healthz, OpenAPI: ${origin}/openapi.json`,
+    observed.off ? `health: ${origin}/healthz, OpenAPI: ${origin}/openapi.json; ${observed.off}` : `metrics: ${origin}/metrics, health: ${origin}/healthz, OpenAPI: ${origin}/openapi.json`,
     `example integration: ${integration.url} (run tasks task-demo, mandatory at post_plan, and task-demo-advisory, advisory at pre_apply, on ${DEMO.workspace})`,
     fromEnv ? "owners token: using ADMIN_TOKEN" : `owners token (printed once, revoked at next start): ${token}`,
     "",

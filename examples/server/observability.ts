@@ -1,8 +1,7 @@
 import { metrics } from "@opentelemetry/api";
-import { PrometheusExporter, PrometheusSerializer } from "@opentelemetry/exporter-prometheus";
-import { MeterProvider } from "@opentelemetry/sdk-metrics";
 import type { Hono } from "hono";
 import { createConsoleLogger, type Dispatcher, type Logger, type LogLevel, type Runplane } from "../../src/index.js";
+import { importOptional, MissingPeerError } from "../../src/optional-peer.js";
 
 const LEVELS: readonly string[] = ["debug", "info", "warn", "error"];
 
@@ -21,20 +20,44 @@ export function serverLogger(level = process.env.LOG_LEVEL || "info"): Logger {
  * that serves nothing by itself: `GET /metrics` collects on each scrape. Call
  * {@link installMetrics} before `createRunplane`: instruments bind to the provider registered when
  * they are created.
+ *
+ * The SDK packages are optional peers (issue 24): without them the server runs, `/metrics` answers
+ * 404 saying what to install, and `off` says the same for the banner.
  */
-export function installMetrics() {
+export async function installMetrics(): Promise<Metrics> {
+  let sdk: [typeof import("@opentelemetry/exporter-prometheus"), typeof import("@opentelemetry/sdk-metrics")];
+  try {
+    sdk = await Promise.all([
+      importOptional(() => import("@opentelemetry/exporter-prometheus"), "@opentelemetry/exporter-prometheus", "GET /metrics"),
+      importOptional(() => import("@opentelemetry/sdk-metrics"), "@opentelemetry/sdk-metrics", "GET /metrics"),
+    ]);
+  } catch (error) {
+    if (!(error instanceof MissingPeerError)) throw error;
+    return { off: METRICS_OFF, scrape: async () => null, shutdown: async () => undefined };
+  }
+  const [{ PrometheusExporter, PrometheusSerializer }, { MeterProvider }] = sdk;
   const reader = new PrometheusExporter({ preventServerStart: true });
   const provider = new MeterProvider({ readers: [reader] });
   metrics.setGlobalMeterProvider(provider);
   const serializer = new PrometheusSerializer();
   return {
-    /** The Prometheus text exposition of every metric now. */
-    async scrape(): Promise<string> {
+    off: null,
+    async scrape() {
       const { resourceMetrics } = await reader.collect();
       return serializer.serialize(resourceMetrics);
     },
     shutdown: () => provider.shutdown(),
   };
+}
+
+const METRICS_OFF = "metrics are off: npm install @opentelemetry/sdk-metrics @opentelemetry/exporter-prometheus to serve /metrics";
+
+export interface Metrics {
+  /** Why `/metrics` serves nothing (the SDK is not installed), or null when it serves. */
+  off: string | null;
+  /** The Prometheus text exposition of every metric now; null when metrics are off. */
+  scrape(): Promise<string | null>;
+  shutdown(): Promise<void>;
 }
 
 export interface Health {
@@ -66,11 +89,15 @@ export async function checkHealth(runplane: Runplane, dispatcher: Pick<Dispatche
 /** Mounts `GET /metrics` (Prometheus text format) and `GET /healthz` (JSON; 200 or 503). */
 export function mountObservability(
   routes: Hono,
-  scrape: () => Promise<string>,
+  scrape: () => Promise<string | null>,
   runplane: Runplane,
   dispatcher: Pick<Dispatcher, "isRunning">,
 ): void {
-  routes.get("/metrics", async (c) => c.body(await scrape(), 200, { "content-type": "text/plain; version=0.0.4; charset=utf-8" }));
+  routes.get("/metrics", async (c) => {
+    const text = await scrape();
+    if (text === null) return c.text(`${METRICS_OFF}\n`, 404);
+    return c.body(text, 200, { "content-type": "text/plain; version=0.0.4; charset=utf-8" });
+  });
   routes.get("/healthz", async (c) => {
     const health = await checkHealth(runplane, dispatcher);
     return c.json(health, health.ok ? 200 : 503);

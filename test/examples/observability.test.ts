@@ -8,14 +8,14 @@ import { createTestApp } from "../helpers/app.js";
 // Issue 17: the reference server exports runplane's metrics at GET /metrics (Prometheus text
 // format) and answers GET /healthz.
 
-let installed: ReturnType<typeof installMetrics> | undefined;
+let installed: Awaited<ReturnType<typeof installMetrics>> | undefined;
 afterEach(async () => {
   metrics.disable();
   await installed?.shutdown();
 });
 
 async function server(options: { storageFails?: boolean } = {}) {
-  installed = installMetrics();
+  installed = await installMetrics();
   const app = await createTestApp();
   if (options.storageFails) app.storage.taskDeliveries.stats = async () => Promise.reject(new Error("connection refused"));
   const dispatcher = createDispatcher(app.runplane, { pollIntervalMs: 60_000 });
