@@ -1,5 +1,5 @@
 import { createMemoryStorage } from "../../adapters/memory/index.js";
-import { runStorageConformance } from "../../src/testing/index.js";
+import { runStorageConformance } from "../../src/testing/vitest.js";
 
 // A memory store has nothing to reopen: durability cases read back through the same instance.
 runStorageConformance("memory", async () => {

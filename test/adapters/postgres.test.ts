@@ -2,7 +2,7 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createPostgresStorage } from "../../adapters/postgres/index.js";
 import type { Storage } from "../../src/storage/types.js";
-import { runStorageConformance } from "../../src/testing/index.js";
+import { runStorageConformance } from "../../src/testing/vitest.js";
 import { DATABASE_URL, dropSchema, probeDatabase, resetSchema, uniqueSchema } from "../helpers/postgres.js";
 import { describePostgresAdapterCases } from "./postgres-adapter.cases.js";
 

@@ -11,7 +11,7 @@ import { TEAMS_BY_MEMBER_SQL } from "../../adapters/sqlite/directory.js";
 import { migrate, MIGRATIONS } from "../../adapters/sqlite/schema.js";
 import { VARIABLE_SQL } from "../../adapters/sqlite/variables.js";
 import type { Storage } from "../../src/storage/types.js";
-import { runStorageConformance } from "../../src/testing/index.js";
+import { runStorageConformance } from "../../src/testing/vitest.js";
 import { sensitiveVariable, variable, WS } from "../../src/testing/conformance/fixtures.js";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));

@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { afterAll, describe, expect, it } from "vitest";
 import { createMemoryStorage } from "../../adapters/memory/index.js";
 import type { Storage } from "../../src/storage/types.js";
-import { NO_REOPEN, runStorageConformance } from "../../src/testing/index.js";
+import { NO_REOPEN, runStorageConformance } from "../../src/testing/vitest.js";
 
 // A custom adapter as a host writes one: it wraps the memory store, has no reopen and no dispose.
 let calls = 0;
@@ -35,11 +35,11 @@ afterAll(({}, file) => {
   expect(cases.filter((t) => t.result?.state === "pass").length).toBeGreaterThan(50);
 });
 
-describe("runplane/testing (issue 18)", () => {
+describe("runplane/testing/vitest (issues 18 and 24)", () => {
   it("is what the bundled adapters' conformance tests import", () => {
     for (const name of ["memory", "sqlite", "postgres"]) {
       const source = readFileSync(new URL(`../adapters/${name}.test.ts`, import.meta.url), "utf8");
-      expect(source).toContain('import { runStorageConformance } from "../../src/testing/index.js";');
+      expect(source).toContain('import { runStorageConformance } from "../../src/testing/vitest.js";');
       expect(source).toMatch(/runStorageConformance\(/);
     }
   });
