@@ -11,6 +11,7 @@ export const entries = {
   "adapters/sqlite": "adapters/sqlite/index.ts",
   "adapters/postgres": "adapters/postgres/index.ts",
   testing: "src/testing/index.ts",
+  "testing/vitest": "src/testing/vitest.ts",
 } as const;
 
 /** Executables, named after the package.json `bin` targets (not exports; the same test checks them). */
