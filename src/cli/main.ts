@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { checkIntegration } from "./check-integration.js";
 import { doctor } from "./doctor.js";
+import { COMMAND_HELP, USAGE, wantsHelp } from "./help.js";
 import { keygen } from "./keygen.js";
 import { migrate } from "./migrate.js";
 import { reencrypt } from "./reencrypt.js";
@@ -11,16 +12,6 @@ import { token } from "./token.js";
  * The `runplane` command (issue 17): one file per command in this folder. Every error is one line
  * on stderr (`runplane <command>: <message>`, never a stack) and exit code 1; usage errors exit 2.
  */
-const USAGE = `usage: runplane <command> [flags]
-  serve       the reference server (flags mirror its environment variables)
-  keygen      a new keyring key (--json: a whole keyring)
-  migrate     apply pending schema migrations (--dry-run: list them)
-  reencrypt   move sealed values to the keyring's active key
-  token       token create [--team <id>]: a new owners (or team) API token
-  doctor      check options, storage, keyring and egress
-  check-integration <url> --hmac-key <key> [--stage post_plan] [--dialect default|hcp-terraform]
-              play the platform against a run task integration and report`;
-
 const out = (line: string): void => void process.stdout.write(`${line}\n`);
 
 const COMMANDS: Record<string, (args: string[]) => Promise<boolean | void> | boolean | void> = {
@@ -36,8 +27,14 @@ const COMMANDS: Record<string, (args: string[]) => Promise<boolean | void> | boo
 const [name, ...args] = process.argv.slice(2);
 const command = name ? COMMANDS[name] : undefined;
 if (!command) {
-  process.stderr.write(`${name && name !== "help" && name !== "--help" ? `runplane: unknown command ${name}\n` : ""}${USAGE}\n`);
-  process.exit(name === "help" || name === "--help" ? 0 : 2);
+  const help = name === "help" || name === "--help" || name === "-h";
+  if (help) process.stdout.write(`${USAGE}\n`);
+  else process.stderr.write(`${name ? `runplane: unknown command ${name}\n` : ""}${USAGE}\n`);
+  process.exit(help ? 0 : 2);
+}
+if (wantsHelp(args)) {
+  process.stdout.write(`${COMMAND_HELP[name!]}\n`);
+  process.exit(0);
 }
 try {
   if ((await command(args)) === false) process.exitCode = 1;
