@@ -73,6 +73,7 @@ function errorStatuses(op: OperationDoc): number[] {
   if (op.body) for (const s of [400, 413, 415, 422]) statuses.add(s);
   // decisions D7, D26: a page parameter out of range or not an integer is 422.
   if (op.query?.some((q) => q.name.startsWith("page["))) statuses.add(422);
+  for (const s of op.never ?? []) statuses.delete(s);
   return [...statuses].sort((a, b) => a - b);
 }
 

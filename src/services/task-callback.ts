@@ -1,7 +1,7 @@
 import { safeEqual, sha256Hex } from "../crypto/random.js";
 import { SEVERITY_RANK, severityLevelOf, severityOf, statusOf } from "../domain/outcomes.js";
 import { isFinalResultStatus, transitionResult } from "../domain/stage-machine.js";
-import { ApiError, conflict, invalid, notFound } from "../errors.js";
+import { ApiError, conflict, invalid } from "../errors.js";
 import type { Page, PageRequest } from "../schemas/records.js";
 import type { TaskResultOutcomeRecord, TaskResultRecord } from "../schemas/run-task-records.js";
 import { CallbackSchema, RESULT_LIMITS, type CallbackInput, type OutcomeInput } from "../schemas/run-tasks.js";
@@ -120,8 +120,9 @@ export function createTaskCallbackService(ctx: ServiceContext, settings: RunTask
   };
 
   /**
-   * `PATCH task-results/:id/callback` (D17). Order of checks: unknown id 404; missing or wrong
-   * token 401; result already final 409; deadline passed 401; only then is the body read
+   * `PATCH task-results/:id/callback` (D17). Order of checks: unknown id, missing or wrong token
+   * 401 alike (D17a: the answer never tells whether the result exists); result already final 409;
+   * deadline passed 401; only then is the body read
    * (`readBody`, D26: an unauthenticated request never makes the server buffer a body), and an
    * invalid one is 422. The status change and the new outcomes are one compare-and-set: of racing
    * final callbacks exactly one wins, the others get 409; racing `running` callbacks retry on the
@@ -129,8 +130,7 @@ export function createTaskCallbackService(ctx: ServiceContext, settings: RunTask
    */
   async function receiveCallback(resultId: string, token: string | null, readBody: () => Promise<unknown>): Promise<void> {
     const first = await s.taskResults.get(resultId);
-    if (!first) throw notFound();
-    if (!tokenMatches(first, token)) throw UNAUTHORIZED();
+    if (!first || !tokenMatches(first, token)) throw UNAUTHORIZED();
     if (isFinalResultStatus(first.status)) throw ALREADY_FINAL();
     if (expired(first, ctx.now())) throw UNAUTHORIZED();
     const input = parseOrThrow(CallbackSchema, await readBody(), "");
@@ -163,7 +163,8 @@ export function createTaskCallbackService(ctx: ServiceContext, settings: RunTask
         return;
       }
       const fresh = await s.taskResults.get(resultId);
-      if (!fresh) throw notFound();
+      // Deleted under the callback: its token stands for nothing any more (D17a).
+      if (!fresh) throw UNAUTHORIZED();
       if (isFinalResultStatus(fresh.status)) throw ALREADY_FINAL();
       current = fresh;
     }

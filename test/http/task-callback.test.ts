@@ -95,7 +95,8 @@ describe.each(STORAGES)("run task callback and outcomes over HTTP ($name)", (set
       if (pointer) expect(res.json.errors.map((e: any) => e.source?.pointer), name).toContain(pointer);
       expect(await snapshot(a, id), name).toStrictEqual(before);
     }
-    expect((await sendCallback(a, "taskrs-doesnotexist0000", token, callbackBody("passed"))).status).toBe(404);
+    // decision D17a: an unknown result is 401 like a wrong token.
+    expect((await sendCallback(a, "taskrs-doesnotexist0000", token, callbackBody("passed"))).status).toBe(401);
   });
 
   it("rejects an expired token with 401 (fake clock) and changes nothing", async () => {
@@ -268,7 +269,7 @@ describe("the callback checks its token before it reads the body (D26)", () => {
       ["no token", id, null, 401],
       ["a wrong token", id, "x".repeat(43), 401],
       ["another result's token", id, await tokenOf(a, otherId), 401],
-      ["an unknown result", "taskrs-doesnotexist0000", await tokenOf(a, id), 404],
+      ["an unknown result", "taskrs-doesnotexist0000", await tokenOf(a, id), 401],
     ];
     for (const [name, target, token, status] of cases) {
       const { watch, stream } = watchedBody();

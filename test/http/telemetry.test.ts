@@ -28,11 +28,11 @@ describe("request telemetry", () => {
     expect(await otel.count("runplane.http.duration")).toBe(3);
   });
 
-  it("counts callbacks by status (here an unknown result, 404)", async () => {
+  it("counts callbacks by status (here an unknown result, 401 by D17a)", async () => {
     const app = await createTestApp();
     const res = await app.call("PATCH", "/api/v2/task-results/taskrs-0000000000000000/callback", { body: {}, token: "wrong" });
     expect(await otel.count("runplane.callbacks", { status: res.status })).toBe(1);
-    expect(res.status).toBe(404);
+    expect(res.status).toBe(401);
   });
 
   it("opens a span per request named by its route", async () => {

@@ -63,6 +63,8 @@ describe("OpenAPI description (issue 18)", () => {
     expect(create.requestBody.content["application/vnd.api+json"].schema.properties.data.properties.attributes.properties.category.enum).toEqual(["config", "terraform", "env"]);
     expect(create.security).toEqual([{ apiToken: [] }]);
     expect(doc.paths["/task-results/{task_result_id}/callback"].patch.security).toEqual([{ accessToken: [] }]);
+    // decision D17a: an unknown result is 401, never 404.
+    expect(Object.keys(doc.paths["/task-results/{task_result_id}/callback"].patch.responses).sort()).toEqual(["200", "400", "401", "409", "413", "415", "422", "500"]);
     expect(doc.paths["/ping"].get.security).toEqual([]);
     expect(Object.keys(doc.paths["/plans/{plan_id}/json-output"].get.responses["200"].content)).toEqual(["application/json"]);
     // hmac-key is write-only (D11): accepted on create, always null in the response.

@@ -98,6 +98,8 @@ export function runTaskOperations(): Record<string, OperationDoc> {
       body: { document: CallbackBodySchema, required: true },
       success: { status: 200, body: null },
       errors: [409],
+      // decision D17a: an unknown result is 401 like a wrong token, so no answer tells it exists.
+      never: [404],
     },
     "GET /plans/:plan_id/json-output": {
       tag: integration,

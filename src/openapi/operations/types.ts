@@ -35,6 +35,8 @@ export interface OperationDoc {
   success: { status: 200 | 201 | 204; body: SuccessBody };
   /** Error statuses beyond the common ones (401 with a credential, 404, 500; 400/413/415/422 with a body). */
   errors?: readonly number[];
+  /** Common statuses the operation never answers: the callback's 404 (D17a: 401 for an unknown result too). */
+  never?: readonly number[];
 }
 
 /** decisions D7, D26: the page parameters every paged list takes. */
