@@ -3,9 +3,11 @@ import { createConsoleLogger, type Logger } from "../logger.js";
 import type { Principal } from "../schemas/common.js";
 import { loadRunPage, parseFilter } from "./data.js";
 import { html } from "./escape.js";
-import { indexPage, layout, loginForm, messagePage, notFoundPage, unauthorizedPage, type Chrome } from "./layout.js";
+import { layout, loginForm, messagePage, notFoundPage, unauthorizedPage, type Chrome } from "./layout.js";
 import { clearedCookie, isCrossSite, readCookie, readForm, safeNext, sessionCookie, withBearer } from "./login.js";
 import { runPage } from "./render.js";
+import { loadOverview, mayReadRuns } from "./home.js";
+import { homePage, organizationPage } from "./home-page.js";
 import { findWorkspace, loadWorkspacePage, parsePageNumber, workspacePage } from "./workspace.js";
 import { STYLES_HASH } from "./styles.js";
 import type { Workspace } from "../schemas/directory.js";
@@ -63,6 +65,9 @@ function normalizePrefix(prefix: string): string {
   return trimmed;
 }
 
+/** Paths of one segment that are never an organization's page. */
+const RESERVED = new Set(["/runs", "/login", "/logout"]);
+
 interface Caller {
   principal: Principal | null;
   /** The caller came with the page's cookie (it may be stale). */
@@ -89,6 +94,8 @@ interface RunPlace {
  * like the API (`runs:read` on the run's workspace, D4, D21): `GET <prefix>/runs/:run_id`, and the
  * paths of the run task request's links (D25), `<prefix>/:organization/:workspace/runs/:run_id`
  * and the workspace's page `<prefix>/:organization/:workspace` (its runs, newest first, paged).
+ * The home `<prefix>/` and `<prefix>/:organization` list the workspaces the caller may read and
+ * their recent runs (issue 24.9).
  */
 export function createResultsPage(source: ResultsPageSource, options: ResultsPageOptions = {}) {
   const prefix = normalizePrefix(options.prefix ?? "");
@@ -136,10 +143,23 @@ export function createResultsPage(source: ResultsPageSource, options: ResultsPag
     const pageNumber = parsePageNumber(url.searchParams);
     if (pageNumber === null) return page(400, messagePage(chrome, "Bad request", "The page number must be an integer from 1 to 1000000."));
     // decision D4: a workspace the caller may not read (runs:read) is not found, and its runs are never listed.
-    const readable = (w: Workspace) => source.auth.authorize(principal, "runs:read", targetOf(w.organization, w.id, w));
-    const workspace = await findWorkspace(source, place.organization, place.workspaceName, readable);
+    const workspace = await findWorkspace(source, place.organization, place.workspaceName, (w) => mayReadRuns(source, principal, w));
     if (!workspace) return page(404, notFoundPage(chrome, "workspace"));
     return page(200, workspacePage(chrome, await loadWorkspacePage(source, workspace, pageNumber)));
+  }
+
+  /** The home: the caller's organization (a principal belongs to one), if it may read a workspace of it. */
+  async function homeRoute(url: URL, chrome: Chrome, caller: Caller): Promise<Response> {
+    if (!caller.principal) return unauthorized(url, chrome, caller);
+    return page(200, homePage(chrome, await loadOverview(source, caller.principal, [caller.principal.organization])));
+  }
+
+  async function organizationRoute(url: URL, organization: string, chrome: Chrome, caller: Caller): Promise<Response> {
+    if (!caller.principal) return unauthorized(url, chrome, caller);
+    const { organizations, recent } = await loadOverview(source, caller.principal, [organization]);
+    // decisions D4, D5a: an organization with no workspace the caller may read looks exactly like none.
+    const shown = organizations[0];
+    return shown ? page(200, organizationPage(chrome, shown, recent)) : page(404, notFoundPage(chrome, "organization"));
   }
 
   const secure = (url: URL): boolean => options.secureCookie ?? url.protocol === "https:";
@@ -171,7 +191,7 @@ export function createResultsPage(source: ResultsPageSource, options: ResultsPag
 
     const signedIn = login && readCookie(request) !== null;
     const chrome: Chrome = { prefix, login, signedIn };
-    if (rest === "/") return allow("GET", () => page(200, indexPage(chrome)));
+    if (rest === "/") return allow("GET", async () => homeRoute(url, chrome, await identify(request)));
     if (rest === "/login" && login) {
       return allow("GET,POST", () =>
         method === "POST"
@@ -192,16 +212,20 @@ export function createResultsPage(source: ResultsPageSource, options: ResultsPag
         return id ? redirect(`${prefix}/runs/${encodeURIComponent(id)}`) : page(404, notFoundPage(chrome));
       });
     }
-    // `/runs/:id` first: an organization named `runs` has no workspace page (its runs still open by id).
+    // `/runs/:id` first: an organization named `runs` has no workspace page (its runs still open by
+    // id); nor do organizations named `runs`, `login` or `logout` have an organization page.
+    if (RESERVED.has(rest)) return page(404, notFoundPage(chrome));
     const byId = /^\/runs\/([^/]+)$/.exec(rest);
     const inWorkspace = byId ? null : /^\/([^/]+)\/([^/]+)\/runs\/([^/]+)$/.exec(rest);
     const ofWorkspace = byId || inWorkspace ? null : /^\/([^/]+)\/([^/]+)$/.exec(rest);
-    const segments = decodeSegments((byId ?? inWorkspace ?? ofWorkspace ?? []).slice(1) as string[]);
+    const ofOrganization = byId || inWorkspace || ofWorkspace ? null : /^\/([^/]+)$/.exec(rest);
+    const segments = decodeSegments((byId ?? inWorkspace ?? ofWorkspace ?? ofOrganization ?? []).slice(1) as string[]);
     if (!segments || segments.length === 0) return page(404, notFoundPage(chrome));
     const [first, second, third] = segments as [string, string, string];
     return allow("GET", async () => {
       const caller = await identify(request);
       if (byId) return runRoute(url, first, null, chrome, caller);
+      if (ofOrganization) return organizationRoute(url, first, chrome, caller);
       const place = { organization: first, workspaceName: second };
       return inWorkspace ? runRoute(url, third, place, chrome, caller) : workspaceRoute(url, place, chrome, caller);
     });

@@ -1,7 +1,7 @@
 import { html, raw, type Html } from "./escape.js";
 import { STYLES } from "./styles.js";
 
-/** The document shell and the small pages: index, errors, sign-in. */
+/** The document shell and the small pages: errors, sign-in. */
 
 export interface Chrome {
   prefix: string;
@@ -49,27 +49,17 @@ ${next ? html`<input type="hidden" name="next" value="${next}">` : null}
 
 export function unauthorizedPage(chrome: Chrome, next: string | null, problem: string | null = null): string {
   return layout(chrome, "Sign in", html`<h1>Sign in required</h1>
-<p>This page shows run task results, which need a credential that may read the run.</p>
+<p>This page shows run task results, which need a credential that may read them.</p>
 ${loginForm(chrome, next, problem)}`);
 }
 
-export function notFoundPage(chrome: Chrome, what: "run" | "workspace" = "run"): string {
+export function notFoundPage(chrome: Chrome, what: "run" | "workspace" | "organization" = "run"): string {
   // decision D4: the same page for a missing run and one the caller may not read.
   return layout(chrome, "Not found", html`<h1>Not found</h1>
 <p>There is no such ${what}, or you are not allowed to see it.</p>
-<p><a href="${chrome.prefix}/">Open another run</a></p>`);
+<p><a href="${chrome.prefix}/">Your workspaces and recent runs</a></p>`);
 }
 
 export function messagePage(chrome: Chrome, title: string, message: string): string {
   return layout(chrome, title, html`<h1>${title}</h1><p>${message}</p>`);
-}
-
-export function indexPage(chrome: Chrome): string {
-  return layout(chrome, "Run task results", html`<h1>Run task results</h1>
-<section class="card">
-<form method="get" action="${chrome.prefix}/runs" class="filters">
-<label>Run id <input type="text" name="run_id" required placeholder="run-…" spellcheck="false"></label>
-<button type="submit" class="primary">Open</button>
-</form>
-</section>`);
 }

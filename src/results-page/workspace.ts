@@ -3,9 +3,9 @@ import type { RunRecord } from "../schemas/run-task-records.js";
 import type { TaskStageView } from "../schemas/task-stage-views.js";
 import { html } from "./escape.js";
 import { layout, type Chrome } from "./layout.js";
-import { statusBadge, time, workspacePath } from "./render.js";
+import { workspacePath } from "./render.js";
+import { runTable } from "./run-list.js";
 import type { ResultsPageSource } from "./types.js";
-import { runVerdict, STAGE_NAMES } from "./verdict.js";
 
 /** The workspace page (D25, the target of `workspace_app_url`): its runs, newest first, paged. */
 
@@ -51,21 +51,6 @@ export async function loadWorkspacePage(source: ResultsPageSource, workspace: Wo
   return { workspace, runs, page, total };
 }
 
-function runRow(base: string, { run, stages }: WorkspacePageModel["runs"][number]) {
-  const verdict = runVerdict(stages);
-  return html`<tr>
-<td><a class="mono" href="${base}/runs/${encodeURIComponent(run.id)}">${run.id}</a></td>
-<td>${run.message}</td>
-<td>${time(run.createdAt)}</td>
-<td class="stages">${
-    stages.length === 0
-      ? html`<span class="muted">no run task stages</span>`
-      : stages.map((s) => html`<span class="stage-status">${STAGE_NAMES[s.stage]} ${statusBadge(s.status)}</span> `)
-  }</td>
-<td><span class="badge status-${verdict.tone}" title="${verdict.text}">${verdict.tone.replace(/_/g, " ")}</span></td>
-</tr>`;
-}
-
 export function workspacePage(chrome: Chrome, model: WorkspacePageModel): string {
   const { workspace, page, total } = model;
   const base = workspacePath(chrome, workspace.organization, workspace.name);
@@ -85,13 +70,7 @@ export function workspacePage(chrome: Chrome, model: WorkspacePageModel): string
 ${
   model.runs.length === 0
     ? html`<p class="empty">${summary}</p>`
-    : html`<table class="run-list">
-<caption>${summary}</caption>
-<thead><tr><th scope="col">Run</th><th scope="col">Message</th><th scope="col">Created</th><th scope="col">Task stages</th><th scope="col">Verdict</th></tr></thead>
-<tbody>
-${model.runs.map((r) => runRow(base, r))}
-</tbody>
-</table>`
+    : runTable(chrome, model.runs.map((r) => ({ ...r, workspace })), summary)
 }
 <nav class="pager" aria-label="Pages">${page > 1 ? link(Math.min(page - 1, pages), "Newer runs") : null}<span>Page ${page} of ${pages}</span>${
     page < pages ? link(page + 1, "Older runs") : null

@@ -302,6 +302,7 @@ describe("results page: who may see it", () => {
     expect(anonymous.status).toBe(401);
     expect(await anonymous.text()).not.toContain("<form");
     expect((await hosted(new Request("http://localhost/app/login"))).status).toBe(404);
+    expect((await hosted(new Request("http://localhost/app/logout", { headers: { "x-session": "ok" } }))).status).toBe(404);
   });
 });
 
@@ -319,8 +320,8 @@ describe("results page: routing", () => {
     expect(post.headers.get("allow")).toBe("GET,HEAD");
   });
 
-  it("opens a run from the index form and answers 404 for paths it does not serve", async () => {
-    expect((await get("/app/", { token: null })).html).toContain('<form method="get" action="/app/runs"');
+  it("opens a run from the home's form and answers 404 for paths it does not serve", async () => {
+    expect((await get("/app/")).html).toContain('<form method="get" action="/app/runs"');
     const go = await get(`/app/runs?run_id=${seeded.runId}`, { token: null });
     expect(go.status).toBe(303);
     expect(go.headers.get("location")).toBe(runPath());

@@ -1,0 +1,46 @@
+import type { Workspace } from "../schemas/directory.js";
+import type { RunRecord } from "../schemas/run-task-records.js";
+import type { TaskStageView } from "../schemas/task-stage-views.js";
+import { html, type Html } from "./escape.js";
+import type { Chrome } from "./layout.js";
+import { statusBadge, time, workspacePath } from "./render.js";
+import { runVerdict, STAGE_NAMES } from "./verdict.js";
+
+/** The table of runs that the workspace page, the home and an organization's page share. */
+
+export interface RunRow {
+  run: RunRecord;
+  workspace: Workspace;
+  stages: TaskStageView[];
+}
+
+/** The run's page at the path of `run_app_url` (D25), so the header links back to its workspace. */
+export const runPath = (chrome: Chrome, { run, workspace }: Pick<RunRow, "run" | "workspace">): string =>
+  `${workspacePath(chrome, workspace.organization, workspace.name)}/runs/${encodeURIComponent(run.id)}`;
+
+function runRow(chrome: Chrome, row: RunRow, withWorkspace: boolean): Html {
+  const { run, workspace, stages } = row;
+  const verdict = runVerdict(stages);
+  return html`<tr>
+<td><a class="mono" href="${runPath(chrome, row)}">${run.id}</a></td>
+${withWorkspace ? html`<td><a href="${workspacePath(chrome, workspace.organization, workspace.name)}">${workspace.organization} / ${workspace.name}</a></td>\n` : null}<td>${run.message}</td>
+<td>${time(run.createdAt)}</td>
+<td class="stages">${
+    stages.length === 0
+      ? html`<span class="muted">no run task stages</span>`
+      : stages.map((s) => html`<span class="stage-status">${STAGE_NAMES[s.stage]} ${statusBadge(s.status)}</span> `)
+  }</td>
+<td><span class="badge status-${verdict.tone}" title="${verdict.text}">${verdict.tone.replace(/_/g, " ")}</span></td>
+</tr>`;
+}
+
+/** `withWorkspace`: a column naming each run's workspace, for lists that span several. */
+export function runTable(chrome: Chrome, rows: readonly RunRow[], caption: string, withWorkspace = false): Html {
+  return html`<table class="run-list">
+<caption>${caption}</caption>
+<thead><tr><th scope="col">Run</th>${withWorkspace ? html`<th scope="col">Workspace</th>` : null}<th scope="col">Message</th><th scope="col">Created</th><th scope="col">Task stages</th><th scope="col">Verdict</th></tr></thead>
+<tbody>
+${rows.map((r) => runRow(chrome, r, withWorkspace))}
+</tbody>
+</table>`;
+}
