@@ -1,6 +1,6 @@
 /**
  * Stage and result status changes as structured log events, and stage durations by final status
- * (issue 17). Ids and statuses only. Only this instance's own changes pass here: another process
+ * (issue 17), to the millisecond (issue 24). Ids and statuses only. Only this instance's own changes pass here: another process
  * logs and measures its own.
  */
 import { isFinalStageStatus, timestampKey } from "../domain/stage-machine.js";
@@ -13,14 +13,28 @@ type ResultState = Pick<TaskResultRecord, "id" | "stageId" | "runId" | "stage" |
 // A stage or result nobody could reach is worth a look; every other change is routine.
 const level = (to: string): "info" | "warn" => (to === "unreachable" || to === "errored" ? "warn" : "info");
 
+/**
+ * Milliseconds from the instant the stage (last) became running, the one its `running-at` names,
+ * to its final status; undefined when it never ran (issue 24). `status-timestamps` keep whole
+ * seconds on the wire (D9), too coarse to measure with. But a stage row is written only when its
+ * status changes (start, recompute, override, cancel), each write setting `updatedAt` from the
+ * writer's clock to the millisecond: the stored running row's `updatedAt` is the instant it became
+ * running, whichever host wrote it (D27), and the final row's is the instant it ended.
+ */
+function runningMs(before: TaskStageRecord, after: TaskStageRecord): number | undefined {
+  const runningAt = after.statusTimestamps[timestampKey("running")];
+  if (runningAt === undefined) return undefined;
+  // Canceled while awaiting an override: the row no longer says when it became running but to the second.
+  const started = before.status === "running" ? Date.parse(before.updatedAt) : Date.parse(runningAt);
+  return Date.parse(after.updatedAt) - started;
+}
+
 export function createStageTelemetry(logger: Logger) {
   const metrics = createStageMetrics();
   return {
     stage(before: TaskStageRecord, after: TaskStageRecord): void {
       const fields = { event: "stage.status", stageId: after.id, runId: after.runId, stage: after.stage, from: before.status, to: after.status };
-      const started = after.statusTimestamps[timestampKey("running")];
-      const ended = after.statusTimestamps[timestampKey(after.status)];
-      const durationMs = isFinalStageStatus(after.status) && started && ended ? Date.parse(ended) - Date.parse(started) : undefined;
+      const durationMs = isFinalStageStatus(after.status) ? runningMs(before, after) : undefined;
       if (durationMs !== undefined && durationMs >= 0) metrics.duration.record(durationMs / 1000, { status: after.status, stage: after.stage });
       logger[level(after.status)](`task stage ${after.status}`, durationMs === undefined ? fields : { ...fields, durationMs });
     },

@@ -1,10 +1,12 @@
 import { Writable } from "node:stream";
 import pino from "pino";
+import type { Histogram } from "@opentelemetry/sdk-metrics";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { HttpTransport } from "../../src/index.js";
 import { createConsoleLogger } from "../../src/index.js";
 import { startLoopbackServer, type LoopbackServer } from "../helpers/loopback-server.js";
 import { installOtel, type Otel } from "../helpers/otel.js";
+import { callbackBody, sendCallback, tokenOf } from "../helpers/run-tasks.js";
 import { bodyOf, deliveriesTo, deliveryApp, MINUTE, startRun, tasksAnswer, type DeliveryApp } from "./support.js";
 
 // Issue 17: every delivery attempt is a log event, a count by outcome, a latency sample and a span.
@@ -73,7 +75,7 @@ describe("delivery telemetry", () => {
     await a.dispatcher().tick();
     expect(await otel.count("runplane.deliveries", { outcome: "retry" })).toBe(1);
     expect(await otel.count("runplane.deliveries", { outcome: "delivered" })).toBe(1);
-    expect(await otel.count("runplane.delivery.duration")).toBe(2);
+    expect(await otel.count("runplane.delivery.duration_seconds")).toBe(2);
     const spans = otel.spans().filter((s) => s.name === "runplane.delivery.attempt");
     expect(spans.map((s) => [s.attributes["runplane.delivery.attempt"], s.attributes["http.response.status_code"], s.status.code])).toEqual([
       [1, 503, 2],
@@ -95,9 +97,25 @@ describe("stage and deadline telemetry", () => {
     expect(events("result.status")).toContainEqual(expect.objectContaining({ taskResultId: resultIds[0], from: "pending", to: "unreachable" }));
     const final = events("stage.status").at(-1)!;
     expect(final).toMatchObject({ level: "warn", from: "running", to: "unreachable" });
-    expect(final.durationMs).toBeGreaterThanOrEqual(11 * MINUTE - 1000);
-    const [point] = await otel.points("runplane.stage.duration");
+    expect(final.durationMs).toBe(11 * MINUTE);
+    const [point] = await otel.points("runplane.stage.duration_seconds");
     expect(point?.attributes).toEqual({ status: "unreachable", stage: "post_plan" });
+  });
+
+  // Issue 24: the status timestamps keep whole seconds on the wire (D9); the measurement must not.
+  it("measures a stage that took 36 ms to the millisecond while its status timestamps keep whole seconds", async () => {
+    receiver = await startLoopbackServer(tasksAnswer({ kind: "respond", status: 200 }));
+    a = await deliveryApp({ logger: logger() });
+    const { resultIds, stageId } = await startRun(a, [receiver.url("/hook")]);
+    await a.dispatcher().tick();
+    a.clock.advance(36);
+    expect((await sendCallback(a, resultIds[0]!, await tokenOf(a, resultIds[0]!), callbackBody("passed"))).status).toBe(200);
+    expect(events("stage.status").at(-1)).toMatchObject({ stageId, from: "running", to: "passed", durationMs: 36 });
+    const [point] = await otel.points("runplane.stage.duration_seconds");
+    expect(point?.attributes).toEqual({ status: "passed", stage: "post_plan" });
+    expect((point?.value as Histogram).sum).toBe(0.036);
+    const stage = await a.runplane.runTasks.getStageById(stageId);
+    expect(stage?.statusTimestamps).toEqual({ "running-at": "2026-01-01T00:00:00+00:00", "passed-at": "2026-01-01T00:00:00+00:00" });
   });
 });
 
@@ -118,12 +136,12 @@ describe("outbox gauges", () => {
     dispatcher.start();
     await vi.waitFor(async () => expect(await gauge("runplane.outbox.leased")).toEqual([2]), { timeout: 2_000, interval: 5 });
     expect(await gauge("runplane.outbox.due")).toEqual([0]);
-    expect(await gauge("runplane.outbox.oldest_due_age")).toEqual([0]);
+    expect(await gauge("runplane.outbox.oldest_due_age_seconds")).toEqual([0]);
     // The manual clock moves past the 30 s leases: both rows count as due again, due for 31 s.
     a.clock.advance(31_000);
     expect(await gauge("runplane.outbox.due")).toEqual([2]);
     expect(await gauge("runplane.outbox.leased")).toEqual([0]);
-    expect(await gauge("runplane.outbox.oldest_due_age")).toEqual([31]);
+    expect(await gauge("runplane.outbox.oldest_due_age_seconds")).toEqual([31]);
     expect(dispatcher.isRunning()).toBe(true);
     await dispatcher.stop({ graceMs: 0 });
     expect(dispatcher.isRunning()).toBe(false);

@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { installMetrics, mountObservability, serverLogger } from "../../examples/server/observability.js";
 import { createDispatcher } from "../../src/index.js";
 import { createTestApp } from "../helpers/app.js";
+import { attachTask, createTask, fakeClock } from "../helpers/run-tasks.js";
 
 // Issue 17: the reference server exports runplane's metrics at GET /metrics (Prometheus text
 // format) and answers GET /healthz.
@@ -14,9 +15,9 @@ afterEach(async () => {
   await installed?.shutdown();
 });
 
-async function server(options: { storageFails?: boolean } = {}) {
+async function server(options: { storageFails?: boolean; clock?: () => Date } = {}) {
   installed = await installMetrics();
-  const app = await createTestApp();
+  const app = await createTestApp(options.clock ? { clock: options.clock } : {});
   if (options.storageFails) app.storage.taskDeliveries.stats = async () => Promise.reject(new Error("connection refused"));
   const dispatcher = createDispatcher(app.runplane, { pollIntervalMs: 60_000 });
   const routes = new Hono();
@@ -36,10 +37,30 @@ describe("reference server observability", () => {
     const text = await res.text();
     expect(text).toMatch(/^runplane_http_requests_total\{route="GET \/organizations\/:organization_name\/tasks",status="200"[^}]*\} 1$/m);
     expect(text).toMatch(/^runplane_outbox_due\{[^}]*\} 0$/m);
-    expect(text).toMatch(/^runplane_outbox_oldest_due_age\{[^}]*\} 0$/m);
+    expect(text).toMatch(/^runplane_outbox_oldest_due_age_seconds\{[^}]*\} 0$/m);
     // Buckets in seconds, not the SDK's millisecond defaults.
-    expect(text).toMatch(/^runplane_http_duration_bucket\{[^}]*le="0.05"\} 1$/m);
+    expect(text).toMatch(/^runplane_http_duration_seconds_bucket\{[^}]*le="0.05"\} 1$/m);
     await dispatcher.stop({ graceMs: 0 });
+  });
+
+  // Issue 24: Prometheus names carry the unit once, and a stage of milliseconds is not measured as 0.
+  it("exports every duration in seconds with the unit in its name once, and a stage of 36 ms as such", async () => {
+    const clock = fakeClock();
+    const { app, dispatcher, routes } = await server({ clock });
+    await attachTask(app, await createTask(app, "lint"), "mandatory");
+    const { run } = await app.runplane.runTasks.createRun({ workspaceId: "ws-a", configurationVersionId: "cv-1", message: "go" });
+    await app.runplane.runTasks.startStage(run.id, "post_plan");
+    await dispatcher.tick();
+    clock.advance(36);
+    await app.runplane.runTasks.cancelRun(run.id);
+    const text = await (await routes.request("/metrics")).text();
+    const histograms = [...text.matchAll(/^# TYPE (\S+) histogram$/gm)].map((m) => m[1]);
+    expect(histograms.sort()).toEqual(["runplane_delivery_duration_seconds", "runplane_http_duration_seconds", "runplane_stage_duration_seconds"]);
+    expect(text).not.toContain("_seconds_seconds");
+    expect(text).toMatch(/^runplane_delivery_duration_seconds_count\{[^}]*outcome="delivered"[^}]*\} 1$/m);
+    expect(text).toMatch(/^runplane_stage_duration_seconds_bucket\{[^}]*status="canceled"[^}]*le="1"\} 1$/m);
+    const sum = /^runplane_stage_duration_seconds_sum\{[^}]*status="canceled"[^}]*\} (\S+)$/m.exec(text);
+    expect(Number(sum?.[1])).toBeGreaterThanOrEqual(0.036);
   });
 
   it("answers /healthz 200 while the storage answers and the dispatcher runs, with the oldest due age", async () => {

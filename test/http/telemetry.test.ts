@@ -25,7 +25,7 @@ describe("request telemetry", () => {
       ]),
     );
     expect(JSON.stringify(points)).not.toContain("task-nope");
-    expect(await otel.count("runplane.http.duration")).toBe(3);
+    expect(await otel.count("runplane.http.duration_seconds")).toBe(3);
   });
 
   it("counts callbacks by status (here an unknown result, 401 by D17a)", async () => {
