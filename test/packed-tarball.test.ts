@@ -1,87 +1,236 @@
-import { execFileSync } from "node:child_process";
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { isBuiltin } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { COMMAND_HELP } from "../src/cli/help.js";
+import { buildAndPack, installInto, ROOT, run, runplaneCli, serveFrom, userEnv, type Served } from "./helpers/packed.js";
+import { DATABASE_URL, dropSchema, postgresReachable, uniqueSchema } from "./helpers/postgres.js";
 
 /**
- * Builds and packs the package, installs the tarball into a scratch project and uses it the way a
- * library user would (issue 17.6). "Install" is what npm does with a tarball, done offline: unpack it
- * into node_modules/runplane and link only the dependencies its packed package.json declares.
+ * The packed tarball in fresh projects (issues 17.6 and 24), the library as a user imports it and
+ * the runplane command as a user runs it. `bare` has runplane and its production dependencies
+ * only (no better-sqlite3, pg, vitest or any dev dependency); `app` adds what the npm README's
+ * snippets install beside it.
  */
-const root = fileURLToPath(new URL("..", import.meta.url));
-const fixtures = join(root, "test/fixtures/consumer");
-const run = (file: string, args: string[], cwd: string) => execFileSync(file, args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
-const tsc = (cwd: string, project: string) => run(process.execPath, [join(root, "node_modules/typescript/bin/tsc"), "-p", project], cwd);
+const fixtures = join(ROOT, "test/fixtures/consumer");
+const tsc = (cwd: string, project: string) => run(process.execPath, [join(ROOT, "node_modules/typescript/bin/tsc"), "-p", project], cwd);
+const tsBlocks = (markdown: string) => [...markdown.matchAll(/^```ts\n([\s\S]*?)^```$/gm)].map((m) => m[1]!);
 
 let scratch = "";
+let tarball = "";
 let packedFrom = "";
+let bare = "";
+let app = "";
 
 beforeAll(() => {
   scratch = mkdtempSync(join(tmpdir(), "runplane-consumer-"));
-  run(process.execPath, [join(root, "node_modules/tsup/dist/cli-default.js"), "--silent"], root);
-  // Packed from a copy of what npm reads, so that prepack's README swap never touches the README
-  // other test files read meanwhile.
-  const packing = join(scratch, "packing");
-  for (const entry of ["package.json", "README.md", "LICENSE", "dist", "docs", "scripts"]) cpSync(join(root, entry), join(packing, entry), { recursive: true });
-  const tarball = run("npm", ["pack", "--silent", "--pack-destination", scratch], packing).trim().split("\n").at(-1)!;
-  packedFrom = packing;
-  const installed = join(scratch, "node_modules/runplane");
-  mkdirSync(installed, { recursive: true });
-  run("tar", ["xzf", join(scratch, tarball), "-C", installed, "--strip-components=1"], scratch);
-  const manifest = JSON.parse(readFileSync(join(installed, "package.json"), "utf8")) as { dependencies: Record<string, string> };
-  for (const dep of [...Object.keys(manifest.dependencies), "@types/node"]) {
-    mkdirSync(join(scratch, "node_modules", dep, ".."), { recursive: true });
-    symlinkSync(join(root, "node_modules", dep), join(scratch, "node_modules", dep), "dir");
-  }
-  writeFileSync(join(scratch, "package.json"), JSON.stringify({ name: "consumer", private: true, type: "module" }));
-  cpSync(fixtures, scratch, { recursive: true });
+  const packed = buildAndPack(scratch);
+  packedFrom = packed.packedFrom;
+  tarball = packed.tarball;
+  bare = join(scratch, "bare");
+  installInto(bare, packed.tarball);
+  cpSync(fixtures, bare, { recursive: true });
+  app = join(scratch, "app");
+  installInto(app, packed.tarball, ["@types/node", "better-sqlite3", "@types/better-sqlite3", "hono", "express", "@types/express"]);
+  cpSync(fixtures, app, { recursive: true });
   const common = { target: "ES2022", strict: true, skipLibCheck: false, types: ["node"], lib: ["ES2023", "DOM"] };
-  writeFileSync(join(scratch, "tsconfig.nodenext.json"), JSON.stringify({ compilerOptions: { ...common, module: "NodeNext", moduleResolution: "NodeNext", outDir: "out" }, files: ["consumer.ts"] }));
-  writeFileSync(join(scratch, "tsconfig.bundler.json"), JSON.stringify({ compilerOptions: { ...common, module: "ESNext", moduleResolution: "Bundler", noEmit: true, skipLibCheck: true }, files: ["consumer.ts"] }));
+  writeFileSync(join(app, "tsconfig.nodenext.json"), JSON.stringify({ compilerOptions: { ...common, module: "NodeNext", moduleResolution: "NodeNext", outDir: "out" }, files: ["consumer.ts"] }));
+  writeFileSync(join(app, "tsconfig.bundler.json"), JSON.stringify({ compilerOptions: { ...common, module: "ESNext", moduleResolution: "Bundler", noEmit: true, skipLibCheck: true }, files: ["consumer.ts"] }));
+  writeFileSync(join(app, "tsconfig.node10.json"), JSON.stringify({ compilerOptions: { ...common, module: "CommonJS", moduleResolution: "node10", esModuleInterop: true, noEmit: true }, files: ["consumer-node10.ts"] }));
 }, 180_000);
 
 afterAll(() => {
   if (scratch) rmSync(scratch, { recursive: true, force: true });
 });
 
-describe("the packed tarball in a scratch project (issue 17.6)", () => {
+describe("the packed tarball's contents (issue 17.6)", () => {
   it("contains the build, LICENSE and README and nothing from src or test", () => {
-    const installed = join(scratch, "node_modules/runplane");
+    const installed = join(app, "node_modules/runplane");
     expect(readFileSync(join(installed, "LICENSE"), "utf8")).toMatch(/^MIT License/);
     expect(readFileSync(join(installed, "README.md"), "utf8")).toContain("createRunplane");
-    expect(() => readFileSync(join(installed, "src/index.ts"))).toThrow();
+    expect(existsSync(join(installed, "src/index.ts"))).toBe(false);
   });
 
   it("ships the library user's README, and packing puts the repository's README back", () => {
-    const shipped = readFileSync(join(scratch, "node_modules/runplane/README.md"), "utf8");
-    expect(shipped).toBe(readFileSync(join(root, "docs/npm-readme.md"), "utf8"));
+    const shipped = readFileSync(join(app, "node_modules/runplane/README.md"), "utf8");
+    expect(shipped).toBe(readFileSync(join(ROOT, "docs/npm-readme.md"), "utf8"));
     expect(shipped).toContain("npm install runplane");
     expect(shipped).not.toContain("npm start");
-    expect(readFileSync(join(packedFrom, "README.md"), "utf8")).toBe(readFileSync(join(root, "README.md"), "utf8"));
+    expect(readFileSync(join(packedFrom, "README.md"), "utf8")).toBe(readFileSync(join(ROOT, "README.md"), "utf8"));
     expect(existsSync(join(packedFrom, ".readme-repo.md"))).toBe(false);
   });
 
   it("declares createRunplane's result by name rather than as an expanded shape", () => {
-    const dts = readFileSync(join(scratch, "node_modules/runplane/dist/index.d.ts"), "utf8");
+    const dts = readFileSync(join(app, "node_modules/runplane/dist/index.d.ts"), "utf8");
     expect(dts).toMatch(/declare function createRunplane\(options: RunplaneOptions\): Runplane;/);
     expect(dts).toMatch(/interface Runplane \{[^}]*variables: VariableService;/);
   });
+});
 
+describe("with production dependencies only (issue 24)", () => {
+  it("imports every entry but the vitest one, from ESM, with no optional peer installed", () => {
+    const entries = Object.keys(JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")).exports as Record<string, unknown>)
+      .filter((subpath) => subpath !== "./testing/vitest")
+      .map((subpath) => `runplane${subpath.slice(1)}`);
+    const script = `for (const e of ${JSON.stringify(entries)}) await import(e); console.log("ok");`;
+    expect(run(process.execPath, ["--input-type=module", "-e", script], bare).trim()).toBe("ok");
+  });
+
+  it.each([
+    ["ESM", "simulate.mjs"],
+    ["CommonJS", "simulate.cjs"],
+  ])("runs simulateRunTask from runplane/testing without vitest (%s)", (_, file) => {
+    const out = JSON.parse(run(process.execPath, [file], bare));
+    // Nothing listens on port 1: the simulator runs and reports the refused connection as a failed check.
+    expect(out).toEqual({ ok: false, failed: true, formatted: true });
+  });
+
+  it("asks for vitest only from runplane/testing/vitest, by name", () => {
+    let message = "";
+    try {
+      run(process.execPath, ["--input-type=module", "-e", 'await import("runplane/testing/vitest")'], bare);
+    } catch (error) {
+      message = String((error as { stderr?: string }).stderr);
+    }
+    expect(message).toContain("Cannot find package 'vitest'");
+  });
+});
+
+describe("a library user's project (issues 17.6 and 24)", () => {
   it("type-checks and runs a consumer under NodeNext resolution", () => {
-    tsc(scratch, "tsconfig.nodenext.json");
-    const out = JSON.parse(run(process.execPath, ["out/consumer.js"], scratch));
+    tsc(app, "tsconfig.nodenext.json");
+    const out = JSON.parse(run(process.execPath, ["out/consumer.js"], app));
     expect(out).toEqual({ ping: 204, organization: "acme", mounts: ["function", "function"] });
   }, 60_000);
 
   // The declarations themselves were checked above (skipLibCheck false); here only resolution differs.
   it("type-checks the same consumer under Bundler resolution", () => {
-    expect(() => tsc(scratch, "tsconfig.bundler.json")).not.toThrow();
+    expect(() => tsc(app, "tsconfig.bundler.json")).not.toThrow();
+  }, 60_000);
+
+  it("type-checks a consumer under the older node10 resolution (main, types and typesVersions)", () => {
+    expect(() => tsc(app, "tsconfig.node10.json")).not.toThrow();
   }, 60_000);
 
   it("loads with require() from a CommonJS file", () => {
-    const out = JSON.parse(run(process.execPath, ["consumer.cjs"], scratch));
+    const out = JSON.parse(run(process.execPath, ["consumer.cjs"], app));
     expect(out).toEqual({ ping: 204, middleware: "function" });
   });
+
+  it("type-checks and runs the npm README's Hono and Express snippets", () => {
+    const blocks = tsBlocks(readFileSync(join(app, "node_modules/runplane/README.md"), "utf8"));
+    const hono = blocks.find((b) => b.includes('from "hono"'));
+    const express = blocks.find((b) => b.includes('from "runplane/express"'));
+    expect(hono && express).toBeTruthy();
+    // Each snippet, then a few lines that ask its mount for /ping and end the process.
+    const ping = (response: string) => `\nconst res = await ${response};\nconsole.log(res.status);\nprocess.exit(0);\n`;
+    mkdirSync(join(app, "snippets"), { recursive: true });
+    writeFileSync(join(app, "snippets/hono.ts"), `${hono}${ping("app.fetch(new Request(`http://localhost${runplane.basePath}/ping`))")}`);
+    writeFileSync(join(app, "snippets/express.ts"), `${express}${ping("fetch(`http://127.0.0.1:${(server.address() as { port: number }).port}${runplane.basePath}/ping`)")}`);
+    const options = { target: "ES2022", strict: true, module: "NodeNext", moduleResolution: "NodeNext", types: ["node"], lib: ["ES2023", "DOM"], outDir: "snippets/out" };
+    writeFileSync(join(app, "tsconfig.snippets.json"), JSON.stringify({ compilerOptions: options, files: ["snippets/hono.ts", "snippets/express.ts"] }));
+    tsc(app, "tsconfig.snippets.json");
+    const env = userEnv({ RUNPLANE_KEY: run(join(app, "node_modules/.bin/runplane"), ["keygen"], app).trim(), PORT: "0" });
+    expect(run(process.execPath, ["snippets/out/hono.js"], app, env).trim()).toBe("204");
+    expect(run(process.execPath, ["snippets/out/express.js"], app, env).trim()).toBe("204");
+  }, 90_000);
 });
+
+describe("the runplane command from the tarball, production dependencies only (issue 24)", () => {
+  it.each(["--help", ...Object.keys(COMMAND_HELP).map((c) => `${c} --help`)])("prints `runplane %s` and exits 0", async (args) => {
+    const out = await runplaneCli(bare, args.split(" "));
+    expect(out.stderr).toBe("");
+    expect(out.stdout).toMatch(/^usage: runplane /);
+    expect(out.code).toBe(0);
+  });
+
+  it("makes a keyring key with keygen", async () => {
+    const out = await runplaneCli(bare, ["keygen"]);
+    expect(Buffer.from(out.stdout.trim(), "base64")).toHaveLength(32);
+    expect(out.code).toBe(0);
+  });
+
+  it.each([
+    ["serve on SQLite", ["serve", "--port", "0", "--integration-port", "0", "--data-dir", "d1"], "better-sqlite3"],
+    ["migrate on PostgreSQL", ["migrate", "--database-url", "postgres://127.0.0.1:1/none"], "pg"],
+  ])("says in one line which package to install for %s", async (_, args, name) => {
+    const out = await runplaneCli(bare, args);
+    expect(out.stderr).toBe(`runplane ${args[0]}: ${args[0] === "serve" ? "openSqliteStorage" : "DATABASE_URL (PostgreSQL)"} needs the package ${name}, which is not installed: npm install ${name}\n`);
+    expect(out.code).toBe(1);
+  });
+
+  it("bundles nothing CommonJS and imports only declared packages", () => {
+    const dist = join(bare, "node_modules/runplane/dist");
+    const manifest = JSON.parse(readFileSync(join(dist, "../package.json"), "utf8")) as { dependencies: object; peerDependencies: object };
+    const files = readdirSync(dist, { recursive: true, encoding: "utf8" }).filter((f) => f.endsWith(".js"));
+    const declared = new Set([...Object.keys(manifest.dependencies), ...Object.keys(manifest.peerDependencies)]);
+    for (const file of files) {
+      const code = readFileSync(join(dist, file), "utf8");
+      // esbuild's shim for a require() inside an ESM bundle: it throws "Dynamic require of ... is not supported".
+      expect(code, file).not.toMatch(/__require\(|Dynamic require of/);
+      for (const [, spec] of code.matchAll(/(?:^import[^;]*?from|\bimport\()\s*['"]([^'".][^'"]*)['"]/gm)) {
+        const name = spec!.startsWith("@") ? spec!.split("/").slice(0, 2).join("/") : spec!.split("/")[0]!;
+        if (!isBuiltin(spec!)) expect(declared.has(name), `${file} imports ${spec}`).toBe(true);
+      }
+    }
+  });
+});
+
+describe("the runplane command from the tarball with better-sqlite3 (issue 24)", () => {
+  it("migrates the SQLite file, then finds it up to date, and doctor checks it", async () => {
+    const first = await runplaneCli(app, ["migrate", "--data-dir", "migrated"]);
+    expect(first.stdout).toMatch(/^applied: /m);
+    expect(first.code).toBe(0);
+    expect((await runplaneCli(app, ["migrate", "--data-dir", "migrated"])).stdout).toBe("schema is up to date: nothing to apply\n");
+    const doctor = await runplaneCli(app, ["doctor", "--data-dir", "migrated"]);
+    expect(doctor.stdout).toContain("schema up to date");
+    expect(doctor.code, doctor.stdout + doctor.stderr).toBe(0);
+  }, 60_000);
+
+  it("serves a demo run end to end, passes check-integration against its example integration, and stops on SIGTERM", async () => {
+    const served = await serveFrom(app, ["--data-dir", "served"]);
+    try {
+      expect((await demoRun(served)).stages).toStrictEqual({ post_plan: "passed", pre_apply: "passed" });
+      const key = readFileSync(join(app, "served/integration-hmac-key"), "utf8").trim();
+      const check = await runplaneCli(app, ["check-integration", served.integration, "--hmac-key", key]);
+      expect(check.stdout).toContain("integration passes the run task contract");
+      expect(check.code).toBe(0);
+    } finally {
+      expect(await served.stop()).toBe(0);
+    }
+    expect(served.output()).not.toMatch(/\n\s+at /);
+  }, 90_000);
+});
+
+describe.runIf(await postgresReachable("shipped package on PostgreSQL"))("the runplane command from the tarball with pg (issue 24)", () => {
+  const schema = uniqueSchema("shipped");
+  afterAll(async () => {
+    const pool = new pg.Pool({ connectionString: DATABASE_URL });
+    await dropSchema(pool, schema).finally(() => pool.end());
+  });
+
+  it("serves a demo run end to end on DATABASE_URL", async () => {
+    const withPg = join(scratch, "app-pg");
+    installInto(withPg, tarball, ["better-sqlite3", "pg"]);
+    const env = userEnv({ DATABASE_URL, DATABASE_SCHEMA: schema });
+    const served = await serveFrom(withPg, ["--data-dir", "served"], env);
+    try {
+      expect(served.output()).toContain(`schema ${schema}`);
+      expect((await demoRun(served)).stages).toStrictEqual({ post_plan: "passed", pre_apply: "passed" });
+    } finally {
+      expect(await served.stop()).toBe(0);
+    }
+  }, 90_000);
+});
+
+async function demoRun(served: Served): Promise<{ stages: Record<string, string> }> {
+  const res = await fetch(`${served.origin}/demo/runs`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${served.token}`, "content-type": "application/json" },
+    body: JSON.stringify({ message: "from the shipped package" }),
+  });
+  expect(res.status).toBe(200);
+  return (await res.json()) as { stages: Record<string, string> };
+}
