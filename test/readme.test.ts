@@ -23,6 +23,7 @@ const PATHS = {
   "runplane/express": ["src/express.ts"],
   "runplane/integration": ["src/integration/index.ts"],
   "runplane/testing": ["src/testing/index.ts"],
+  "runplane/testing/vitest": ["src/testing/vitest.ts"],
   "runplane/adapters/*": ["adapters/*/index.ts"],
 };
 
