@@ -105,10 +105,13 @@ function normalizeBasePath(basePath: string): string {
 /**
  * Creates a runplane instance: `handler` serves the HCP Terraform v2 JSON:API as a Web-standard
  * `(Request) => Promise<Response>`; the other members are the programmatic API the host calls directly.
- * Throws a {@link RunplaneOptionsError} naming the option when one is wrong (issue 17.4).
+ * Throws a {@link RunplaneOptionsError} naming the option when one is wrong or unknown (issues 17.4,
+ * 24.6), before anything is logged or created.
  */
 export function createRunplane(options: RunplaneOptions): Runplane {
+  // Every option is checked before anything is logged or created (issue 24.6).
   checkOptions(options);
+  const settings = resolveRunTaskSettings(options);
   const logger = options.logger ? toLogger(options.logger) : createConsoleLogger();
   let keyring: Keyring;
   if (options.keyring) keyring = isKeyring(options.keyring) ? options.keyring : createKeyring(options.keyring);
@@ -117,7 +120,6 @@ export function createRunplane(options: RunplaneOptions): Runplane {
     keyring = createKeyring({ keys: [{ id: "ephemeral", key: generateKey() }] });
   }
   const clock = options.clock ?? (() => new Date());
-  const settings = resolveRunTaskSettings(options);
   const dialect = options.dialect ?? "default";
   // decision D15: one guarded transport for every outbound request of this instance.
   const transport = options.transport ?? createEgress({ ...options.egress, userAgent: settings.userAgent });

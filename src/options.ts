@@ -1,16 +1,20 @@
 import * as z from "zod";
 import { KEY_ID, keyProblem } from "./crypto/keyring.js";
+import { allowEntryProblem } from "./delivery/address-policy.js";
 import { DIALECTS } from "./schemas/common.js";
+import { durationMs, isHttpUrl } from "./services/run-task-settings.js";
+import { closest } from "./suggest.js";
 
 /**
- * `createRunplane` options checked once, up front (issue 17.4): a wrong option fails at startup with
- * one error that names it, says what was given and how to fix it, instead of a TypeError from deep
- * inside the first request. The schema is loose: options it does not list (and every TypeScript-only
- * shape, such as a logger's methods) are left to the code that reads them.
+ * `createRunplane` options checked once, up front (issues 17.4, 24.6): a wrong option fails before
+ * anything is logged or created, with one error that names it, says what was given and how to fix
+ * it. Every option is listed, so a misspelt one (`stoarge`) is an error naming the closest known
+ * option instead of being ignored; shapes only TypeScript can check (a logger's methods, a
+ * storage's stores) are recognised by a few members.
  */
 export class RunplaneOptionsError extends TypeError {
   override readonly name = "RunplaneOptionsError";
-  /** The option at fault, dotted (`keyring.keys.0.key`). */
+  /** The option at fault, as a property path (`keyring.keys[0].key`, `egress.allow[2]`). */
   readonly option: string;
   constructor(option: string, message: string) {
     super(message);
@@ -27,6 +31,14 @@ const FIXES: Record<string, string> = {
   dialect: `use one of ${DIALECTS.map((d) => JSON.stringify(d)).join(", ")} ("hcp-terraform" for real Terraform clients and agents)`,
   keyring: `pass { keys: [{ id: "k1", key: "<32 bytes, base64>" }] } or a Keyring from createKeyring(); ${KEYGEN}`,
   readCache: "pass false, or { maxBytes: <positive integer> }",
+  publicUrl: 'pass the origin integrations reach this API at, such as "https://runplane.example.com"',
+  appUrl: 'pass the origin of your UI, such as "https://app.example.com", or leave it out to use publicUrl',
+  deadline: 'pass { idle: "10m", max: "60m" } (milliseconds or strings such as "90s", "10m", "1h"), or leave it out for a fixed 10 minutes',
+  egress: 'pass { allow: ["10.0.0.0/8", "127.0.0.1:8081", "tasks.internal:443"] } (CIDRs, IP addresses and host names, each optionally with :port), and optionally resolve',
+  transport: "pass an HttpTransport ({ send, close }), such as createEgress(...), or leave it out",
+  artifacts: "pass { planJson?, configurationVersion? }, each a function of the run",
+  overridableTasks: "pass true or false",
+  userAgent: 'pass a non-empty string such as "my-platform/1.0"',
 };
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null;
@@ -51,7 +63,30 @@ function checkKeyring(value: unknown, ctx: z.RefinementCtx): void {
   });
 }
 
-const OptionsSchema = z.looseObject({
+const fn = () => z.custom(isFunction, { error: "must be a function" }).optional();
+const duration = z.custom((v) => durationMs(v) !== null, { error: 'must be a positive duration: milliseconds, or a string such as "90s", "10m", "1h"' });
+
+function checkAllow(entries: string[], ctx: z.RefinementCtx): void {
+  entries.forEach((entry, i) => {
+    const problem = allowEntryProblem(entry);
+    if (problem) ctx.addIssue({ code: "custom", path: [i], message: problem });
+  });
+}
+
+const EgressSchema = z.strictObject({
+  allow: z.array(z.string({ error: "must be a string" }), { error: "must be an array of strings" }).superRefine(checkAllow).optional(),
+  resolve: fn(),
+});
+
+const DeadlineSchema = z.strictObject({ idle: duration, max: duration }).refine(
+  // Shorter only when both parse: a duration that does not already has its own issue.
+  (d) => (durationMs(d.max) ?? Infinity) >= (durationMs(d.idle) ?? 0),
+  { path: ["max"], message: "must not be shorter than deadline.idle" },
+);
+
+const ArtifactsSchema = z.strictObject({ planJson: fn(), configurationVersion: fn() });
+
+const OptionsSchema = z.strictObject({
   storage: z.custom(isStorage, { error: (iss) => (iss.input === undefined ? "is required" : "must be a storage adapter") }),
   basePath: z
     .string({ error: "must be a string" })
@@ -60,11 +95,31 @@ const OptionsSchema = z.looseObject({
     .optional(),
   dialect: z.enum(DIALECTS, { error: "is not a known dialect" }).optional(),
   keyring: z.unknown().superRefine(checkKeyring).optional(),
-  readCache: z.union([z.literal(false), z.object({ maxBytes: z.number().int().positive().optional() })], { error: "is not valid" }).optional(),
-  authenticate: z.custom(isFunction, { error: "must be a function" }).optional(),
-  clock: z.custom(isFunction, { error: "must be a function" }).optional(),
+  readCache: z.union([z.literal(false), z.strictObject({ maxBytes: z.number().int().positive().optional() })], { error: "is not valid" }).optional(),
+  authenticate: fn(),
+  clock: fn(),
   logger: z.custom((v) => isRecord(v) && isFunction(v.warn) && isFunction(v.error), { error: "must be a Logger" }).optional(),
+  publicUrl: z.custom(isHttpUrl, { error: "must be an absolute http(s) URL" }).optional(),
+  appUrl: z.custom(isHttpUrl, { error: "must be an absolute http(s) URL" }).optional(),
+  overridableTasks: z.boolean({ error: "must be true or false" }).optional(),
+  deadline: DeadlineSchema.optional(),
+  userAgent: z.string({ error: "must be a string" }).min(1, "must not be empty").optional(),
+  egress: EgressSchema.optional(),
+  transport: z.custom((v) => isRecord(v) && isFunction(v.send) && isFunction(v.close), { error: "must be an HttpTransport" }).optional(),
+  artifacts: ArtifactsSchema.optional(),
 });
+
+/** Every option name of `createRunplane`; a test keeps it equal to the keys of `RunplaneOptions`. */
+export const OPTION_NAMES = Object.keys(OptionsSchema.shape) as (keyof typeof OptionsSchema.shape)[];
+
+/** The known keys at each level an unknown key can appear, for "did you mean". */
+const KNOWN_KEYS: Record<string, readonly string[]> = {
+  "": OPTION_NAMES,
+  egress: Object.keys(EgressSchema.shape),
+  deadline: ["idle", "max"],
+  artifacts: Object.keys(ArtifactsSchema.shape),
+  readCache: ["maxBytes"],
+};
 
 /** A short, secret-free description of what was given. */
 function describe(value: unknown): string {
@@ -81,14 +136,33 @@ function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {
   return path.reduce<unknown>((v, key) => (isRecord(v) ? v[key as string] : undefined), root);
 }
 
+/** `["egress", "allow", 2]` as `egress.allow[2]`. */
+const pathOf = (path: readonly PropertyKey[]): string =>
+  path.map((key, i) => (typeof key === "number" ? `[${key}]` : `${i === 0 ? "" : "."}${String(key)}`)).join("");
+
+function unknownKeys(issue: z.core.$ZodIssueUnrecognizedKeys): RunplaneOptionsError {
+  const parent = pathOf(issue.path);
+  const known = KNOWN_KEYS[parent] ?? [];
+  const named = issue.keys.map((key) => {
+    const suggestion = closest(key, known);
+    const option = parent ? `${parent}.${key}` : key;
+    return `unknown option "${option}": ${suggestion ? `did you mean "${parent ? `${parent}.` : ""}${suggestion}"?` : `the known ones are ${known.join(", ")}`}`;
+  });
+  const first = parent ? `${parent}.${issue.keys[0]}` : issue.keys[0]!;
+  return new RunplaneOptionsError(first, `createRunplane: ${named.join("; ")}`);
+}
+
 /** Throws a {@link RunplaneOptionsError} for the first wrong option; returns when all hold. */
 export function checkOptions(options: unknown): void {
   if (!isRecord(options)) throw new RunplaneOptionsError("", `createRunplane needs an options object; got ${describe(options)}. Pass at least { storage }.`);
   const result = OptionsSchema.safeParse(options);
   if (result.success) return;
+  // An unknown key first: `stoarge` explains the missing `storage` better than "is required".
+  const unknown = result.error.issues.find((i) => i.code === "unrecognized_keys");
+  if (unknown) throw unknownKeys(unknown);
   const issue = result.error.issues[0]!;
   const top = String(issue.path[0] ?? "");
-  const option = issue.path.map(String).join(".");
+  const option = pathOf(issue.path);
   // Keyring issues describe the key themselves; everything else shows the value given.
   const given = top === "keyring" ? "" : `; got ${describe(valueAt(options, issue.path))}`;
   const fix = FIXES[top] ?? `see the Options table of the README`;

@@ -191,12 +191,34 @@ export function createEgressPolicy(options: EgressPolicyOptions = {}): EgressPol
 
 const normalizeName = (hostname: string): string => hostname.toLowerCase().replace(/\.$/, "");
 
+/** A wrong allowlist entry; `reason` says what is wrong with it without repeating it. */
+class AllowEntryError extends TypeError {
+  readonly reason: string;
+  constructor(entry: string, reason: string) {
+    super(`egress.allow: ${JSON.stringify(entry)} ${reason}`);
+    this.reason = reason;
+  }
+}
+
+/**
+ * What is wrong with one allowlist entry (`has an invalid port (1-65535)`), or null when
+ * `createEgressPolicy` takes it; the caller names where the entry came from (the option, EGRESS_ALLOW).
+ */
+export function allowEntryProblem(entry: string): string | null {
+  try {
+    parseEntry(entry.trim());
+    return null;
+  } catch (error) {
+    return error instanceof AllowEntryError ? error.reason : "is not a valid allowlist entry";
+  }
+}
+
 const invalidEntry = (entry: string): TypeError =>
-  new TypeError(`egress.allow: expected a CIDR, an IP address or a host name, optionally with :port, got ${JSON.stringify(entry)}`);
+  new AllowEntryError(entry, "is not a CIDR, an IP address or a host name, each optionally with :port");
 
 function parsePort(text: string, entry: string): number {
   const port = Number(text);
-  if (!/^\d{1,5}$/.test(text) || port < 1 || port > 65535) throw new TypeError(`egress.allow: invalid port in ${JSON.stringify(entry)}`);
+  if (!/^\d{1,5}$/.test(text) || port < 1 || port > 65535) throw new AllowEntryError(entry, "has an invalid port (1-65535)");
   return port;
 }
 
@@ -229,7 +251,7 @@ function parseCidr(entry: string): [ipaddr.IPv4 | ipaddr.IPv6, number] | null {
   const max = parsed.kind() === "ipv4" ? 32 : 128;
   if (bits === undefined) return [parsed, max];
   const prefix = Number(bits);
-  if (!/^\d+$/.test(bits) || prefix > max) throw new TypeError(`egress.allow: invalid CIDR ${JSON.stringify(entry)}`);
+  if (!/^\d+$/.test(bits) || prefix > max) throw new AllowEntryError(entry, `has an invalid prefix length (0-${max})`);
   return [parsed, prefix];
 }
 

@@ -40,25 +40,35 @@ export interface RunTaskSettings {
 export const DEFAULT_DEADLINE_MS = 10 * 60 * 1000;
 const UNIT_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 } as const;
 
-export function parseDuration(value: Duration, name: string): number {
-  const match = typeof value === "number" ? null : /^(\d+(?:\.\d+)?)(ms|s|m|h)$/.exec(value);
+/** Milliseconds of a positive {@link Duration}, or null when `value` is not one. */
+export function durationMs(value: unknown): number | null {
+  const match = typeof value === "string" ? /^(\d+(?:\.\d+)?)(ms|s|m|h)$/.exec(value) : null;
   const ms = typeof value === "number" ? value : match ? Number(match[1]) * UNIT_MS[match[2] as keyof typeof UNIT_MS] : Number.NaN;
-  if (!Number.isFinite(ms) || ms <= 0) throw new TypeError(`${name} must be a positive duration such as "10m"`);
-  return Math.round(ms);
+  return Number.isFinite(ms) && ms > 0 ? Math.round(ms) : null;
+}
+
+export function parseDuration(value: Duration, name: string): number {
+  const ms = durationMs(value);
+  if (ms === null) throw new TypeError(`${name} must be a positive duration such as "10m"`);
+  return ms;
+}
+
+/** Whether `value` is an absolute http: or https: URL (publicUrl, appUrl). */
+export function isHttpUrl(value: unknown): boolean {
+  if (typeof value !== "string" || !URL.canParse(value)) return false;
+  const { protocol } = new URL(value);
+  return protocol === "http:" || protocol === "https:";
 }
 
 function origin(value: string, name: string): string {
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    throw new TypeError(`${name} must be an absolute http(s) URL`);
-  }
-  if (url.protocol !== "http:" && url.protocol !== "https:") throw new TypeError(`${name} must be an absolute http(s) URL`);
+  if (!isHttpUrl(value)) throw new TypeError(`${name} must be an absolute http(s) URL`);
   return value.replace(/\/+$/, "");
 }
 
-/** Validates the options once, at `createRunplane`; a bad value throws a TypeError there. */
+/**
+ * Resolves the options once, at `createRunplane`, after `checkOptions` has named any wrong one
+ * (a bad value reaching here directly still throws a TypeError).
+ */
 export function resolveRunTaskSettings(
   options: RunTaskOptions & { basePath?: string; artifacts?: { configurationVersion?: unknown } },
 ): RunTaskSettings {

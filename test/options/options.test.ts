@@ -1,6 +1,7 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, expectTypeOf, it } from "vitest";
 import { createMemoryStorage } from "../../adapters/memory/index.js";
-import { createKeyring, createRunplane, generateKey, RunplaneOptionsError, silentLogger, type RunplaneOptions } from "../../src/index.js";
+import { createKeyring, createRunplane, generateKey, RunplaneOptionsError, silentLogger, type Logger, type RunplaneOptions } from "../../src/index.js";
+import { OPTION_NAMES } from "../../src/options.js";
 
 const storage = () => createMemoryStorage();
 const attempt = (options: Partial<RunplaneOptions> & Record<string, unknown>) => {
@@ -43,7 +44,7 @@ describe("createRunplane checks its options up front (issue 17.4)", () => {
 
   it("says an unset key is undefined and how to make one", () => {
     const error = attempt({ storage: storage(), keyring: { keys: [{ id: "k1", key: process.env.RUNPLANE_TEST_UNSET_KEY! }] } });
-    expect(error.option).toBe("keyring.keys.0.key");
+    expect(error.option).toBe("keyring.keys[0].key");
     expect(error.message).toContain("must be 32 bytes of base64; got undefined");
     expect(error.message).toContain("npx runplane keygen");
     expect(error.message).toContain("generateKey()");
@@ -69,11 +70,84 @@ describe("createRunplane checks its options up front (issue 17.4)", () => {
     expect(attempt({ storage: storage(), clock: "now" as never }).message).toContain("`clock` must be a function");
   });
 
-  it("accepts a valid set, a Keyring instance, and options it does not list", async () => {
+  it("accepts a valid set and a Keyring instance", async () => {
     const keyring = createKeyring({ keys: [{ id: "k1", key: generateKey() }] });
-    const runplane = createRunplane({ storage: storage(), logger: silentLogger, keyring, dialect: "hcp-terraform", basePath: "/tfe/api/v2", readCache: false, ...{ futureOption: 1 } });
+    const runplane = createRunplane({ storage: storage(), logger: silentLogger, keyring, dialect: "hcp-terraform", basePath: "/tfe/api/v2", readCache: false });
     expect(runplane.routes[0]!.path.startsWith("/tfe/api/v2")).toBe(true);
     await runplane.close();
+  });
+});
+
+describe("createRunplane refuses options it does not know (issue 24.6)", () => {
+  it("names each misspelt option and the known one it is closest to", () => {
+    const error = attempt({ stoarge: storage(), dialct: "hcp-terraform" });
+    expect(error).toBeInstanceOf(RunplaneOptionsError);
+    expect(error.option).toBe("stoarge");
+    expect(error.message).toContain('unknown option "stoarge": did you mean "storage"?');
+    expect(error.message).toContain('unknown option "dialct": did you mean "dialect"?');
+  });
+
+  it("names a misspelt nested option with its path", () => {
+    expect(attempt({ storage: storage(), egress: { alow: ["10.0.0.0/8"] } as never }).message).toContain('unknown option "egress.alow": did you mean "egress.allow"?');
+    expect(attempt({ storage: storage(), deadline: { idle: "1m", max: "2m", maxx: "3m" } as never }).option).toBe("deadline.maxx");
+  });
+
+  it("lists the known options when nothing is close", () => {
+    const error = attempt({ storage: storage(), futureOption: 1 });
+    expect(error.option).toBe("futureOption");
+    expect(error.message).toMatch(/unknown option "futureOption": the known ones are storage, .*egress/);
+  });
+
+  it("knows every option of RunplaneOptions, and only those", async () => {
+    expectTypeOf<(typeof OPTION_NAMES)[number]>().toEqualTypeOf<keyof RunplaneOptions>();
+    // Every name is accepted with a valid value.
+    const runplane = createRunplane({
+      storage: storage(),
+      basePath: "/api/v2",
+      authenticate: async () => null,
+      dialect: "default",
+      keyring: { keys: [{ id: "k1", key: generateKey() }] },
+      clock: () => new Date(),
+      logger: silentLogger,
+      publicUrl: "https://runplane.example.com",
+      appUrl: "https://app.example.com",
+      overridableTasks: true,
+      deadline: { idle: "10m", max: 3_600_000 },
+      userAgent: "test/1.0",
+      egress: { allow: ["10.0.0.0/8", "127.0.0.1:8081", "[::1]:443", "tasks.internal"], resolve: async () => [] },
+      readCache: { maxBytes: 1024 },
+      artifacts: { planJson: async () => null },
+    } satisfies Required<Omit<RunplaneOptions, "transport">>);
+    await runplane.close();
+  });
+});
+
+describe("every option error names its option and comes before anything is logged (issue 24.6)", () => {
+  /** A logger that records warnings: the ephemeral-key warning must not precede a refusal. */
+  const recording = () => {
+    const warnings: string[] = [];
+    const logger: Logger = { ...silentLogger, warn: (message: string) => void warnings.push(message) };
+    return { logger, warnings };
+  };
+
+  it.each([
+    ["publicUrl", { publicUrl: "localhost:8080" }, 'got "localhost:8080"'],
+    ["appUrl", { appUrl: "not a url" }, "absolute http(s) URL"],
+    ["deadline.idle", { deadline: { idle: "10 minutes", max: "1h" } }, 'such as "90s", "10m", "1h"; got "10 minutes"'],
+    ["deadline.max", { deadline: { idle: "10m", max: "5m" } }, "must not be shorter than deadline.idle"],
+    ["egress.allow[2]", { egress: { allow: ["10.0.0.0/8", "127.0.0.1:8081", "10.0.0.0/99"] } }, 'has an invalid prefix length (0-32); got "10.0.0.0/99"'],
+    ["egress.allow[0]", { egress: { allow: ["127.0.0.1:99999"] } }, "has an invalid port (1-65535)"],
+    ["egress.allow", { egress: { allow: "10.0.0.0/8" } }, "must be an array of strings"],
+    ["transport", { transport: {} }, "must be an HttpTransport"],
+    ["overridableTasks", { overridableTasks: "yes" }, "must be true or false"],
+  ])("names %s", (option, given, text) => {
+    const { logger, warnings } = recording();
+    const error = attempt({ storage: storage(), ...(given as Partial<RunplaneOptions>), logger });
+    expect(error).toBeInstanceOf(RunplaneOptionsError);
+    expect(error.option).toBe(option);
+    expect(error.message).toContain(`option \`${option}\``);
+    expect(error.message).toContain(text);
+    expect(warnings).toEqual([]);
   });
 });
 
