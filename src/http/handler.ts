@@ -5,6 +5,7 @@ import { bearerToken } from "../services/principals.js";
 import { DIRECTORY_SCOPE, type RevisionStore } from "../storage/revisions.js";
 import { BodyAbortedError, readJsonBody } from "./body.js";
 import { errorDocument, MEDIA_TYPE, type JsonApiDocument } from "./jsonapi.js";
+import { parseQuery } from "./query.js";
 import { ROUTE_PERMISSIONS } from "./route-permissions.js";
 import type { ReadCache } from "./read-cache.js";
 import { createRequestTelemetry, type RequestLabels } from "./request-telemetry.js";
@@ -106,6 +107,8 @@ export function createHandler(app: HttpApp, routes: readonly Route[], authentica
         // decision D4: 401 only for a missing or invalid credential.
         if (!principal) throw new ApiError("unauthorized");
       }
+      // decision D30: the whole query is validated before the body is read and the route runs.
+      const query = parseQuery(route.query, url.searchParams);
       const hasBody = request.method === "POST" || request.method === "PATCH";
       let reading: Promise<unknown> | undefined;
       const readBody = (): Promise<unknown> => (reading ??= hasBody ? readJsonBody(request, route.bodyLimit) : Promise.resolve(undefined));
@@ -114,7 +117,7 @@ export function createHandler(app: HttpApp, routes: readonly Route[], authentica
         request,
         url,
         params,
-        query: url.searchParams,
+        query,
         principal: principal as Principal,
         body,
         readBody,

@@ -6,6 +6,9 @@ export const DEFAULT_PAGE_SIZE = 20;
 /** decision D26: the highest `page[number]` any list accepts. */
 export const MAX_PAGE_NUMBER = 1_000_000;
 
+/** The two page parameters (D7), in the order they are documented. */
+export const PAGE_PARAMETERS: readonly string[] = ["page[number]", "page[size]"];
+
 export interface PageParams {
   number: number;
   size: number;

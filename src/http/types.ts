@@ -3,6 +3,7 @@ import type { ArtifactProviders } from "./artifact-body.js";
 import type { Dialect, Principal } from "../schemas/common.js";
 import type { Services } from "../services/index.js";
 import type { JsonApi, JsonApiDocument } from "./jsonapi.js";
+import type { QuerySpec, RouteQuery } from "./query.js";
 import type { RouteAction } from "./route-permissions.js";
 
 export type HttpMethod = "GET" | "POST" | "PATCH" | "DELETE";
@@ -31,9 +32,11 @@ export interface HttpApp {
 
 export interface RouteContext {
   request: Request;
+  /** The request URL, for the links a response carries; parameters are read from `query`. */
   url: URL;
   params: Record<string, string>;
-  query: URLSearchParams;
+  /** The query the route declared, validated before `handle` runs (D30); the raw one is not offered. */
+  query: RouteQuery;
   /** Set on every route whose auth is `principal`. */
   principal: Principal;
   /** Parsed JSON body (POST/PATCH), or undefined when empty; undefined on a `deferBody` route. */
@@ -67,6 +70,8 @@ export interface Route {
   auth: "principal" | "none" | "custom";
   /** Body limit in bytes (D6); default 1 MiB. */
   bodyLimit?: number;
+  /** The query parameters the route accepts; the router refuses a bad one before `handle` (D30). */
+  query?: QuerySpec;
   /**
    * The handler does not read the body before `handle`: the route calls `ctx.readBody()` after
    * its own credential check, so an unauthenticated request never makes the server buffer a body

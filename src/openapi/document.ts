@@ -1,6 +1,7 @@
 import * as z from "zod";
 import { TITLE_BY_CODE, ERROR_CODES, STATUS_BY_CODE } from "../errors.js";
 import { MEDIA_TYPE, type ResourceDefinition } from "../http/jsonapi.js";
+import { acceptedParameters } from "../http/query.js";
 import { routeKey, type Route } from "../http/types.js";
 import type { Dialect } from "../schemas/common.js";
 import { RUNPLANE_VERSION } from "../services/run-task-settings.js";
@@ -38,8 +39,13 @@ export function operationsFor(routes: readonly Route[], dialect: Dialect): Map<R
   if (undocumented.length > 0 || stale.length > 0) {
     throw new Error(`OpenAPI operation table out of step with the routes: undocumented ${undocumented.join(", ") || "none"}; no route for ${stale.join(", ") || "none"}`);
   }
+  // decision D30: the router accepts exactly the query a route declares; the document says the same.
+  const drifted = routes.filter((r) => !sameNames(acceptedParameters(r.query), (table[routeKey(r)]!.query ?? []).map((q) => q.name)));
+  if (drifted.length > 0) throw new Error(`OpenAPI query parameters differ from what the routes accept: ${drifted.map(routeKey).join(", ")}`);
   return new Map(routes.map((r) => [r, table[routeKey(r)]!]));
 }
+
+const sameNames = (a: readonly string[], b: readonly string[]): boolean => a.length === b.length && [...a].sort().join("\n") === [...b].sort().join("\n");
 
 function parameters(route: Route, query: readonly QueryParam[] = []): object[] {
   const inPath = route.path.split("/").filter((s) => s.startsWith(":")).map((s) => s.slice(1));

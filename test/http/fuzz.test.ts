@@ -1,36 +1,39 @@
-import Database from "better-sqlite3";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createSqliteStorage } from "../../adapters/sqlite/index.js";
 import { ROUTE_PERMISSIONS } from "../../src/http/route-permissions.js";
-import { callbackBody, runTaskApp, startedRun, tokenOf, type RunTaskApp } from "../helpers/run-tasks.js";
+import { agentTokenRoutes } from "../../src/http/routes/agent-tokens.js";
+import { policySetParameterRoutes } from "../../src/http/routes/policy-set-parameters.js";
+import { runTaskRoutes } from "../../src/http/routes/run-tasks.js";
+import { taskStageRoutes } from "../../src/http/routes/task-stages.js";
+import { teamProjectRoutes } from "../../src/http/routes/team-projects.js";
+import { variableRoutes } from "../../src/http/routes/variables.js";
+import { CREATED_PARAM, validBody, writeQuery } from "../helpers/fuzz-writes.js";
+import { callbackBody, createTask, runTaskApp, startedRun, tokenOf, type RunTaskApp } from "../helpers/run-tasks.js";
+import { snapshotSqlite } from "../helpers/sqlite-snapshot.js";
 
 // A bounded fuzz of the whole API (issue 16, D26): every route with generated ids, query strings,
 // bodies, content types and credentials. Every answer is below 500 and a JSON:API document (or
-// empty), and a request that is refused changes nothing stored. The seed is fixed and printed.
+// empty), and a request that is refused changes nothing stored (D30). The seed is fixed and printed.
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20261123);
 const RUNS = Number(process.env.FUZZ_RUNS ?? 1000);
+const WRITE_RUNS = Number(process.env.FUZZ_WRITE_RUNS ?? 600);
 
 let a: RunTaskApp;
-let db: Database.Database;
+let snapshot: () => string;
+let callbackToken: string;
 let dispose = (): void => undefined;
 const known: Record<string, string[]> = {};
 
-/** Every stored row, but API tokens' last use (an authenticated request records it, D22). */
-function snapshot(): string {
-  const tables = (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all() as { name: string }[]).map((t) => t.name);
-  return JSON.stringify(
-    tables.map((t) => (db.prepare(`SELECT * FROM "${t}" ORDER BY 1, 2`).all() as Record<string, unknown>[]).map(({ last_used_at: _, ...row }) => row)),
-  );
-}
-
 beforeAll(async () => {
-  db = new Database(":memory:");
-  a = await runTaskApp({ name: "sqlite", create: () => ({ storage: createSqliteStorage(db), dispose() {} }) }, (d) => (dispose = d));
+  const sqlite = snapshotSqlite();
+  snapshot = sqlite.snapshot;
+  a = await runTaskApp(sqlite.setup, (d) => (dispose = d));
   const { runId, stageId, resultIds } = await startedRun(a, ["mandatory", "advisory"]);
-  await a.call("PATCH", `/api/v2/task-results/${resultIds[1]}/callback`, { token: await tokenOf(a, resultIds[1]!), body: callbackBody("running") });
+  callbackToken = await tokenOf(a, resultIds[1]!);
+  await a.call("PATCH", `/api/v2/task-results/${resultIds[1]}/callback`, { token: callbackToken, body: callbackBody("running") });
   const vars = await a.call("POST", "/api/v2/workspaces/ws-a/vars", { body: { data: { type: "vars", attributes: { key: "k", value: "v", category: "env" } } } });
+  await a.runplane.directory.agentPools.create({ id: "apool-a", name: "pool", organization: "acme" });
   Object.assign(known, {
     run_id: [runId],
     task_stage_id: [stageId],
@@ -39,6 +42,8 @@ beforeAll(async () => {
     workspace_id: ["ws-a", "ws-b"],
     policy_set_id: ["polset-a"],
     organization_name: ["acme", "other"],
+    agent_pool_id: ["apool-a"],
+    task_id: [await createTask(a, "fuzzed")],
   });
 });
 afterAll(async () => {
@@ -47,6 +52,8 @@ afterAll(async () => {
 });
 
 const ROUTES = Object.keys(ROUTE_PERMISSIONS).map((r) => r.split(" ") as [string, string]);
+// The route objects, for the query each declares (D30).
+const ALL_ROUTES = [...teamProjectRoutes, ...variableRoutes, ...policySetParameterRoutes, ...agentTokenRoutes, ...runTaskRoutes, ...taskStageRoutes];
 const nasty = fc.constantFrom("", "..", "%00", "%2F", "a".repeat(300), "ws-a%20", "%E2%80%AE", "-1", "1e309", "__proto__", "taskrs-0000000000000000");
 // Mostly ids that exist, so requests get past the lookups to the parsing and the writes.
 const segment = (name: string) =>
@@ -58,7 +65,7 @@ const segment = (name: string) =>
 const query = fc.array(
   fc.tuple(
     fc.constantFrom("page[number]", "page[size]", "include", "filter[project][id]", "filter[team][id]", "filter[severity]", "filter[status]", "sort", "x"),
-    fc.oneof(fc.constantFrom("0", "1", "-1", "100", "101", "99999999999999999999", "1.5", "", "task_results", "run.workspace", "prj-a", "-created-at", "severity"), fc.string({ maxLength: 20 })),
+    fc.oneof(fc.constantFrom("0", "1", "-1", "100", "101", "99999999999999999999", "1.5", "", "task_results", "run.workspace", "prj-a", "-created-at", "severity", "nope", "workspace_tasks"), fc.string({ maxLength: 20 })),
   ),
   { maxLength: 4 },
 );
@@ -78,6 +85,18 @@ const credential = fc.oneof(
   { arbitrary: fc.constantFrom<Credential>("dev", "other", "none", "garbage", "result"), weight: 3 },
 );
 
+/** The template with each `:param` filled from `segment`, deterministically from `seed`. */
+function pathFor(template: string, seed: number): string {
+  let path = template;
+  for (const name of template.match(/:(\w+)/g) ?? []) {
+    const [value] = fc.sample(segment(name.slice(1)), { numRuns: 1, seed: seed + name.length });
+    path = path.replace(name, value ?? "x");
+  }
+  return path;
+}
+const queryString = (pairs: readonly (readonly [string, string])[]): string =>
+  pairs.map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`).join("&");
+
 describe("API fuzz (fixed seed)", () => {
   it("never answers 500, always answers JSON:API, and a refused request changes nothing stored", async () => {
     console.log(`API fuzz: seed ${SEED}, ${RUNS} runs (FUZZ_SEED / FUZZ_RUNS to change)`);
@@ -85,12 +104,8 @@ describe("API fuzz (fixed seed)", () => {
     await fc.assert(
       fc.asyncProperty(request, fc.context(), async (r, ctx) => {
         const [method, template] = r.route;
-        let path = template;
-        for (const name of template.match(/:(\w+)/g) ?? []) {
-          const [value] = fc.sample(segment(name.slice(1)), { numRuns: 1, seed: r.seed + name.length });
-          path = path.replace(name, value ?? "x");
-        }
-        const qs = r.query.map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`).join("&");
+        const path = pathFor(template, r.seed);
+        const qs = queryString(r.query);
         const token = { owner: a.ownerToken, dev: a.devToken, other: a.otherOrgToken, none: null, garbage: "at-garbage.garbage", result: "not-a-result-token" }[r.credential];
         const before = snapshot();
         const res = await a.call(method, `/api/v2${path}${qs ? `?${qs}` : ""}`, {
@@ -107,5 +122,51 @@ describe("API fuzz (fixed seed)", () => {
       }),
       { seed: SEED, numRuns: RUNS, endOnFailure: true },
     );
+  }, 60_000);
+
+  // decision D30: a write whose body is valid, refused for its query (or path, or credential),
+  // stores nothing; one that succeeds makes its new id known to the writes after it.
+  it("stores nothing for a write refused for any part of its request, valid body or not", async () => {
+    console.log(`API write fuzz: seed ${SEED}, ${WRITE_RUNS} runs (FUZZ_SEED / FUZZ_WRITE_RUNS to change)`);
+    // Half the draws are writes that take query parameters (includes on the answer): they can be refused for one.
+    const writes = ALL_ROUTES.filter((route) => route.method !== "GET");
+    const route = fc.oneof(
+      { arbitrary: fc.constantFrom(...writes.filter((w) => w.query)), weight: 1 },
+      { arbitrary: fc.constantFrom(...writes.filter((w) => !w.query)), weight: 1 },
+    ).map((w) => [w.method, w.path] as const);
+    const request = fc.record({ route, query: writeQuery, validBody: fc.nat(9), body, owner: fc.nat(9), seed: fc.nat() });
+    const tally = { written: 0, refusedForQuery: 0 };
+    await fc.assert(
+      fc.asyncProperty(request, fc.context(), async (r, ctx) => {
+        const [method, template] = r.route;
+        const key = `${method} ${template}`;
+        const path = pathFor(template, r.seed);
+        const qs = queryString(r.query);
+        const valid = validBody(key, known);
+        const [generated] = valid && r.validBody > 0 ? fc.sample(valid, { numRuns: 1, seed: r.seed }) : [undefined];
+        const callback = template.endsWith("/callback");
+        const before = snapshot();
+        const res = await a.call(method, `/api/v2${path}${qs ? `?${qs}` : ""}`, {
+          token: callback ? callbackToken : r.owner > 0 ? a.ownerToken : a.devToken,
+          ...(method === "DELETE" ? {} : generated !== undefined ? { body: generated } : { raw: r.body }),
+        });
+        ctx.log(`${method} ${path}?${qs} -> ${res.status} ${res.text.slice(0, 200)}`);
+        expect(res.status).toBeLessThan(500);
+        if (res.status >= 400) {
+          expect(res.json?.errors?.[0]?.status).toBe(String(res.status));
+          expect(snapshot()).toBe(before);
+          if (res.json.errors[0].source?.parameter !== undefined) tally.refusedForQuery++;
+        } else if (res.status < 300) {
+          tally.written++;
+          const param = CREATED_PARAM[key];
+          if (param && res.json?.data?.id) (known[param] ??= []).push(res.json.data.id);
+        }
+      }),
+      { seed: SEED, numRuns: WRITE_RUNS, endOnFailure: true },
+    );
+    console.log(`API write fuzz: ${tally.written} writes made, ${tally.refusedForQuery} refused for a query parameter`);
+    // The property means something only if writes got through and queries refused others.
+    expect(tally.written).toBeGreaterThan(WRITE_RUNS / 10);
+    expect(tally.refusedForQuery).toBeGreaterThan(WRITE_RUNS / 20);
   }, 60_000);
 });

@@ -3,7 +3,15 @@ import { Validator } from "@seriousme/openapi-schema-validator";
 import { describe, expect, it } from "vitest";
 import { createMemoryStorage } from "../../adapters/memory/index.js";
 import { createRunplane, generateKey, silentLogger, type Dialect, type RunplaneOptions } from "../../src/index.js";
+import { agentTokenRoutes } from "../../src/http/routes/agent-tokens.js";
+import { artifactRoutes } from "../../src/http/routes/artifacts.js";
 import { pingRoutes } from "../../src/http/routes/ping.js";
+import { policySetParameterRoutes } from "../../src/http/routes/policy-set-parameters.js";
+import { TASK_INCLUDES } from "../../src/http/routes/run-task-support.js";
+import { runTaskRoutes } from "../../src/http/routes/run-tasks.js";
+import { taskStageRoutes } from "../../src/http/routes/task-stages.js";
+import { teamProjectRoutes } from "../../src/http/routes/team-projects.js";
+import { variableRoutes } from "../../src/http/routes/variables.js";
 import { operationsFor } from "../../src/openapi/document.js";
 import { createResponseChecker } from "../helpers/openapi-check.js";
 
@@ -77,6 +85,13 @@ describe("OpenAPI description (issue 18)", () => {
   it("refuses a route table that has a route without documentation, naming it", () => {
     const extra = [...pingRoutes, { ...pingRoutes[0]!, path: "/pong" }];
     expect(() => operationsFor(extra, "default")).toThrow(/undocumented GET \/pong/);
+  });
+
+  it("refuses a route whose accepted query differs from the parameters its operation documents (D30)", () => {
+    const all = [...pingRoutes, ...teamProjectRoutes, ...variableRoutes, ...policySetParameterRoutes, ...agentTokenRoutes, ...runTaskRoutes, ...taskStageRoutes, ...artifactRoutes];
+    expect(() => operationsFor(all, "default")).not.toThrow();
+    const changed = all.map((r) => (r.method === "DELETE" && r.path === "/tasks/:task_id" ? { ...r, query: { include: TASK_INCLUDES } } : r));
+    expect(() => operationsFor(changed, "default")).toThrow(/differ from what the routes accept: DELETE \/tasks\/:task_id$/);
   });
 });
 

@@ -1,11 +1,11 @@
 import { notFound } from "../../errors.js";
-import type { AgentTokenView } from "../../schemas/agent-tokens.js";
+import { AGENT_TOKEN_SORTS, type AgentTokenView } from "../../schemas/agent-tokens.js";
 import type { AgentPool } from "../../schemas/directory.js";
 import { creatorForPrincipal } from "../../services/agent-tokens.js";
 import { readResourceBody } from "../documents.js";
 import type { ResourceDefinition } from "../jsonapi.js";
 import { AgentTokenAttributes } from "../../schemas/wire.js";
-import { parsePage, toPageRequest } from "../pagination.js";
+import { toPageRequest } from "../pagination.js";
 import type { Route, RouteContext } from "../types.js";
 
 const TYPE = "authentication-tokens";
@@ -55,10 +55,11 @@ export const agentTokenRoutes: Route[] = [
     method: "GET",
     path: "/agent-pools/:agent_pool_id/authentication-tokens",
     auth: "principal",
+    query: { page: "always", sort: AGENT_TOKEN_SORTS },
     async handle(ctx) {
       const pool = await loadPool(ctx);
-      const page = parsePage(ctx.query)!;
-      const sort = ctx.query.get("sort") ?? undefined;
+      const page = ctx.query.page!;
+      const sort = ctx.query.sort;
       const result = await ctx.app.services.agentTokens.list(pool.id, { page: toPageRequest(page), sort });
       const document = ctx.app.jsonapi.collection(TYPE, result.items.map(toData), {
         url: ctx.url,

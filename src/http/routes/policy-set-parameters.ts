@@ -4,7 +4,7 @@ import type { PolicySetParameterCreate, PolicySetParameterUpdate, VariableView }
 import { readResourceBody } from "../documents.js";
 import type { ResourceDefinition } from "../jsonapi.js";
 import { PolicySetParameterAttributes } from "../../schemas/wire.js";
-import { parsePage, toPageRequest } from "../pagination.js";
+import { toPageRequest } from "../pagination.js";
 import type { Route, RouteContext } from "../types.js";
 
 const SCHEMA = "policy-set-parameter";
@@ -34,10 +34,11 @@ export const policySetParameterRoutes: Route[] = [
     method: "GET",
     path: "/policy-sets/:policy_set_id/parameters",
     auth: "principal",
+    // decision D7: not paginated unless a page parameter is given.
+    query: { page: "optional" },
     async handle(ctx) {
       const policySet = await loadPolicySet(ctx);
-      // decision D7: not paginated unless a page parameter is given.
-      const page = parsePage(ctx.query, { optional: true });
+      const page = ctx.query.page;
       const result = await ctx.app.services.policySetParameters.list(policySet.id, page ? toPageRequest(page) : undefined);
       const items = result.items.map((v) => toData(policySet, v));
       const options = page ? { url: ctx.url, pagination: { ...page, total: result.total } } : {};

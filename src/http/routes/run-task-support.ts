@@ -1,4 +1,4 @@
-import { badRequest, invalid, notFound } from "../../errors.js";
+import { invalid, notFound } from "../../errors.js";
 import type { RunRecord } from "../../schemas/run-task-records.js";
 import type { JsonApiDocument } from "../jsonapi.js";
 import type { AuthTarget, HttpApp, RouteContext } from "../types.js";
@@ -23,8 +23,8 @@ export async function authorizedIn<T extends { organization: string; workspaceId
   return { record, target };
 }
 
-/** decision D8: both spellings of each include; anything else is 400 `Invalid include parameter`. */
-const INCLUDES = {
+/** decision D8: both spellings of each stage include; the router refuses anything else (D30). */
+export const STAGE_INCLUDES = {
   run: "run",
   "run.workspace": "run.workspace",
   task_results: "task-results",
@@ -32,44 +32,14 @@ const INCLUDES = {
   policy_evaluations: "policy-evaluations",
   "policy-evaluations": "policy-evaluations",
 } as const;
-export type StageInclude = (typeof INCLUDES)[keyof typeof INCLUDES];
-
-export function parseStageIncludes(query: URLSearchParams): Set<StageInclude> {
-  return parseIncludes(query, INCLUDES, (wanted) => {
-    // JSON:API: including a path includes every resource along it.
-    if (wanted.has("run.workspace")) wanted.add("run");
-  });
-}
 
 /** decision D8 for run tasks: `workspace_tasks` and `workspace_tasks.workspace`, either spelling. */
-const TASK_INCLUDES = {
+export const TASK_INCLUDES = {
   workspace_tasks: "workspace-tasks",
   "workspace-tasks": "workspace-tasks",
   "workspace_tasks.workspace": "workspace-tasks.workspace",
   "workspace-tasks.workspace": "workspace-tasks.workspace",
 } as const;
-export type TaskInclude = (typeof TASK_INCLUDES)[keyof typeof TASK_INCLUDES];
-
-export function parseTaskIncludes(query: URLSearchParams): Set<TaskInclude> {
-  return parseIncludes(query, TASK_INCLUDES, (wanted) => {
-    // JSON:API: including a path includes every resource along it.
-    if (wanted.has("workspace-tasks.workspace")) wanted.add("workspace-tasks");
-  });
-}
-
-function parseIncludes<T extends string>(query: URLSearchParams, table: Record<string, T>, complete: (wanted: Set<T>) => void): Set<T> {
-  const wanted = new Set<T>();
-  for (const raw of query.getAll("include").flatMap((v) => v.split(","))) {
-    const name = raw.trim();
-    if (name === "") continue;
-    // Own keys only: `constructor` or `__proto__` must not pass as an include.
-    const include = Object.hasOwn(table, name) ? table[name] : undefined;
-    if (!include) throw badRequest(`Invalid include parameter: ${name}`, "include");
-    wanted.add(include);
-  }
-  complete(wanted);
-  return wanted;
-}
 
 /**
  * `runs` and `workspaces` appear only as included resources of a stage. They are written here,

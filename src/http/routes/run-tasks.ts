@@ -4,9 +4,10 @@ import type { TaskCreate, TaskUpdate, TaskView, WorkspaceTaskCreate, WorkspaceTa
 import { readResourceBody } from "../documents.js";
 import type { JsonApiDocument, ListOptions, ResourceDefinition } from "../jsonapi.js";
 import { TaskAttributes, WorkspaceTaskAttributes } from "../../schemas/wire.js";
-import { parsePage, toPageRequest } from "../pagination.js";
+import { toPageRequest } from "../pagination.js";
+import type { QuerySpec } from "../query.js";
 import type { Route, RouteContext } from "../types.js";
-import { parseTaskIncludes, workspaceResource } from "./run-task-support.js";
+import { TASK_INCLUDES, workspaceResource } from "./run-task-support.js";
 
 /** Run task configuration: organization tasks (`tasks`) and workspace tasks (`workspace-tasks`); D3, D7, D11, D23. */
 
@@ -75,7 +76,7 @@ const workspaceTaskData = (w: WorkspaceTaskView) => ({
  * `include=workspace_tasks` and `include=workspace_tasks.workspace` add those resources once each (D8).
  */
 async function taskDocument(ctx: RouteContext, tasks: TaskView | TaskView[], options?: ListOptions): Promise<JsonApiDocument> {
-  const includes = parseTaskIncludes(ctx.query);
+  const includes = ctx.query.includes;
   const list = Array.isArray(tasks) ? tasks : [tasks];
   const attachments = await Promise.all(list.map((t) => ctx.app.services.runTasks.workspaceTasks.ofTask(t.id)));
   const data = list.map((t, i) => taskData(t, attachments[i]!));
@@ -123,14 +124,18 @@ function taskRelationship(relationships: Record<string, unknown>): string {
   return data.id;
 }
 
+/** A task document takes its includes on every route that answers with one, writes too (D8, D30). */
+const TASK_QUERY: QuerySpec = { include: TASK_INCLUDES };
+
 export const runTaskRoutes: Route[] = [
   {
     method: "GET",
     path: "/organizations/:organization_name/tasks",
     auth: "principal",
+    query: { ...TASK_QUERY, page: "always" },
     async handle(ctx) {
       const organization = await loadOrganization(ctx);
-      const page = parsePage(ctx.query)!;
+      const page = ctx.query.page!;
       const result = await ctx.app.services.runTasks.tasks.list(organization, toPageRequest(page));
       const options = { url: ctx.url, pagination: { ...page, total: result.total } };
       return { status: 200, document: await taskDocument(ctx, result.items, options) };
@@ -140,6 +145,7 @@ export const runTaskRoutes: Route[] = [
     method: "POST",
     path: "/organizations/:organization_name/tasks",
     auth: "principal",
+    query: TASK_QUERY,
     async handle(ctx) {
       const organization = await loadOrganization(ctx);
       const body = readResourceBody(ctx.body, ["tasks"]);
@@ -152,6 +158,7 @@ export const runTaskRoutes: Route[] = [
     method: "GET",
     path: "/tasks/:task_id",
     auth: "principal",
+    query: TASK_QUERY,
     async handle(ctx) {
       return { status: 200, document: await taskDocument(ctx, await loadTask(ctx)) };
     },
@@ -160,6 +167,7 @@ export const runTaskRoutes: Route[] = [
     method: "PATCH",
     path: "/tasks/:task_id",
     auth: "principal",
+    query: TASK_QUERY,
     async handle(ctx) {
       const task = await loadTask(ctx);
       const body = readResourceBody(ctx.body, ["tasks"], task.id);
@@ -181,9 +189,10 @@ export const runTaskRoutes: Route[] = [
     method: "GET",
     path: "/workspaces/:workspace_id/tasks",
     auth: "principal",
+    query: { page: "always" },
     async handle(ctx) {
       const workspace = await loadWorkspace(ctx);
-      const page = parsePage(ctx.query)!;
+      const page = ctx.query.page!;
       const result = await ctx.app.services.runTasks.workspaceTasks.list(workspace.id, toPageRequest(page));
       const options = { url: ctx.url, pagination: { ...page, total: result.total } };
       return { status: 200, document: ctx.app.jsonapi.collection("workspace-tasks", result.items.map(workspaceTaskData), options) };

@@ -1,17 +1,17 @@
 import { toReadTags } from "../../domain/outcomes.js";
-import { badRequest, notFound } from "../../errors.js";
+import { notFound } from "../../errors.js";
 import type { OutcomeView, TaskResultView, TaskStageView } from "../../schemas/task-stage-views.js";
 import { RESULT_LIMITS } from "../../schemas/run-tasks.js";
 import type { JsonApiDocument, ResourceDefinition } from "../jsonapi.js";
 import { OutcomeAttributes, TaskResultAttributes, TaskStageAttributes } from "../../schemas/wire.js";
-import { parsePage, toPageRequest } from "../pagination.js";
+import { toPageRequest } from "../pagination.js";
 import type { AuthTarget, Route, RouteContext } from "../types.js";
 import {
   authorizedIn,
   bearerToken,
   overrideComment,
-  parseStageIncludes,
   runResource,
+  STAGE_INCLUDES,
   workspaceResource,
 } from "./run-task-support.js";
 
@@ -113,7 +113,7 @@ async function stageData(ctx: RouteContext, stage: TaskStageView, target: AuthTa
 async function stageDocument(ctx: RouteContext, stage: TaskStageView, target: AuthTarget): Promise<JsonApiDocument> {
   const data = await stageData(ctx, stage, target);
   const doc = ctx.app.jsonapi.resource("task-stages", data);
-  const includes = parseStageIncludes(ctx.query);
+  const includes = ctx.query.includes;
   if (includes.size === 0) return doc;
   const included: JsonApiDocument[] = [];
   if (includes.has("run")) {
@@ -162,9 +162,10 @@ export const taskStageRoutes: Route[] = [
     method: "GET",
     path: "/runs/:run_id/task-stages",
     auth: "principal",
+    query: { page: "always" },
     async handle(ctx) {
       const { record: run, target } = await authorizedIn(ctx, () => ctx.app.services.runTasks.getRun(ctx.params.run_id!));
-      const page = parsePage(ctx.query)!;
+      const page = ctx.query.page!;
       const result = await ctx.app.services.runTasks.listStages(run.id, toPageRequest(page));
       const items = await Promise.all(result.items.map((stage) => stageData(ctx, stage, target)));
       const options = { url: ctx.url, pagination: { ...page, total: result.total } };
@@ -175,6 +176,7 @@ export const taskStageRoutes: Route[] = [
     method: "GET",
     path: "/task-stages/:task_stage_id",
     auth: "principal",
+    query: { include: STAGE_INCLUDES },
     async handle(ctx) {
       const { record: stage, target } = await loadStage(ctx);
       return { status: 200, document: await stageDocument(ctx, stage, target) };
@@ -184,6 +186,8 @@ export const taskStageRoutes: Route[] = [
     method: "POST",
     path: "/task-stages/:task_stage_id/actions/override",
     auth: "principal",
+    // The answer is the stage document, so it takes the stage's includes (D8, D30).
+    query: { include: STAGE_INCLUDES },
     async handle(ctx) {
       const { record: stage, target } = await loadStage(ctx);
       const comment = overrideComment(ctx.body);
@@ -218,18 +222,16 @@ export const taskStageRoutes: Route[] = [
     method: "GET",
     path: "/task-results/:task_result_id/outcomes",
     auth: "principal",
+    query: { page: "always", filters: [{ name: "filter[severity]" }, { name: "filter[status]" }], sort: ["severity"] },
     async handle(ctx) {
       const { record: result } = await loadResult(ctx);
-      const page = parsePage(ctx.query)!;
-      const sort = ctx.query.get("sort");
-      if (sort !== null && sort !== "severity") throw badRequest(`Invalid sort parameter: ${sort}`, "sort");
-      const severity = ctx.query.get("filter[severity]") ?? undefined;
-      const status = ctx.query.get("filter[status]") ?? undefined;
+      const page = ctx.query.page!;
+      const { "filter[severity]": severity, "filter[status]": status } = ctx.query.filters;
       const list = await ctx.app.services.runTasks.listOutcomes(result.id, {
         page: toPageRequest(page),
         ...(severity === undefined ? {} : { severity }),
         ...(status === undefined ? {} : { status }),
-        ...(sort === "severity" ? { sort: "severity" as const } : {}),
+        ...(ctx.query.sort === "severity" ? { sort: "severity" as const } : {}),
       });
       const doc = ctx.app.jsonapi.collection("task-result-outcomes", list.items.map(outcomeData), {
         url: ctx.url,

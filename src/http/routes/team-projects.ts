@@ -1,4 +1,4 @@
-import { badRequest, invalid, notFound } from "../../errors.js";
+import { invalid, notFound } from "../../errors.js";
 import type { Project } from "../../schemas/directory.js";
 import {
   toProjectAccessWire,
@@ -10,7 +10,7 @@ import {
 import { readResourceBody } from "../documents.js";
 import type { ResourceDefinition } from "../jsonapi.js";
 import { TeamProjectAttributes } from "../../schemas/wire.js";
-import { parsePage, toPageRequest } from "../pagination.js";
+import { toPageRequest } from "../pagination.js";
 import type { Route, RouteContext } from "../types.js";
 
 const TYPE = "team-projects";
@@ -72,14 +72,13 @@ export const teamProjectRoutes: Route[] = [
     method: "GET",
     path: "/team-projects",
     auth: "principal",
+    query: { page: "always", filters: [{ name: "filter[project][id]", required: true }, { name: "filter[team][id]" }] },
     async handle(ctx) {
-      const projectId = ctx.query.get("filter[project][id]");
-      if (!projectId) throw badRequest("filter[project][id] is required", "filter[project][id]");
-      const project = await loadProject(ctx, projectId);
-      const page = parsePage(ctx.query)!;
+      const project = await loadProject(ctx, ctx.query.filters["filter[project][id]"]!);
+      const page = ctx.query.page!;
       // decision D21: without team-access:read-all only the principal's own teams' grants are listed.
       const scope = await ctx.app.services.teamProjects.scopeFor(ctx.principal, project);
-      const teamId = ctx.query.get("filter[team][id]") ?? undefined;
+      const teamId = ctx.query.filters["filter[team][id]"];
       const result = await ctx.app.services.teamProjects.list(project.id, {
         ...(scope.all ? {} : { teamIds: scope.teamIds }),
         ...(teamId !== undefined ? { teamId } : {}),

@@ -1,11 +1,13 @@
 import * as z from "zod";
 import { TaskCreateSchema, TaskUpdateSchema, WorkspaceTaskCreateSchema, WorkspaceTaskUpdateSchema } from "../../schemas/run-task-config.js";
 import { CallbackBodySchema, TAG_LEVELS } from "../../schemas/run-tasks.js";
+import { STAGE_INCLUDES as STAGE_INCLUDE_TABLE, TASK_INCLUDES as TASK_INCLUDE_TABLE } from "../../http/routes/run-task-support.js";
 import { toOne } from "./configuration.js";
 import { includeParam, PAGE_PARAMS, type OperationDoc } from "./types.js";
 
-const TASK_INCLUDES = ["workspace_tasks", "workspace_tasks.workspace", "workspace-tasks", "workspace-tasks.workspace"];
-const STAGE_INCLUDES = ["run", "run.workspace", "task_results", "task-results", "policy_evaluations", "policy-evaluations"];
+// The include names the routes accept (D8), from the tables the router validates them against (D30).
+const TASK_INCLUDES = Object.keys(TASK_INCLUDE_TABLE);
+const STAGE_INCLUDES = Object.keys(STAGE_INCLUDE_TABLE);
 const comment = z.string().max(1000).nullable().optional();
 
 /** Run tasks, task stages, results, outcomes, the callback and the artifacts integrations read (spec 4.1-4.3, D24). */
@@ -25,11 +27,12 @@ export function runTaskOperations(): Record<string, OperationDoc> {
     "POST /organizations/:organization_name/tasks": {
       tag: tasks,
       summary: "Create a run task; the URL is verified with a signed request first (D15); `hmac-key` is write-only (D11)",
+      query: [includeParam(TASK_INCLUDES)],
       body: { types: ["tasks"], attributes: TaskCreateSchema },
       success: { status: 201, body: taskDoc },
     },
     "GET /tasks/:task_id": { tag: tasks, summary: "Show a run task", query: [includeParam(TASK_INCLUDES)], success: { status: 200, body: taskDoc }, errors: [400] },
-    "PATCH /tasks/:task_id": { tag: tasks, summary: "Update a run task", body: { types: ["tasks"], attributes: TaskUpdateSchema }, success: { status: 200, body: taskDoc }, errors: [409] },
+    "PATCH /tasks/:task_id": { tag: tasks, summary: "Update a run task", query: [includeParam(TASK_INCLUDES)], body: { types: ["tasks"], attributes: TaskUpdateSchema }, success: { status: 200, body: taskDoc }, errors: [409] },
     "DELETE /tasks/:task_id": { tag: tasks, summary: "Delete a run task and its workspace attachments", success: { status: 204, body: null } },
     "GET /workspaces/:workspace_id/tasks": {
       tag: tasks,
@@ -66,12 +69,13 @@ export function runTaskOperations(): Record<string, OperationDoc> {
       tag: stages,
       summary: "Override a stage awaiting override (D13)",
       description: "The body is optional: plain JSON `{\"comment\": ...}` as go-tfe sends it, or a JSON:API document with `data.attributes.comment`.",
+      query: [includeParam(STAGE_INCLUDES)],
       body: {
         required: false,
         plainJson: true,
         document: z.union([z.object({ comment }), z.object({ data: z.object({ type: z.string().optional(), attributes: z.object({ comment }).optional() }) })]),
       },
-      success: { status: 200, body: { resource: "task-stages" } },
+      success: { status: 200, body: { resource: "task-stages", included: ["runs", "workspaces", "task-results"] } },
       errors: [409],
     },
     "GET /task-results/:task_result_id": { tag: stages, summary: "Show a task result", success: { status: 200, body: { resource: "task-results" } } },
