@@ -14,6 +14,7 @@ import type {
 import type { AgentTokenRecord } from "../../src/schemas/records.js";
 import type { AgentTokenStore } from "../../src/storage/types.js";
 import { createMemoryRunTaskStores } from "./run-tasks.js";
+import { createMemoryCommentStore } from "./comments.js";
 
 /**
  * In-memory Storage for tests, demos and single-process hosts that do not need durability.
@@ -35,6 +36,7 @@ export function createMemoryStorage(): Storage {
     agentTokens: agentTokenStore(),
     ...createMemoryRunTaskStores(),
     teamProjects: createMemoryTeamProjectStore(),
+    comments: createMemoryCommentStore(),
     async close() {},
   });
 }

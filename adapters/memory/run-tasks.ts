@@ -154,7 +154,7 @@ export function createMemoryRunTaskStores(): MemoryRunTaskStores {
     async findByArtifact(kind, id) {
       let found: RunRecord | null = null;
       for (const run of runs.values()) {
-        if ((kind === "plan" ? run.planId : run.configurationVersionId) !== id) continue;
+        if ((kind === "plan" ? run.planId : kind === "apply" ? run.applyId : run.configurationVersionId) !== id) continue;
         if (!found || run.createdAt > found.createdAt || (run.createdAt === found.createdAt && run.id > found.id)) found = run;
       }
       return found ? clone(found) : null;

@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { StatusChangeFeed, Storage, StopListening } from "../../src/storage/types.js";
 import { importOptional } from "../../src/optional-peer.js";
 import { createAgentTokenStore } from "./agent-tokens.js";
+import { createCommentStore } from "./comments.js";
 import { createApiTokenStore } from "./api-tokens.js";
 import { createDirectoryStores } from "./directory.js";
 import type { PgPoolLike } from "./driver.js";
@@ -95,6 +96,7 @@ export async function createPostgresStorage(poolOrUrl: PgPoolLike | string, opti
     variables: createVariableStore(pool, q),
     agentTokens: createAgentTokenStore(pool, q),
     teamProjects: createTeamProjectStore(pool, q),
+    comments: createCommentStore(pool, q),
     ...createRunTaskStores(pool, q),
     ...createTaskStageStores(pool, q, schema, origin),
     taskDeliveries,

@@ -1,6 +1,7 @@
 import { assertKnownVersion, migrationFailed, type SqlMigration } from "../sql/migrations.js";
 import type { PgPoolLike, Queryable } from "./driver.js";
 import { transaction } from "./driver.js";
+import { RUN_COMMENTS_MIGRATION } from "./comments.js";
 import { STATUS_EVENTS_MIGRATION } from "./events.js";
 import { REVISIONS_MIGRATION } from "./revisions.js";
 import { OUTBOX_HOT_UPDATES_MIGRATION, RUN_ARTIFACTS_MIGRATION, RUN_TASK_GLOBAL_CONFIGURATION_MIGRATION, RUN_TASKS_MIGRATION, RUNS_BY_WORKSPACE_MIGRATION } from "./run-task-migration.js";
@@ -99,6 +100,7 @@ export const MIGRATIONS: readonly PgMigration[] = [
   RUN_TASK_GLOBAL_CONFIGURATION_MIGRATION,
   RUNS_BY_WORKSPACE_MIGRATION,
   OUTBOX_HOT_UPDATES_MIGRATION,
+  RUN_COMMENTS_MIGRATION,
 ];
 
 /** Every runplane process takes this transaction-scoped lock to migrate ("runplane" in ASCII). */

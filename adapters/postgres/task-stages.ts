@@ -62,6 +62,8 @@ export function createTaskStageStores(pool: PgPoolLike, q: string, schema: strin
     // decision D24: a download with an API credential finds its run (runs_by_plan, runs_by_configuration_version).
     runByPlan: sql(`SELECT ${runCols} FROM ${runs.table} WHERE plan_id = @id ORDER BY created_at DESC, id DESC LIMIT 1`),
     runByConfiguration: sql(`SELECT ${runCols} FROM ${runs.table} WHERE configuration_version_id = @id ORDER BY created_at DESC, id DESC LIMIT 1`),
+    // issue 27: `GET /applies/:id` finds its run (runs_by_apply).
+    runByApply: sql(`SELECT ${runCols} FROM ${runs.table} WHERE apply_id = @id ORDER BY created_at DESC, id DESC LIMIT 1`),
     runInsert: sql(`${insertSql(runs)} ON CONFLICT (id) DO NOTHING`),
     runsByWorkspace: sql(pageOf(runs.table, runCols, "workspace_id = @workspace_id", "created_at DESC, id DESC")),
     stagesInsert: sql(insertManySql(stages)),
@@ -111,7 +113,7 @@ export function createTaskStageStores(pool: PgPoolLike, q: string, schema: strin
     runs: {
       get: async (id) => first(await read.run(id), fromRunRow),
       findByArtifact: async (kind, id) =>
-        first(await rowsOf<RunRow>(pool, kind === "plan" ? s.runByPlan : s.runByConfiguration, { id }), fromRunRow),
+        first(await rowsOf<RunRow>(pool, kind === "plan" ? s.runByPlan : kind === "apply" ? s.runByApply : s.runByConfiguration, { id }), fromRunRow),
       listByWorkspace: async (workspaceId, request) =>
         pageFrom(await rowsOf<PagedRow<RunRow>>(pool, s.runsByWorkspace, { workspace_id: workspaceId, ...request }), fromRunRow),
       // A racing create of the same id waits on the primary key until this one commits, then

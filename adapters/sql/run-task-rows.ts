@@ -121,6 +121,7 @@ export interface RunRow {
   configuration_version_id: string;
   configuration_version_downloadable: number;
   plan_id: string;
+  apply_id: string;
   vcs: string | null;
 }
 export const RUNS: TableColumns<RunRow> = {
@@ -136,6 +137,7 @@ export const RUNS: TableColumns<RunRow> = {
     "configuration_version_id",
     "configuration_version_downloadable",
     "plan_id",
+    "apply_id",
     "vcs",
   ],
 };
@@ -150,6 +152,7 @@ export const toRunRow = (r: RunRecord): RunRow => ({
   configuration_version_id: r.configurationVersionId,
   configuration_version_downloadable: bool(r.configurationVersionDownloadable),
   plan_id: r.planId,
+  apply_id: r.applyId,
   vcs: r.vcs === null ? null : json(r.vcs),
 });
 export const fromRunRow = (row: RunRow): RunRecord => ({
@@ -163,6 +166,7 @@ export const fromRunRow = (row: RunRow): RunRecord => ({
   configurationVersionId: row.configuration_version_id,
   configurationVersionDownloadable: row.configuration_version_downloadable === 1,
   planId: row.plan_id,
+  applyId: row.apply_id,
   vcs: row.vcs === null ? null : parse<RunVcs>(row.vcs),
 });
 

@@ -10,6 +10,7 @@ import { createVariableStore } from "./variables.js";
 import { createSqliteTeamProjectStore } from "./team-projects.js";
 import { createRunTaskStores } from "./run-tasks.js";
 import { createTaskStageStores } from "./task-stages.js";
+import { createCommentStore } from "./comments.js";
 
 export type { SqliteDatabase, SqliteStatement, SqliteTransaction } from "./driver.js";
 
@@ -66,6 +67,7 @@ export function createSqliteStorage(db: SqliteDatabase, options: SqliteStorageOp
     variables: createVariableStore(db),
     agentTokens: createAgentTokenStore(db),
     teamProjects: createSqliteTeamProjectStore(db),
+    comments: createCommentStore(db),
     ...createRunTaskStores(db),
     ...createTaskStageStores(db),
     revisions: createRevisionStore(db),

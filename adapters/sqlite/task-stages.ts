@@ -36,6 +36,8 @@ export const TASK_STAGE_SQL = {
   // decision D24: a download with an API credential finds its run (runs_by_plan, runs_by_configuration_version).
   runByPlan: `SELECT * FROM runs WHERE plan_id = ? ORDER BY created_at DESC, id DESC LIMIT 1`,
   runByConfiguration: `SELECT * FROM runs WHERE configuration_version_id = ? ORDER BY created_at DESC, id DESC LIMIT 1`,
+  // issue 27: `GET /applies/:id` finds its run (runs_by_apply).
+  runByApply: `SELECT * FROM runs WHERE apply_id = ? ORDER BY created_at DESC, id DESC LIMIT 1`,
   runInsert: `${insertSql(rows.RUNS)} ON CONFLICT (id) DO NOTHING`,
   runsByWorkspace: `SELECT * FROM runs WHERE workspace_id = ? ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`,
   runsCount: `SELECT COUNT(*) AS total FROM runs WHERE workspace_id = ?`,
@@ -149,7 +151,8 @@ export function createTaskStageStores(db: SqliteDatabase): TaskStageStores {
   return {
     runs: {
       get: async (id) => one(s.runGet.get(id), rows.fromRunRow),
-      findByArtifact: async (kind, id) => one((kind === "plan" ? s.runByPlan : s.runByConfiguration).get(id), rows.fromRunRow),
+      findByArtifact: async (kind, id) =>
+        one((kind === "plan" ? s.runByPlan : kind === "apply" ? s.runByApply : s.runByConfiguration).get(id), rows.fromRunRow),
       create: async (run, stages, results) => createRun(run, stages, results),
       listByWorkspace: async (workspaceId, request) => runsPage(workspaceId, request),
     },

@@ -102,6 +102,7 @@ const runRecord = (id: string, workspaceId: string, organization: string, at: nu
   isSpeculative: false,
   configurationVersionId: "cv-scale",
   configurationVersionDownloadable: true,
+  applyId: `apply-${id}`,
   planId: "plan-scale",
   vcs: null,
 });

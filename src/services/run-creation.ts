@@ -69,6 +69,7 @@ export function createRunCreator(ctx: ServiceContext) {
       configurationVersionId: req.configurationVersionId,
       configurationVersionDownloadable: req.configurationVersionDownloadable,
       planId: req.planId ?? ctx.newId("plan"),
+      applyId: req.applyId ?? ctx.newId("apply"),
       vcs:
         req.vcs ??
         (workspace.vcsRepoUrl === null ? null : { branch: workspace.vcsBranch, repoUrl: workspace.vcsRepoUrl, commitUrl: null, commitHash: null, pullRequestUrl: null }),

@@ -70,9 +70,10 @@ export interface RunStore {
    */
   create(run: RunRecord, stages: readonly TaskStageRecord[], results: readonly TaskResultRecord[]): Promise<boolean>;
   /**
-   * The newest run (by `createdAt`, then id) whose `planId` (`plan`) or `configurationVersionId`
-   * (`configuration-version`) equals `id`, or null. Optional (decision D24): without it only a
-   * result's access token can download artifacts, API credentials get 404.
+   * The newest run (by `createdAt`, then id) whose `planId` (`plan`), `applyId` (`apply`) or
+   * `configurationVersionId` (`configuration-version`) equals `id`, or null. Optional (decision
+   * D24): without it only a result's access token can download artifacts and read its plan, API
+   * credentials get 404 for anything addressed by a plan, apply or configuration version id.
    */
   findByArtifact?(kind: RunArtifactKind, id: string): Promise<RunRecord | null>;
   /**
@@ -82,8 +83,8 @@ export interface RunStore {
   listByWorkspace(workspaceId: string, page: PageRequest): Promise<Page<RunRecord>>;
 }
 
-/** The two run artifacts integrations download (decision D24). */
-export type RunArtifactKind = "plan" | "configuration-version";
+/** What a run is found by: the two artifacts integrations download (decision D24) and its apply (issue 27). */
+export type RunArtifactKind = "plan" | "apply" | "configuration-version";
 
 /** A result written by `TaskStageStore.start`, guarded like `TaskResultStore.transition`. */
 export interface GuardedResultWrite {

@@ -1,3 +1,4 @@
+import type { CommentStore } from "./comments-types.js";
 import type { StatusChangeFeed, StopListening } from "./notifications.js";
 import type { RevisionStore } from "./revisions.js";
 import type { AgentPool, Organization, PolicySet, Project, Team, User, Workspace } from "../schemas/directory.js";
@@ -52,6 +53,8 @@ export interface Storage {
   /** The delivery outbox; its `stats` (metrics and health checks) is optional (`./run-tasks-types.ts`). */
   readonly taskDeliveries: TaskDeliveryStore;
   readonly teamProjects: TeamProjectStore;
+  /** Comments on runs (`./comments-types.ts`, issue 27). */
+  readonly comments: CommentStore;
   /**
    * Optional change counters (`./revisions.ts`). An adapter that keeps them lets the core answer a
    * repeated read (a workspace's variable list) from memory after one counter read; without them
@@ -245,5 +248,6 @@ export interface TeamProjectStore {
 }
 
 export type * from "./run-tasks-types.js";
+export type * from "./comments-types.js";
 export type { RevisionStore } from "./revisions.js";
 export type { ResultStatusChange, StageStatusChange, StatusChange, StatusChangeFeed, StopListening } from "./notifications.js";

@@ -17,6 +17,7 @@ const run = (message: string): ArtifactRun => ({
   isSpeculative: false,
   configurationVersionId: "cv-demo",
   configurationVersionDownloadable: true,
+  applyId: "apply-1",
   planId: "plan-1",
   vcs: null,
 });

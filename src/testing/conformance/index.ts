@@ -11,6 +11,7 @@ import { describeTeamProjectCases } from "./team-projects.cases.js";
 import { describeRunTaskCases } from "./run-tasks.cases.js";
 import { describeRevisionCases } from "./revisions.cases.js";
 import { describeTaskSettleCases } from "./task-settle.cases.js";
+import { describeCommentCases } from "./comments.cases.js";
 
 export type { ConformanceContext, ConformanceHandle, ConformanceSetup } from "./context.js";
 
@@ -66,5 +67,6 @@ export function runStorageConformance(name: string, setup: ConformanceSetup): vo
     describeRunTaskCases(ctx);
     describeTaskSettleCases(ctx);
     describeRevisionCases(ctx);
+    describeCommentCases(ctx);
   });
 }

@@ -58,6 +58,7 @@ export function run(overrides: Partial<RunRecord> = {}): RunRecord {
     configurationVersionId: "cv-AAAAAAAAAAAAAAAA",
     configurationVersionDownloadable: false,
     planId: "plan-AAAAAAAAAAAAAAAA",
+    applyId: "apply-AAAAAAAAAAAAAAAA",
     vcs: { branch: "main", repoUrl: "https://git.example/r", commitUrl: null, pullRequestUrl: "https://git.example/r/pull/1" },
     ...overrides,
   };

@@ -36,10 +36,10 @@ export function describeTaskStageCases(ctx: ConformanceContext): void {
       expect(await s().taskResults.listByStage(st.id)).toStrictEqual([r1, r2]);
     });
 
-    it("finds the newest run by plan id or configuration version id (D24), null for none", async (c) => {
+    it("finds the newest run by plan, apply or configuration version id (D24, issue 27), null for none", async (c) => {
       if (!s().runs.findByArtifact) return c.skip("the adapter offers no artifact lookup (optional)");
       const older = run();
-      const newer = run({ id: rid("run", 2), planId: "plan-BBBBBBBBBBBBBBBB", createdAt: at(9) });
+      const newer = run({ id: rid("run", 2), planId: "plan-BBBBBBBBBBBBBBBB", applyId: "apply-BBBBBBBBBBBBBBBB", createdAt: at(9) });
       await s().runs.create(newer, [], []);
       await s().runs.create(older, [], []);
       expect(await s().runs.findByArtifact!("plan", older.planId)).toStrictEqual(older);
@@ -47,6 +47,9 @@ export function describeTaskStageCases(ctx: ConformanceContext): void {
       expect(await s().runs.findByArtifact!("configuration-version", older.configurationVersionId)).toStrictEqual(newer);
       expect(await s().runs.findByArtifact!("plan", "plan-none")).toBeNull();
       expect(await s().runs.findByArtifact!("configuration-version", older.planId)).toBeNull();
+      expect(await s().runs.findByArtifact!("apply", older.applyId)).toStrictEqual(older);
+      expect(await s().runs.findByArtifact!("apply", newer.applyId)).toStrictEqual(newer);
+      expect(await s().runs.findByArtifact!("apply", older.planId)).toBeNull();
     });
 
     it("keeps a run without VCS data or stages", async () => {

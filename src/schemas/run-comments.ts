@@ -1,0 +1,36 @@
+import * as z from "zod";
+
+/**
+ * Comments on a run (issue 27): `POST /runs/:id/comments` stores one, as HCP Terraform's Comments API
+ * does (type `comments`, id `wsc-`, attribute `body`). Integrations that summarise a run write them
+ * with an API token.
+ */
+
+/**
+ * A body as long as a GitHub comment (65,536 characters), and a bounded list per run so the run's
+ * event list, which names every comment and is not paged (go-tfe `RunEventList`), stays bounded (D26).
+ */
+export const COMMENT_LIMITS = { bodyChars: 65_536, perRun: 1_000 } as const;
+
+/** `data.attributes` of a comment create; go-tfe refuses an empty body client-side, runplane a blank one. */
+export const CommentCreateSchema = z.object({
+  body: z
+    .string({ error: "Body must be a string" })
+    .refine((body) => body.trim() !== "", "Body can't be blank")
+    .refine((body) => body.length <= COMMENT_LIMITS.bodyChars, `Body is too long (maximum is ${COMMENT_LIMITS.bodyChars} characters)`),
+});
+export type CommentCreate = z.infer<typeof CommentCreateSchema>;
+
+/** A stored comment. Immutable once stored. */
+export interface CommentRecord {
+  /** `wsc-<16 base62>` (D9). */
+  id: string;
+  runId: string;
+  /** The run's workspace and organization, copied so a read authorizes without loading the run. */
+  workspaceId: string;
+  organization: string;
+  body: string;
+  /** The user whose token wrote it; null for a team or organization token. */
+  authorId: string | null;
+  createdAt: string;
+}
