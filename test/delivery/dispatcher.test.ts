@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { createDispatcher, createKeyring, createRunplane, generateKey, silentLogger, type HttpRequest, type HttpResponse, type HttpTransport } from "../../src/index.js";
+import { createDispatcher, createKeyring, createRunplane, generateKey, silentLogger } from "../../src/index.js";
 import { startLoopbackServer, type LoopbackServer } from "../helpers/loopback-server.js";
-import { deliveriesTo, deliveryApp, iso, loopbackEgress, resultOf, rowOf, startRun, tasksAnswer, type DeliveryApp } from "./support.js";
+import { deliveriesTo, deliveryApp, heldTransport, iso, loopbackEgress, resultOf, rowOf, startRun, tasksAnswer, type DeliveryApp } from "./support.js";
 
 // The dispatcher's lifecycle (decision D15): background polling, graceful stop that leaves no
 // lease held, takeover of a dead dispatcher's rows after its lease, and fencing of its late writes.
@@ -12,21 +12,6 @@ afterEach(async () => {
   await a?.close();
   await receiver?.close();
 });
-
-/** A transport whose sends wait until the test settles them (or the dispatcher aborts them). */
-function heldTransport() {
-  const waiting: { req: HttpRequest; settle(res: HttpResponse): void }[] = [];
-  const transport: HttpTransport = {
-    send: (req) =>
-      new Promise<HttpResponse>((resolve, reject) => {
-        waiting.push({ req, settle: resolve });
-        req.signal?.addEventListener("abort", () => reject(Object.assign(new Error("aborted"), { name: "EgressError", code: "aborted" })));
-      }),
-    close: async () => {},
-  };
-  const answer = (status: number) => ({ status, headers: {}, body: "", bodyTruncated: false });
-  return { transport, waiting, answer };
-}
 
 describe("dispatcher: background loop", () => {
   it("delivers due rows once started and stops leaving no lease held", async () => {

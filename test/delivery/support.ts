@@ -2,7 +2,7 @@
  * Shared set-up of the delivery tests (decisions D14-D16). Only 127.0.0.1 is ever contacted: the
  * transports allow exactly 127.0.0.1/32 and resolve no name (a forgotten resolver fails loudly).
  */
-import { createKeyring, createDispatcher, createEgress, generateKey, type DispatcherOptions, type EgressOptions, type HttpTransport, type Keyring, type ResolvedAddress, type RunplaneOptions } from "../../src/index.js";
+import { createKeyring, createDispatcher, createEgress, generateKey, type DispatcherOptions, type EgressOptions, type HttpRequest, type HttpResponse, type HttpTransport, type Keyring, type ResolvedAddress, type RunplaneOptions } from "../../src/index.js";
 import type { RunStage } from "../../src/schemas/run-tasks.js";
 import type { Storage } from "../../src/storage/types.js";
 import { createTestApp, type TestApp } from "../helpers/app.js";
@@ -116,3 +116,22 @@ export const deliveriesTo = (requests: readonly ReceivedRequest[]): ReceivedRequ
 export const resultOf = async (a: TestApp, id: string) => (await a.storage.taskResults.get(id))!;
 export const rowOf = async (a: TestApp, resultId: string) => (await a.storage.taskDeliveries.listByResult(resultId))[0]!;
 export const iso = (ms: number): string => new Date(ms).toISOString();
+
+/** A transport whose sends wait until the test settles them (or the dispatcher aborts them). */
+export function heldTransport() {
+  const waiting: { req: HttpRequest; settle(res: HttpResponse): void }[] = [];
+  const transport: HttpTransport = {
+    send: (req) =>
+      new Promise<HttpResponse>((resolve, reject) => {
+        waiting.push({ req, settle: resolve });
+        req.signal?.addEventListener("abort", () => reject(Object.assign(new Error("aborted"), { name: "EgressError", code: "aborted" })));
+      }),
+    close: async () => {},
+  };
+  const answer = (status: number) => ({ status, headers: {}, body: "", bodyTruncated: false });
+  return { transport, waiting, answer };
+}
+
+/** The `task_result_id` a run task request sent through a transport is for. */
+export const resultIdOf = (req: HttpRequest): string =>
+  JSON.parse(typeof req.body === "string" ? req.body : new TextDecoder().decode(req.body)).task_result_id as string;
