@@ -151,6 +151,29 @@ describe("delivery: the deadline (D16)", () => {
     expect(await resultOf(a, resultIds[0]!)).toMatchObject({ status: "errored", message: "Task result timed out." });
   });
 
+  it("neither schedules nor starts an attempt at the deadline itself; a millisecond before, the retry stands", async () => {
+    a = await deliveryApp();
+    const receiver = await loopback(tasksAnswer({ kind: "respond", status: 503 }));
+    const onTime = await startRun(a, [receiver.url("/a")]);
+    await a.dispatcher().tick();
+    a.clock.advance(1);
+    const later = await startRun(a, [receiver.url("/b")], { workspaceId: "ws-b" });
+    await a.dispatcher().tick();
+    const deadline = Date.parse((await resultOf(a, onTime.resultIds[0]!)).deadlineAt!);
+    expect(Date.parse((await resultOf(a, later.resultIds[0]!)).deadlineAt!)).toBe(deadline + 1);
+    // The second failure waits 2 s (random 0): from here it ends exactly at the first deadline.
+    a.clock.set(deadline - 2_000);
+    expect(await a.dispatcher().tick()).toMatchObject({ attempted: 2, failed: 2, expired: 0 });
+    expect(await rowOf(a, onTime.resultIds[0]!)).toMatchObject({ attempt: 2, closedAt: new Date(deadline - 2_000).toISOString(), lastError: "responded with 503" });
+    expect(await rowOf(a, later.resultIds[0]!)).toMatchObject({ attempt: 2, closedAt: null, dueAt: new Date(deadline).toISOString() });
+    // Claimed at its own deadline, that row is closed unsent and its result swept.
+    const sent = deliveriesTo(receiver.requests).length;
+    a.clock.set(deadline + 1);
+    expect(await a.dispatcher().tick()).toMatchObject({ attempted: 0, expired: 2 });
+    expect(deliveriesTo(receiver.requests)).toHaveLength(sent);
+    expect(await rowOf(a, later.resultIds[0]!)).toMatchObject({ attempt: 2, closedAt: new Date(deadline + 1).toISOString() });
+  });
+
   it("never changes a final result and settles a stage left running with only final results", async () => {
     a = await deliveryApp();
     const receiver = await loopback();
