@@ -146,4 +146,22 @@ describe("outbox gauges", () => {
     await dispatcher.stop({ graceMs: 0 });
     expect(dispatcher.isRunning()).toBe(false);
   });
+
+  it("stops reading the outbox when its dispatcher stops, however many came and went", async () => {
+    a = await deliveryApp({ logger: logger() });
+    const outbox = vi.spyOn(a.runplane.runTasks.deliveries, "outbox");
+    for (let i = 0; i < 3; i++) {
+      const dispatcher = a.dispatcher({ pollIntervalMs: 60_000 });
+      dispatcher.start();
+      await dispatcher.stop();
+    }
+    const running = a.dispatcher({ pollIntervalMs: 60_000 });
+    running.start();
+    expect(await gauge("runplane.outbox.due")).toEqual([0]);
+    expect(outbox).toHaveBeenCalledTimes(1);
+    await running.stop();
+    outbox.mockClear();
+    await otel.points("runplane.outbox.due");
+    expect(outbox).not.toHaveBeenCalled();
+  });
 });
