@@ -44,20 +44,30 @@ export interface NotificationHub {
 const FIRST_RETRY_MS = 100;
 const MAX_RETRY_MS = 5_000;
 
+/** Where the reconnect back-off waits: real timers, or a test's own so it can read each delay. */
+export interface RetryTimer {
+  set(run: () => void, ms: number): unknown;
+  clear(handle: unknown): void;
+}
+const realTimer: RetryTimer = {
+  set: (run, ms) => setTimeout(run, ms),
+  clear: (handle) => clearTimeout(handle as NodeJS.Timeout | undefined),
+};
+
 /**
  * One pool connection per storage instance in `LISTEN`, shared by every subscription (wake-ups and
  * status changes), held only while there is one. When the connection is lost it reconnects (100 ms
  * doubling to 5 s), listens again and tells every subscriber. Changes to the connection run one
  * at a time, so subscribing and stopping never race each other or a reconnect.
  */
-export function createNotificationHub(pool: PgPoolLike): NotificationHub {
+export function createNotificationHub(pool: PgPoolLike, timer: RetryTimer = realTimer): NotificationHub {
   const listeners = new Set<ChannelListener>();
   const listened = new Set<string>();
   let client: PgPoolClientLike | undefined;
   let lost = false;
   let closed = false;
   let retryMs = FIRST_RETRY_MS;
-  let retry: NodeJS.Timeout | undefined;
+  let retry: unknown;
   let chain: Promise<unknown> = Promise.resolve();
   const serial = <T>(step: () => Promise<T>): Promise<T> => {
     const next = chain.then(step);
@@ -132,8 +142,8 @@ export function createNotificationHub(pool: PgPoolLike): NotificationHub {
   }
 
   function reconnectLater(): void {
-    if (closed || retry || listeners.size === 0) return;
-    retry = setTimeout(() => {
+    if (closed || retry !== undefined || listeners.size === 0) return;
+    retry = timer.set(() => {
       retry = undefined;
       serial(async () => (client ? undefined : sync())).catch(() => {
         retryMs = Math.min(retryMs * 2, MAX_RETRY_MS);
@@ -163,7 +173,7 @@ export function createNotificationHub(pool: PgPoolLike): NotificationHub {
     },
     async close() {
       closed = true;
-      clearTimeout(retry);
+      timer.clear(retry);
       listeners.clear();
       await serial(sync).catch(() => undefined);
     },
