@@ -1,7 +1,7 @@
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import { createSqliteStorage } from "../../adapters/sqlite/index.js";
-import { createTestApp, type TestApp } from "../helpers/app.js";
+import { createTestApp, varsBody, type TestApp } from "../helpers/app.js";
 
 // Hostile input (decision D26): a deeply nested body and an absurd page number are the caller's
 // error (400, 422), never a 500, whoever sends them.
@@ -26,10 +26,48 @@ describe("hostile input: nested bodies", () => {
   it("accepts 64 levels and refuses 65, objects and arrays alike", async () => {
     app = await createTestApp();
     const objects = (depth: number): string => '{"a":'.repeat(depth - 1) + "{}" + "}".repeat(depth - 1);
-    expect((await app.call("POST", "/api/v2/workspaces/ws-a/vars", { raw: nested(64) })).status).not.toBe(400);
-    expect((await app.call("POST", "/api/v2/workspaces/ws-a/vars", { raw: objects(64) })).status).not.toBe(400);
+    // 64 levels are read: what comes back is the vars schema's own verdict, at the top.
+    for (const raw of [nested(64), objects(64)]) {
+      const res = await app.call("POST", "/api/v2/workspaces/ws-a/vars", { raw });
+      expect(res.status).toBe(422);
+      expect(res.json.errors[0].source).toStrictEqual({ pointer: "/data" });
+    }
     expect((await app.call("POST", "/api/v2/workspaces/ws-a/vars", { raw: nested(65) })).status).toBe(400);
     expect((await app.call("POST", "/api/v2/workspaces/ws-a/vars", { raw: objects(65) })).status).toBe(400);
+  });
+});
+
+describe("hostile input: body limits and text", () => {
+  const MIB = 1024 * 1024;
+  /** A valid vars body padded with trailing spaces (still valid JSON) to exactly `bytes` bytes. */
+  const padded = (key: string, bytes: number): string => {
+    const text = JSON.stringify(varsBody({ key, value: "v", category: "env" }));
+    return text + " ".repeat(bytes - Buffer.byteLength(text));
+  };
+
+  it("reads a body of exactly 1 MiB and refuses one byte more with 413, declared or streamed", async () => {
+    app = await createTestApp();
+    const post = (raw: string, declare: boolean) =>
+      app.call("POST", "/api/v2/workspaces/ws-a/vars", { raw, headers: declare ? { "content-length": String(Buffer.byteLength(raw)) } : {} });
+    expect((await post(padded("streamed", MIB), false)).status).toBe(201);
+    expect((await post(padded("declared", MIB), true)).status).toBe(201);
+    for (const declare of [false, true]) {
+      const over = await post(padded(`over-${declare}`, MIB + 1), declare);
+      expect(over.status).toBe(413);
+      expect(over.json.errors[0].title).toBe("payload too large");
+    }
+    const keys = (await app.runplane.variables.resolveForRun("ws-a")).map((v) => v.key).sort();
+    expect(keys).toStrictEqual(["declared", "streamed"]);
+  });
+
+  it("refuses a lone surrogate in an object key as it does in a value (400), storing nothing", async () => {
+    app = await createTestApp();
+    for (const raw of ['{"data":{"type":"vars","attributes":{"key":"k","category":"env","\\ud800":"x"}}}', '{"data":{"type":"vars","attributes":{"key":"k\\udc00","category":"env"}}}']) {
+      const res = await app.call("POST", "/api/v2/workspaces/ws-a/vars", { raw });
+      expect(res.status, raw).toBe(400);
+      expect(res.json.errors[0].detail).toBe("The request body contains a lone UTF-16 surrogate");
+    }
+    expect(await app.runplane.variables.resolveForRun("ws-a")).toStrictEqual([]);
   });
 });
 
