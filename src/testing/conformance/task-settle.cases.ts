@@ -101,6 +101,20 @@ export function describeTaskSettleCases(ctx: ConformanceContext): void {
       expect((await resultOf(other!.taskResultId))?.status).toBe("pending");
     });
 
+    it("leaves a result whose version moved since the claim as it is, though its status is still the expected one", async () => {
+      const [row] = await enqueue(1);
+      const [c] = await claim(at(10));
+      const current = await resultOf(row!.taskResultId);
+      // Still pending, one version on (a write that kept the status): the advance no longer holds.
+      const bumped = { ...current!, version: current!.version + 1, message: "noted" };
+      expect(await ctx.storage.taskResults.transition(current!.id, { statuses: ["pending"], version: current!.version }, bumped)).not.toBeNull();
+      const advance = { id: row!.taskResultId, expected: { statuses: ["pending" as const], version: c!.result!.version }, version: c!.result!.version + 1, ...RUNNING };
+      const [outcome] = await deliveries().settle([{ id: row!.id, fencingToken: c!.row.fencingToken, type: "close", fields: delivered(11), result: advance }]);
+      expect(outcome).toStrictEqual({ written: true, result: false });
+      expect(await resultOf(row!.taskResultId)).toStrictEqual(bumped);
+      expect((await deliveries().get(row!.id))?.closedAt).toBe(at(11));
+    });
+
     it("lets only the newest claim's token land when a replaced claimant races it", async () => {
       const [row] = await enqueue(1);
       const [old] = await claimRows(at(10), "w1");
