@@ -153,6 +153,18 @@ describe("egress policy: addresses and the allowlist", () => {
     expect(policy.checkAddress("192.168.1.11", "x.test")).toMatchObject({ ok: false });
   });
 
+  it("admits exactly the one address of an IPv6 address entry, bare or bracketed, never its /64 (issue 25)", () => {
+    const policy = createEgressPolicy({ allow: ["fd00:1:2:3::10", "[fd00:4:5:6::10]", "[fd00:7:8:9::10]:8443"] });
+    expect(policy.checkAddress("fd00:1:2:3::10", "x.test")).toEqual({ ok: true });
+    expect(policy.checkAddress("fd00:4:5:6::10", "x.test")).toEqual({ ok: true });
+    expect(policy.checkAddress("fd00:7:8:9::10", "x.test", 8443)).toEqual({ ok: true });
+    for (const [prefix, port] of [["fd00:1:2:3", 443], ["fd00:4:5:6", 443], ["fd00:7:8:9", 8443]] as const) {
+      for (const neighbour of ["::11", "::1", ":ffff:ffff:ffff:ffff"]) {
+        expect(policy.checkAddress(`${prefix}${neighbour}`, "x.test", port), `${prefix}${neighbour}`).toEqual({ ok: false, reason: "uniqueLocal" });
+      }
+    }
+  });
+
   it("matches IPv6 prefixes longer than /32 bit by bit, and trims entries", () => {
     const policy = createEgressPolicy({ allow: [" fd00:1:2:3::/64 ", "fd00:9::/127", "\t10.9.0.0/24\n"] });
     expect(policy.checkAddress("fd00:1:2:3::ffff", "x.test")).toEqual({ ok: true });

@@ -2,16 +2,18 @@ import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
 import type { Logger } from "../../src/index.js";
+import { createMemoryStorage } from "../../adapters/memory/index.js";
 import { createTestApp, varsBody } from "../helpers/app.js";
 import { sqliteFileSetup } from "../helpers/storages.js";
 
 /** A logger that keeps every line, at every level, with its fields. */
-function capturingLogger(): Logger & { text(): string } {
-  const lines: string[] = [];
+function capturingLogger() {
+  const lines: { level: string; message: string; fields?: Record<string, unknown> }[] = [];
   const put = (level: string) => (message: string, fields?: Record<string, unknown>) => {
-    lines.push(JSON.stringify({ level, message, fields }));
+    lines.push({ level, message, ...(fields ? { fields } : {}) });
   };
-  return { debug: put("debug"), info: put("info"), warn: put("warn"), error: put("error"), text: () => lines.join("\n") };
+  const logger: Logger = { debug: put("debug"), info: put("info"), warn: put("warn"), error: put("error") };
+  return { ...logger, lines, text: () => lines.map((l) => JSON.stringify(l)).join("\n") };
 }
 
 describe("sensitive values never leave through the API, storage or logs (D10, D11)", () => {
@@ -54,5 +56,25 @@ describe("sensitive values never leave through the API, storage or logs (D10, D1
     const files = [setup.file, `${setup.file}-wal`].filter(existsSync);
     expect(files.length).toBeGreaterThan(0);
     for (const file of files) expect(readFileSync(file).includes(needle)).toBe(false);
+  });
+
+  // Database errors quote the offending values in their messages (issue 25): the log says which
+  // kind of error failed the request, and nothing of what it said.
+  it("logs a failed request's error by its name, never by its message", async () => {
+    const canary = `canary-${randomBytes(16).toString("hex")}`;
+    const storage = createMemoryStorage();
+    storage.variables.list = async () => {
+      throw Object.assign(new Error(`duplicate key value violates unique constraint: (value)=(${canary})`), { name: "DatabaseError", code: "23505" });
+    };
+    const logger = capturingLogger();
+    const a = await createTestApp({ storage, logger });
+    const res = await a.call("GET", "/api/v2/workspaces/ws-a/vars");
+    expect(res.status).toBe(500);
+    expect(res.text).not.toContain(canary);
+    expect(logger.lines.filter((l) => l.level === "error")).toStrictEqual([
+      { level: "error", message: "request failed", fields: expect.objectContaining({ path: "/api/v2/workspaces/ws-a/vars", error: "DatabaseError" }) },
+    ]);
+    for (const line of logger.lines.filter((l) => l.level !== "debug")) expect(JSON.stringify(line)).not.toContain(canary);
+    await a.runplane.close();
   });
 });

@@ -265,6 +265,14 @@ describe("results page: who may see it", () => {
 
   it("refuses a sign-in posted from another site, and a body that is not a form", async () => {
     expect((await login({ token: seeded.app.ownerToken }, { "sec-fetch-site": "cross-site" })).status).toBe(403);
+    // A sibling subdomain is another origin: same-site is not same-origin (login CSRF, issue 25).
+    const sibling = await login({ token: seeded.app.ownerToken }, { "sec-fetch-site": "same-site", origin: "http://evil.localhost" });
+    expect(sibling.status).toBe(403);
+    expect(sibling.headers.get("set-cookie")).toBeNull();
+    const signOut = await get("/app/logout", { method: "POST", token: null, cookie: `runplane_token=${seeded.app.ownerToken}`, headers: { "sec-fetch-site": "same-site" } });
+    expect(signOut.status).toBe(403);
+    expect(signOut.headers.get("set-cookie")).toBeNull();
+    for (const site of ["same-origin", "none"]) expect((await login({ token: seeded.app.ownerToken }, { "sec-fetch-site": site })).status, site).toBe(303);
     expect((await login({ token: seeded.app.ownerToken }, { origin: "https://evil.example" })).status).toBe(403);
     const json = await page(new Request("http://localhost/app/login", { method: "POST", headers: { "content-type": "application/json" }, body: "{}" }));
     expect(json.status).toBe(400);
