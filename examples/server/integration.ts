@@ -3,6 +3,7 @@ import type { AddressInfo } from "node:net";
 import type { Server } from "node:http";
 import { createExampleIntegration } from "../integration/server.js";
 import type { Runplane } from "../../src/index.js";
+import { portTaken } from "./config.js";
 import { DEMO } from "./demo.js";
 
 /** The loopback address the bundled integration listens on; the egress allowlist holds only it. */
@@ -37,16 +38,19 @@ export function limitSlowClients(server: Server): void {
   Object.assign(server, SOCKET_LIMITS);
 }
 
-/** Binds a Web handler on `hostname:port` (0 for an ephemeral port); resolves once it listens. */
+/**
+ * Binds a Web handler on `hostname:port` (0 for an ephemeral port); resolves once it listens.
+ * `variable` (PORT, INTEGRATION_PORT) is the setting a taken port is blamed on.
+ */
 export function listen(
   fetch: (request: Request) => Response | Promise<Response>,
   port: number,
   hostname: string,
+  variable: "PORT" | "INTEGRATION_PORT" = "PORT",
 ): Promise<{ server: Server; port: number; close: () => Promise<void> }> {
   return new Promise((resolve, reject) => {
-    // One clear line instead of a raw EADDRINUSE stack (issue 17).
-    const failed = (error: NodeJS.ErrnoException): void =>
-      reject(error.code === "EADDRINUSE" ? new Error(`port ${port} on ${hostname} is taken by another process: stop it, or choose another port`) : error);
+    // One clear line naming the setting instead of a raw EADDRINUSE stack (issues 17, 24.7).
+    const failed = (error: NodeJS.ErrnoException): void => reject(error.code === "EADDRINUSE" ? new Error(portTaken(variable, port, hostname)) : error);
     const server = serve({ fetch, port, hostname }, (info: AddressInfo) => {
       server.off("error", failed);
       limitSlowClients(server as Server);
@@ -74,7 +78,7 @@ export async function startIntegration(options: { hmacKey: string; port: number 
     // Logged by kind only: a callback error may carry the callback URL, never the token or key.
     onError: (error) => process.stderr.write(`example integration: callback failed (${error instanceof Error ? error.message : String(error)})\n`),
   });
-  const bound = await listen(handler, options.port, INTEGRATION_HOST);
+  const bound = await listen(handler, options.port, INTEGRATION_HOST, "INTEGRATION_PORT");
   // Its address and the port it really bound, nothing else on the loopback interface (issue 16.6).
   return { url: `http://${INTEGRATION_HOST}:${bound.port}/run-task`, allow: `${INTEGRATION_HOST}:${bound.port}`, close: bound.close };
 }

@@ -3,6 +3,7 @@ import { createDispatcher, createResultsPage, createRunplane, type Runplane } fr
 import { demoArtifacts } from "./artifacts.js";
 import { DEMO, seedDemo } from "./demo.js";
 import { createDemoRuns } from "./demo-runs.js";
+import { preflight } from "./checks.js";
 import { ensureDemoTasks, externalIntegration, listen, startIntegration } from "./integration.js";
 import { lockDataDir } from "./lock.js";
 import { ownersToken } from "./owners-token.js";
@@ -17,38 +18,37 @@ import { openServerStorage } from "./storage.js";
  * Environment: PORT (8080), HOST (127.0.0.1), DATA_DIR (./data), ADMIN_TOKEN (optional owners token),
  * RUNPLANE_DIALECT (`hcp-terraform` for real-client category words and signature header),
  * LOG_LEVEL (info), INTEGRATION_PORT (8081; the example integration, always on 127.0.0.1), PUBLIC_URL (default: the
- * bound address; integrations call back there). For PostgreSQL: DATABASE_URL (`postgres://...`),
+ * bound address; integrations call back there), EGRESS_ALLOW (more private destinations run tasks
+ * may point at, comma-separated). For PostgreSQL: DATABASE_URL (`postgres://...`),
  * DATABASE_SCHEMA (public), DATABASE_POOL_SIZE (10). For hosts sharing no DATA_DIR: RUNPLANE_KEYRING
  * (the keyring file's JSON), INTEGRATION_HMAC_KEY; INTEGRATION_URL points the demo tasks at an
- * integration the host does not start itself.
+ * integration the host does not start itself. examples/server/config.ts reads them.
  */
-const port = Number(process.env.PORT ?? 8080);
-const host = process.env.HOST ?? "127.0.0.1";
-const integrationPort = Number(process.env.INTEGRATION_PORT ?? 8081);
-const dataDir = openDataDir(process.env.DATA_DIR ?? "./data");
+// The checks `runplane doctor` prints, before anything is created, bound or logged (issue 24.7).
+const config = await preflight(process.env);
+const { port, host, integrationPort, dialect } = config;
+const dataDir = openDataDir(config.dataDir);
 // One server per DATA_DIR, checked before anything is bound or revoked; PostgreSQL hosts sharing one ADMIN_TOKEN share it on purpose.
-if (!(process.env.DATABASE_URL?.trim() && process.env.ADMIN_TOKEN)) lockDataDir(process.env.DATA_DIR ?? "./data");
-const dialect = process.env.RUNPLANE_DIALECT === "hcp-terraform" ? "hcp-terraform" : "default";
-const poolSize = process.env.DATABASE_POOL_SIZE ? Number(process.env.DATABASE_POOL_SIZE) : undefined;
-// One connection holds the startup lock while the others seed.
-if (poolSize !== undefined && !(Number.isSafeInteger(poolSize) && poolSize >= 2)) throw new Error("DATABASE_POOL_SIZE must be an integer >= 2");
+if (!(config.databaseUrl && config.adminToken)) lockDataDir(config.dataDir);
 
 // Bind first: runplane's publicUrl (callback URLs) needs the real port when PORT=0. Requests that
 // arrive before the app is ready get 503.
 let app: Hono | null = null;
-const http = await listen((request) => (app ? app.fetch(request) : new Response("starting\n", { status: 503 })), port, host);
-const origin = process.env.PUBLIC_URL?.replace(/\/+$/, "") ?? `http://${host === "0.0.0.0" || host === "::" ? "127.0.0.1" : host}:${http.port}`;
+const http = await listen((request) => (app ? app.fetch(request) : new Response("starting\n", { status: 503 })), port, host, "PORT");
+// The address this host bound; PUBLIC_URL (a load balancer, another host) may differ from it.
+const bound = `http://${host === "0.0.0.0" || host === "::" ? "127.0.0.1" : host.includes(":") ? `[${host}]` : host}:${http.port}`;
+const origin = config.publicUrl ?? bound;
 
 // The integration listens before the demo tasks are saved: saving sends it the verification request.
 const hmacKey = dataDir.integrationHmacKey();
-const integration = process.env.INTEGRATION_URL
-  ? externalIntegration(process.env.INTEGRATION_URL)
+const integration = config.integrationUrl
+  ? externalIntegration(config.integrationUrl)
   : await startIntegration({ hmacKey, port: integrationPort });
 
 const store = await openServerStorage({
-  databaseUrl: process.env.DATABASE_URL,
-  schema: process.env.DATABASE_SCHEMA,
-  poolSize,
+  databaseUrl: config.databaseUrl,
+  schema: config.databaseSchema,
+  poolSize: config.poolSize,
   sqlitePath: dataDir.database,
 });
 // Before createRunplane: its instruments bind to the provider registered when it is built.
@@ -57,10 +57,11 @@ const runplane: Runplane = createRunplane({
   storage: store.storage,
   keyring: dataDir.keyring(),
   dialect,
-  logger: serverLogger(),
+  logger: serverLogger(config.logLevel),
   publicUrl: origin,
-  // decision D15: private addresses stay refused, except the integration's address on its port.
-  egress: { allow: [integration.allow] },
+  // decision D15: private addresses stay refused, except the integration's address on its port
+  // and what the operator names in EGRESS_ALLOW.
+  egress: { allow: [integration.allow, ...config.egressAllow] },
   // decision D24: the plan JSON and configuration archive the integration downloads.
   artifacts: demoArtifacts,
 });
@@ -68,7 +69,7 @@ const runplane: Runplane = createRunplane({
 const { token, fromEnv } = await store.exclusively(async () => {
   await seedDemo(runplane);
   await ensureDemoTasks(runplane, { url: integration.url, hmacKey });
-  return ownersToken(runplane, dataDir, process.env.ADMIN_TOKEN);
+  return ownersToken(runplane, dataDir, config.adminToken);
 });
 const dispatcher = createDispatcher(runplane, { pollIntervalMs: 250 });
 dispatcher.start();
@@ -117,9 +118,12 @@ process.on("SIGTERM", () => void shutdown("SIGTERM"));
 // The banner last: once it is printed, SIGTERM and SIGINT shut the server down cleanly.
 const api = `${origin}/api/v2`;
 const auth = fromEnv ? '-H "Authorization: Bearer $ADMIN_TOKEN"' : `-H "Authorization: Bearer ${token}"`;
+const egressNote = config.egressAllow.length ? ` and EGRESS_ALLOW ${config.egressAllow.join(", ")}` : " (EGRESS_ALLOW names more)";
 process.stdout.write(
   [
-    `runplane listening on ${api}`,
+    // The address this host bound: several hosts behind one PUBLIC_URL each say their own (issue 24.7).
+    `runplane listening on ${bound}/api/v2`,
+    ...(origin !== bound ? [`public URL (callbacks and links): ${api}`] : []),
     `storage: ${store.description}`,
     // Issue 15.5: the dialect decides the signature header, so say it and how to switch.
     dialect === "hcp-terraform"
@@ -128,9 +132,13 @@ process.stdout.write(
     `results page: ${origin}/app/runs/<run id>, ${origin}/app/<organization>/<workspace>[/runs/<run id>]`,
     observed.off ? `health: ${origin}/healthz, OpenAPI: ${origin}/openapi.json; ${observed.off}` : `metrics: ${origin}/metrics, health: ${origin}/healthz, OpenAPI: ${origin}/openapi.json`,
     `example integration: ${integration.url} (run tasks task-demo, mandatory at post_plan, and task-demo-advisory, advisory at pre_apply, on ${DEMO.workspace})`,
+    `egress: run tasks may reach public addresses, the example integration (${integration.allow})${egressNote}`,
     fromEnv ? "owners token: using ADMIN_TOKEN" : `owners token (printed once, revoked at next start): ${token}`,
     "",
     "try (the demo run answers with its run_id; put it in place of RUN_ID; a message containing \"fail\" fails the mandatory check, and so does \"destroy\": its plan deletes a resource):",
+    // The token came from this process's environment, which the shell the lines are pasted into
+    // may not have: say so, and never print the secret here.
+    ...(fromEnv ? ["  # the lines read $ADMIN_TOKEN: first, in the shell you paste them into, export ADMIN_TOKEN=<the ADMIN_TOKEN this server was started with>"] : []),
     `  curl -s ${auth} -H "Content-Type: application/vnd.api+json" -X POST ${api}/workspaces/${DEMO.workspace}/vars -d '{"data":{"type":"vars","attributes":{"key":"region","value":"eu-west-1","category":"env"}}}'`,
     `  curl -s ${auth} -H "Content-Type: application/json" -X POST ${origin}/demo/runs -d '{"message":"hello"}'`,
     `  curl -s ${auth} ${api}/runs/RUN_ID/task-stages`,

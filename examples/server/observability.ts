@@ -2,15 +2,14 @@ import { metrics } from "@opentelemetry/api";
 import type { Hono } from "hono";
 import { createConsoleLogger, type Dispatcher, type Logger, type LogLevel, type Runplane } from "../../src/index.js";
 import { importOptional, MissingPeerError } from "../../src/optional-peer.js";
-
-const LEVELS: readonly string[] = ["debug", "info", "warn", "error"];
+import { LOG_LEVELS } from "./config.js";
 
 /**
  * The server's console logger at `LOG_LEVEL` (default `info`: every delivery attempt, retry,
  * deadline and stage change is on the console). An unknown level stops the start with its name.
  */
 export function serverLogger(level = process.env.LOG_LEVEL || "info"): Logger {
-  if (!LEVELS.includes(level)) throw new Error(`LOG_LEVEL must be one of ${LEVELS.join(", ")}`);
+  if (!(LOG_LEVELS as readonly string[]).includes(level)) throw new Error(`LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")}`);
   return createConsoleLogger({ level: level as LogLevel });
 }
 

@@ -83,7 +83,8 @@ function createOnce(file: string, content: () => string): void {
   chmodSync(file, 0o600);
 }
 
-function parseKeyring(text: string, source: string): KeyringOptions {
+/** The keyring in `text` (RUNPLANE_KEYRING or keyring.json), checked; errors start with `source`. */
+export function parseKeyring(text: string, source: string): KeyringOptions {
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);

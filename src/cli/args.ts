@@ -1,4 +1,5 @@
 import { parseArgs, type ParseArgsConfig } from "node:util";
+import { closest } from "../suggest.js";
 
 /**
  * The reference server's environment variables as flags (issue 17): a flag wins over its
@@ -18,7 +19,16 @@ export const SERVER_FLAGS = {
   "database-url": "DATABASE_URL",
   "database-schema": "DATABASE_SCHEMA",
   "database-pool-size": "DATABASE_POOL_SIZE",
+  "egress-allow": "EGRESS_ALLOW",
 } as const;
+
+export type ServerVariable = (typeof SERVER_FLAGS)[keyof typeof SERVER_FLAGS];
+
+/** `PORT (--port)`: how messages name a setting, since either spelling may have set it. */
+export function settingName(variable: string): string {
+  const flag = Object.entries(SERVER_FLAGS).find(([, name]) => name === variable)?.[0];
+  return flag ? `${variable} (--${flag})` : variable;
+}
 
 type Options = NonNullable<ParseArgsConfig["options"]>;
 
@@ -33,7 +43,7 @@ export interface Parsed {
 export function parse(args: string[], own: Options = {}, serverFlags = true, env: NodeJS.ProcessEnv = process.env): Parsed {
   const options: Options = { ...own };
   if (serverFlags) for (const flag of Object.keys(SERVER_FLAGS)) options[flag] = { type: "string" };
-  const { values, positionals } = parseArgs({ args, options, strict: true, allowPositionals: true });
+  const { values, positionals } = parseStrictly(args, options);
   const merged: NodeJS.ProcessEnv = { ...env };
   for (const [flag, name] of Object.entries(SERVER_FLAGS)) {
     const value = values[flag];
@@ -42,5 +52,20 @@ export function parse(args: string[], own: Options = {}, serverFlags = true, env
   return { values: values as Parsed["values"], positionals, env: merged };
 }
 
+/** parseArgs, with an unknown flag named in one line with the closest known one (issue 24.6). */
+function parseStrictly(args: string[], options: Options) {
+  try {
+    return parseArgs({ args, options, strict: true, allowPositionals: true });
+  } catch (error) {
+    const { code, message } = error as { code?: unknown; message: string };
+    // Node's advice for `--database-pool-size -3` spans three lines; errors here are one line.
+    if (code === "ERR_PARSE_ARGS_INVALID_OPTION_VALUE") throw new Error(message.replace(/\n/g, " "));
+    const unknown = code === "ERR_PARSE_ARGS_UNKNOWN_OPTION" ? /'(-[^']*)'/.exec(message)?.[1] : undefined;
+    if (unknown === undefined) throw error;
+    const suggestion = closest(unknown.replace(/^-+/, ""), Object.keys(options));
+    throw new Error(`unknown flag ${unknown}${suggestion ? `: did you mean --${suggestion}?` : ""} (--help lists the flags)`);
+  }
+}
+
 /** The data directory the server would use. */
-export const dataDirOf = (env: NodeJS.ProcessEnv): string => env.DATA_DIR ?? "./data";
+export const dataDirOf = (env: NodeJS.ProcessEnv): string => env.DATA_DIR?.trim() || "./data";

@@ -1,11 +1,29 @@
 import { SERVER_FLAGS } from "./args.js";
 
+/** What each server flag takes; typed by SERVER_FLAGS, so a new flag cannot go undocumented. */
+const SERVER_FLAG_HELP: Record<keyof typeof SERVER_FLAGS, string> = {
+  port: "port to listen on, 0-65535 (default 8080; 0: any free port)",
+  host: "address to listen on (default 127.0.0.1)",
+  "data-dir": "folder of the SQLite file, keyring and secrets (default ./data)",
+  "admin-token": "owners token to accept, at least 16 characters (default: a new one printed at each start)",
+  dialect: "default or hcp-terraform (real Terraform clients and integrations)",
+  "public-url": "http(s) origin integrations call back to (default: the bound address)",
+  "integration-port": "port of the bundled example integration on 127.0.0.1, 0-65535 (default 8081)",
+  "integration-url": "http(s) URL of an integration this host does not start (the demo tasks use it)",
+  "integration-hmac-key": "HMAC key of the demo tasks (default: generated in the data directory)",
+  keyring: "the keyring as JSON, instead of keyring.json in the data directory",
+  "database-url": "postgres:// URL (default: the SQLite file in the data directory)",
+  "database-schema": "PostgreSQL schema, a lower-case identifier (default public)",
+  "database-pool-size": "PostgreSQL connections of this host, an integer of at least 2 (default 10)",
+  "egress-allow": "more private destinations run tasks may use, comma-separated: CIDRs, IP addresses or host names, each optionally with :port",
+};
+
 /**
  * `runplane --help` and `runplane <command> --help` (issue 24): what each command does and every
  * flag it takes. The server flags are listed from SERVER_FLAGS, so a new one cannot be left out.
  */
 const SERVER = Object.entries(SERVER_FLAGS)
-  .map(([flag, name]) => `  --${flag.padEnd(22)} ${name}`)
+  .map(([flag, name]) => `  --${flag.padEnd(22)} ${name.padEnd(21)} ${SERVER_FLAG_HELP[flag as keyof typeof SERVER_FLAGS]}`)
   .join("\n");
 
 const SERVER_NOTE = `server flags (each wins over its environment variable):\n${SERVER}`;
@@ -14,9 +32,9 @@ export const COMMAND_HELP: Record<string, string> = {
   serve: `usage: runplane serve [server flags]\nthe reference server: the API under /api/v2, the results page, the demo and its example integration\n${SERVER_NOTE}`,
   keygen: "usage: runplane keygen [--json] [--id <key id>]\na new 32-byte keyring key, base64 (--json: a whole keyring with that key active)",
   migrate: `usage: runplane migrate [--dry-run] [server flags]\napply pending schema migrations to the server's database (--dry-run: list them, apply nothing)\n${SERVER_NOTE}`,
-  reencrypt: `usage: runplane reencrypt [server flags]\nmove every sealed value to the keyring's active key\n${SERVER_NOTE}`,
-  token: `usage: runplane token create [--team <id>] [--organization <name>] [--description <text>] [server flags]\na new API token for the owners team (or --team), printed once\n${SERVER_NOTE}`,
-  doctor: `usage: runplane doctor [server flags]\ncheck what serve checks: options, storage, keyring and egress, without starting\n${SERVER_NOTE}`,
+  reencrypt: `usage: runplane reencrypt [--retire <key id>] [server flags]\nmove every sealed value to the keyring's active key (in an existing data directory or database) and print what each key seals\n--retire <key id>: then remove that key from keyring.json, refused while it is active or still seals a value\n${SERVER_NOTE}`,
+  token: `usage: runplane token create [--team <id>] [--organization <name>] [--description <text>] [server flags]\na new API token for the owners team of organization demo (or --team of --organization), printed once; needs the server's existing data\n${SERVER_NOTE}`,
+  doctor: `usage: runplane doctor [server flags]\nrun the checks serve runs before it starts (options, data directory, keyring against the database, storage, ports, egress), changing nothing\n${SERVER_NOTE}`,
   "check-integration":
     "usage: runplane check-integration <url> --hmac-key <key> [--stage post_plan]... [--dialect default|hcp-terraform] [--timeout <ms>]\nplay the platform against a run task integration and report on the contract",
 };
@@ -25,7 +43,7 @@ export const USAGE = `usage: runplane <command> [flags]   (runplane <command> --
   serve       the reference server (flags mirror its environment variables)
   keygen      a new keyring key (--json: a whole keyring)
   migrate     apply pending schema migrations (--dry-run: list them)
-  reencrypt   move sealed values to the keyring's active key
+  reencrypt   move sealed values to the keyring's active key (--retire: then drop an unused key)
   token       token create [--team <id>]: a new owners (or team) API token
   doctor      check options, storage, keyring and egress
   check-integration <url> --hmac-key <key> [--stage post_plan] [--dialect default|hcp-terraform]

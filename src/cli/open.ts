@@ -1,20 +1,29 @@
-import { openDataDir } from "../../examples/server/state.js";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { readServerConfig, type ServerConfig } from "../../examples/server/config.js";
+import { openDataDir, parseKeyring } from "../../examples/server/state.js";
 import { openServerStorage, type ServerStorage } from "../../examples/server/storage.js";
-import { createRunplane, type Runplane } from "../index.js";
-import { dataDirOf } from "./args.js";
+import { createRunplane, type KeyringOptions, type Runplane } from "../index.js";
+
+/** The settings these commands read; a wrong one is refused naming it, like `serve` does. */
+const READ = ["DATA_DIR", "DATABASE_URL", "DATABASE_SCHEMA"];
 
 /**
  * Opens what the reference server would open (its data directory, keyring and storage), for the
- * commands that work on a server's data while it runs or while it is stopped. Runs `fn`, then closes.
+ * commands that work on a server's data while it runs or while it is stopped. Runs `fn`, then
+ * closes. It never creates that data (issue 25): a folder or database that does not exist is
+ * refused, naming the folder, instead of a new one holding a token for no server.
  */
 export async function withServerData<T>(env: NodeJS.ProcessEnv, fn: (runplane: Runplane, store: ServerStorage) => Promise<T>): Promise<T> {
-  const dataDir = openDataDir(dataDirOf(env), env);
-  const keyring = dataDir.keyring();
+  const { config, problems } = readServerConfig(env);
+  const wrong = problems.filter((p) => READ.includes(p.variable));
+  if (wrong.length) throw new Error(wrong.map((p) => p.message).join("; "));
+  const keyring = existingKeyring(config, env);
   const store = await openServerStorage({
-    databaseUrl: env.DATABASE_URL,
-    schema: env.DATABASE_SCHEMA,
+    databaseUrl: config.databaseUrl,
+    schema: config.databaseSchema,
     poolSize: 2,
-    sqlitePath: dataDir.database,
+    sqlitePath: join(config.dataDir, "runplane.db"),
   });
   const runplane = createRunplane({ storage: store.storage, keyring });
   try {
@@ -23,4 +32,16 @@ export async function withServerData<T>(env: NodeJS.ProcessEnv, fn: (runplane: R
     await runplane.close();
     await store.close();
   }
+}
+
+/** The server's keyring, once its data is known to exist. */
+function existingKeyring(config: ServerConfig, env: NodeJS.ProcessEnv): KeyringOptions {
+  const dir = config.dataDir;
+  const fromEnv = env.RUNPLANE_KEYRING?.trim();
+  // PostgreSQL with RUNPLANE_KEYRING reads nothing from the data directory (hosts sharing no disk).
+  if (config.databaseUrl && fromEnv) return parseKeyring(fromEnv, "RUNPLANE_KEYRING");
+  const start = `start \`runplane serve --data-dir ${dir}\` first (it creates them), or point --data-dir (DATA_DIR) at the server's data directory`;
+  if (!existsSync(dir)) throw new Error(`data directory ${dir} does not exist: ${start}`);
+  if (!config.databaseUrl && !existsSync(join(dir, "runplane.db"))) throw new Error(`data directory ${dir} holds no runplane database (runplane.db): ${start}`);
+  return openDataDir(dir, env).keyring();
 }

@@ -18,10 +18,19 @@ export async function token(args: string[], out: (line: string) => void): Promis
   const teamId = typeof values.team === "string" ? values.team : DEMO.ownersTeam;
   const description = typeof values.description === "string" ? values.description : "runplane token create";
   const secret = await withServerData(env, async (runplane, store) => {
-    // A fresh data directory gets the demo records the server would seed, so the owners team exists.
+    // A database the server never started on (only migrated) gets the demo records it would seed.
     await store.exclusively(() => seedDemo(runplane));
+    // The organization first: a missing one is what the caller has to fix, not its owners team.
+    if (!(await runplane.directory.organizations.get(organization))) {
+      throw new Error(
+        `organization ${organization} not found: the reference server has organization ${DEMO.organization} (use --organization ${DEMO.organization}, or leave it out); ` +
+          "other organizations are created by a program embedding runplane, with directory.organizations.create(...)",
+      );
+    }
     const team = await runplane.directory.teams.get(teamId);
-    if (!team || team.organization !== organization) throw new Error(`team ${teamId} not found in organization ${organization}`);
+    if (!team || team.organization !== organization) {
+      throw new Error(`team ${teamId} not found in organization ${organization}: pass --team <id> with the id of one of its teams${typeof values.team === "string" ? "" : " (its owners team acts as owners)"}`);
+    }
     return (await runplane.directory.createApiToken({ organization, kind: "team", teamId, description })).token;
   });
   out(secret);

@@ -66,6 +66,9 @@ async function ensureOrganization(ctx: ServiceContext, name: string): Promise<vo
 
 const UserCreateSchema = UserSchema.extend({ id: z.string().min(1).optional() });
 
+/** The shortest secret a host may choose for an API token (ADMIN_TOKEN of the reference server). */
+export const API_TOKEN_SECRET_MIN_LENGTH = 16;
+
 export const ApiTokenRequestSchema = z.object({
   organization: z.string().min(1),
   kind: z.enum(API_TOKEN_KINDS),
@@ -73,7 +76,7 @@ export const ApiTokenRequestSchema = z.object({
   teamId: z.string().min(1).optional(),
   description: z.string().max(256).default(""),
   /** A secret chosen by the host (e.g. ADMIN_TOKEN); generated when omitted. */
-  secret: z.string().min(16).optional(),
+  secret: z.string().min(API_TOKEN_SECRET_MIN_LENGTH).optional(),
 });
 export type ApiTokenRequest = z.input<typeof ApiTokenRequestSchema>;
 

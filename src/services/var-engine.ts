@@ -27,8 +27,11 @@ const MAX_ATTEMPTS = 8;
  * The shared engine behind workspace variables and policy set parameters (both are `vars`): sealing
  * of sensitive values (D11), masking (D10), uniqueness (D12) and compare-and-set updates.
  */
+/** The associated data a sensitive variable's or parameter's value is sealed with (D11). */
+export const variableBinding = (id: string): string => rowBinding("vars", "value", id);
+
 export function createVarEngine(ctx: ServiceContext) {
-  const binding = (id: string): string => rowBinding("vars", "value", id);
+  const binding = variableBinding;
   const plaintextOf = (r: VariableRecord): string => (r.sensitive ? ctx.keyring.open(r.value, binding(r.id)) : r.value);
   const stored = (id: string, plaintext: string, sensitive: boolean): string =>
     sensitive ? ctx.keyring.seal(plaintext, binding(id)) : plaintext;

@@ -9,12 +9,18 @@ describe("runplane flags", () => {
 
   it("has a flag for every variable the server reads", () => {
     expect(Object.values(SERVER_FLAGS).sort()).toEqual(
-      ["ADMIN_TOKEN", "DATABASE_POOL_SIZE", "DATABASE_SCHEMA", "DATABASE_URL", "DATA_DIR", "HOST", "INTEGRATION_HMAC_KEY", "INTEGRATION_PORT", "INTEGRATION_URL", "PORT", "PUBLIC_URL", "RUNPLANE_DIALECT", "RUNPLANE_KEYRING"],
+      ["ADMIN_TOKEN", "DATABASE_POOL_SIZE", "DATABASE_SCHEMA", "DATABASE_URL", "DATA_DIR", "EGRESS_ALLOW", "HOST", "INTEGRATION_HMAC_KEY", "INTEGRATION_PORT", "INTEGRATION_URL", "PORT", "PUBLIC_URL", "RUNPLANE_DIALECT", "RUNPLANE_KEYRING"],
     );
   });
 
-  it("refuses an unknown flag, and server flags where a command takes none", () => {
-    expect(() => parse(["--prot", "1"])).toThrow(/Unknown option '--prot'/);
-    expect(() => parse(["--port", "1"], {}, false)).toThrow(/Unknown option '--port'/);
+  it("refuses an unknown flag naming the closest known one, and server flags where a command takes none", () => {
+    expect(() => parse(["--prot", "1"])).toThrow("unknown flag --prot: did you mean --port? (--help lists the flags)");
+    expect(() => parse(["--egress-alow", "10.0.0.0/8"])).toThrow("did you mean --egress-allow?");
+    expect(() => parse(["--port", "1"], {}, false)).toThrow("unknown flag --port (--help lists the flags)");
+  });
+
+  it("puts a value that starts with a dash, and Node's advice about it, on one line", () => {
+    expect(() => parse(["--database-pool-size", "-3"])).toThrow(/^Option '--database-pool-size' argument is ambiguous\. .*'--database-pool-size=-XYZ'\.$/);
+    expect(parse(["--database-pool-size=-3"]).env.DATABASE_POOL_SIZE).toBe("-3");
   });
 });

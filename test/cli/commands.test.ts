@@ -1,4 +1,5 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from "node:fs";
+import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
@@ -6,7 +7,9 @@ import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
 import { MIGRATIONS as PG_MIGRATIONS } from "../../adapters/postgres/schema.js";
 import { MIGRATIONS as SQLITE_MIGRATIONS } from "../../adapters/sqlite/schema.js";
-import { createKeyring, generateKey } from "../../src/index.js";
+import { openSqliteStorage } from "../../adapters/sqlite/index.js";
+import { seedDemo } from "../../examples/server/demo.js";
+import { createKeyring, createRunplane, generateKey, silentLogger } from "../../src/index.js";
 import { DATABASE_URL, dropSchema, postgresReachable, uniqueSchema } from "../helpers/postgres.js";
 import { authorized, killAll, run, serve } from "./helpers.js";
 
@@ -102,10 +105,43 @@ describe("runplane token create", () => {
   });
 
   it("refuses an unknown team in one line, exit 1", async () => {
-    const result = await run(["token", "create", "--team", "team-nope", "--data-dir", fresh()]);
+    const dir = fresh();
+    await run(["migrate", "--data-dir", dir]);
+    const result = await run(["token", "create", "--team", "team-nope", "--data-dir", dir]);
     expect(result.code).toBe(1);
-    expect(result.stderr).toBe("runplane token: team team-nope not found in organization demo\n");
+    expect(result.stderr).toBe("runplane token: team team-nope not found in organization demo: pass --team <id> with the id of one of its teams\n");
     expect(result.stdout).toBe("");
+  });
+
+  it("says an unknown organization is not found, and which one there is (issue 24.7)", async () => {
+    const dir = fresh();
+    await run(["migrate", "--data-dir", dir]);
+    const result = await run(["token", "create", "--organization", "nope", "--data-dir", dir]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/^runplane token: organization nope not found: the reference server has organization demo \(use --organization demo, or leave it out\); other organizations are created by a program embedding runplane, with directory\.organizations\.create\(\.\.\.\)\n$/);
+    expect(result.stdout).toBe("");
+  });
+});
+
+describe("commands that need a server's data refuse a data directory that does not exist (issue 25)", () => {
+  it.each([["token", "create"], ["reencrypt"]])("runplane %s names the folder, says to start serve first, and creates nothing", async (...command) => {
+    const dir = fresh();
+    const result = await run([...command, "--data-dir", dir]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe(
+      `runplane ${command[0]}: data directory ${dir} does not exist: start \`runplane serve --data-dir ${dir}\` first (it creates them), or point --data-dir (DATA_DIR) at the server's data directory\n`,
+    );
+    expect(result.stdout).toBe("");
+    expect(existsSync(dir)).toBe(false);
+  });
+
+  it("refuses a data directory without a database", async () => {
+    const dir = fresh();
+    mkdirSync(dir);
+    const result = await run(["token", "create", "--data-dir", dir]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(`data directory ${dir} holds no runplane database (runplane.db): start \`runplane serve --data-dir ${dir}\` first`);
+    expect(existsSync(join(dir, "runplane.db"))).toBe(false);
   });
 });
 
@@ -135,7 +171,7 @@ describe("runplane doctor", () => {
   it("prints one ok line per check and exits 0 on a healthy setup", async () => {
     const dir = fresh();
     await run(["migrate", "--data-dir", dir]);
-    const result = await run(["doctor", "--data-dir", dir, "--port", "0"]);
+    const result = await run(["doctor", "--data-dir", dir, "--port", "0", "--integration-port", "0"]);
     expect(result.code).toBe(0);
     const lines = result.stdout.trim().split("\n");
     expect(lines.map((l) => l.split(":")[0]!.replace(/\s+/g, " "))).toEqual(["ok options", "ok data directory", "ok keyring", "ok storage", "ok port", "ok egress"]);
@@ -151,13 +187,81 @@ describe("runplane doctor", () => {
     const dir = fresh();
     const s = await serve(dir);
     writeFileSync(join(dir, "keyring.json"), JSON.stringify({ keys: [{ id: "k1", key: Buffer.alloc(8).toString("base64") }] }));
-    const result = await run(["doctor", "--data-dir", dir, "--port", String(s.port), "--dialect", "klingon"]);
+    const result = await run(["doctor", "--data-dir", dir, "--port", String(s.port), "--integration-port", "0", "--dialect", "klingon"]);
     expect(result.code).toBe(1);
-    expect(result.stdout).toContain("FAIL options: RUNPLANE_DIALECT must be hcp-terraform or default\n");
-    expect(result.stdout).toMatch(/FAIL keyring: keyring key "k1" must be 32 bytes of base64 .*: fix .*keyring\.json \(`runplane keygen --json` prints a valid one\)\n/);
-    expect(result.stdout).toContain(`FAIL port: port ${s.port} on 127.0.0.1 is taken by another process`);
+    expect(result.stdout).toContain('FAIL options: RUNPLANE_DIALECT (--dialect) must be "default" or "hcp-terraform" ("hcp-terraform" for real Terraform clients and integrations); got "klingon"\n');
+    expect(result.stdout).toMatch(/FAIL keyring: .*keyring\.json: keyring key "k1" must be 32 bytes of base64 .*runplane keygen.*\n/);
+    expect(result.stdout).toContain(`FAIL port: PORT (--port): port ${s.port} on 127.0.0.1 is taken by another process: stop it, or choose another port (0: any free one)\n`);
     expect(result.stdout).toContain(`lock held by pid ${s.child.pid}`);
     expect(await s.stop()).toBe(0);
+  });
+
+  it("names a port that is not a number, and does not try it (issue 24.7)", async () => {
+    const result = await run(["doctor", "--data-dir", fresh(), "--port", "abc", "--integration-port", "0"]);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toContain('FAIL options: PORT (--port) must be an integer from 0 to 65535 (0: any free port); got "abc"\n');
+    expect(result.stdout).toContain("--   port: not checked: PORT (--port) is not valid (see options)\n");
+    expect(result.stdout).not.toContain("NaN");
+  });
+
+  it("shows the EGRESS_ALLOW entries the server will allow", async () => {
+    const result = await run(["doctor", "--data-dir", fresh(), "--port", "0", "--integration-port", "0"], { EGRESS_ALLOW: "10.0.0.0/8, tasks.internal:443" });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain("ok   egress: runplane may reach the bundled integration on 127.0.0.1 and EGRESS_ALLOW 10.0.0.0/8, tasks.internal:443; other private addresses stay refused\n");
+  });
+});
+
+/**
+ * A data directory whose database holds a sensitive variable sealed under a key that its
+ * keyring.json no longer has: a keyring replaced by mistake.
+ */
+async function dataWithReplacedKey(dir: string): Promise<void> {
+  mkdirSync(dir, { mode: 0o700 });
+  const keys = { keys: [{ id: "k1", key: generateKey() }], active: "k1" };
+  const runplane = createRunplane({ storage: await openSqliteStorage(join(dir, "runplane.db")), keyring: keys, logger: silentLogger });
+  await seedDemo(runplane);
+  await runplane.variables.create("ws-demo", { key: "secret", value: "s3cret", category: "env", sensitive: true });
+  await runplane.close();
+  writeFileSync(join(dir, "keyring.json"), JSON.stringify({ keys: [{ id: "k1", key: generateKey() }], active: "k1" }), { mode: 0o600 });
+}
+
+describe("runplane doctor fails for each setup runplane serve refuses (issue 24.7: one list of checks)", () => {
+  const cases: [string, { args?: string[]; env?: Record<string, string>; prepare?: (dir: string) => Promise<void>; check: string; says: string }][] = [
+    ["a keyring key that does not open the database's values", { prepare: dataWithReplacedKey, check: "keyring", says: 'keyring.json: cannot decrypt a value sealed with keyring key "k1"' }],
+    ["an ADMIN_TOKEN shorter than 16 characters", { env: { ADMIN_TOKEN: "short-token" }, check: "options", says: "ADMIN_TOKEN (--admin-token) must be at least 16 characters; it has 11" }],
+    ["an unknown dialect", { args: ["--dialect", "tfc"], check: "options", says: 'RUNPLANE_DIALECT (--dialect) must be "default" or "hcp-terraform"' }],
+    ["a port that is not a number", { args: ["--port", "abc"], check: "options", says: 'PORT (--port) must be an integer from 0 to 65535 (0: any free port); got "abc"' }],
+    ["a pool size below 2", { env: { DATABASE_POOL_SIZE: "-3" }, check: "options", says: 'DATABASE_POOL_SIZE (--database-pool-size) must be an integer of at least 2 (one connection holds the startup lock); got "-3"' }],
+    ["a wrong EGRESS_ALLOW entry", { args: ["--egress-allow", "127.0.0.1:9000,10.0.0.0/99"], check: "options", says: 'EGRESS_ALLOW (--egress-allow) entry "10.0.0.0/99" has an invalid prefix length (0-32)' }],
+  ];
+
+  it.each(cases)("%s", async (_, { args = [], env = {}, prepare, check, says }) => {
+    const dir = fresh();
+    await prepare?.(dir);
+    const flags = ["--port", "0", "--integration-port", "0", "--data-dir", dir, ...args];
+    const served = await run(["serve", ...flags], env);
+    expect(served.code).toBe(1);
+    expect(served.stderr).toMatch(/^runplane serve: [^\n]*\n$/);
+    expect(served.stderr).toContain(says);
+    // Refused before anything started: a fresh data directory is not even created.
+    if (!prepare) expect(existsSync(dir)).toBe(false);
+    const doctor = await run(["doctor", ...flags], env);
+    expect(doctor.code).toBe(1);
+    expect(doctor.stdout.split("\n").find((line) => line.startsWith(`FAIL ${check}: `))).toContain(says);
+  });
+
+  it("a taken INTEGRATION_PORT", async () => {
+    const taken: Server = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, "127.0.0.1", resolve));
+    const port = (taken.address() as { port: number }).port;
+    try {
+      const says = `INTEGRATION_PORT (--integration-port): port ${port} on 127.0.0.1 is taken by another process`;
+      const flags = ["--port", "0", "--integration-port", String(port), "--data-dir", fresh()];
+      expect((await run(["serve", ...flags])).stderr).toContain(says);
+      expect((await run(["doctor", ...flags])).stdout).toContain(`FAIL port: ${says}`);
+    } finally {
+      await new Promise((resolve) => taken.close(resolve));
+    }
   });
 });
 
@@ -168,10 +272,10 @@ describe("runplane", () => {
     expect(result.stderr).toMatch(/^runplane: unknown command frobnicate\nusage: runplane <command>/);
   });
 
-  it("reports an unknown flag in one line, exit 1", async () => {
+  it("reports an unknown flag in one line, exit 1, with the flag it is closest to", async () => {
     const result = await run(["keygen", "--port", "1"]);
     expect(result.code).toBe(1);
-    expect(result.stderr.trim().split("\n")).toHaveLength(1);
-    expect(result.stderr).toMatch(/^runplane keygen: Unknown option '--port'/);
+    expect(result.stderr).toBe("runplane keygen: unknown flag --port (--help lists the flags)\n");
+    expect((await run(["serve", "--dialcet", "hcp-terraform"])).stderr).toBe("runplane serve: unknown flag --dialcet: did you mean --dialect? (--help lists the flags)\n");
   });
 });

@@ -4,6 +4,7 @@ import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { listen, startIntegration } from "../../examples/server/integration.js";
 import { authorized, killAll, run, serve } from "./helpers.js";
 
 const root = mkdtempSync(join(tmpdir(), "runplane-cli-serve-"));
@@ -55,11 +56,54 @@ describe("runplane serve", () => {
     try {
       const result = await run(["serve", "--port", String(port), "--integration-port", "0", "--data-dir", fresh()]);
       expect(result.code).toBe(1);
-      expect(result.stderr).toBe(`runplane serve: port ${port} on 127.0.0.1 is taken by another process: stop it, or choose another port\n`);
-      // The bundled integration's port too.
+      expect(result.stderr).toBe(`runplane serve: PORT (--port): port ${port} on 127.0.0.1 is taken by another process: stop it, or choose another port (0: any free one)\n`);
+      // The bundled integration's port too, named as its own setting (issue 24.7).
       const integration = await run(["serve", "--port", "0", "--integration-port", String(port), "--data-dir", fresh()]);
       expect(integration.code).toBe(1);
-      expect(integration.stderr).toBe(`runplane serve: port ${port} on 127.0.0.1 is taken by another process: stop it, or choose another port\n`);
+      expect(integration.stderr).toBe(`runplane serve: INTEGRATION_PORT (--integration-port): port ${port} on 127.0.0.1 is taken by another process: stop it, or choose another port (0: any free one)\n`);
+    } finally {
+      await new Promise((resolve) => taken.close(resolve));
+    }
+  });
+
+  it("lets run tasks reach a loopback port EGRESS_ALLOW names, and no other; says so, and how to give curl the ADMIN_TOKEN (issue 24)", async () => {
+    const named = await startIntegration({ hmacKey: "k".repeat(32), port: 0 });
+    const unnamed = await startIntegration({ hmacKey: "k".repeat(32), port: 0 });
+    const adminToken = "an-admin-token-for-the-egress-test";
+    try {
+      const s = await serve(fresh(), ["--admin-token", adminToken, "--egress-allow", named.allow]);
+      const create = (url: string) =>
+        fetch(`${s.api}/organizations/demo/tasks`, {
+          method: "POST",
+          headers: authorized(adminToken),
+          body: JSON.stringify({ data: { type: "tasks", attributes: { name: `t-${new URL(url).port}`, url, "hmac-key": "k".repeat(32) } } }),
+        });
+      expect((await create(named.url)).status).toBe(201);
+      const refused = await create(unnamed.url);
+      expect(refused.status).toBe(422);
+      expect(JSON.stringify(await refused.json())).toContain("The run task URL is not allowed");
+
+      const banner = s.output();
+      expect(banner).toContain(`egress: run tasks may reach public addresses, the example integration (127.0.0.1:`);
+      expect(banner).toContain(` and EGRESS_ALLOW ${named.allow}\n`);
+      // The curl lines read $ADMIN_TOKEN, which the shell they are pasted into may not have.
+      expect(banner).toMatch(/\n {2}# the lines read \$ADMIN_TOKEN: first, in the shell you paste them into, export ADMIN_TOKEN=<the ADMIN_TOKEN this server was started with>\n {2}curl -s -H "Authorization: Bearer \$ADMIN_TOKEN"/);
+      expect(banner).not.toContain(adminToken);
+      expect(await s.stop()).toBe(0);
+    } finally {
+      await named.close();
+      await unnamed.close();
+    }
+  });
+
+  it("blames a port it cannot bind on the setting that chose it", async () => {
+    const taken: Server = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, "127.0.0.1", resolve));
+    const port = (taken.address() as { port: number }).port;
+    try {
+      await expect(listen(() => new Response(), port, "127.0.0.1", "INTEGRATION_PORT")).rejects.toThrow(
+        `INTEGRATION_PORT (--integration-port): port ${port} on 127.0.0.1 is taken by another process`,
+      );
     } finally {
       await new Promise((resolve) => taken.close(resolve));
     }

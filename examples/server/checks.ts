@@ -1,0 +1,139 @@
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { lookup } from "node:dns/promises";
+import { createServer } from "node:net";
+import { join } from "node:path";
+import { settingName } from "../../src/cli/args.js";
+import { createEgressPolicy } from "../../src/delivery/egress.js";
+import { inspectDatabase } from "./check-storage.js";
+import { keyringCheck } from "./check-keyring.js";
+import { portTaken, readServerConfig, type Problem, type ServerConfig } from "./config.js";
+import { externalIntegration, INTEGRATION_HOST } from "./integration.js";
+
+/** One check's verdict: what to fix, a note for its ok line, or why it could not be checked. */
+export type Verdict = { fix: string } | { note: string } | { skip: string };
+
+/** What a check gets: the settings, and which of them are wrong (a check may then skip). */
+export interface CheckInput {
+  env: NodeJS.ProcessEnv;
+  config: ServerConfig;
+  problems: Problem[];
+}
+
+export interface ServerCheck {
+  name: string;
+  run(input: CheckInput): Promise<Verdict>;
+}
+
+const ok = (note: string): Verdict => ({ note });
+const fail = (fix: string): Verdict => ({ fix });
+const wrong = (input: CheckInput, ...variables: Problem["variable"][]): string | undefined =>
+  variables.find((v) => input.problems.some((p) => p.variable === v));
+const skipFor = (variable: string): Verdict => ({ skip: `not checked: ${settingName(variable)} is not valid (see options)` });
+
+/**
+ * Everything `runplane serve` checks before it starts anything, and `runplane doctor` prints
+ * (issue 24.7): one list, so the two cannot disagree about a setup.
+ */
+export const SERVER_CHECKS: readonly ServerCheck[] = [
+  { name: "options", run: async ({ problems }) => (problems.length ? fail(problems.map((p) => p.message).join("; ")) : ok("flags and environment are valid")) },
+  { name: "data directory", run: dataDirectory },
+  { name: "keyring", run: keyringCheck },
+  { name: "storage", run: storage },
+  { name: "port", run: ports },
+  { name: "egress", run: egress },
+];
+
+/** Runs every check in order; a check that throws is a failure with its message's first line. */
+export async function runChecks(env: NodeJS.ProcessEnv): Promise<{ name: string; verdict: Verdict }[]> {
+  const input: CheckInput = { env, ...readServerConfig(env) };
+  const results: { name: string; verdict: Verdict }[] = [];
+  for (const check of SERVER_CHECKS) {
+    let verdict: Verdict;
+    try {
+      verdict = await check.run(input);
+    } catch (error) {
+      verdict = fail(error instanceof Error ? (error.message.split("\n")[0] ?? "") : String(error));
+    }
+    results.push({ name: check.name, verdict });
+  }
+  return results;
+}
+
+/** `serve`'s first step: every check, then the settings; throws one line naming each failure. */
+export async function preflight(env: NodeJS.ProcessEnv): Promise<ServerConfig> {
+  const failures = (await runChecks(env)).flatMap(({ verdict }) => ("fix" in verdict ? [verdict.fix] : []));
+  if (failures.length) throw new Error(failures.join("; "));
+  return readServerConfig(env).config;
+}
+
+async function dataDirectory({ config }: CheckInput): Promise<Verdict> {
+  const dir = config.dataDir;
+  if (!existsSync(dir)) return ok(`${dir} does not exist yet (the first start creates it, mode 0700)`);
+  if (!statSync(dir).isDirectory()) return fail(`${dir} is not a directory: point ${settingName("DATA_DIR")} elsewhere`);
+  const loose = readdirSync(dir).filter((name) => statSync(join(dir, name)).isFile() && (statSync(join(dir, name)).mode & 0o077) !== 0);
+  const lock = join(dir, "server.lock");
+  const owner = existsSync(lock) ? readFileSync(lock, "utf8").trim() : null;
+  const notes = [(statSync(dir).mode & 0o077) !== 0 || loose.length ? "looser than 0700/0600 (the next start tightens it)" : "private (0700/0600)"];
+  if (owner) notes.push(`lock held by pid ${owner}`);
+  return ok(`${dir}, ${notes.join(", ")}`);
+}
+
+async function storage(input: CheckInput): Promise<Verdict> {
+  const invalid = wrong(input, "DATABASE_URL", "DATABASE_SCHEMA");
+  if (invalid) return skipFor(invalid);
+  const note = await inspectDatabase(input.config, async ({ where, pending }) => {
+    const state = pending.length ? `${pending.length} migration(s) pending (\`runplane migrate\` or the next start applies them)` : "schema up to date";
+    return `${where}, ${state}`;
+  });
+  return ok(note ?? `SQLite file ${join(input.config.dataDir, "runplane.db")} does not exist yet (the first start creates it)`);
+}
+
+/** Whether nothing listens on `host:port` yet (binds it for a moment). */
+const isFree = (port: number, host: string): Promise<boolean> =>
+  new Promise((resolve) => {
+    const server = createServer();
+    server.once("error", () => resolve(false));
+    server.listen(port, host, () => server.close(() => resolve(true)));
+  });
+
+async function ports(input: CheckInput): Promise<Verdict> {
+  const { config } = input;
+  const invalid = wrong(input, "PORT", "INTEGRATION_PORT");
+  if (invalid) return skipFor(invalid);
+  const wanted: ["PORT" | "INTEGRATION_PORT", number, string][] = [["PORT", config.port, config.host]];
+  // The bundled integration runs only without INTEGRATION_URL.
+  if (!config.integrationUrl) wanted.push(["INTEGRATION_PORT", config.integrationPort, INTEGRATION_HOST]);
+  const notes: string[] = [];
+  for (const [variable, port, host] of wanted) {
+    if (port === 0) notes.push(`${variable} 0: an ephemeral port`);
+    else if (await isFree(port, host)) notes.push(`${host}:${port} is free (${variable})`);
+    else return fail(portTaken(variable, port, host));
+  }
+  return ok(notes.join(", "));
+}
+
+/**
+ * What the server may reach among private addresses (D15): the bundled integration (127.0.0.1 on
+ * INTEGRATION_PORT) or INTEGRATION_URL, whose name must resolve to addresses its entry admits,
+ * and the EGRESS_ALLOW entries.
+ */
+async function egress(input: CheckInput): Promise<Verdict> {
+  const invalid = wrong(input, "INTEGRATION_URL", "EGRESS_ALLOW");
+  if (invalid) return skipFor(invalid);
+  const { config } = input;
+  const extra = config.egressAllow.length ? ` and EGRESS_ALLOW ${config.egressAllow.join(", ")}` : "";
+  if (!config.integrationUrl) return ok(`runplane may reach the bundled integration on ${INTEGRATION_HOST}${extra}; other private addresses stay refused`);
+  const integration = externalIntegration(config.integrationUrl);
+  const policy = createEgressPolicy({ allow: [integration.allow] });
+  const url = policy.checkUrl(integration.url);
+  if (!url.ok) return fail(`the integration URL ${integration.url} is refused (${url.reason}): fix INTEGRATION_URL`);
+  let addresses: { address: string }[];
+  try {
+    addresses = await lookup(url.hostname, { all: true });
+  } catch {
+    return fail(`${url.hostname} does not resolve: fix INTEGRATION_URL or the DNS`);
+  }
+  const refused = addresses.find((a) => !policy.checkAddress(a.address, url.hostname, url.port).ok);
+  if (refused) return fail(`${url.hostname} resolves to ${refused.address}, which the egress policy refuses: fix INTEGRATION_URL`);
+  return ok(`runplane may reach the integration at ${integration.url}${extra}; other private addresses stay refused`);
+}

@@ -1,0 +1,119 @@
+import { schemaPrefix } from "../../adapters/postgres/schema.js";
+import { settingName, type ServerVariable } from "../../src/cli/args.js";
+import { allowEntryProblem } from "../../src/delivery/address-policy.js";
+import type { LogLevel } from "../../src/index.js";
+import { DIALECTS, type Dialect } from "../../src/schemas/common.js";
+import { API_TOKEN_SECRET_MIN_LENGTH } from "../../src/services/directory.js";
+import { isHttpUrl } from "../../src/services/run-task-settings.js";
+
+export const LOG_LEVELS: readonly LogLevel[] = ["debug", "info", "warn", "error"];
+
+/** The reference server's settings, read from its environment (the CLI's flags land there first). */
+export interface ServerConfig {
+  port: number;
+  host: string;
+  integrationPort: number;
+  dataDir: string;
+  adminToken: string | undefined;
+  dialect: Dialect;
+  logLevel: LogLevel;
+  publicUrl: string | undefined;
+  integrationUrl: string | undefined;
+  databaseUrl: string | undefined;
+  databaseSchema: string;
+  poolSize: number | undefined;
+  /** EGRESS_ALLOW: allowlist entries besides the integration's own (decision D15). */
+  egressAllow: string[];
+}
+
+/** One wrong setting: the variable and a line that names it (and its flag) and the accepted values. */
+export interface Problem {
+  variable: ServerVariable | "LOG_LEVEL";
+  message: string;
+}
+
+/**
+ * Reads every setting at once (issue 24.7): a wrong one is a {@link Problem}, never a silent
+ * default (`--dialect tfc`) or Node's own text (`NaN`). Values stay at their defaults where a
+ * setting is wrong, so a caller may still look at the others. Secrets are never quoted.
+ */
+export function readServerConfig(env: NodeJS.ProcessEnv): { config: ServerConfig; problems: Problem[] } {
+  const problems: Problem[] = [];
+  const wrong = (variable: Problem["variable"], text: string, shown?: string): void =>
+    void problems.push({ variable, message: `${settingName(variable)} ${text}${shown === undefined ? "" : `; got ${JSON.stringify(shown)}`}` });
+  const value = (variable: Problem["variable"]): string | undefined => env[variable]?.trim() || undefined;
+
+  const port = (variable: "PORT" | "INTEGRATION_PORT", fallback: number): number => {
+    const text = value(variable);
+    if (text === undefined) return fallback;
+    if (/^\d{1,5}$/.test(text) && Number(text) <= 65_535) return Number(text);
+    wrong(variable, "must be an integer from 0 to 65535 (0: any free port)", text);
+    return fallback;
+  };
+
+  const dialectText = value("RUNPLANE_DIALECT");
+  const dialect = dialectText === undefined ? "default" : DIALECTS.find((d) => d === dialectText);
+  if (dialect === undefined) wrong("RUNPLANE_DIALECT", `must be ${DIALECTS.map((d) => JSON.stringify(d)).join(" or ")} ("hcp-terraform" for real Terraform clients and integrations)`, dialectText);
+
+  const logLevelText = value("LOG_LEVEL");
+  const logLevel = logLevelText === undefined ? "info" : LOG_LEVELS.find((l) => l === logLevelText);
+  if (logLevel === undefined) wrong("LOG_LEVEL", `must be one of ${LOG_LEVELS.join(", ")}`, logLevelText);
+
+  const adminToken = env.ADMIN_TOKEN || undefined;
+  if (adminToken !== undefined && adminToken.length < API_TOKEN_SECRET_MIN_LENGTH) {
+    wrong("ADMIN_TOKEN", `must be at least ${API_TOKEN_SECRET_MIN_LENGTH} characters; it has ${adminToken.length} (\`openssl rand -base64 32\` makes a good one)`);
+  }
+
+  const url = (variable: "PUBLIC_URL" | "INTEGRATION_URL"): string | undefined => {
+    const text = value(variable);
+    if (text !== undefined && !isHttpUrl(text)) wrong(variable, "must be an absolute http(s) URL such as http://127.0.0.1:8081/run-task", text);
+    return text !== undefined && isHttpUrl(text) ? text : undefined;
+  };
+
+  const databaseUrl = value("DATABASE_URL");
+  // Not quoted: a database URL may hold a password.
+  if (databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(databaseUrl)) wrong("DATABASE_URL", "must be a postgres:// or postgresql:// URL (leave it unset for the SQLite file in DATA_DIR)");
+  const databaseSchema = value("DATABASE_SCHEMA") ?? "public";
+  if (!isSchemaName(databaseSchema)) wrong("DATABASE_SCHEMA", "must be a lower-case identifier ([a-z_][a-z0-9_]*, at most 63 characters)", databaseSchema);
+
+  const poolText = value("DATABASE_POOL_SIZE");
+  const poolSize = poolText === undefined ? undefined : /^\d{1,6}$/.test(poolText) && Number(poolText) >= 2 ? Number(poolText) : null;
+  // One connection holds the startup lock while the others seed (examples/server/storage.ts).
+  if (poolSize === null) wrong("DATABASE_POOL_SIZE", "must be an integer of at least 2 (one connection holds the startup lock)", poolText);
+
+  const egressAllow = (env.EGRESS_ALLOW ?? "").split(",").map((e) => e.trim()).filter((e) => e !== "");
+  for (const entry of egressAllow) {
+    const problem = allowEntryProblem(entry);
+    if (problem) wrong("EGRESS_ALLOW", `entry ${JSON.stringify(entry)} ${problem}; entries are CIDRs, IP addresses or host names, each optionally with :port, separated by commas`);
+  }
+
+  const config: ServerConfig = {
+    port: port("PORT", 8080),
+    host: value("HOST") ?? "127.0.0.1",
+    integrationPort: port("INTEGRATION_PORT", 8081),
+    dataDir: value("DATA_DIR") ?? "./data",
+    adminToken,
+    dialect: dialect ?? "default",
+    logLevel: logLevel ?? "info",
+    publicUrl: url("PUBLIC_URL")?.replace(/\/+$/, ""),
+    integrationUrl: url("INTEGRATION_URL"),
+    databaseUrl,
+    databaseSchema,
+    poolSize: poolSize ?? undefined,
+    egressAllow: egressAllow.filter((e) => allowEntryProblem(e) === null),
+  };
+  return { config, problems };
+}
+
+/** The message for a port `serve` cannot bind, whether its check or the bind itself finds it taken. */
+export const portTaken = (variable: "PORT" | "INTEGRATION_PORT", port: number, host: string): string =>
+  `${settingName(variable)}: port ${port} on ${host} is taken by another process: stop it, or choose another port (0: any free one)`;
+
+function isSchemaName(name: string): boolean {
+  try {
+    schemaPrefix(name);
+    return true;
+  } catch {
+    return false;
+  }
+}
