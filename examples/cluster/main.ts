@@ -4,6 +4,7 @@ import { resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
+import { readServerConfig } from "../server/config.js";
 import { startIntegration } from "../server/integration.js";
 import { openDataDir } from "../server/state.js";
 
@@ -17,25 +18,35 @@ import { openDataDir } from "../server/state.js";
  * postgres://postgres@127.0.0.1:5432/postgres), DATABASE_SCHEMA, DATABASE_POOL_SIZE, DATA_DIR,
  * ADMIN_TOKEN, INTEGRATION_PORT (default ephemeral).
  */
+/** One line on stderr and exit 2, before anything starts (issue 24.7). */
+function refuse(message: string): never {
+  process.stderr.write(`examples/cluster: ${message}\n`);
+  process.exit(2);
+}
+
 const { values } = parseArgs({
   options: { hosts: { type: "string", default: "2" }, port: { type: "string", default: "8080" } },
   strict: true,
 });
 const count = Number(values.hosts);
 const basePort = Number(values.port);
-if (!Number.isSafeInteger(count) || count < 1 || count > 32) throw new Error("--hosts must be an integer from 1 to 32");
-if (!Number.isSafeInteger(basePort) || basePort < 0 || basePort + count > 65_536) throw new Error("--port must be a free port number (0: ephemeral)");
+if (!Number.isSafeInteger(count) || count < 1 || count > 32) refuse(`--hosts must be an integer from 1 to 32; got ${JSON.stringify(values.hosts)}`);
+if (!/^\d+$/.test(values.port!) || basePort + count > 65_536) refuse(`--port must be a port number that leaves room for ${count} consecutive ports (0: ephemeral ports); got ${JSON.stringify(values.port)}`);
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
-const databaseUrl = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
-const dataDirPath = resolve(process.env.DATA_DIR ?? "./data-cluster");
-const generatedToken = process.env.ADMIN_TOKEN ? null : `cluster-${randomBytes(24).toString("base64url")}`;
-const adminToken = process.env.ADMIN_TOKEN ?? generatedToken!;
+const databaseUrl = process.env.DATABASE_URL || "postgres://postgres@127.0.0.1:5432/postgres";
+// The hosts' own settings, checked once here (each host checks them again): PORT and
+// INTEGRATION_URL are this process's to set.
+const { config, problems } = readServerConfig({ ...process.env, DATABASE_URL: databaseUrl, PORT: "0", INTEGRATION_URL: "" });
+if (problems.length) refuse(problems.map((p) => p.message).join("; "));
+const dataDirPath = resolve(process.env.DATA_DIR?.trim() || "./data-cluster");
+const generatedToken = config.adminToken ? null : `cluster-${randomBytes(24).toString("base64url")}`;
+const adminToken = config.adminToken ?? generatedToken!;
 
 // Created here, before any host starts, so no two hosts race to create the shared secrets.
 const dataDir = openDataDir(dataDirPath);
 dataDir.keyring();
-const integration = await startIntegration({ hmacKey: dataDir.integrationHmacKey(), port: Number(process.env.INTEGRATION_PORT ?? 0) });
+const integration = await startIntegration({ hmacKey: dataDir.integrationHmacKey(), port: process.env.INTEGRATION_PORT?.trim() ? config.integrationPort : 0 });
 
 interface Host {
   index: number;
@@ -113,9 +124,14 @@ process.stdout.write(
     "",
     `runplane cluster: ${count} hosts on ${new URL(databaseUrl).host}${new URL(databaseUrl).pathname}, schema ${process.env.DATABASE_SCHEMA ?? "public"}`,
     ...apis!.map((api, i) => `  host ${i + 1}: ${api}`),
+    ...(config.publicUrl ? [`public URL (every host's callbacks and links): ${config.publicUrl}/api/v2`] : []),
     `example integration (shared): ${integration.url}`,
     `shared DATA_DIR: ${dataDirPath}`,
     generatedToken ? `ADMIN_TOKEN (generated, valid on every host): ${generatedToken}` : "ADMIN_TOKEN: from the environment, valid on every host",
+    // The hosts' curl lines read $ADMIN_TOKEN, which the shell they are pasted into may not have.
+    generatedToken
+      ? `the hosts' curl lines read $ADMIN_TOKEN; first, in the shell you paste them into: export ADMIN_TOKEN=${generatedToken}`
+      : "the hosts' curl lines read $ADMIN_TOKEN; first, in the shell you paste them into: export ADMIN_TOKEN=<the ADMIN_TOKEN the cluster was started with>",
     "Ctrl-C stops every host.",
     "",
   ].join("\n"),

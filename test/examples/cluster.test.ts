@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { createServer } from "node:net";
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
@@ -76,6 +76,8 @@ describe.skipIf(skip)("examples/cluster: reference hosts on one PostgreSQL datab
     expect(b).toBeDefined();
     expect(a).not.toBe(b);
     expect(output()).not.toContain(token);
+    // The hosts' curl lines read $ADMIN_TOKEN: the banner says to export it first (issue 24.7).
+    expect(output()).toContain("the hosts' curl lines read $ADMIN_TOKEN; first, in the shell you paste them into: export ADMIN_TOKEN=<the ADMIN_TOKEN the cluster was started with>\n");
 
     // Both answer with the one ADMIN_TOKEN; neither start revoked what the other one uses.
     for (const api of [a!, b!]) expect((await fetch(`${api}/workspaces/ws-demo/vars`, { headers: jsonapi(token) })).status).toBe(200);
@@ -118,13 +120,20 @@ describe.skipIf(skip)("examples/cluster: reference hosts on one PostgreSQL datab
     // Behind a load balancer the callback URL is the balancer's; here every host advertises host
     // A's address, so every callback lands on A while B's request waits for the stage events.
     const base = await freePortPair();
-    const { child, hosts } = await startCluster(String(base), { PUBLIC_URL: `http://127.0.0.1:${base}` });
+    // No ADMIN_TOKEN: the cluster generates one and says how to export it.
+    const { child, hosts, output } = await startCluster(String(base), { PUBLIC_URL: `http://127.0.0.1:${base}`, ADMIN_TOKEN: "" });
     const [a, b] = hosts;
+    // Each host names the port it bound, and the shared public URL apart from it (issue 24.7).
     expect(a).toBe(`http://127.0.0.1:${base}/api/v2`);
+    expect(b).toBe(`http://127.0.0.1:${base + 1}/api/v2`);
+    expect(output()).toContain(`[host 2] public URL (callbacks and links): http://127.0.0.1:${base}/api/v2\n`);
+    expect(output()).toContain(`public URL (every host's callbacks and links): http://127.0.0.1:${base}/api/v2\n`);
+    const generated = /^ADMIN_TOKEN \(generated, valid on every host\): (\S+)$/m.exec(output())![1]!;
+    expect(output()).toContain(`the hosts' curl lines read $ADMIN_TOKEN; first, in the shell you paste them into: export ADMIN_TOKEN=${generated}\n`);
     const started = Date.now();
     const demo = await fetch(`${b!.replace(/\/api\/v2$/, "")}/demo/runs`, {
       method: "POST",
-      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      headers: { authorization: `Bearer ${generated}`, "content-type": "application/json" },
       body: JSON.stringify({ message: "callbacks land on host A" }),
     });
     expect(((await demo.json()) as any).stages).toStrictEqual({ post_plan: "passed", pre_apply: "passed" });
@@ -134,4 +143,23 @@ describe.skipIf(skip)("examples/cluster: reference hosts on one PostgreSQL datab
     child.kill("SIGINT");
     expect(await exited).toBe(0);
   }, 90_000);
+
+  it.each([
+    [["--hosts", "0"], {}, 'examples/cluster: --hosts must be an integer from 1 to 32; got "0"'],
+    [["--port", "abc"], {}, 'examples/cluster: --port must be a port number that leaves room for 2 consecutive ports (0: ephemeral ports); got "abc"'],
+    [[], { INTEGRATION_PORT: "abc" }, 'examples/cluster: INTEGRATION_PORT (--integration-port) must be an integer from 0 to 65535 (0: any free port); got "abc"'],
+    [[], { ADMIN_TOKEN: "short" }, "examples/cluster: ADMIN_TOKEN (--admin-token) must be at least 16 characters; it has 5 (`openssl rand -base64 32` makes a good one)"],
+  ])("refuses %j %j in one line before starting anything", async (args, env, line) => {
+    const child = spawn(process.execPath, ["--import", "tsx", "examples/cluster/main.ts", ...args], {
+      cwd: ROOT,
+      env: { ...process.env, DATABASE_URL, DATABASE_SCHEMA: schema, DATA_DIR: join(dataDir, "refused"), ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stderr = "";
+    child.stderr!.on("data", (c: Buffer) => (stderr += c.toString()));
+    const code = await new Promise<number | null>((resolve) => child.once("close", resolve));
+    expect(code).toBe(2);
+    expect(stderr).toBe(`${line}\n`);
+    expect(existsSync(join(dataDir, "refused"))).toBe(false);
+  });
 });
