@@ -18,6 +18,7 @@ import type {
   TaskStageStore,
   WorkspaceTaskStore,
 } from "../../src/storage/run-tasks-types.js";
+import type { DeliveryAttemptStore } from "../../src/storage/attempts-types.js";
 import { createIndex } from "./indexes.js";
 import { createMemoryDeliveryStore } from "./task-deliveries.js";
 
@@ -29,6 +30,7 @@ export interface MemoryRunTaskStores {
   taskResults: TaskResultStore;
   taskResultOutcomes: TaskResultOutcomeStore;
   taskDeliveries: TaskDeliveryStore;
+  deliveryAttempts: DeliveryAttemptStore;
 }
 
 const clone = <T>(value: T): T => structuredClone(value);
@@ -302,5 +304,6 @@ export function createMemoryRunTaskStores(): MemoryRunTaskStores {
     taskResults: taskResultStore,
     taskResultOutcomes: outcomeStore,
     taskDeliveries: deliveryStore,
+    deliveryAttempts: deliveryStore.attempts,
   };
 }

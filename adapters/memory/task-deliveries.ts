@@ -1,6 +1,7 @@
 import type { RunTaskRecord, TaskDeliveryRecord, TaskResultRecord } from "../../src/schemas/run-task-records.js";
 import type { ClaimedDelivery, DeliveryClaim, DeliverySettlement, SettleOutcome, TaskDeliveryStore } from "../../src/storage/run-tasks-types.js";
 import { assertDistinctIds, byDueThenId, plusMs } from "../../src/storage/outbox-rules.js";
+import { createMemoryAttemptStore, type MemoryAttemptStore } from "./delivery-attempts.js";
 import { createIndex } from "./indexes.js";
 
 const clone = <T>(value: T): T => structuredClone(value);
@@ -15,6 +16,8 @@ export interface MemoryOutboxMaps {
 export interface MemoryDeliveryStore extends TaskDeliveryStore {
   /** Adds rows written by `TaskStageStore.start`. */
   insertAll(rows: readonly TaskDeliveryRecord[]): void;
+  /** The attempts `settle` records (decision D31): `Storage.deliveryAttempts`. */
+  attempts: MemoryAttemptStore;
 }
 
 /**
@@ -45,6 +48,7 @@ export function createMemoryDeliveryStore({ deliveries, results, tasks }: Memory
   // Open rows only: a claim never walks the closed history.
   const open = new Map<string, TaskDeliveryRecord>();
   const byResult = createIndex<TaskDeliveryRecord>((d) => d.taskResultId);
+  const attempts = createMemoryAttemptStore();
 
   function* claimable(now: string): Iterable<TaskDeliveryRecord> {
     for (const d of open.values()) if (d.dueAt <= now && (d.leaseExpiresAt === null || d.leaseExpiresAt <= now)) yield d;
@@ -77,6 +81,7 @@ export function createMemoryDeliveryStore({ deliveries, results, tasks }: Memory
     const row = open.get(e.id);
     if (!row || row.fencingToken !== e.fencingToken) return { written: false, result: false };
     Object.assign(row, e.type === "release" ? {} : e.fields, { leaseOwner: null, leaseExpiresAt: null });
+    if (e.type !== "release" && e.record) attempts.record(e.record);
     if (e.type !== "close") return { written: true, result: false };
     open.delete(e.id);
     const advance = e.result;
@@ -89,7 +94,16 @@ export function createMemoryDeliveryStore({ deliveries, results, tasks }: Memory
     return { written: true, result: true };
   }
 
+  /** decision D31: the result's retrying row, or why there is none to move. */
+  function retrying(taskResultId: string, now: string): TaskDeliveryRecord | "not-retrying" {
+    const result = results.get(taskResultId);
+    if (!result || result.status !== "pending" || result.deadlineAt === null || result.deadlineAt <= now) return "not-retrying";
+    const ids = byResult.ids(taskResultId);
+    return ids.map((id) => open.get(id)).find((d) => d !== undefined && d.attempt > 0) ?? "not-retrying";
+  }
+
   return {
+    attempts,
     insertAll(rows) {
       for (const d of rows) {
         const row = clone(d);
@@ -121,6 +135,13 @@ export function createMemoryDeliveryStore({ deliveries, results, tasks }: Memory
     async settle(batch) {
       assertDistinctIds(batch);
       return batch.map(settleOne);
+    },
+    async expedite(taskResultId, now) {
+      const row = retrying(taskResultId, now);
+      if (row === "not-retrying") return { ok: false, reason: row };
+      if (row.leaseExpiresAt !== null && row.leaseExpiresAt > now) return { ok: false, reason: "leased" };
+      if (row.dueAt > now) row.dueAt = now;
+      return { ok: true };
     },
     async stats(now) {
       let due = 0;

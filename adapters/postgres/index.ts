@@ -3,6 +3,7 @@ import type { StatusChangeFeed, Storage, StopListening } from "../../src/storage
 import { importOptional } from "../../src/optional-peer.js";
 import { createAgentTokenStore } from "./agent-tokens.js";
 import { createCommentStore } from "./comments.js";
+import { createAttemptStore } from "./delivery-attempts.js";
 import { createApiTokenStore } from "./api-tokens.js";
 import { createDirectoryStores } from "./directory.js";
 import type { PgPoolLike } from "./driver.js";
@@ -97,6 +98,7 @@ export async function createPostgresStorage(poolOrUrl: PgPoolLike | string, opti
     agentTokens: createAgentTokenStore(pool, q),
     teamProjects: createTeamProjectStore(pool, q),
     comments: createCommentStore(pool, q),
+    deliveryAttempts: createAttemptStore(pool, q),
     ...createRunTaskStores(pool, q),
     ...createTaskStageStores(pool, q, schema, origin),
     taskDeliveries,

@@ -2,6 +2,7 @@ import type { ResultStatus } from "../../src/schemas/run-tasks.js";
 import type { ClaimedDelivery, DeliverySettlement, SettleOutcome, TaskDeliveryStore } from "../../src/storage/run-tasks-types.js";
 import { assertDistinctIds, plusMs } from "../../src/storage/outbox-rules.js";
 import { DELIVERIES, fromDeliveryRow, type DeliveryRow } from "../sql/run-task-rows.js";
+import { ATTEMPTS, toAttemptRow, upsertAttemptSql } from "../sql/attempt-rows.js";
 import type { PgPoolLike, Statement } from "./driver.js";
 import { changed, retrying, rowsOf, sql, transaction } from "./driver.js";
 import { MARK_ORIGIN } from "./events.js";
@@ -36,6 +37,7 @@ export function createTaskDeliveryStore(
       WHERE d.task_result_id = @result ORDER BY d.created_at, d.id`),
     claim: sql(claimSql(q)),
     settle: sql(settleSql(q)),
+    expedite: sql(expediteSql(q)),
     // Open rows only, for metrics and health checks; counts arrive as integers, not bigint strings.
     stats: sql(`SELECT
         (count(*) FILTER (WHERE due_at <= @now AND (lease_expires_at IS NULL OR lease_expires_at <= @now)))::int AS due,
@@ -69,6 +71,11 @@ export function createTaskDeliveryStore(
       const written = new Set(rows.filter((r) => r.kind === "row").map((r) => r.id));
       const advanced = new Set(rows.filter((r) => r.kind === "result").map((r) => r.id));
       return batch.map((entry): SettleOutcome => ({ written: written.has(entry.id), result: advanced.has(entry.id) }));
+    },
+    async expedite(taskResultId, now) {
+      const [row] = await rowsOf<{ found: number; free: number }>(pool, s.expedite, { schema, result: taskResultId, now });
+      if (!row?.found) return { ok: false, reason: "not-retrying" };
+      return row.free ? { ok: true } : { ok: false, reason: "leased" };
     },
     async stats(now) {
       const [row] = await rowsOf<{ due: number; leased: number; oldest_due_at: string | null }>(pool, s.stats, { now });
@@ -186,10 +193,36 @@ function settleSql(q: string): string {
         AND r.version = a.expected_version AND a.expected_statuses::jsonb ? r.status AND ${MARK_ORIGIN}
       RETURNING a.delivery_id),
     woke AS (
-      ${NOTIFY_SQL} WHERE EXISTS (SELECT 1 FROM written w JOIN input i ON i.id = w.id WHERE i.type <> 'close'))
+      ${NOTIFY_SQL} WHERE EXISTS (SELECT 1 FROM written w JOIN input i ON i.id = w.id WHERE i.type <> 'close')),
+    -- decision D31: the attempts of the rows written take their results' places (attempt-rows.ts);
+    -- of two in one batch for one place, the newer.
+    recorded AS (${upsertAttemptSql(`${q}delivery_attempts`, `SELECT DISTINCT ON (a.task_result_id, a.slot) ${ATTEMPTS.columns.map((c) => `a.${c}`).join(", ")}
+        FROM json_populate_recordset(NULL::${q}delivery_attempts, @records::json) AS a
+        WHERE a.delivery_id IN (SELECT id FROM written)
+        ORDER BY a.task_result_id, a.slot, a.number DESC`)}
+      RETURNING 1)
     SELECT 'row' AS kind, id FROM written
     UNION ALL SELECT 'result', delivery_id FROM advanced
     UNION ALL SELECT 'woke', NULL FROM woke`;
+}
+
+/**
+ * decision D31, retry now: the result's retrying row is locked (a claim holding it is waited for,
+ * then seen with its lease), and moved only when no lease holds it; `free` then wakes the
+ * dispatchers (D27). `found` 0 is `not-retrying`, `free` 0 `leased`.
+ */
+function expediteSql(q: string): string {
+  const free = `t.lease_expires_at IS NULL OR t.lease_expires_at <= @now`;
+  return `WITH target AS (
+      SELECT d.id, d.lease_expires_at FROM ${q}task_deliveries d JOIN ${q}task_results r ON r.id = d.task_result_id
+      WHERE d.task_result_id = @result AND d.closed_at IS NULL AND d.attempt > 0 AND r.status = 'pending' AND r.deadline_at > @now
+      ORDER BY d.created_at, d.id LIMIT 1
+      FOR UPDATE OF d),
+    moved AS (
+      UPDATE ${q}task_deliveries AS d SET due_at = @now FROM target t WHERE d.id = t.id AND (${free}) AND d.due_at > @now RETURNING d.id),
+    woke AS (${NOTIFY_SQL} WHERE EXISTS (SELECT 1 FROM target t WHERE ${free}))
+    SELECT (SELECT count(*) FROM target)::int AS found, (SELECT count(*) FROM target t WHERE ${free})::int AS free,
+      (SELECT count(*) FROM woke)::int AS woke`;
 }
 
 function settleParams(batch: readonly DeliverySettlement[]) {
@@ -212,5 +245,6 @@ function settleParams(batch: readonly DeliverySettlement[]) {
     adv_timestamps: advances.map((a) => JSON.stringify(a.statusTimestamps)),
     adv_version: advances.map((a) => a.version),
     adv_updated_at: advances.map((a) => a.updatedAt),
+    records: JSON.stringify(batch.flatMap((e) => (e.type !== "release" && e.record ? [toAttemptRow(e.record)] : []))),
   };
 }

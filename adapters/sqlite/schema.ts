@@ -2,6 +2,7 @@ import { assertKnownVersion, migrationFailed, type SqlMigration } from "../sql/m
 import type { SqliteDatabase } from "./driver.js";
 import { immediateTx } from "./driver.js";
 import { RUN_COMMENTS_MIGRATION } from "./comments.js";
+import { DELIVERY_ATTEMPTS_MIGRATION } from "./delivery-attempts.js";
 import { REVISIONS_MIGRATION } from "./revisions.js";
 import { DELIVERY_DISPATCH_MIGRATION, DELIVERY_PAYLOADS_MIGRATION, RUN_ARTIFACTS_MIGRATION, RUN_TASK_GLOBAL_CONFIGURATION_MIGRATION, RUN_TASKS_MIGRATION, RUNS_BY_WORKSPACE_MIGRATION } from "./run-task-migration.js";
 
@@ -181,6 +182,7 @@ export const MIGRATIONS: readonly Migration[] = [
   RUN_TASK_GLOBAL_CONFIGURATION_MIGRATION,
   RUNS_BY_WORKSPACE_MIGRATION,
   RUN_COMMENTS_MIGRATION,
+  DELIVERY_ATTEMPTS_MIGRATION,
 ];
 
 /**

@@ -1,11 +1,13 @@
 import type { ResultStatus } from "../../src/schemas/run-tasks.js";
 import type { TaskDeliveryRecord } from "../../src/schemas/run-task-records.js";
 import type { ClaimedDelivery, DeliveryClaim, DeliverySettlement, SettleOutcome, TaskDeliveryStore } from "../../src/storage/run-tasks-types.js";
+import type { GuardedResult } from "../../src/storage/types.js";
 import { assertDistinctIds, byDueThenId, plusMs } from "../../src/storage/outbox-rules.js";
 import type { SqliteDatabase, SqliteStatement } from "./driver.js";
-import { groupedTx } from "./driver.js";
+import { groupedTx, immediateTx } from "./driver.js";
 import { DELIVERIES, fromDeliveryRow, toDeliveryRow, type DeliveryRow } from "../sql/run-task-rows.js";
 import { insertSql } from "../sql/statements.js";
+import { createAttemptStore, type SqliteAttemptStore } from "./delivery-attempts.js";
 
 const LEASE_GUARD = `id = @id AND fencing_token = @fencing_token AND closed_at IS NULL`;
 
@@ -46,6 +48,11 @@ export const TASK_DELIVERY_SQL = {
   advanceResult: `UPDATE task_results SET status = @status, status_timestamps = @status_timestamps, version = @version,
       updated_at = @updated_at
     WHERE id = @id AND version = @expected_version AND status IN (SELECT value FROM json_each(@expected_statuses))`,
+  // decision D31: the result's retrying row, with the result's guard (D16), by task_deliveries_by_result.
+  retrying: `SELECT d.id, d.lease_expires_at FROM task_deliveries AS d JOIN task_results AS r ON r.id = d.task_result_id
+    WHERE d.task_result_id = @result AND d.closed_at IS NULL AND d.attempt > 0 AND r.status = 'pending' AND r.deadline_at > @now
+    ORDER BY d.created_at, d.id LIMIT 1`,
+  expedite: `UPDATE task_deliveries SET due_at = @now WHERE id = @id AND due_at > @now`,
   // Open rows only (the partial index task_deliveries_open_by_due), for metrics and health checks.
   stats: `SELECT
       COALESCE(SUM(CASE WHEN due_at <= @now AND (lease_expires_at IS NULL OR lease_expires_at <= @now) THEN 1 ELSE 0 END), 0) AS due,
@@ -86,7 +93,7 @@ function toClaimed(row: Omit<DeliveryRow, "payload">, extra: ClaimedExtra): Clai
 }
 
 /** Writes one settlement; resolves what it did. Runs inside the batch's transaction. */
-function settleOne(s: Statements, e: DeliverySettlement): SettleOutcome {
+function settleOne(s: Statements, attempts: SqliteAttemptStore, e: DeliverySettlement): SettleOutcome {
   const lease = { id: e.id, fencing_token: e.fencingToken };
   let changes: number;
   if (e.type === "close") {
@@ -98,6 +105,7 @@ function settleOne(s: Statements, e: DeliverySettlement): SettleOutcome {
     changes = s.release.run(lease).changes;
   }
   if (changes !== 1) return { written: false, result: false };
+  if (e.type !== "release" && e.record) attempts.record(e.record);
   if (e.type !== "close" || !e.result) return { written: true, result: false };
   const r = e.result;
   const advanced = s.advanceResult.run({
@@ -115,6 +123,8 @@ function settleOne(s: Statements, e: DeliverySettlement): SettleOutcome {
 export interface SqliteDeliveryStore extends TaskDeliveryStore {
   /** Inserts rows and their payloads; called inside `TaskStageStore.start`'s transaction. */
   insertAll(rows: readonly TaskDeliveryRecord[]): void;
+  /** The attempts `settle` records (decision D31): `Storage.deliveryAttempts`. */
+  attempts: SqliteAttemptStore;
 }
 
 export function createTaskDeliveryStore(db: SqliteDatabase): SqliteDeliveryStore {
@@ -133,10 +143,20 @@ export function createTaskDeliveryStore(db: SqliteDatabase): SqliteDeliveryStore
     return rows.map((row) => toClaimed(row, extras.get(row.id)!)).sort((a, b) => byDueThenId(a.row, b.row));
   });
 
-  const settle = groupedTx(db, (batch: readonly DeliverySettlement[]): SettleOutcome[] => batch.map((e) => settleOne(s, e)));
+  const attempts = createAttemptStore(db);
+  const settle = groupedTx(db, (batch: readonly DeliverySettlement[]): SettleOutcome[] => batch.map((e) => settleOne(s, attempts, e)));
+  // One BEGIN IMMEDIATE: no claim can lease the row between the check and the move.
+  const expedite = immediateTx(db, (result: string, now: string): GuardedResult<"not-retrying" | "leased"> => {
+    const row = s.retrying.get({ result, now }) as { id: string; lease_expires_at: string | null } | undefined;
+    if (!row) return { ok: false, reason: "not-retrying" };
+    if (row.lease_expires_at !== null && row.lease_expires_at > now) return { ok: false, reason: "leased" };
+    s.expedite.run({ id: row.id, now });
+    return { ok: true };
+  });
 
   const joined = (row: unknown): TaskDeliveryRecord | null => (row ? fromDeliveryRow(row as DeliveryRow) : null);
   return {
+    attempts,
     insertAll(rows) {
       for (const d of rows) {
         s.insert.run(toDeliveryRow(d));
@@ -150,6 +170,7 @@ export function createTaskDeliveryStore(db: SqliteDatabase): SqliteDeliveryStore
       assertDistinctIds(batch);
       return batch.length === 0 ? [] : settle(batch);
     },
+    expedite: async (taskResultId, now) => expedite(taskResultId, now),
     async stats(now) {
       const row = s.stats.get({ now }) as { due: number; leased: number; oldest_due_at: string | null };
       return { due: row.due, leased: row.leased, oldestDueAt: row.oldest_due_at };

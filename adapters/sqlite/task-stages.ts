@@ -19,6 +19,7 @@ import type {
 import type { SqliteDatabase, SqliteStatement } from "./driver.js";
 import { deferredTx, groupedTx, immediateTx } from "./driver.js";
 import { createTaskDeliveryStore } from "./task-deliveries.js";
+import type { DeliveryAttemptStore } from "../../src/storage/attempts-types.js";
 import * as rows from "../sql/run-task-rows.js";
 import { insertSql, updateSql } from "../sql/statements.js";
 
@@ -88,6 +89,7 @@ export interface TaskStageStores {
   taskResults: TaskResultStore;
   taskResultOutcomes: TaskResultOutcomeStore;
   taskDeliveries: TaskDeliveryStore;
+  deliveryAttempts: DeliveryAttemptStore;
 }
 
 export function createTaskStageStores(db: SqliteDatabase): TaskStageStores {
@@ -199,7 +201,9 @@ export function createTaskStageStores(db: SqliteDatabase): TaskStageStores {
       listByResult: taskDeliveries.listByResult,
       claim: taskDeliveries.claim,
       settle: taskDeliveries.settle,
+      expedite: taskDeliveries.expedite,
       stats: taskDeliveries.stats,
     },
+    deliveryAttempts: { list: taskDeliveries.attempts.list, prune: taskDeliveries.attempts.prune },
   };
 }

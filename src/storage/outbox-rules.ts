@@ -1,3 +1,4 @@
+import { ATTEMPT_LIMITS } from "../schemas/delivery-attempts.js";
 import type { TaskDeliveryRecord } from "../schemas/run-task-records.js";
 import type { DeliverySettlement } from "./run-tasks-types.js";
 
@@ -21,3 +22,13 @@ export function assertDistinctIds(batch: readonly DeliverySettlement[]): void {
     ids.add(entry.id);
   }
 }
+
+/**
+ * decision D31: the place of attempt `number` among its result's kept attempts. Numbers 20 apart
+ * share a place and the higher one keeps it, so a result holds its newest 20 without counting.
+ */
+export const attemptSlot = (number: number): number => (number - 1) % ATTEMPT_LIMITS.perResult;
+
+/** An attempt may take a place held by `stored` (none, or an older number). */
+export const takesSlot = (next: { number: number }, stored: { number: number } | undefined): boolean =>
+  stored === undefined || next.number > stored.number;

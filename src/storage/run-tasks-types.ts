@@ -10,6 +10,7 @@ import type {
   WorkspaceTaskRecord,
 } from "../schemas/run-task-records.js";
 import type { ResultStatus, RunStage, StageStatus } from "../schemas/run-tasks.js";
+import type { DeliveryAttemptRecord } from "../schemas/delivery-attempts.js";
 import type { GuardedResult } from "./types.js";
 
 /**
@@ -235,10 +236,13 @@ export interface ResultAdvance {
   updatedAt: string;
 }
 
-/** One row's settlement in a `settle` batch, guarded by the fencing token its claim handed out. */
+/**
+ * One row's settlement in a `settle` batch, guarded by the fencing token its claim handed out. A
+ * close or retry that ends an attempt may carry its `record` (decision D31), stored with the row.
+ */
 export type DeliverySettlement = { id: string; fencingToken: number } & (
-  | { type: "close"; fields: DeliveryCompletion; result?: ResultAdvance }
-  | { type: "retry"; fields: DeliveryRetry }
+  | { type: "close"; fields: DeliveryCompletion; result?: ResultAdvance; record?: DeliveryAttemptRecord }
+  | { type: "retry"; fields: DeliveryRetry; record?: DeliveryAttemptRecord }
   | { type: "release" }
 );
 
@@ -281,10 +285,23 @@ export interface TaskDeliveryStore {
    * `lastError`, so the row is claimable again from `dueAt`; `release` leaves those alone. All three
    * clear `leaseOwner` and `leaseExpiresAt`. A close's `result` advance is written only when the
    * row's write was and the result still matches `expected` (status and version); it writes the
-   * result's `status`, `statusTimestamps`, `version` and `updatedAt` and nothing else. An empty
-   * batch writes nothing; a batch naming one row twice is refused whole (it throws a TypeError).
+   * result's `status`, `statusTimestamps`, `version` and `updatedAt` and nothing else. An entry's
+   * `record` (decision D31) is stored, as `DeliveryAttemptStore` keeps attempts, only when the
+   * entry's row write happened. An empty batch writes nothing; a batch naming one row twice is
+   * refused whole (it throws a TypeError).
    */
   settle(batch: readonly DeliverySettlement[]): Promise<SettleOutcome[]>;
+  /**
+   * decision D31, "retry now": makes the next attempt of a retrying result due at `now`. The row
+   * it moves is the result's open row (`closedAt` null) that has had an attempt (`attempt > 0`),
+   * while the result is still `pending` with a `deadlineAt` after `now` (D16); its `dueAt` becomes
+   * `now` when it was later (an earlier one stays) and nothing else changes. Checked and written
+   * in one atomic step: `not-retrying` when no such row exists, `leased` when the row is held by
+   * a claim that has not run out at `now` (an attempt is under way); nothing is written then. Of
+   * a racing claim and expedite, the claim either leases the row as it was or the row as moved,
+   * never both. With `Storage.listen`, a moved row wakes the listeners (D27).
+   */
+  expedite(taskResultId: string, now: string): Promise<GuardedResult<"not-retrying" | "leased">>;
   /**
    * Optional, for metrics and health checks (issue 17): counts over the open rows (`closedAt`
    * null) at `now`: `due` are the rows a claim at `now` would take (due and not leased), `leased`

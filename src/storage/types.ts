@@ -1,4 +1,5 @@
 import type { CommentStore } from "./comments-types.js";
+import type { DeliveryAttemptStore } from "./attempts-types.js";
 import type { StatusChangeFeed, StopListening } from "./notifications.js";
 import type { RevisionStore } from "./revisions.js";
 import type { AgentPool, Organization, PolicySet, Project, Team, User, Workspace } from "../schemas/directory.js";
@@ -53,6 +54,8 @@ export interface Storage {
   /** The delivery outbox; its `stats` (metrics and health checks) is optional (`./run-tasks-types.ts`). */
   readonly taskDeliveries: TaskDeliveryStore;
   readonly teamProjects: TeamProjectStore;
+  /** Delivery attempts, the newest 20 per result (`./attempts-types.ts`, decision D31). */
+  readonly deliveryAttempts: DeliveryAttemptStore;
   /** Comments on runs (`./comments-types.ts`, issue 27). */
   readonly comments: CommentStore;
   /**
@@ -249,5 +252,6 @@ export interface TeamProjectStore {
 
 export type * from "./run-tasks-types.js";
 export type * from "./comments-types.js";
+export type * from "./attempts-types.js";
 export type { RevisionStore } from "./revisions.js";
 export type { ResultStatusChange, StageStatusChange, StatusChange, StatusChangeFeed, StopListening } from "./notifications.js";

@@ -12,6 +12,8 @@ import { describeRunTaskCases } from "./run-tasks.cases.js";
 import { describeRevisionCases } from "./revisions.cases.js";
 import { describeTaskSettleCases } from "./task-settle.cases.js";
 import { describeCommentCases } from "./comments.cases.js";
+import { describeDeliveryAttemptCases } from "./delivery-attempts.cases.js";
+import { describeRetryNowCases } from "./retry-now.cases.js";
 
 export type { ConformanceContext, ConformanceHandle, ConformanceSetup } from "./context.js";
 
@@ -68,5 +70,7 @@ export function runStorageConformance(name: string, setup: ConformanceSetup): vo
     describeTaskSettleCases(ctx);
     describeRevisionCases(ctx);
     describeCommentCases(ctx);
+    describeDeliveryAttemptCases(ctx);
+    describeRetryNowCases(ctx);
   });
 }
