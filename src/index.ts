@@ -11,6 +11,13 @@ import { runTaskResources, runTaskRoutes } from "./http/routes/run-tasks.js";
 import { taskStageResources, taskStageRoutes } from "./http/routes/task-stages.js";
 import { artifactRoutes } from "./http/routes/artifacts.js";
 import type { ArtifactProviders } from "./http/artifact-body.js";
+import { runReadResources } from "./http/run-documents.js";
+import type { RunProviders } from "./http/run-providers.js";
+import { commentRoutes } from "./http/routes/comments.js";
+import { planRoutes } from "./http/routes/plans.js";
+import { policyCheckRoutes } from "./http/routes/policy-checks.js";
+import { runEventRoutes } from "./http/routes/run-events.js";
+import { runRoutes } from "./http/routes/runs.js";
 import { resolveRunTaskSettings, type RunTaskOptions } from "./services/run-task-settings.js";
 import type { Authorizer, HttpApp, Route } from "./http/types.js";
 import { createConsoleLogger, toLogger, type Logger, type PinoLikeLogger } from "./logger.js";
@@ -89,9 +96,19 @@ export interface RunplaneOptions {
    * `planJson(run)` returns the plan as `terraform show -json` writes it, `configurationVersion(run)`
    * the configuration as a `.tar.gz`: an object (sent as JSON), a string, bytes, a Web or Node
    * stream, or a `Response`; null when there is none (404). Without `configurationVersion`, run
-   * task requests carry `configuration_version_download_url: null`.
+   * task requests carry `configuration_version_download_url: null`. `planLog(run)` and
+   * `applyLog(run)` give the logs that a plan's and an apply's `log-read-url` serve (issue 27);
+   * without them `log-read-url` is null.
    */
   artifacts?: ArtifactProviders;
+  /**
+   * Issue 27: what only the host knows of a run, for integrations that read it (`GET /runs/:id`,
+   * `/plan`, `/apply`, `/policy-checks`): `details(run)` returns its status and timestamps, has-changes,
+   * Terraform version, and its plan's and apply's status and resource counts; `policyChecks(run)`
+   * its policy checks. Each may return null. What the host leaves out is left out of the default
+   * dialect's documents and written as go-tfe's zero value in the hcp-terraform dialect.
+   */
+  runs?: RunProviders;
 }
 
 const isKeyring = (k: Keyring | KeyringOptions): k is Keyring => "seal" in k;
@@ -153,6 +170,7 @@ export function createRunplane(options: RunplaneOptions): Runplane {
     agentTokenResource(basePath),
     ...runTaskResources(basePath),
     ...taskStageResources(basePath),
+    ...runReadResources(basePath),
   ];
   const app: HttpApp = {
     basePath,
@@ -162,8 +180,9 @@ export function createRunplane(options: RunplaneOptions): Runplane {
     authorizer,
     logger,
     artifacts: options.artifacts ?? {},
+    runs: options.runs ?? {},
   };
-  const routes: Route[] = [...pingRoutes, ...teamProjectRoutes, ...variableRoutes, ...policySetParameterRoutes, ...agentTokenRoutes, ...runTaskRoutes, ...taskStageRoutes, ...artifactRoutes];
+  const routes: Route[] = [...pingRoutes, ...teamProjectRoutes, ...variableRoutes, ...policySetParameterRoutes, ...agentTokenRoutes, ...runTaskRoutes, ...taskStageRoutes, ...artifactRoutes, ...runRoutes, ...planRoutes, ...runEventRoutes, ...commentRoutes, ...policyCheckRoutes];
   const authenticate: Authenticate = options.authenticate ?? createTokenAuthenticator(ctx);
   // The read cache keys entries by bearer token: only the default authenticator reads nothing else.
   const caching =
@@ -224,6 +243,8 @@ export { createEgress, EgressError, isEgressError, type EgressOptions, type Http
 export type { VerifiedAccessToken, OutcomeListOptions } from "./services/task-callback.js";
 export type { Authenticate } from "./http/handler.js";
 export type { ArtifactBody, ArtifactProvider, ArtifactProviders, ArtifactRun } from "./http/artifact-body.js";
+export type { RunProviders } from "./http/run-providers.js";
+export type { RunDetails, PolicyCheckDetails } from "./schemas/run-details.js";
 /**
  * The run task results page for people (`GET <prefix>/runs/:run_id`, server-rendered HTML):
  * `createResultsPage(runplane, { prefix: "/app" })` returns a `(Request) => Promise<Response>`.

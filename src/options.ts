@@ -36,7 +36,8 @@ const FIXES: Record<string, string> = {
   deadline: 'pass { idle: "10m", max: "60m" } (milliseconds or strings such as "90s", "10m", "1h"), or leave it out for a fixed 10 minutes',
   egress: 'pass { allow: ["10.0.0.0/8", "127.0.0.1:8081", "tasks.internal:443"] } (CIDRs, IP addresses and host names, each optionally with :port), and optionally resolve',
   transport: "pass an HttpTransport ({ send, close }), such as createEgress(...), or leave it out",
-  artifacts: "pass { planJson?, configurationVersion? }, each a function of the run",
+  artifacts: "pass { planJson?, configurationVersion?, planLog?, applyLog? }, each a function of the run",
+  runs: "pass { details?, policyChecks? }, each a function of the run",
   overridableTasks: "pass true or false",
   userAgent: 'pass a non-empty string such as "my-platform/1.0"',
 };
@@ -84,7 +85,8 @@ const DeadlineSchema = z.strictObject({ idle: duration, max: duration }).refine(
   { path: ["max"], message: "must not be shorter than deadline.idle" },
 );
 
-const ArtifactsSchema = z.strictObject({ planJson: fn(), configurationVersion: fn() });
+const ArtifactsSchema = z.strictObject({ planJson: fn(), configurationVersion: fn(), planLog: fn(), applyLog: fn() });
+const RunsSchema = z.strictObject({ details: fn(), policyChecks: fn() });
 
 const OptionsSchema = z.strictObject({
   storage: z.custom(isStorage, { error: (iss) => (iss.input === undefined ? "is required" : "must be a storage adapter") }),
@@ -107,6 +109,7 @@ const OptionsSchema = z.strictObject({
   egress: EgressSchema.optional(),
   transport: z.custom((v) => isRecord(v) && isFunction(v.send) && isFunction(v.close), { error: "must be an HttpTransport" }).optional(),
   artifacts: ArtifactsSchema.optional(),
+  runs: RunsSchema.optional(),
 });
 
 /** Every option name of `createRunplane`; a test keeps it equal to the keys of `RunplaneOptions`. */
@@ -118,6 +121,7 @@ const KNOWN_KEYS: Record<string, readonly string[]> = {
   egress: Object.keys(EgressSchema.shape),
   deadline: ["idle", "max"],
   artifacts: Object.keys(ArtifactsSchema.shape),
+  runs: Object.keys(RunsSchema.shape),
   readCache: ["maxBytes"],
 };
 

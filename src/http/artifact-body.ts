@@ -21,20 +21,26 @@ export type ArtifactBody =
 
 export type ArtifactProvider = (run: ArtifactRun) => ArtifactBody | Promise<ArtifactBody>;
 
-/** Host providers of the two artifacts integrations download (decision D24). */
+/** Host providers of what integrations download (decision D24) and read (issue 27). */
 export interface ArtifactProviders {
   /** The run's plan as `terraform show -json` writes it; served as `application/json`. */
   planJson?: ArtifactProvider;
   /** The run's configuration version as a `.tar.gz`; served as `application/octet-stream`. */
   configurationVersion?: ArtifactProvider;
+  /** The plan's log (`log-read-url` of the plan, issue 27); served as `text/plain`. */
+  planLog?: ArtifactProvider;
+  /** The apply's log (`log-read-url` of the apply, issue 27); served as `text/plain`. */
+  applyLog?: ArtifactProvider;
 }
 
 export type ArtifactKind = keyof ArtifactProviders;
 
-/** decision D24: plan JSON is `application/json`; a configuration version is `application/octet-stream`. */
+/** decision D24: plan JSON is `application/json`; a configuration version is `application/octet-stream`; logs are text. */
 export const ARTIFACT_CONTENT_TYPES = {
   planJson: "application/json",
   configurationVersion: "application/octet-stream",
+  planLog: "text/plain; charset=utf-8",
+  applyLog: "text/plain; charset=utf-8",
 } as const satisfies Record<ArtifactKind, string>;
 
 const isAsyncIterable = (v: object): v is AsyncIterable<Uint8Array | string> => Symbol.asyncIterator in v;
@@ -77,4 +83,43 @@ export function toArtifactResponse(body: ArtifactBody, kind: ArtifactKind): Resp
   }
   if (!Array.isArray(body) && isAsyncIterable(body)) return new Response(iterableStream(body), { status: 200, headers });
   return new Response(JSON.stringify(body), { status: 200, headers });
+}
+
+/**
+ * The bytes `[offset, offset + limit)` of an artifact response (to the end without `limit`), as go-tfe's
+ * log reader asks for them (issue 27): it reads a log in chunks by `?limit=&offset=` and stops at
+ * an empty one. Read as a stream, so a large log is never held whole; the rest is cancelled.
+ */
+export function sliceBody(response: Response, offset: number, limit: number | undefined): Response {
+  const source = response.body;
+  const headers = new Headers(response.headers);
+  headers.delete("content-length");
+  if (!source || (offset === 0 && limit === undefined)) return new Response(source, { status: response.status, headers });
+  const reader = source.getReader();
+  let skip = offset;
+  let left = limit ?? Infinity;
+  const sliced = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      while (left > 0) {
+        const next = await reader.read();
+        if (next.done) break;
+        let chunk = next.value;
+        if (skip >= chunk.byteLength) {
+          skip -= chunk.byteLength;
+          continue;
+        }
+        chunk = chunk.subarray(skip, skip + Math.min(left, chunk.byteLength - skip));
+        skip = 0;
+        left -= chunk.byteLength;
+        controller.enqueue(chunk);
+        return;
+      }
+      controller.close();
+      await reader.cancel().catch(() => undefined);
+    },
+    async cancel() {
+      await reader.cancel().catch(() => undefined);
+    },
+  });
+  return new Response(sliced, { status: response.status, headers });
 }

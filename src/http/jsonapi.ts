@@ -71,6 +71,14 @@ const LINKAGE_TYPES = [
   "task-stages",
   "task-results",
   "task-result-outcomes",
+  // issue 27: the read side of a run.
+  "plans",
+  "applies",
+  "configuration-versions",
+  "cost-estimates",
+  "comments",
+  "run-events",
+  "policy-checks",
 ] as const;
 
 /** One serializer per runplane instance, holding every resource type the routes write. */
@@ -101,7 +109,8 @@ export function createJsonApi(definitions: readonly ResourceDefinition[]) {
     const verbatim = verbatimBySchema.get(`${type}|${schema}`) ?? [];
     if (verbatim.length === 0) return;
     const attributes = (out.attributes ?? (out.attributes = {})) as Record<string, unknown>;
-    for (const name of verbatim) attributes[kebab(name)] = item[name] ?? null;
+    // An absent map stays absent: a run the host says nothing of has no status timestamps (issue 27).
+    for (const name of verbatim) if (item[name] !== undefined) attributes[kebab(name)] = item[name];
   };
 
   return {

@@ -70,4 +70,20 @@ export const ROUTE_PERMISSIONS: Readonly<Record<string, RouteAction>> = {
   // decision D24: a result's access token (checked by the route) or an API credential with runs >= read.
   "GET /plans/:plan_id/json-output": "runs:read",
   "GET /configuration-versions/:configuration_version_id/download": "runs:read",
+
+  // issue 27: the read side of a run, `runs >= read` on its workspace. The plan and its log also
+  // take the result's access token for its own run (checked by the route, as D24's plan JSON).
+  "GET /runs/:run_id": "runs:read",
+  "GET /runs/:run_id/plan": "runs:read",
+  "GET /plans/:plan_id": "runs:read",
+  "GET /plans/:plan_id/log": "runs:read",
+  "GET /runs/:run_id/apply": "runs:read",
+  "GET /applies/:apply_id": "runs:read",
+  "GET /applies/:apply_id/log": "runs:read",
+  "GET /runs/:run_id/run-events": "runs:read",
+  "GET /runs/:run_id/policy-checks": "runs:read",
+  "GET /runs/:run_id/comments": "runs:read",
+  "GET /comments/:comment_id": "runs:read",
+  // Whoever may read a run may comment on it: an integration reporting with a read-only team token too.
+  "POST /runs/:run_id/comments": "runs:read",
 };

@@ -1,5 +1,6 @@
 import type { Logger } from "../logger.js";
 import type { ArtifactProviders } from "./artifact-body.js";
+import type { RunProviders } from "./run-providers.js";
 import type { Dialect, Principal } from "../schemas/common.js";
 import type { Services } from "../services/index.js";
 import type { JsonApi, JsonApiDocument } from "./jsonapi.js";
@@ -26,8 +27,10 @@ export interface HttpApp {
   services: Services;
   authorizer: Authorizer;
   logger: Logger;
-  /** decision D24: the host's plan JSON and configuration version providers. */
+  /** decision D24: the host's plan JSON and configuration version providers; issue 27: its logs. */
   artifacts?: ArtifactProviders;
+  /** issue 27: what only the host knows of its runs (status, plan and apply, policy checks). */
+  runs?: RunProviders;
 }
 
 export interface RouteContext {

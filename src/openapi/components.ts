@@ -1,6 +1,6 @@
 import * as z from "zod";
 import type { ResourceDefinition } from "../http/jsonapi.js";
-import { IncludedRunAttributes, IncludedWorkspaceAttributes } from "../schemas/wire.js";
+import { IncludedWorkspaceAttributes } from "../schemas/wire.js";
 import { collectionDocument, ErrorDocument, includedObject, resourceDocument, resourceObject } from "./envelope.js";
 import type { SuccessBody } from "./operations/types.js";
 
@@ -17,6 +17,12 @@ const NAMES: Record<string, string> = {
   "task-result-outcomes": "TaskResultOutcome",
   runs: "Run",
   workspaces: "Workspace",
+  plans: "Plan",
+  applies: "Apply",
+  "run-events": "RunEvent",
+  comments: "Comment",
+  "policy-checks": "PolicyCheck",
+  users: "User",
 };
 const pascal = (s: string): string => s.replace(/(^|[-_|.])(\w)/g, (_, __, c: string) => c.toUpperCase());
 const keyOf = (type: string, variant?: string): string => (variant && variant !== "default" ? `${type}|${variant}` : type);
@@ -34,7 +40,6 @@ export function createComponents(definitions: readonly ResourceDefinition[]) {
     registry.add(schema, { id: name });
   };
   for (const def of definitions) add(keyOf(def.type, def.schema), resourceObject(def), componentName(def.type, def.schema));
-  add("runs", includedObject("runs", IncludedRunAttributes, { workspace: "workspaces" }), componentName("runs"));
   add("workspaces", includedObject("workspaces", IncludedWorkspaceAttributes, { organization: "organizations", project: "projects" }), componentName("workspaces"));
   registry.add(ErrorDocument, { id: "ErrorDocument" });
 

@@ -8,6 +8,7 @@ import { RUNPLANE_VERSION } from "../services/run-task-settings.js";
 import { createComponents, stripRoot } from "./components.js";
 import { configurationOperations } from "./operations/configuration.js";
 import { runTaskOperations } from "./operations/run-tasks.js";
+import { runReadOperations } from "./operations/runs.js";
 import type { OperationDoc, QueryParam, RequestBody, Security } from "./operations/types.js";
 
 export interface OpenApiInput {
@@ -32,7 +33,7 @@ const inputSchema = (schema: z.ZodType): object => stripRoot(z.toJSONSchema(sche
 
 /** The operation table for `dialect`; every route must have exactly one entry and every entry a route. */
 export function operationsFor(routes: readonly Route[], dialect: Dialect): Map<Route, OperationDoc> {
-  const table: Record<string, OperationDoc> = { ...configurationOperations(dialect), ...runTaskOperations() };
+  const table: Record<string, OperationDoc> = { ...configurationOperations(dialect), ...runTaskOperations(), ...runReadOperations() };
   const keys = new Set(routes.map(routeKey));
   const undocumented = [...keys].filter((k) => !(k in table));
   const stale = Object.keys(table).filter((k) => !keys.has(k));

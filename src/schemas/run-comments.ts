@@ -15,9 +15,9 @@ export const COMMENT_LIMITS = { bodyChars: 65_536, perRun: 1_000 } as const;
 /** `data.attributes` of a comment create; go-tfe refuses an empty body client-side, runplane a blank one. */
 export const CommentCreateSchema = z.object({
   body: z
-    .string({ error: "Body must be a string" })
-    .refine((body) => body.trim() !== "", "Body can't be blank")
-    .refine((body) => body.length <= COMMENT_LIMITS.bodyChars, `Body is too long (maximum is ${COMMENT_LIMITS.bodyChars} characters)`),
+    .string()
+    .max(COMMENT_LIMITS.bodyChars)
+    .refine((body) => body.trim() !== "", "can't be blank"),
 });
 export type CommentCreate = z.infer<typeof CommentCreateSchema>;
 

@@ -21,6 +21,8 @@ export interface TaskStageView {
   statusTimestamps: StatusTimestampMap;
   /** Whether a user overrode the stage's failed mandatory tasks (D13). */
   overridden: boolean;
+  /** The override's comment, if it had one (a run event tells it, issue 27). */
+  overrideComment: string | null;
   createdAt: string;
   updatedAt: string;
 }
@@ -70,6 +72,7 @@ export const toStageView = (r: TaskStageRecord): TaskStageView => ({
   status: r.status,
   statusTimestamps: r.statusTimestamps,
   overridden: r.overridden,
+  overrideComment: r.overrideComment,
   createdAt: r.createdAt,
   updatedAt: r.updatedAt,
 });

@@ -118,6 +118,5 @@ export const OutcomeAttributes = z.object({
   createdAt: Timestamp,
 });
 
-/** `runs` and `workspaces` appear only as included resources of a task stage or a task. */
-export const IncludedRunAttributes = z.object({ message: z.string(), isSpeculative: z.boolean(), createdAt: Timestamp });
+/** `workspaces` appear only as included resources of a task stage, a task or a run. */
 export const IncludedWorkspaceAttributes = z.object({ name: z.string(), workingDirectory: z.string() });

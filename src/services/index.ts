@@ -1,4 +1,5 @@
 import { createAgentTokenService } from "./agent-tokens.js";
+import { createCommentService } from "./comments.js";
 import type { ServiceContext } from "./context.js";
 import { createDirectory } from "./directory.js";
 import { createPolicySetParameterService } from "./policy-set-parameters.js";
@@ -18,6 +19,7 @@ export function createServices(ctx: ServiceContext) {
     teamProjects: createTeamProjectService(ctx),
     agentTokens: createAgentTokenService(ctx),
     runTasks: createRunTaskService(ctx),
+    comments: createCommentService(ctx),
     varEngine,
   };
 }

@@ -49,6 +49,8 @@ export function validBody(route: string, known: Known): fc.Arbitrary<unknown> | 
       return fc.constant({ comment: "accepted" });
     case "PATCH /task-results/:task_result_id/callback":
       return fc.constant(callbackBody("running"));
+    case "POST /runs/:run_id/comments":
+      return fc.string({ minLength: 1, maxLength: 20 }).map((body) => ({ data: { type: "comments", attributes: { body: `${body}.` } } }));
     default:
       return undefined;
   }
@@ -62,6 +64,7 @@ export const CREATED_PARAM: Record<string, string> = {
   "POST /agent-pools/:agent_pool_id/authentication-tokens": "token_id",
   "POST /organizations/:organization_name/tasks": "task_id",
   "POST /workspaces/:workspace_id/tasks": "workspace_task_id",
+  "POST /runs/:run_id/comments": "comment_id",
 };
 
 /** Query parameters of every kind a route may declare, with valid and invalid values of each (D7, D8, D30). */

@@ -7,6 +7,7 @@ import { runTaskRoutes } from "../../src/http/routes/run-tasks.js";
 import { taskStageRoutes } from "../../src/http/routes/task-stages.js";
 import { teamProjectRoutes } from "../../src/http/routes/team-projects.js";
 import { variableRoutes } from "../../src/http/routes/variables.js";
+import { commentRoutes } from "../../src/http/routes/comments.js";
 import { CREATED_PARAM, validBody, writeQuery } from "../helpers/fuzz-writes.js";
 import { callbackBody, createTask, runTaskApp, startedRun, tokenOf, type RunTaskApp } from "../helpers/run-tasks.js";
 import { snapshotSqlite } from "../helpers/sqlite-snapshot.js";
@@ -34,8 +35,11 @@ beforeAll(async () => {
   await a.call("PATCH", `/api/v2/task-results/${resultIds[1]}/callback`, { token: callbackToken, body: callbackBody("running") });
   const vars = await a.call("POST", "/api/v2/workspaces/ws-a/vars", { body: { data: { type: "vars", attributes: { key: "k", value: "v", category: "env" } } } });
   await a.runplane.directory.agentPools.create({ id: "apool-a", name: "pool", organization: "acme" });
+  const run = (await a.runplane.runTasks.getRun(runId))!;
   Object.assign(known, {
     run_id: [runId],
+    plan_id: [run.planId],
+    apply_id: [run.applyId],
     task_stage_id: [stageId],
     task_result_id: resultIds,
     variable_id: [vars.json.data.id],
@@ -53,7 +57,7 @@ afterAll(async () => {
 
 const ROUTES = Object.keys(ROUTE_PERMISSIONS).map((r) => r.split(" ") as [string, string]);
 // The route objects, for the query each declares (D30).
-const ALL_ROUTES = [...teamProjectRoutes, ...variableRoutes, ...policySetParameterRoutes, ...agentTokenRoutes, ...runTaskRoutes, ...taskStageRoutes];
+const ALL_ROUTES = [...teamProjectRoutes, ...variableRoutes, ...policySetParameterRoutes, ...agentTokenRoutes, ...runTaskRoutes, ...taskStageRoutes, ...commentRoutes];
 const nasty = fc.constantFrom("", "..", "%00", "%2F", "a".repeat(300), "ws-a%20", "%E2%80%AE", "-1", "1e309", "__proto__", "taskrs-0000000000000000");
 // Mostly ids that exist, so requests get past the lookups to the parsing and the writes.
 const segment = (name: string) =>

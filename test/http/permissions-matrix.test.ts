@@ -168,11 +168,45 @@ const MATRIX: Row[] = [
       return { path: `/api/v2/plans/${(await w.runplane.runTasks.getRun(runId))!.planId}/json-output`, token };
     },
   },
+
+  // issue 27: the read side of a run, runs >= read; the plan and its log take the access token too.
+  { route: "GET /runs/:run_id", ok: 200, expect: project("runs:read"), prepare: async (w) => ({ path: `/api/v2/runs/${(await startedRun(w, false)).runId}/` }) },
+  { route: "GET /runs/:run_id/plan", ok: 200, expect: project("runs:read"), prepare: async (w) => ({ path: `/api/v2/runs/${(await startedRun(w, false)).runId}/plan` }) },
+  { route: "GET /plans/:plan_id", ok: 200, expect: project("runs:read"), prepare: async (w) => ({ path: `/api/v2/plans/${await planOf(w)}` }) },
+  { route: "GET /plans/:plan_id/log", ok: 200, expect: project("runs:read"), prepare: async (w) => ({ path: `/api/v2/plans/${await planOf(w)}/log` }) },
+  { route: "GET /runs/:run_id/apply", ok: 200, expect: project("runs:read"), prepare: async (w) => ({ path: `/api/v2/runs/${(await startedRun(w, false)).runId}/apply` }) },
+  { route: "GET /applies/:apply_id", ok: 200, expect: project("runs:read"), prepare: async (w) => ({ path: `/api/v2/applies/${await applyOf(w)}` }) },
+  { route: "GET /applies/:apply_id/log", ok: 200, expect: project("runs:read"), prepare: async (w) => ({ path: `/api/v2/applies/${await applyOf(w)}/log` }) },
+  { route: "GET /runs/:run_id/run-events", ok: 200, expect: project("runs:read"), prepare: async (w) => ({ path: `/api/v2/runs/${(await startedRun(w, false)).runId}/run-events` }) },
+  { route: "GET /runs/:run_id/policy-checks", ok: 200, expect: project("runs:read"), prepare: async (w) => ({ path: `/api/v2/runs/${(await startedRun(w, false)).runId}/policy-checks` }) },
+  { route: "GET /runs/:run_id/comments", ok: 200, expect: project("runs:read"), prepare: async (w) => ({ path: `/api/v2/runs/${(await startedRun(w, false)).runId}/comments` }) },
+  { route: "POST /runs/:run_id/comments", ok: 201, expect: project("runs:read"), prepare: async (w) => ({ path: `/api/v2/runs/${(await startedRun(w, false)).runId}/comments`, body: { data: { type: "comments", attributes: { body: "seen" } } } }) },
+  { route: "GET /comments/:comment_id", ok: 200, expect: project("runs:read"), prepare: async (w) => ({ path: `/api/v2/comments/${await commentOf(w)}` }) },
+  {
+    route: "GET /plans/:plan_id/log", variant: "access token", ok: 200, expect: { kind: "public" }, neverDenied: "the result's access token, not permissions",
+    prepare: async (w) => {
+      const { runId, token } = await startedRun(w, false);
+      return { path: `/api/v2/plans/${(await w.runplane.runTasks.getRun(runId))!.planId}/log`, token };
+    },
+  },
 ];
 
 async function planOf(w: World): Promise<string> {
   const { runId } = await startedRun(w, false);
   return (await w.runplane.runTasks.getRun(runId))!.planId;
+}
+
+async function applyOf(w: World): Promise<string> {
+  const { runId } = await startedRun(w, false);
+  return (await w.runplane.runTasks.getRun(runId))!.applyId;
+}
+
+async function commentOf(w: World): Promise<string> {
+  const { runId } = await startedRun(w, false);
+  const run = (await w.runplane.runTasks.getRun(runId))!;
+  const id = `wsc-${String(++serial).padStart(16, "0")}`;
+  await w.storage.comments.insert({ id, runId, workspaceId: run.workspaceId, organization: run.organization, body: "seen", authorId: null, createdAt: run.createdAt }, 1000);
+  return id;
 }
 
 /** The caller's team's grant on prj-a: none, each fixed level, and custom combinations. */
@@ -216,7 +250,11 @@ describe.each(ORG_SETTINGS)("permission matrix, team organization permissions: $
   let w: World;
   beforeAll(async () => {
     const keyring = createKeyring({ keys: [{ id: "k1", key: generateKey() }] });
-    const app = await createTestApp({ keyring, overridableTasks: true, artifacts: { planJson: () => ({}), configurationVersion: () => "tgz" } });
+    const app = await createTestApp({
+      keyring,
+      overridableTasks: true,
+      artifacts: { planJson: () => ({}), configurationVersion: () => "tgz", planLog: () => "planned", applyLog: () => "applied" },
+    });
     const d = app.runplane.directory;
     await d.teams.update("team-devs", { orgPermissions: setting.permissions });
     await d.users.create({ id: "user-ops", username: "ops" });

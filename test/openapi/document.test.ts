@@ -12,6 +12,11 @@ import { runTaskRoutes } from "../../src/http/routes/run-tasks.js";
 import { taskStageRoutes } from "../../src/http/routes/task-stages.js";
 import { teamProjectRoutes } from "../../src/http/routes/team-projects.js";
 import { variableRoutes } from "../../src/http/routes/variables.js";
+import { commentRoutes } from "../../src/http/routes/comments.js";
+import { planRoutes } from "../../src/http/routes/plans.js";
+import { policyCheckRoutes } from "../../src/http/routes/policy-checks.js";
+import { runEventRoutes } from "../../src/http/routes/run-events.js";
+import { runRoutes } from "../../src/http/routes/runs.js";
 import { operationsFor } from "../../src/openapi/document.js";
 import { createResponseChecker } from "../helpers/openapi-check.js";
 
@@ -89,6 +94,7 @@ describe("OpenAPI description (issue 18)", () => {
 
   it("refuses a route whose accepted query differs from the parameters its operation documents (D30)", () => {
     const all = [...pingRoutes, ...teamProjectRoutes, ...variableRoutes, ...policySetParameterRoutes, ...agentTokenRoutes, ...runTaskRoutes, ...taskStageRoutes, ...artifactRoutes];
+    all.push(...runRoutes, ...planRoutes, ...runEventRoutes, ...commentRoutes, ...policyCheckRoutes);
     expect(() => operationsFor(all, "default")).not.toThrow();
     const changed = all.map((r) => (r.method === "DELETE" && r.path === "/tasks/:task_id" ? { ...r, query: { include: TASK_INCLUDES } } : r));
     expect(() => operationsFor(changed, "default")).toThrow(/differ from what the routes accept: DELETE \/tasks\/:task_id$/);

@@ -116,7 +116,8 @@ describe("createRunplane refuses options it does not know (issue 24.6)", () => {
       userAgent: "test/1.0",
       egress: { allow: ["10.0.0.0/8", "127.0.0.1:8081", "[::1]:443", "tasks.internal"], resolve: async () => [] },
       readCache: { maxBytes: 1024 },
-      artifacts: { planJson: async () => null },
+      artifacts: { planJson: async () => null, planLog: () => "log" },
+      runs: { details: () => ({ status: "applied" }), policyChecks: () => [] },
     } satisfies Required<Omit<RunplaneOptions, "transport">>);
     await runplane.close();
   });

@@ -1,14 +1,15 @@
-import { ApiError, notFound } from "../../errors.js";
+import { ApiError, badRequest, notFound } from "../../errors.js";
 import type { RunRecord } from "../../schemas/run-task-records.js";
 import type { RunArtifactKind } from "../../storage/run-tasks-types.js";
-import { toArtifactResponse, type ArtifactKind } from "../artifact-body.js";
+import { sliceBody, toArtifactResponse, type ArtifactKind } from "../artifact-body.js";
 import type { Route, RouteContext } from "../types.js";
 import { bearerToken, workspaceTarget } from "./run-task-support.js";
 
 /**
- * The two artifacts a run task request links to (decision D24): the plan JSON and the configuration
- * version. Either credential works: the result's access token while it is valid, for its own run
- * only, or an API credential with `runs >= read` on the run's workspace. The bytes are the host's.
+ * What integrations download (decision D24): the plan JSON and the configuration version the run
+ * task request links to, and the plan and apply logs that `log-read-url` points at (issue 27).
+ * Either credential works for the run's plan: the result's access token while it is valid, for its
+ * own run only, or an API credential with `runs >= read` on the run's workspace. The bytes are the host's.
  */
 
 interface ArtifactRoute {
@@ -17,62 +18,85 @@ interface ArtifactRoute {
   kind: ArtifactKind;
   storageKind: RunArtifactKind;
   option: string;
-  idOf: (run: RunRecord) => string;
+  what: string;
+  /** The result's access token reads it too (D24: the plan and what belongs to it, not the apply). */
+  accessToken: boolean;
+  /** go-tfe's log reader asks for chunks: `?limit=<bytes>&offset=<bytes>`. */
+  ranged?: boolean;
 }
 
+/** The id a run is found by, per kind. */
+export const runIdOf = (run: RunRecord, kind: RunArtifactKind): string =>
+  kind === "plan" ? run.planId : kind === "apply" ? run.applyId : run.configurationVersionId;
+
 /**
- * The run the request may read. An access token that verifies stands for its result's run: another
- * run's artifact is 404 (a valid credential without access, D4). Anything else, including the token
+ * The run addressed by a plan, apply or configuration version id that the request may read. An
+ * access token that verifies stands for its result's run (when `accessToken` allows it): another
+ * run's object is 404 (a valid credential without access, D4). Anything else, including the token
  * of a final or expired result, is tried as an API credential: 401 when it is none.
  */
-async function authorizedRun(ctx: RouteContext, spec: ArtifactRoute, id: string): Promise<RunRecord> {
-  const token = bearerToken(ctx.request);
-  const verified = token === null ? null : await ctx.app.services.runTasks.verifyAccessToken(token);
+export async function readableRun(ctx: RouteContext, kind: RunArtifactKind, id: string, accessToken: boolean): Promise<RunRecord> {
+  const verified = accessToken ? await verifiedRun(ctx) : null;
   if (verified) {
-    const run = await ctx.app.services.runTasks.getRun(verified.runId);
-    if (!run || spec.idOf(run) !== id) throw notFound();
-    return run;
+    if (runIdOf(verified, kind) !== id) throw notFound();
+    return verified;
   }
   await ctx.authenticate();
-  const run = await ctx.app.services.runTasks.findRunByArtifact(spec.storageKind, id);
+  const run = await ctx.app.services.runTasks.findRunByArtifact(kind, id);
   if (!run) throw notFound();
   await ctx.authorize(await workspaceTarget(ctx.app, run.organization, run.workspaceId));
   return run;
+}
+
+/** The run of the request's result access token when it verifies (D17, D24), else null. */
+export async function verifiedRun(ctx: RouteContext): Promise<RunRecord | null> {
+  const token = bearerToken(ctx.request);
+  const verified = token === null ? null : await ctx.app.services.runTasks.verifyAccessToken(token);
+  if (!verified) return null;
+  const run = await ctx.app.services.runTasks.getRun(verified.runId);
+  if (!run) throw notFound();
+  return run;
+}
+
+/** A byte count from the query: a non-negative integer, or absent. */
+function byteParam(ctx: RouteContext, name: "limit" | "offset"): number | undefined {
+  const raw = ctx.query.filters[name];
+  if (raw === undefined) return undefined;
+  if (!/^\d{1,15}$/.test(raw)) throw badRequest(`${name} must be a non-negative integer`, name);
+  return Number(raw);
 }
 
 const artifactRoute = (spec: ArtifactRoute): Route => ({
   method: "GET",
   path: spec.path,
   auth: "custom",
+  ...(spec.ranged ? { query: { filters: [{ name: "limit" }, { name: "offset" }] } } : {}),
   async handle(ctx) {
-    const run = await authorizedRun(ctx, spec, ctx.params[spec.param]!);
+    const range = spec.ranged ? { offset: byteParam(ctx, "offset") ?? 0, limit: byteParam(ctx, "limit") } : null;
+    const run = await readableRun(ctx, spec.storageKind, ctx.params[spec.param]!, spec.accessToken);
     // The host marked this configuration as not downloadable: its request carried a null URL.
     if (spec.kind === "configurationVersion" && !run.configurationVersionDownloadable) throw notFound();
     const provider = ctx.app.artifacts?.[spec.kind];
-    const missing = (): ApiError =>
-      new ApiError("not-found", { detail: `This host provides no ${spec.kind === "planJson" ? "plan JSON" : "configuration version"} for the run (option ${spec.option})` });
+    const missing = (): ApiError => new ApiError("not-found", { detail: `This host provides no ${spec.what} for the run (option ${spec.option})` });
     if (!provider) throw missing();
     const response = toArtifactResponse(await provider(run), spec.kind);
     if (!response) throw missing();
-    return { response };
+    return { response: range ? sliceBody(response, range.offset, range.limit) : response };
   },
 });
 
 export const artifactRoutes: Route[] = [
-  artifactRoute({
-    path: "/plans/:plan_id/json-output",
-    param: "plan_id",
-    kind: "planJson",
-    storageKind: "plan",
-    option: "artifacts.planJson",
-    idOf: (run) => run.planId,
-  }),
+  artifactRoute({ path: "/plans/:plan_id/json-output", param: "plan_id", kind: "planJson", storageKind: "plan", option: "artifacts.planJson", what: "plan JSON", accessToken: true }),
   artifactRoute({
     path: "/configuration-versions/:configuration_version_id/download",
     param: "configuration_version_id",
     kind: "configurationVersion",
     storageKind: "configuration-version",
     option: "artifacts.configurationVersion",
-    idOf: (run) => run.configurationVersionId,
+    what: "configuration version",
+    accessToken: true,
   }),
+  // issue 27: the targets of `log-read-url`; a result's access token reads its own run's plan log only.
+  artifactRoute({ path: "/plans/:plan_id/log", param: "plan_id", kind: "planLog", storageKind: "plan", option: "artifacts.planLog", what: "plan log", accessToken: true, ranged: true }),
+  artifactRoute({ path: "/applies/:apply_id/log", param: "apply_id", kind: "applyLog", storageKind: "apply", option: "artifacts.applyLog", what: "apply log", accessToken: false, ranged: true }),
 ];

@@ -1,5 +1,4 @@
 import { invalid, notFound } from "../../errors.js";
-import type { RunRecord } from "../../schemas/run-task-records.js";
 import type { JsonApiDocument } from "../jsonapi.js";
 import type { AuthTarget, HttpApp, RouteContext } from "../types.js";
 
@@ -42,20 +41,10 @@ export const TASK_INCLUDES = {
 } as const;
 
 /**
- * `runs` and `workspaces` appear only as included resources of a stage. They are written here,
- * attribute by attribute, rather than registered with the serializer, so no other route's
- * definition of those types is affected.
+ * `workspaces` appear only as included resources (of a stage, a task or a run). They are written
+ * here, attribute by attribute, rather than registered with the serializer, so no other route's
+ * definition of that type is affected.
  */
-export function runResource(basePath: string, run: RunRecord): JsonApiDocument {
-  return {
-    id: run.id,
-    type: "runs",
-    attributes: { message: run.message, "is-speculative": run.isSpeculative, "created-at": run.createdAt },
-    relationships: { workspace: { data: { id: run.workspaceId, type: "workspaces" } } },
-    links: { self: `${basePath}/runs/${encodeURIComponent(run.id)}` },
-  };
-}
-
 export async function workspaceResource(app: HttpApp, workspaceId: string): Promise<JsonApiDocument | null> {
   const ws = await app.services.directory.workspaces.get(workspaceId);
   if (!ws) return null;

@@ -10,10 +10,10 @@ import {
   authorizedIn,
   bearerToken,
   overrideComment,
-  runResource,
   STAGE_INCLUDES,
   workspaceResource,
 } from "./run-task-support.js";
+import { runResourceOf } from "./run-read-support.js";
 
 /** Task stages, task results and outcomes (spec 4.3; decisions D7, D8, D13, D17, D18). */
 
@@ -87,7 +87,7 @@ const resultResource = async (ctx: RouteContext, r: TaskResultView) =>
   ctx.app.jsonapi.resource("task-results", resultData(r, await outcomeIds(ctx, r)));
 
 /** `permissions` follow the caller (D21); `can-override-tasks` also needs option `overridableTasks`. */
-async function stageData(ctx: RouteContext, stage: TaskStageView, target: AuthTarget) {
+export async function stageData(ctx: RouteContext, stage: TaskStageView, target: AuthTarget) {
   const results = await ctx.app.services.runTasks.listResults(stage.id);
   const canOverride = await ctx.app.authorizer(ctx.principal, "runs:override", target);
   return {
@@ -118,7 +118,8 @@ async function stageDocument(ctx: RouteContext, stage: TaskStageView, target: Au
   const included: JsonApiDocument[] = [];
   if (includes.has("run")) {
     const run = await ctx.app.services.runTasks.getRun(stage.runId);
-    if (run) included.push(runResource(ctx.app.basePath, run));
+    // The whole run, as `GET /runs/:id` writes it (issue 27).
+    if (run) included.push((await runResourceOf(ctx, run)).data);
   }
   if (includes.has("run.workspace")) {
     const workspace = await workspaceResource(ctx.app, stage.workspaceId);

@@ -1,0 +1,55 @@
+import { commentEventId, runEventsOf, type RunEventStage } from "../../domain/run-events.js";
+import type { RunRecord } from "../../schemas/run-task-records.js";
+import type { JsonApiDocument } from "../jsonapi.js";
+import { commentData, runEventData } from "../run-documents.js";
+import type { Route, RouteContext } from "../types.js";
+import { loadRun } from "./run-read-support.js";
+
+/**
+ * `GET /runs/:id/run-events` (issue 27): what runplane knows happened to the run, oldest first
+ * (src/domain/run-events.ts). Not paged, as go-tfe's `RunEventList` expects; bounded because a run
+ * has at most four stages and `COMMENT_LIMITS.perRun` comments. `include=actor,comment` adds the
+ * acting users (those in the directory) and the comments.
+ */
+
+/** decision D8: go-tfe's `RunEventIncludeOpt` names. */
+export const RUN_EVENT_INCLUDES = { actor: "actor", comment: "comment" } as const;
+
+async function stagesOf(ctx: RouteContext, run: RunRecord): Promise<RunEventStage[]> {
+  const { items } = await ctx.app.services.runTasks.listStages(run.id);
+  return Promise.all(items.map(async (stage) => ({ ...stage, results: await ctx.app.services.runTasks.listResults(stage.id) })));
+}
+
+async function included(ctx: RouteContext, run: RunRecord, actors: string[], comments: Awaited<ReturnType<typeof listComments>>): Promise<JsonApiDocument[]> {
+  const out: JsonApiDocument[] = [];
+  if (ctx.query.includes.has("actor")) {
+    for (const id of new Set(actors)) {
+      const user = await ctx.app.services.directory.users.get(id);
+      if (user) out.push(ctx.app.jsonapi.resource("users", { id: user.id, username: user.username }).data as JsonApiDocument);
+    }
+  }
+  if (ctx.query.includes.has("comment")) {
+    for (const c of comments) out.push(ctx.app.jsonapi.resource("comments", commentData(c, commentEventId(run.id, c.id))).data as JsonApiDocument);
+  }
+  return out;
+}
+
+const listComments = async (ctx: RouteContext, runId: string) => (await ctx.app.services.comments.list(runId)).items;
+
+export const runEventRoutes: Route[] = [
+  {
+    method: "GET",
+    path: "/runs/:run_id/run-events",
+    auth: "principal",
+    query: { include: RUN_EVENT_INCLUDES },
+    async handle(ctx) {
+      const { record: run } = await loadRun(ctx);
+      const [stages, comments] = await Promise.all([stagesOf(ctx, run), listComments(ctx, run.id)]);
+      const events = runEventsOf(run, stages, comments);
+      const doc = ctx.app.jsonapi.collection("run-events", events.map(runEventData));
+      if (ctx.query.includes.size === 0) return { status: 200, document: doc };
+      const actors = events.flatMap((e) => (e.actor === null ? [] : [e.actor]));
+      return { status: 200, document: { ...doc, included: await included(ctx, run, actors, comments) } };
+    },
+  },
+];

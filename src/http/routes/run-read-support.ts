@@ -1,0 +1,71 @@
+import { notFound } from "../../errors.js";
+import type { CheckedRunDetails } from "../../schemas/run-details.js";
+import type { RunRecord } from "../../schemas/run-task-records.js";
+import type { JsonApiDocument } from "../jsonapi.js";
+import { policyChecksOf, runDetailsOf } from "../run-providers.js";
+import { phaseData, runData } from "../run-documents.js";
+import type { AuthTarget, RouteContext } from "../types.js";
+import { verifiedRun } from "./artifacts.js";
+import { authorizedIn, workspaceTarget } from "./run-task-support.js";
+
+/** What the read routes of a run share (issue 27): loading and authorizing, and the plan and apply resources. */
+
+const seg = encodeURIComponent;
+
+/** The run of `:run_id` for an API credential with `runs >= read` on its workspace (D21), else 404 (D4). */
+export const loadRun = (ctx: RouteContext): Promise<{ record: RunRecord; target: AuthTarget }> =>
+  authorizedIn(ctx, () => ctx.app.services.runTasks.getRun(ctx.params.run_id!));
+
+/**
+ * The run of `:run_id` on a route a result's access token may read too (its own run's plan, D24):
+ * a token that verifies reads only its own run (404 for another), anything else must be an API
+ * credential with `runs >= read` (401 when it is none).
+ */
+export async function loadRunForToken(ctx: RouteContext): Promise<RunRecord> {
+  const verified = await verifiedRun(ctx);
+  if (verified) {
+    if (verified.id !== ctx.params.run_id) throw notFound();
+    return verified;
+  }
+  await ctx.authenticate();
+  const run = await ctx.app.services.runTasks.getRun(ctx.params.run_id!);
+  if (!run) throw notFound();
+  await ctx.authorize(await workspaceTarget(ctx.app, run.organization, run.workspaceId));
+  return run;
+}
+
+/** Absolute, like the run task request's URLs: go-tfe's log reader GETs it as it is. */
+const apiUrl = (ctx: RouteContext, path: string): string => `${ctx.app.services.runTasks.settings.publicUrl}${ctx.app.basePath}${path}`;
+
+/** The plan resource: `log-read-url` only with `artifacts.planLog`, `links.json-output` only with `artifacts.planJson`. */
+export function planResource(ctx: RouteContext, run: RunRecord, details: CheckedRunDetails | null): JsonApiDocument {
+  const { app } = ctx;
+  const log = app.artifacts?.planLog ? apiUrl(ctx, `/plans/${seg(run.planId)}/log`) : null;
+  const data = app.jsonapi.resource("plans", phaseData(run.planId, details?.plan, log, app.dialect, true)).data as JsonApiDocument;
+  if (app.artifacts?.planJson) (data.links as Record<string, string>)["json-output"] = `${app.basePath}/plans/${seg(run.planId)}/json-output`;
+  return data;
+}
+
+/** The apply resource: `log-read-url` only with `artifacts.applyLog`. */
+export function applyResource(ctx: RouteContext, run: RunRecord, details: CheckedRunDetails | null): JsonApiDocument {
+  const { app } = ctx;
+  const log = app.artifacts?.applyLog ? apiUrl(ctx, `/applies/${seg(run.applyId)}/log`) : null;
+  return app.jsonapi.resource("applies", phaseData(run.applyId, details?.apply, log, app.dialect, false)).data as JsonApiDocument;
+}
+
+/**
+ * The run resource (`GET /runs/:id`, and a task stage's `include=run`): what runplane stores, what
+ * the host gives (option `runs`), and the ids of its stages, comments and policy checks. Resolves
+ * the host's details too, for the plan and apply a caller includes.
+ */
+export async function runResourceOf(ctx: RouteContext, run: RunRecord): Promise<{ data: JsonApiDocument; details: CheckedRunDetails | null }> {
+  const { app } = ctx;
+  const [details, stages, comments, checks] = await Promise.all([
+    runDetailsOf(app.runs, app.logger, run),
+    app.services.runTasks.listStages(run.id),
+    app.services.comments.list(run.id),
+    policyChecksOf(app.runs, app.logger, run),
+  ]);
+  const links = { stageIds: stages.items.map((s) => s.id), commentIds: comments.items.map((c) => c.id), policyCheckIds: checks.map((c) => c.id) };
+  return { data: app.jsonapi.resource("runs", runData(run, details, links, app.dialect)).data as JsonApiDocument, details };
+}

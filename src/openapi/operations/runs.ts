@@ -1,0 +1,75 @@
+import * as z from "zod";
+import { CommentCreateSchema } from "../../schemas/run-comments.js";
+import { RUN_INCLUDES } from "../../http/routes/runs.js";
+import { RUN_EVENT_INCLUDES } from "../../http/routes/run-events.js";
+import { includeParam, PAGE_PARAMS, type OperationDoc, type QueryParam } from "./types.js";
+
+/** go-tfe's log reader asks for a log in chunks (logreader.go): bytes `[offset, offset + limit)`. */
+const LOG_PARAMS: readonly QueryParam[] = [
+  { name: "limit", description: "at most this many bytes, from `offset` (go-tfe's log reader)", schema: z.int().min(0) },
+  { name: "offset", description: "skip this many bytes of the log first", schema: z.int().min(0) },
+];
+const text = { media: "text/plain", format: "text" } as const;
+
+/** The read side of a run that integrations call (issue 27): runs, plans, applies, run events, comments, policy checks. */
+export function runReadOperations(): Record<string, OperationDoc> {
+  const tag = "Runs (read side)";
+  const host = "Status, resource counts and timestamps are the host's (option `runs.details`): left out when it gives none in the default dialect, go-tfe's zero values in hcp-terraform.";
+  return {
+    "GET /runs/:run_id": {
+      tag,
+      summary: "Show a run: what runplane stores, what the host gives, its task stages, plan and apply",
+      description: `${host} A trailing slash is the same route.`,
+      query: [includeParam(Object.keys(RUN_INCLUDES))],
+      success: { status: 200, body: { resource: "runs", included: ["task-stages", "plans", "applies", "workspaces"] } },
+      errors: [400],
+    },
+    "GET /runs/:run_id/plan": { tag, summary: "Show a run's plan", description: host, security: "api-or-access-token", success: { status: 200, body: { resource: "plans" } } },
+    "GET /plans/:plan_id": { tag, summary: "Show a plan", description: host, security: "api-or-access-token", success: { status: 200, body: { resource: "plans" } } },
+    "GET /plans/:plan_id/log": {
+      tag,
+      summary: "The plan's log (`log-read-url`), from option `artifacts.planLog`",
+      security: "api-or-access-token",
+      query: LOG_PARAMS,
+      success: { status: 200, body: text },
+      errors: [400],
+    },
+    "GET /runs/:run_id/apply": { tag, summary: "Show a run's apply", description: host, success: { status: 200, body: { resource: "applies" } } },
+    "GET /applies/:apply_id": { tag, summary: "Show an apply", description: host, success: { status: 200, body: { resource: "applies" } } },
+    "GET /applies/:apply_id/log": {
+      tag,
+      summary: "The apply's log (`log-read-url`), from option `artifacts.applyLog`",
+      query: LOG_PARAMS,
+      success: { status: 200, body: text },
+      errors: [400],
+    },
+    "GET /runs/:run_id/run-events": {
+      tag,
+      summary: "List what happened to a run: created, task stage and result statuses, overrides, comments (not paged)",
+      query: [includeParam(Object.keys(RUN_EVENT_INCLUDES))],
+      success: { status: 200, body: { collection: "run-events", paging: "never", included: ["users", "comments"] } },
+      errors: [400],
+    },
+    "GET /runs/:run_id/policy-checks": {
+      tag,
+      summary: "List a run's policy checks, from option `runs.policyChecks` (empty without it)",
+      query: PAGE_PARAMS,
+      success: { status: 200, body: { collection: "policy-checks", paging: "always" } },
+      errors: [400, 422],
+    },
+    "GET /runs/:run_id/comments": {
+      tag,
+      summary: "List a run's comments",
+      query: PAGE_PARAMS,
+      success: { status: 200, body: { collection: "comments", paging: "always" } },
+      errors: [400, 422],
+    },
+    "POST /runs/:run_id/comments": {
+      tag,
+      summary: "Comment on a run (at most 1,000 comments per run)",
+      body: { types: ["comments"], attributes: CommentCreateSchema, relationships: z.object({ run: z.object({ data: z.object({ type: z.literal("runs"), id: z.string() }) }) }).partial(), required: true },
+      success: { status: 201, body: { resource: "comments" } },
+    },
+    "GET /comments/:comment_id": { tag, summary: "Show a comment", success: { status: 200, body: { resource: "comments" } } },
+  };
+}
