@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { postgresUnavailable } from "./unavailable.js";
 
 /**
  * The few node-postgres methods the adapter uses, typed structurally (like `SqliteDatabase`): a
@@ -68,7 +69,7 @@ export async function run(db: Queryable, statement: Statement, params: object = 
   try {
     return await db.query({ name: statement.name, text: statement.text, values });
   } catch (error) {
-    throw sanitize(error);
+    throw toStorageError(error);
   }
 }
 
@@ -89,6 +90,9 @@ export class PostgresStorageError extends Error {
     super(`runplane postgres: ${detail} (SQLSTATE ${code}${constraint ? `, constraint ${constraint}` : ""})`);
   }
 }
+
+/** decision D28: a database that cannot be reached is StorageUnavailableError; anything else is sanitized. */
+const toStorageError = (error: unknown): unknown => postgresUnavailable(error) ?? sanitize(error);
 
 /**
  * Server errors of class 22 (data) and 23 (integrity) quote values in their message or detail (a
@@ -117,7 +121,12 @@ export class GuardFailed extends Error {}
  * crash the process: a listener covers that stretch, and such a client is destroyed on release.
  */
 export async function transaction<R>(pool: PgPoolLike, fn: (client: Queryable) => Promise<R>): Promise<R> {
-  const client = await pool.connect();
+  let client: PgPoolClientLike;
+  try {
+    client = await pool.connect();
+  } catch (error) {
+    throw toStorageError(error);
+  }
   let broken: Error | undefined;
   const onError = (error: Error): void => {
     broken = error;
@@ -132,7 +141,7 @@ export async function transaction<R>(pool: PgPoolLike, fn: (client: Queryable) =
     await client.query({ text: "ROLLBACK" }).catch((rollbackError: unknown) => {
       broken ??= rollbackError instanceof Error ? rollbackError : new Error("rollback failed");
     });
-    throw sanitize(error);
+    throw toStorageError(error);
   } finally {
     client.removeListener("error", onError);
     client.release(broken ?? false);

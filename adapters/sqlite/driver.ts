@@ -1,3 +1,5 @@
+import { StorageUnavailableError } from "../../src/storage/unavailable.js";
+
 /**
  * The few better-sqlite3 methods the adapter uses, typed structurally (the idea of Kysely's
  * `SqliteDatabase`): a host's `new Database(path)` fits without this package importing
@@ -39,19 +41,41 @@ function hasCode(error: unknown, code: string): boolean {
 }
 
 /**
+ * decision D28: a lock another connection held past `busy_timeout` (`SQLITE_BUSY*`, or
+ * `SQLITE_LOCKED*` for a shared-cache table) is {@link StorageUnavailableError}: the write is
+ * rolled back whole and may succeed when sent again. Null for every other failure.
+ */
+export function sqliteUnavailable(error: unknown): StorageUnavailableError | null {
+  const code = typeof error === "object" && error !== null ? (error as { code?: unknown }).code : undefined;
+  if (typeof code !== "string") return null;
+  if (code.startsWith("SQLITE_BUSY")) return new StorageUnavailableError("database busy", code);
+  if (code.startsWith("SQLITE_LOCKED")) return new StorageUnavailableError("database locked", code);
+  return null;
+}
+
+/** Runs a transaction, turning a lock timeout into StorageUnavailableError (the one place each helper throws). */
+function classified<R>(run: () => R): R {
+  try {
+    return run();
+  } catch (error) {
+    throw sqliteUnavailable(error) ?? error;
+  }
+}
+
+/**
  * Wraps `fn` once (at construction, so its statements and BEGIN/COMMIT are prepared once) into a
  * function that runs it inside BEGIN IMMEDIATE: a check and the write that depends on it are one
  * step, and a writer waits on `busy_timeout` for the lock instead of failing on a stale snapshot.
  */
 export function immediateTx<A extends any[], R>(db: SqliteDatabase, fn: (...args: A) => R): (...args: A) => R {
   const tx = db.transaction(fn);
-  return (...args: A) => tx.immediate(...args);
+  return (...args: A) => classified(() => tx.immediate(...args));
 }
 
 /** A read transaction: several SELECTs see one snapshot (a COUNT and its page agree). */
 export function deferredTx<A extends any[], R>(db: SqliteDatabase, fn: (...args: A) => R): (...args: A) => R {
   const tx = db.transaction(fn);
-  return (...args: A) => tx.deferred(...args);
+  return (...args: A) => classified(() => tx.deferred(...args));
 }
 
 interface GroupedCall {
@@ -105,7 +129,7 @@ function groupFlush(db: SqliteDatabase): (calls: GroupedCall[]) => void {
   return (calls) => {
     let outcomes: ReturnType<typeof all.immediate>;
     try {
-      outcomes = all.immediate(calls);
+      outcomes = classified(() => all.immediate(calls));
     } catch (error) {
       for (const call of calls) call.reject(error);
       return;

@@ -29,6 +29,9 @@ import type {
  * - List methods page in the store (never load the whole set to slice it) and order
  *   deterministically: by `createdAt`, then `id`, unless a method says otherwise.
  * - An adapter never logs record contents.
+ * - A database that cannot be reached right now (connection refused, reset or terminated, a pool or
+ *   lock timeout) rejects with `StorageUnavailableError` (`./unavailable.ts`, exported by `runplane`;
+ *   decision D28), which the API answers 503 with `Retry-After`; any other throw is a fault (500).
  * - `PageRequest` arrives validated by the core: `offset >= 0` and `1 <= limit <= 100`.
  * - Ids and keys compare by exact code units (case-sensitive; a future Postgres adapter uses
  *   `COLLATE "C"`), so ordering by id is plain code-unit order.

@@ -1,0 +1,74 @@
+import net, { type AddressInfo } from "node:net";
+
+/**
+ * A loopback TCP proxy in front of a server (PostgreSQL here), to take the server away from one
+ * client without touching the server others share (decision D28 tests): `close()` stops listening
+ * (new connections are refused) and drops every open connection, with a FIN or, with `reset`, an
+ * RST; `open()` listens again on the same port.
+ */
+export interface TcpProxy {
+  readonly port: number;
+  /** Connections open through the proxy now. */
+  readonly connections: number;
+  close(options?: { reset?: boolean }): Promise<void>;
+  open(): Promise<void>;
+}
+
+export async function startTcpProxy(target: { host: string; port: number }): Promise<TcpProxy> {
+  const pairs = new Set<[net.Socket, net.Socket]>();
+  let server: net.Server | null = null;
+  let port = 0;
+
+  const accept = (client: net.Socket): void => {
+    const upstream = net.connect(target.port, target.host);
+    const pair: [net.Socket, net.Socket] = [client, upstream];
+    pairs.add(pair);
+    const drop = (): void => {
+      pairs.delete(pair);
+      client.destroy();
+      upstream.destroy();
+    };
+    for (const socket of pair) socket.on("error", drop).on("close", drop);
+    client.pipe(upstream).pipe(client);
+  };
+
+  const open = async (): Promise<void> => {
+    if (server) return;
+    const next = net.createServer(accept);
+    await new Promise<void>((resolve, reject) => next.once("error", reject).listen(port, "127.0.0.1", () => resolve()));
+    port = (next.address() as AddressInfo).port;
+    server = next;
+  };
+
+  await open();
+  return {
+    get port() {
+      return port;
+    },
+    get connections() {
+      return pairs.size;
+    },
+    async close(options = {}) {
+      const closing = server;
+      server = null;
+      for (const pair of [...pairs]) {
+        pairs.delete(pair);
+        for (const socket of pair) {
+          // An RST needs a connected socket; one still connecting is just destroyed.
+          if (options.reset && !socket.connecting) socket.resetAndDestroy();
+          else socket.destroy();
+        }
+      }
+      if (closing) await new Promise<void>((resolve) => closing.close(() => resolve()));
+    },
+    open,
+  };
+}
+
+/** `url` with its host and port replaced by the proxy's. */
+export function throughProxy(url: string, proxy: TcpProxy): string {
+  const u = new URL(url);
+  u.hostname = "127.0.0.1";
+  u.port = String(proxy.port);
+  return u.toString();
+}
