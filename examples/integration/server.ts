@@ -6,6 +6,7 @@ import {
   type RunTaskRequest,
 } from "../../src/integration/index.js";
 import { readPlan, type PlannedChange, type PlanRead } from "./plan.js";
+import { readRunSummary, type RunSummaryOptions } from "./run-summary.js";
 
 /**
  * The bundled example run task integration, written with `runplane/integration`. Like a real
@@ -20,6 +21,12 @@ export interface ExampleIntegrationOptions {
   /** Used for the plan download and the callbacks. Default: the global `fetch`. */
   fetch?: CallbackFetch;
   onError?: (error: unknown, request: RunTaskRequest) => void;
+  /**
+   * Issue 27: also read the whole run through the API with an API token (run, plan, apply,
+   * policy checks, comments, run events, the plan's log), report it as an outcome and leave it
+   * as a comment; a run it cannot read fails the check, naming the read that failed.
+   */
+  summary?: RunSummaryOptions;
 }
 
 /** At most this many deletions are reported one by one (a callback carries at most 250 outcomes). */
@@ -35,8 +42,11 @@ export function createExampleIntegration(options: ExampleIntegrationOptions): {
     const plan = await readPlan(request, doFetch);
     await callbacks.send(request, { status: "running", message: "Reading the plan", outcomes: [inspected(request, plan)] });
     const deletions = plan?.ok ? plan.changes.filter((c) => c.actions.includes("delete")) : [];
-    const findings = deletions.slice(0, MAX_FINDINGS).map(deleted);
-    if (request.run_message.toLowerCase().includes("fail")) {
+    const summary = options.summary ? await readRunSummary(request, doFetch, options.summary) : null;
+    const findings = [...(summary?.ok ? [summary.outcome] : []), ...deletions.slice(0, MAX_FINDINGS).map(deleted)];
+    if (summary && !summary.ok) {
+      await callbacks.send(request, { status: "failed", message: `The run could not be read: ${summary.reason}`.slice(0, 1000) });
+    } else if (request.run_message.toLowerCase().includes("fail")) {
       await callbacks.send(request, { status: "failed", message: "The run message asks for a failure", outcomes: [refused(), ...findings] });
     } else if (plan && !plan.ok) {
       await callbacks.send(request, { status: "failed", message: `The plan could not be read: ${plan.reason}` });
@@ -44,7 +54,7 @@ export function createExampleIntegration(options: ExampleIntegrationOptions): {
       const message = `The plan deletes ${deletions.length} resource${deletions.length === 1 ? "" : "s"}`;
       await callbacks.send(request, { status: "failed", message, outcomes: findings });
     } else {
-      await callbacks.send(request, { status: "passed", message: "Nothing to report" });
+      await callbacks.send(request, { status: "passed", message: "Nothing to report", outcomes: findings });
     }
   };
 

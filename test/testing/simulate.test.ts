@@ -5,6 +5,7 @@ import { createExampleIntegration } from "../../examples/integration/server.js";
 import { listen } from "../../examples/server/integration.js";
 import { verifyRunTaskSignature, signatureFromHeaders } from "../../src/integration/signature.js";
 import { formatReport, simulateRunTask, type SimulationReport } from "../../src/testing/simulate/index.js";
+import { startPlatform } from "../../src/testing/simulate/platform.js";
 
 const KEY = "simulator-test-key";
 const closers: (() => Promise<void>)[] = [];
@@ -81,6 +82,31 @@ describe("simulateRunTask", () => {
       expect(report.checks.find((c) => c.scope === "post_plan" && c.name === "status order")?.detail).toBe("final status failed");
       expect(formatReport(report)).toContain("integration passes the run task contract");
     }
+  });
+
+  it("offers the run read side to an integration that summarises the run, in both dialects (issue 27)", async () => {
+    const { handler } = createExampleIntegration({ hmacKey: KEY, summary: { apiToken: "an-api-token" } });
+    const started = await listen(handler, 0, "127.0.0.1");
+    closers.push(started.close);
+    for (const dialect of ["default", "hcp-terraform"] as const) {
+      const report = await simulateRunTask({ url: `http://127.0.0.1:${started.port}/`, hmacKey: KEY, dialect });
+      expect(failures(report)).toEqual([]);
+      const read = report.checks.find((c) => c.scope === "post_plan" && c.name === "run read");
+      expect(read?.level).toBe("pass");
+      for (const route of ["GET /runs/:id", "GET /runs/:id/plan", "GET /runs/:id/apply", "GET /runs/:id/policy-checks", "GET /runs/:id/comments", "GET /runs/:id/run-events", "GET /plans/:id/log", "POST /runs/:id/comments"]) {
+        expect(read?.detail.split(", "), route).toContain(route);
+      }
+    }
+  });
+
+  it("answers a run read without a bearer token 401 and records every read of the run", async () => {
+    const platform = await startPlatform({}, "hcp-terraform");
+    closers.push(platform.close);
+    expect((await fetch(`${platform.origin}/api/v2/runs/run-abc/`)).status).toBe(401);
+    const ok = await fetch(`${platform.origin}/api/v2/runs/run-abc/`, { headers: { authorization: "Bearer t" } });
+    expect(ok.status).toBe(200);
+    expect(((await ok.json()) as any).data).toMatchObject({ id: "run-abc", type: "runs", attributes: { status: "post_plan_running" } });
+    expect(platform.traffic("abc").runReads).toStrictEqual([{ route: "GET /runs/:id", status: 401 }, { route: "GET /runs/:id", status: 200 }]);
   });
 
   it("serves the configuration download to the access token only, and reports whether it was fetched with it", async () => {

@@ -1,6 +1,9 @@
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { gzipSync } from "node:zlib";
+import type { Dialect } from "../../schemas/common.js";
+import type { CommentRecord } from "../../schemas/run-comments.js";
+import { matchRunRead } from "./run-reads.js";
 
 /** What the integration sent to one callback URL. */
 export interface ReceivedCallback {
@@ -17,6 +20,10 @@ export interface ResultTraffic {
   planFetches: { authorization: string | undefined }[];
   configFetches: { authorization: string | undefined }[];
   callbacks: ReceivedCallback[];
+  /** What the integration read of the run with an API token or the access token (issue 27), in order. */
+  runReads: { route: string; status: number }[];
+  /** The comments it posted on the run. */
+  comments: CommentRecord[];
 }
 
 export interface SimulatedPlatform {
@@ -46,13 +53,14 @@ const readBody = (req: IncomingMessage): Promise<string> =>
  * callback URLs under `/api/v2`, on a loopback port chosen by the OS. It records and answers
  * 200; judging what it recorded is the report's job.
  */
-export function startPlatform(plan: unknown): Promise<SimulatedPlatform> {
+export function startPlatform(plan: unknown, dialect: Dialect = "default"): Promise<SimulatedPlatform> {
   const byResult = new Map<string, ResultTraffic>();
   const traffic = (id: string): ResultTraffic => {
     let entry = byResult.get(id);
-    if (!entry) byResult.set(id, (entry = { planFetches: [], configFetches: [], callbacks: [] }));
+    if (!entry) byResult.set(id, (entry = { planFetches: [], configFetches: [], callbacks: [], runReads: [], comments: [] }));
     return entry;
   };
+  let origin = "";
   // Plans and configuration versions are named after the task result, so every fetch is attributable.
   const server: Server = createServer((req, res) => {
     void (async () => {
@@ -78,7 +86,15 @@ export function startPlatform(plan: unknown): Promise<SimulatedPlatform> {
         });
         res.writeHead(200, { "content-type": "application/vnd.api+json" }).end('{"data":null}');
       } else {
-        res.writeHead(404).end();
+        const read = matchRunRead(req.method ?? "", path);
+        if (!read) return void res.writeHead(404).end();
+        const entry = traffic(decodeURIComponent(read.suffix));
+        // issue 27: an API token the simulator cannot check, or the access token; nothing is a 401.
+        const answer = /^Bearer \S+$/.test(req.headers.authorization ?? "")
+          ? read.answer(origin, dialect, entry.comments, body)
+          : { status: 401, contentType: "application/vnd.api+json", body: '{"errors":[{"status":"401","title":"unauthorized"}]}' };
+        entry.runReads.push({ route: read.route, status: answer.status });
+        res.writeHead(answer.status, { "content-type": answer.contentType }).end(answer.body);
       }
     })().catch(() => res.writeHead(400).end());
   });
@@ -86,8 +102,9 @@ export function startPlatform(plan: unknown): Promise<SimulatedPlatform> {
     server.once("error", reject);
     server.listen(0, "127.0.0.1", () => {
       const { port } = server.address() as AddressInfo;
+      origin = `http://127.0.0.1:${port}`;
       resolve({
-        origin: `http://127.0.0.1:${port}`,
+        origin,
         traffic,
         close: () =>
           new Promise<void>((done) => {

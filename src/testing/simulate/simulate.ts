@@ -108,11 +108,23 @@ function fetchCheck(scope: string, artifact: "plan" | "configuration", fetches: 
     : { scope, name, level: "warn", detail: `without Authorization: Bearer <access_token> (answered 401, as runplane would)` };
 }
 
+/**
+ * What the integration read of the run through the API (issue 27: `GET /runs/:id`, its plan,
+ * apply, log, events, comments, policy checks), as runplane serves it; an answer of 4xx is advice.
+ */
+function runReadCheck(scope: string, reads: { route: string; status: number }[]): SimulationCheck {
+  const refused = reads.filter((r) => r.status >= 400);
+  const routes = [...new Set(reads.map((r) => r.route))].join(", ");
+  return refused.length === 0
+    ? { scope, name: "run read", level: "pass", detail: routes }
+    : { scope, name: "run read", level: "warn", detail: `${refused.map((r) => `${r.route} answered ${r.status}`).join("; ")} (an API token as Authorization: Bearer is needed)` };
+}
+
 export async function simulateRunTask(options: SimulateRunTaskOptions): Promise<SimulationReport> {
   const dialect = options.dialect ?? "default";
   const responseMs = options.responseTimeoutMs ?? 10_000;
   const callbackMs = options.callbackTimeoutMs ?? 10_000;
-  const platform = await startPlatform(options.plan ?? SIMULATED_PLAN);
+  const platform = await startPlatform(options.plan ?? SIMULATED_PLAN, dialect);
   const urls: RunTaskUrls = { publicUrl: platform.origin, appUrl: platform.origin, basePath: "/api/v2" };
   const checks: SimulationCheck[] = [];
   const egress = egressFor(options.url, responseMs);
@@ -142,6 +154,7 @@ export async function simulateRunTask(options: SimulateRunTaskOptions): Promise<
       const traffic = platform.traffic(suffix);
       if ((PLAN_STAGES as readonly RunStage[]).includes(stage)) checks.push(fetchCheck(stage, "plan", traffic.planFetches, token));
       checks.push(fetchCheck(stage, "configuration", traffic.configFetches, token));
+      if (traffic.runReads.length > 0) checks.push(runReadCheck(stage, traffic.runReads));
       checks.push(...checkCallbacks(stage, token, traffic.callbacks, sentAt, callbackMs));
     }
   } finally {
