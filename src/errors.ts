@@ -1,6 +1,9 @@
+import { isStorageUnavailableError } from "./storage/unavailable.js";
+
 /**
  * The one error class and the one code table (decision D5). Every non-2xx response is built from
- * an ApiError; anything else that escapes a route becomes a logged 500 with no internals.
+ * an ApiError; a storage that cannot be reached becomes a 503 (D28); anything else that escapes a
+ * route becomes a logged 500 with no internals.
  */
 export const ERROR_CODES = [
   "bad-request",
@@ -12,6 +15,7 @@ export const ERROR_CODES = [
   "unsupported-media-type",
   "invalid-attribute",
   "internal",
+  "unavailable",
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
 
@@ -25,6 +29,7 @@ export const STATUS_BY_CODE = {
   "unsupported-media-type": 415,
   "invalid-attribute": 422,
   internal: 500,
+  unavailable: 503,
 } as const satisfies Record<ErrorCode, number>;
 
 /** Lower-case titles as the real API writes them (D5). */
@@ -38,6 +43,7 @@ export const TITLE_BY_CODE = {
   "unsupported-media-type": "unsupported media type",
   "invalid-attribute": "invalid attribute",
   internal: "internal server error",
+  unavailable: "service unavailable",
 } as const satisfies Record<ErrorCode, string>;
 
 export interface ApiErrorItem {
@@ -75,7 +81,17 @@ export const conflict = (detail: string): ApiError => new ApiError("conflict", {
 export const badRequest = (detail: string, parameter?: string): ApiError =>
   new ApiError("bad-request", parameter === undefined ? { detail } : { detail, parameter });
 
-/** Turns anything thrown into an ApiError; unknown errors become a bare 500 (never leaking internals). */
+/** decision D28: seconds a client waits before sending a request again after a 503 (`Retry-After`). */
+export const RETRY_AFTER_SECONDS = 2;
+
+/**
+ * Turns anything thrown into an ApiError: a storage that cannot be reached is 503 (D28), and
+ * unknown errors a bare 500. Neither says more than its title (never a host, a statement or a stack).
+ */
 export function toApiError(value: unknown): ApiError {
-  return isApiError(value) ? value : new ApiError("internal");
+  if (isApiError(value)) return value;
+  if (isStorageUnavailableError(value)) {
+    return new ApiError("unavailable", { detail: `The storage cannot be reached right now; retry in ${RETRY_AFTER_SECONDS} seconds` });
+  }
+  return new ApiError("internal");
 }

@@ -25,6 +25,7 @@ import type { Dialect } from "./schemas/common.js";
 import { createAuthorizer } from "./services/authorizer.js";
 import type { ServiceContext } from "./services/context.js";
 import { createServices } from "./services/index.js";
+import { createHealthCheck } from "./services/health.js";
 import { createTokenAuthenticator, TOUCH_INTERVAL_MS } from "./services/principals.js";
 import { createReadCache } from "./http/read-cache.js";
 import type { Storage } from "./storage/types.js";
@@ -212,6 +213,7 @@ export function createRunplane(options: RunplaneOptions): Runplane {
     openapi: () => (openapi ??= buildOpenApiDocument({ routes, definitions, dialect, basePath })),
     auth: { authenticate, authorize: authorizer },
     transport,
+    health: createHealthCheck(options.storage),
     close: async () => {
       await services.runTasks.close();
       if (options.transport === undefined) await transport.close();
@@ -219,7 +221,7 @@ export function createRunplane(options: RunplaneOptions): Runplane {
     },
   };
 }
-export type { Runplane, AgentTokenService, Directory, PolicySetParameterService, RunTaskService, TeamProjectService, VariableService } from "./runplane.js";
+export type { Runplane, AgentTokenService, Directory, PolicySetParameterService, RunplaneHealth, RunTaskService, TeamProjectService, VariableService } from "./runplane.js";
 
 // The documented API only (issue 17.6, house style "a small public surface"): everything else is
 // internal. Storage contract types for adapter authors live at `runplane/storage`.
@@ -230,6 +232,8 @@ export { createKeyring, generateKey, type Keyring, type KeyringOptions, type Key
 export { createConsoleLogger, silentLogger, type ConsoleLoggerOptions, type LogLevel, type Logger, type PinoLikeLogger } from "./logger.js";
 export type { Principal, OrgPermission, Dialect } from "./schemas/common.js";
 export type { Storage } from "./storage/types.js";
+/** decision D28: what a storage adapter (yours too) throws when its database cannot be reached: 503 with `Retry-After`. */
+export { StorageUnavailableError, isStorageUnavailableError } from "./storage/unavailable.js";
 export type { Organization, Project, Workspace, Team, User, PolicySet, AgentPool } from "./schemas/directory.js";
 export type { VariableView, ResolvedVariable } from "./schemas/variables.js";
 export type { AgentTokenView, AgentTokenCreator, VerifiedAgentToken } from "./schemas/agent-tokens.js";

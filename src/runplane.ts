@@ -4,6 +4,7 @@ import type { Authorizer } from "./http/types.js";
 import type { OpenApiDocument } from "./openapi/document.js";
 import type { AgentTokenService } from "./services/agent-tokens.js";
 import type { Directory } from "./services/directory.js";
+import type { RunplaneHealth } from "./services/health.js";
 import type { PolicySetParameterService } from "./services/policy-set-parameters.js";
 import type { RunTaskService } from "./services/run-tasks.js";
 import type { TeamProjectService } from "./services/team-projects.js";
@@ -70,8 +71,14 @@ export interface Runplane {
    * `createDispatcher` sends run task requests through unless given its own.
    */
   transport: HttpTransport;
+  /**
+   * decision D28: one cheap storage read, never throwing: `{ status: "ok" | "degraded", reasons,
+   * storage: "ok" | "unreachable" }`. `reasons` lists each cause of `degraded` as a short line safe
+   * to show (`storage unreachable: connection refused`). Serve it as a health endpoint.
+   */
+  health: () => Promise<RunplaneHealth>;
   /** Closes the storage, and the transport when runplane created it. */
   close: () => Promise<void>;
 }
 
-export type { AgentTokenService, Directory, PolicySetParameterService, RunTaskService, TeamProjectService, VariableService };
+export type { AgentTokenService, Directory, PolicySetParameterService, RunplaneHealth, RunTaskService, TeamProjectService, VariableService };

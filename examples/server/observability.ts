@@ -61,6 +61,10 @@ export interface Metrics {
 
 export interface Health {
   ok: boolean;
+  /** `degraded` exactly when `reasons` is not empty (decision D28). */
+  status: "ok" | "degraded";
+  /** Each cause of `degraded`, one short line: runplane's own (`runplane.health()`), then the server's. */
+  reasons: string[];
   storage: "ok" | "unreachable";
   dispatcher: "running" | "stopped";
   /** Seconds the oldest due delivery has waited; null when the storage offers no outbox stats. */
@@ -68,18 +72,30 @@ export interface Health {
 }
 
 /**
- * Storage reachable (one outbox read) and the dispatcher running: 200, else 503. The oldest due
- * delivery's age is reported, not judged: how long is too long is the operator's alert to set.
+ * `runplane.health()` (one storage read; `storage unreachable: <reason>` while the database is
+ * away, D28), then the outbox figures and the dispatcher: 200 when nothing is wrong, else 503 with
+ * the reasons. The oldest due delivery's age is reported, not judged: how long is too long is the
+ * operator's alert to set.
  */
 export async function checkHealth(runplane: Runplane, dispatcher: Pick<Dispatcher, "isRunning">): Promise<Health> {
-  const outbox = await runplane.runTasks.deliveries.outbox().then(
-    (figures) => ({ reachable: true, age: figures?.oldestDueAgeSeconds ?? null }),
-    () => ({ reachable: false, age: null }),
-  );
+  const own = await runplane.health();
+  const reasons = [...own.reasons];
+  // While the storage is away there is nothing more to read.
+  const outbox =
+    own.storage === "ok"
+      ? await runplane.runTasks.deliveries.outbox().then(
+          (figures) => ({ read: true, age: figures?.oldestDueAgeSeconds ?? null }),
+          () => ({ read: false, age: null }),
+        )
+      : { read: true, age: null };
+  if (!outbox.read) reasons.push("storage read failed: outbox");
   const running = dispatcher.isRunning();
+  if (!running) reasons.push("dispatcher stopped");
   return {
-    ok: outbox.reachable && running,
-    storage: outbox.reachable ? "ok" : "unreachable",
+    ok: reasons.length === 0,
+    status: reasons.length === 0 ? "ok" : "degraded",
+    reasons,
+    storage: outbox.read ? own.storage : "unreachable",
     dispatcher: running ? "running" : "stopped",
     oldestDueDeliveryAgeSeconds: outbox.age,
   };

@@ -1,8 +1,9 @@
 import { sha256Hex } from "../crypto/random.js";
-import { ApiError, toApiError } from "../errors.js";
+import { ApiError, RETRY_AFTER_SECONDS, toApiError } from "../errors.js";
 import type { Principal } from "../schemas/common.js";
 import { bearerToken } from "../services/principals.js";
 import { DIRECTORY_SCOPE, type RevisionStore } from "../storage/revisions.js";
+import { isStorageUnavailableError } from "../storage/unavailable.js";
 import { BodyAbortedError, readJsonBody } from "./body.js";
 import { errorDocument, MEDIA_TYPE, type JsonApiDocument } from "./jsonapi.js";
 import { parseQuery } from "./query.js";
@@ -36,8 +37,9 @@ export function assertRoutePermissions(routes: readonly Route[]): void {
 
 /**
  * The one Web-standard entry point: `(Request) => Promise<Response>`. Every framework mount is a shim
- * around it. Errors become JSON:API error documents; anything unexpected is logged (without request
- * contents) and answered with a bare 500 (D5).
+ * around it. Errors become JSON:API error documents; a storage that cannot be reached is a 503 with
+ * `Retry-After` (D28); anything unexpected is logged (without request contents) and answered with a
+ * bare 500 (D5).
  */
 export function createHandler(app: HttpApp, routes: readonly Route[], authenticate: Authenticate, caching?: HandlerCaching) {
   assertRoutePermissions(routes);
@@ -141,6 +143,12 @@ export function createHandler(app: HttpApp, routes: readonly Route[], authentica
       const apiError = toApiError(error);
       // decision D26: a client that gives up on its upload is routine, not a server fault.
       if (error instanceof BodyAbortedError) app.logger.debug("request body aborted", { method: request.method, path: url.pathname });
+      if (apiError.code === "unavailable") {
+        // decision D28: the storage is away, not broken: a warning, and a 503 the client retries.
+        const reason = isStorageUnavailableError(error) ? error.reason : "unavailable";
+        app.logger.warn("storage unavailable", { method: request.method, path: url.pathname, reason });
+        return json(apiError.status, errorDocument(apiError), { "retry-after": String(RETRY_AFTER_SECONDS) });
+      }
       if (apiError.status >= 500) {
         app.logger.error("request failed", {
           method: request.method,

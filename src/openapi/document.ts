@@ -28,6 +28,9 @@ const SECURITY: Record<Security, Record<string, string[]>[]> = {
   none: [],
 };
 const TITLE_BY_STATUS = new Map<number, string>(ERROR_CODES.map((code) => [STATUS_BY_CODE[code], TITLE_BY_CODE[code]]));
+const RETRY_AFTER = {
+  headers: { "Retry-After": { description: "Seconds to wait before sending the request again (D28).", schema: { type: "integer", minimum: 1 } } },
+};
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const inputSchema = (schema: z.ZodType): object => stripRoot(z.toJSONSchema(schema, { io: "input", unrepresentable: "any", target: "draft-2020-12" }));
 
@@ -76,7 +79,8 @@ function requestBody(body: RequestBody): object {
 
 function errorStatuses(op: OperationDoc): number[] {
   const statuses = new Set<number>([500, ...(op.errors ?? [])]);
-  if ((op.security ?? "api") !== "none") for (const s of [401, 404]) statuses.add(s);
+  // decision D28: whatever reads a credential reads the storage, which may be away (503).
+  if ((op.security ?? "api") !== "none") for (const s of [401, 404, 503]) statuses.add(s);
   if (op.body) for (const s of [400, 413, 415, 422]) statuses.add(s);
   // decisions D7, D26: a page parameter out of range or not an integer is 422.
   if (op.query?.some((q) => q.name.startsWith("page["))) statuses.add(422);
@@ -98,7 +102,7 @@ export function buildOpenApiDocument(input: OpenApiInput): OpenApiDocument {
           : { [MEDIA_TYPE]: { schema: ref(components.document(success)) } };
     const responses: Record<string, object> = { [op.success.status]: { description: op.summary, ...(content ? { content } : {}) } };
     for (const status of errorStatuses(op)) {
-      responses[status] = { description: TITLE_BY_STATUS.get(status)!, content: { [MEDIA_TYPE]: { schema: ref("ErrorDocument") } } };
+      responses[status] = { description: TITLE_BY_STATUS.get(status)!, ...(status === 503 ? RETRY_AFTER : {}), content: { [MEDIA_TYPE]: { schema: ref("ErrorDocument") } } };
     }
     const path = route.path.replace(/:(\w+)/g, "{$1}");
     (paths[path] ??= {})[route.method.toLowerCase()] = {

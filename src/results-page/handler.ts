@@ -1,6 +1,8 @@
+import { RETRY_AFTER_SECONDS } from "../errors.js";
 import type { Authenticate } from "../http/handler.js";
 import { createConsoleLogger, type Logger } from "../logger.js";
 import type { Principal } from "../schemas/common.js";
+import { isStorageUnavailableError } from "../storage/unavailable.js";
 import { loadRunPage, parseFilter } from "./data.js";
 import { html } from "./escape.js";
 import { layout, loginForm, messagePage, notFoundPage, unauthorizedPage, type Chrome } from "./layout.js";
@@ -242,6 +244,12 @@ export function createResultsPage(source: ResultsPageSource, options: ResultsPag
       const response = await route(request, url);
       return request.method === "HEAD" ? new Response(null, { status: response.status, headers: response.headers }) : response;
     } catch (error) {
+      if (isStorageUnavailableError(error)) {
+        // decision D28: the storage is away, not broken; the browser may retry after Retry-After.
+        logger.warn("storage unavailable", { path: url.pathname, reason: error.reason });
+        const body = messagePage({ prefix, login, signedIn: false }, "Temporarily unavailable", "The results cannot be read right now. Try again in a few seconds.");
+        return page(503, body, { "retry-after": String(RETRY_AFTER_SECONDS) });
+      }
       logger.error("results page failed", { path: url.pathname, error: error instanceof Error ? error.name : typeof error });
       logger.debug("results page failure detail", { stack: error instanceof Error ? error.stack : String(error) });
       return page(500, messagePage({ prefix, login, signedIn: false }, "Something went wrong", "The page could not be shown. Try again later."));

@@ -12,6 +12,7 @@ import {
 import type { Principal } from "../schemas/common.js";
 import type { AgentPool } from "../schemas/directory.js";
 import type { AgentTokenRecord, Page, PageRequest } from "../schemas/records.js";
+import { isStorageUnavailableError } from "../storage/unavailable.js";
 import { isoNow, type ServiceContext } from "./context.js";
 import { parseOrThrow } from "./validate.js";
 
@@ -141,10 +142,12 @@ export function createAgentTokenService(ctx: ServiceContext) {
         failure = error;
       }
       if (!inserted) {
-        // Ids and secrets are fresh random values: a refused insert is as unexpected as a throw.
-        ctx.logger.error("agent token create failed", { agentPoolId: pool.id, tokenId: id, error: failure === undefined ? "refused" : errorName(failure) });
         // A store that wrote and then failed must not keep a token whose secret nobody received.
         if (failure !== undefined) await store().delete(id).catch(() => false);
+        // decision D28: a storage that is away is a 503 to retry, not a fault.
+        if (isStorageUnavailableError(failure)) throw failure;
+        // Ids and secrets are fresh random values: a refused insert is as unexpected as a throw.
+        ctx.logger.error("agent token create failed", { agentPoolId: pool.id, tokenId: id, error: failure === undefined ? "refused" : errorName(failure) });
         throw new ApiError("internal");
       }
       return { ...toView(record, pool), token };

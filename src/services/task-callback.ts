@@ -4,6 +4,7 @@ import { isFinalResultStatus, transitionResult } from "../domain/stage-machine.j
 import { ApiError, conflict, invalid } from "../errors.js";
 import type { Page, PageRequest } from "../schemas/records.js";
 import type { TaskResultOutcomeRecord, TaskResultRecord } from "../schemas/run-task-records.js";
+import { isStorageUnavailableError } from "../storage/unavailable.js";
 import { CallbackSchema, RESULT_LIMITS, type CallbackInput, type OutcomeInput } from "../schemas/run-tasks.js";
 import { toOutcomeView, type OutcomeView } from "../schemas/task-stage-views.js";
 import type { ServiceContext } from "./context.js";
@@ -87,6 +88,17 @@ export function createTaskCallbackService(ctx: ServiceContext, settings: RunTask
     createdAt: at,
   });
 
+  /**
+   * decision D28: once the result and its outcomes are stored the callback is applied, and answered
+   * 200 even if the storage goes away before the stage is recomputed: a 503 would make the
+   * integration retry into a 409. The deadline sweep settles such a stage (`listUnsettled`).
+   */
+  const settleStored = (stageId: string): Promise<void> =>
+    settle(stageId).catch((error: unknown) => {
+      if (!isStorageUnavailableError(error)) throw error;
+      ctx.logger.warn("stage recompute deferred: storage unavailable", { stageId, reason: error.reason });
+    });
+
   const OUTCOMES_POINTER = "/data/relationships/outcomes/data";
   /**
    * decision D26: at most 1,000 outcomes and 10 MiB of outcome bodies per result, checked against
@@ -159,7 +171,7 @@ export function createTaskCallbackService(ctx: ServiceContext, settings: RunTask
       const stored = await s.taskResults.transition(current.id, { statuses: [current.status], version: current.version }, next, outcomes);
       if (stored) {
         stages.emitResult(current, stored);
-        if (stored.status !== current.status) await settle(stored.stageId);
+        if (stored.status !== current.status) await settleStored(stored.stageId);
         return;
       }
       const fresh = await s.taskResults.get(resultId);

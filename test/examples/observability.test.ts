@@ -3,7 +3,10 @@ import { Hono } from "hono";
 import { afterEach, describe, expect, it } from "vitest";
 import { installMetrics, mountObservability, serverLogger } from "../../examples/server/observability.js";
 import { createDispatcher } from "../../src/index.js";
+import { createMemoryStorage } from "../../adapters/memory/index.js";
+import type { Storage } from "../../src/storage/types.js";
 import { createTestApp } from "../helpers/app.js";
+import { gatedStorage } from "../helpers/gated-storage.js";
 import { attachTask, createTask, fakeClock } from "../helpers/run-tasks.js";
 
 // Issue 17: the reference server exports runplane's metrics at GET /metrics (Prometheus text
@@ -15,9 +18,9 @@ afterEach(async () => {
   await installed?.shutdown();
 });
 
-async function server(options: { storageFails?: boolean; clock?: () => Date } = {}) {
+async function server(options: { storageFails?: boolean; clock?: () => Date; storage?: Storage } = {}) {
   installed = await installMetrics();
-  const app = await createTestApp(options.clock ? { clock: options.clock } : {});
+  const app = await createTestApp({ ...(options.clock ? { clock: options.clock } : {}), ...(options.storage ? { storage: options.storage } : {}) });
   if (options.storageFails) app.storage.taskDeliveries.stats = async () => Promise.reject(new Error("connection refused"));
   const dispatcher = createDispatcher(app.runplane, { pollIntervalMs: 60_000 });
   const routes = new Hono();
@@ -68,7 +71,7 @@ describe("reference server observability", () => {
     dispatcher.start();
     const res = await routes.request("/healthz");
     expect(res.status).toBe(200);
-    expect(await res.json()).toEqual({ ok: true, storage: "ok", dispatcher: "running", oldestDueDeliveryAgeSeconds: 0 });
+    expect(await res.json()).toEqual({ ok: true, status: "ok", reasons: [], storage: "ok", dispatcher: "running", oldestDueDeliveryAgeSeconds: 0 });
     await dispatcher.stop({ graceMs: 0 });
   });
 
@@ -76,7 +79,7 @@ describe("reference server observability", () => {
     const { routes } = await server();
     const res = await routes.request("/healthz");
     expect(res.status).toBe(503);
-    expect(await res.json()).toMatchObject({ ok: false, storage: "ok", dispatcher: "stopped" });
+    expect(await res.json()).toMatchObject({ ok: false, status: "degraded", reasons: ["dispatcher stopped"], storage: "ok", dispatcher: "stopped" });
   });
 
   it("answers /healthz 503 when the storage cannot be read, without the error's text", async () => {
@@ -87,6 +90,27 @@ describe("reference server observability", () => {
     const text = await res.text();
     expect(JSON.parse(text)).toMatchObject({ ok: false, storage: "unreachable", dispatcher: "running", oldestDueDeliveryAgeSeconds: null });
     expect(text).not.toContain("refused");
+    await dispatcher.stop({ graceMs: 0 });
+  });
+
+  // Decision D28: the database going away is `degraded` with the storage's reason, and back is ok.
+  it("answers /healthz 503 degraded with the reason while the database cannot be reached, 200 once it is back", async () => {
+    const gate = gatedStorage(createMemoryStorage());
+    const { dispatcher, routes } = await server({ storage: gate.storage });
+    dispatcher.start();
+    gate.failFrom(0);
+    const res = await routes.request("/healthz");
+    expect(res.status).toBe(503);
+    expect(await res.json()).toEqual({
+      ok: false,
+      status: "degraded",
+      reasons: ["storage unreachable: connection refused"],
+      storage: "unreachable",
+      dispatcher: "running",
+      oldestDueDeliveryAgeSeconds: null,
+    });
+    gate.failFrom(null);
+    expect((await routes.request("/healthz")).status).toBe(200);
     await dispatcher.stop({ graceMs: 0 });
   });
 });

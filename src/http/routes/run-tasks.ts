@@ -102,8 +102,8 @@ async function loadOrganization(ctx: RouteContext): Promise<string> {
 }
 
 async function loadTask(ctx: RouteContext): Promise<TaskView> {
-  const task = await ctx.app.services.runTasks.tasks.get(ctx.params.task_id!).catch(() => null);
-  if (!task) throw notFound();
+  // A missing task is 404 from `get`; any other failure (a storage away: 503, D28) stays what it is.
+  const task = await ctx.app.services.runTasks.tasks.get(ctx.params.task_id!);
   await ctx.authorize({ organization: task.organization });
   return task;
 }

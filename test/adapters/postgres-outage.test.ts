@@ -1,0 +1,130 @@
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createPostgresStorage, type PostgresStorage } from "../../adapters/postgres/index.js";
+import { createDispatcher, createKeyring, generateKey } from "../../src/index.js";
+import { createTestApp, type TestResponse } from "../helpers/app.js";
+import { DATABASE_URL, dropSchema, postgresReachable, uniqueSchema } from "../helpers/postgres.js";
+import { attachTask, callbackBody, createTask, fakeClock, outcomeItem, payloadOf, sendCallback, type RunTaskApp } from "../helpers/run-tasks.js";
+import { startTcpProxy, throughProxy, type TcpProxy } from "../helpers/tcp-proxy.js";
+
+// Issue 25 defect 3, decision D28: PostgreSQL goes away for about 3 s while integrations send
+// their callbacks. The host's pool reaches the server through a loopback proxy that is closed
+// (every connection dropped, new ones refused) and reopened, so the server the other suites share
+// is never restarted. Every answer is 2xx, 4xx or 503 with Retry-After, never 500; an integration
+// that retries its 503s has every final status stored, with its outcomes, exactly once.
+
+const reachable = await postgresReachable("postgres outage");
+
+const RUNS = 6;
+const TASKS = 8;
+const OUTAGE_MS = 3000;
+const RETRY_MS = 100;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe.skipIf(!reachable)("PostgreSQL away for seconds under callback load (D28)", () => {
+  let proxy: TcpProxy;
+  let admin: pg.Pool;
+  let pool: pg.Pool;
+  let storage: PostgresStorage;
+  let app: RunTaskApp;
+  const schema = uniqueSchema("outage");
+
+  beforeAll(async () => {
+    const target = new URL(DATABASE_URL);
+    proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port || 5432) });
+    admin = new pg.Pool({ connectionString: DATABASE_URL, max: 1 });
+    pool = new pg.Pool({ connectionString: throughProxy(DATABASE_URL, proxy), max: 8, connectionTimeoutMillis: 1000 });
+    storage = await createPostgresStorage(pool, { schema });
+    const keyring = createKeyring({ keys: [{ id: "k1", key: generateKey() }] });
+    const clock = fakeClock();
+    const base = await createTestApp({ storage, keyring, clock, publicUrl: "https://runplane.example" });
+    app = Object.assign(base, { keyring, clock });
+  });
+  afterAll(async () => {
+    await proxy?.open();
+    await app?.runplane.close();
+    await pool?.end().catch(() => undefined);
+    if (admin) {
+      await dropSchema(admin, schema);
+      await admin.end();
+    }
+    await proxy?.close();
+  });
+
+  it("answers only 2xx, 4xx or 503 with Retry-After, and applies every callback retried after its 503", async () => {
+    for (let i = 0; i < TASKS; i++) await attachTask(app, await createTask(app, `task${i}`), i % 2 === 0 ? "mandatory" : "advisory");
+    const results: { id: string; stageId: string; token: string; final: "passed" | "failed" }[] = [];
+    for (let r = 0; r < RUNS; r++) {
+      const { run, stages } = await app.runplane.runTasks.createRun({ workspaceId: "ws-a", configurationVersionId: `cv-${r}` });
+      await app.runplane.runTasks.startStage(run.id, stages[0]!.stage);
+      for (const result of await app.runplane.runTasks.listResults(stages[0]!.id)) {
+        const token = (await payloadOf(storage, app.keyring, result.id)).access_token as string;
+        results.push({ id: result.id, stageId: stages[0]!.id, token, final: results.length % 3 === 0 ? "failed" : "passed" });
+      }
+    }
+    await createDispatcher(app.runplane).tick();
+
+    const answers: { resultId: string; res: TestResponse }[] = [];
+    /** Result ids whose final callback was answered 503 at least once. */
+    const retriedFinal = new Set<string>();
+    const half = (r: (typeof results)[number]): boolean => results.indexOf(r) % 2 === 0;
+    /** An integration as D28 expects: each callback is sent again after a 503, until it is answered otherwise. */
+    const integrate = async (r: (typeof results)[number], delayMs: number): Promise<void> => {
+      await sleep(delayMs);
+      const final = callbackBody(r.final, { message: `done ${r.id}` }, [outcomeItem(`o-${r.id}`)]);
+      // Half the integrations say `running` first; the others send only their final status.
+      const bodies = half(r) ? [callbackBody("running"), final] : [final];
+      for (const body of bodies) {
+        for (;;) {
+          const res = await sendCallback(app, r.id, r.token, body);
+          answers.push({ resultId: r.id, res });
+          if (res.status !== 503) break;
+          if (body === final) retriedFinal.add(r.id);
+          await sleep(RETRY_MS);
+        }
+      }
+    };
+
+    // Callbacks spread over the whole window, the database away from 300 ms to 3.3 s.
+    const spread = OUTAGE_MS + 600;
+    const load = Promise.all(results.map((r, i) => integrate(r, (i * spread) / results.length)));
+    await sleep(300);
+    await proxy.close();
+    await sleep(OUTAGE_MS);
+    await proxy.open();
+    await load;
+
+    for (const { res } of answers) {
+      const ok = (res.status >= 200 && res.status < 300) || (res.status >= 400 && res.status < 500) || res.status === 503;
+      expect(ok, `${res.status} ${res.text}`).toBe(true);
+      if (res.status === 503) {
+        expect(res.headers.get("retry-after")).toMatch(/^[1-9][0-9]*$/);
+        expect(res.json.errors[0]).toMatchObject({ status: "503", title: "service unavailable" });
+      }
+    }
+    const unavailable = answers.filter((a) => a.res.status === 503).length;
+    // The outage was felt: without it this test would prove nothing.
+    expect(unavailable).toBeGreaterThan(0);
+    expect(retriedFinal.size).toBeGreaterThan(0);
+    // A 409 only where a final callback's commit was cut off from its answer: its retry finds it stored.
+    for (const { resultId, res } of answers.filter((a) => a.res.status === 409)) {
+      expect(retriedFinal.has(resultId), resultId).toBe(true);
+      expect(res.json.errors[0].detail).toMatch(/final status/);
+    }
+
+    for (const r of results) {
+      const stored = await app.runplane.runTasks.getResult(r.id);
+      expect(stored?.status, r.id).toBe(r.final);
+      expect(stored?.message).toBe(`done ${r.id}`);
+      const outcomes = await storage.taskResultOutcomes.list(r.id, { sort: "position" }, { offset: 0, limit: 10 });
+      expect(outcomes.items.map((o) => o.outcomeId)).toEqual([`o-${r.id}`]);
+    }
+    // A stage whose recompute the outage cut off is settled by the next sweep.
+    await createDispatcher(app.runplane).tick();
+    for (const stageId of new Set(results.map((r) => r.stageId))) {
+      const stage = await storage.taskStages.get(stageId);
+      expect(["passed", "failed"], stageId).toContain(stage?.status);
+    }
+  }, 60_000);
+});
