@@ -55,6 +55,7 @@ function checkKeyring(value: unknown, ctx: z.RefinementCtx): void {
     return;
   }
   if (value.keys.length === 0) ctx.addIssue({ code: "custom", path: ["keys"], message: "needs at least one key" });
+  if (value.source !== undefined && !isFunction(value.source)) ctx.addIssue({ code: "custom", path: ["source"], message: "must be a function returning { keys, active? }" });
   value.keys.forEach((entry: unknown, i) => {
     const id: unknown = isRecord(entry) ? entry.id : undefined;
     if (!KEY_ID.safeParse(id).success) ctx.addIssue({ code: "custom", path: ["keys", i, "id"], message: "must be 1-64 of [A-Za-z0-9_-]" });

@@ -14,6 +14,7 @@ import type {
 import type { AgentTokenRecord } from "../../src/schemas/records.js";
 import type { AgentTokenStore } from "../../src/storage/types.js";
 import { createMemoryRunTaskStores } from "./run-tasks.js";
+import { createMemorySealedValueStore, memorySealedSlots } from "./sealed-values.js";
 import { createMemoryCommentStore } from "./comments.js";
 
 /**
@@ -23,6 +24,8 @@ import { createMemoryCommentStore } from "./comments.js";
  * JavaScript thread: the guarded primitives need no locks.
  */
 export function createMemoryStorage(): Storage {
+  const variableRows = new Map<string, VariableRecord>();
+  const runTasks = createMemoryRunTaskStores();
   return withRevisions({
     organizations: keyedStore<Organization>((o) => o.name) satisfies OrganizationStore,
     projects: directoryStore(),
@@ -32,11 +35,12 @@ export function createMemoryStorage(): Storage {
     policySets: directoryStore(),
     agentPools: directoryStore(),
     apiTokens: apiTokenStore(),
-    variables: variableStore(),
+    variables: variableStore(variableRows),
     agentTokens: agentTokenStore(),
-    ...createMemoryRunTaskStores(),
+    ...runTasks.stores,
     teamProjects: createMemoryTeamProjectStore(),
     comments: createMemoryCommentStore(),
+    sealedValues: createMemorySealedValueStore(memorySealedSlots({ variables: variableRows, ...runTasks.sealed })),
     async close() {},
   });
 }
@@ -166,8 +170,7 @@ function apiTokenStore(): ApiTokenStore {
   return digestRows<ApiTokenRecord>().store;
 }
 
-function variableStore(): VariableStore {
-  const rows = new Map<string, VariableRecord>();
+function variableStore(rows: Map<string, VariableRecord>): VariableStore {
   const owns = (owner: VarOwner, r: VariableRecord): boolean => r.ownerKind === owner.kind && r.ownerId === owner.id;
   const keyTaken = (r: VariableRecord): boolean =>
     [...rows.values()].some(
@@ -206,19 +209,6 @@ function variableStore(): VariableStore {
       let removed = 0;
       for (const [id, row] of rows) if (owns(owner, row) && rows.delete(id)) removed++;
       return removed;
-    },
-    async scanSensitive(afterId, limit) {
-      return [...rows.values()]
-        .filter((r) => r.sensitive && (afterId === null || r.id > afterId))
-        .sort(byId)
-        .slice(0, limit)
-        .map(clone);
-    },
-    async replaceSealedValue(id, expected, next) {
-      const row = rows.get(id);
-      if (!row || !row.sensitive || row.value !== expected) return false;
-      row.value = next;
-      return true;
     },
   };
 }

@@ -50,11 +50,8 @@ export function withRevisions(storage: Omit<Storage, "revisions">): Storage {
     agentPools: wrap(storage.agentPools, keyed, directory),
     apiTokens: wrap(storage.apiTokens, ["insert", "delete"], directory),
     teamProjects: wrap(storage.teamProjects, ["insert", "update", "delete", "deleteByTeam", "deleteByProject"], directory),
-    variables: wrap(
-      wrap(wrap(storage.variables, ["insert", "update"], recordOwner), ["delete", "deleteByOwner"], ownerOf),
-      ["replaceSealedValue"],
-      allVariableScopes,
-    ),
+    variables: wrap(wrap(storage.variables, ["insert", "update"], recordOwner), ["delete", "deleteByOwner"], ownerOf),
+    sealedValues: wrap(storage.sealedValues, ["replace"], (args) => (args[0] === "vars.value" ? allVariableScopes() : [])),
     revisions,
     close: storage.close.bind(storage),
   };

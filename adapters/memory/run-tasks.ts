@@ -33,6 +33,12 @@ export interface MemoryRunTaskStores {
   deliveryAttempts: DeliveryAttemptStore;
 }
 
+/** The maps holding sealed values, for the adapter's sealed-value store (./sealed-values.ts). */
+export interface MemoryRunTaskMaps {
+  tasks: Map<string, RunTaskRecord>;
+  deliveries: Map<string, TaskDeliveryRecord>;
+}
+
 const clone = <T>(value: T): T => structuredClone(value);
 const cmp = (a: string | number, b: string | number): number => (a < b ? -1 : a > b ? 1 : 0);
 const byCreation = (a: { createdAt: string; id: string }, b: { createdAt: string; id: string }): number =>
@@ -50,7 +56,7 @@ const holds = <S extends string>(row: { status: S; version: number }, expected: 
  * tasks; starting a stage writes results and deliveries), and every method runs synchronously
  * inside its promise, so each guarded primitive is atomic without locks.
  */
-export function createMemoryRunTaskStores(): MemoryRunTaskStores {
+export function createMemoryRunTaskStores(): { stores: MemoryRunTaskStores; sealed: MemoryRunTaskMaps } {
   const tasks = new Map<string, RunTaskRecord>();
   const workspaceTasks = new Map<string, WorkspaceTaskRecord>();
   const runs = new Map<string, RunRecord>();
@@ -100,19 +106,6 @@ export function createMemoryRunTaskStores(): MemoryRunTaskStores {
     async delete(id) {
       if (!tasks.delete(id)) return false;
       for (const [wid, w] of workspaceTasks) if (w.taskId === id) workspaceTasks.delete(wid);
-      return true;
-    },
-    async scanSealed(afterId, limit) {
-      return [...tasks.values()]
-        .filter((t) => t.hmacKey !== null && (afterId === null || t.id > afterId))
-        .sort((a, b) => cmp(a.id, b.id))
-        .slice(0, limit)
-        .map(clone);
-    },
-    async replaceSealedKey(id, expected, next) {
-      const row = tasks.get(id);
-      if (!row || row.hmacKey === null || row.hmacKey !== expected) return false;
-      row.hmacKey = next;
       return true;
     },
   };
@@ -296,7 +289,7 @@ export function createMemoryRunTaskStores(): MemoryRunTaskStores {
 
   const deliveryStore = createMemoryDeliveryStore({ deliveries, results, tasks });
 
-  return {
+  const stores = {
     runTasks: runTaskStore,
     workspaceTasks: workspaceTaskStore,
     runs: runStore,
@@ -306,4 +299,5 @@ export function createMemoryRunTaskStores(): MemoryRunTaskStores {
     taskDeliveries: deliveryStore,
     deliveryAttempts: deliveryStore.attempts,
   };
+  return { stores, sealed: { tasks, deliveries } };
 }

@@ -16,6 +16,7 @@ import { createTaskDeliveryStore } from "./task-deliveries.js";
 import { createTaskStageStores } from "./task-stages.js";
 import { createTeamProjectStore } from "./team-projects.js";
 import { createVariableStore } from "./variables.js";
+import { createSealedValueStore } from "./sealed-values.js";
 
 export type { PgPoolClientLike, PgPoolLike, PgQueryConfig, PgQueryResult } from "./driver.js";
 export { PostgresStorageError } from "./driver.js";
@@ -95,6 +96,7 @@ export async function createPostgresStorage(poolOrUrl: PgPoolLike | string, opti
     ...createDirectoryStores(pool, q),
     apiTokens: createApiTokenStore(pool, q),
     variables: createVariableStore(pool, q),
+    sealedValues: createSealedValueStore(pool, q),
     agentTokens: createAgentTokenStore(pool, q),
     teamProjects: createTeamProjectStore(pool, q),
     comments: createCommentStore(pool, q),

@@ -32,9 +32,6 @@ export function createRunTaskStores(pool: PgPoolLike, q: string): { runTasks: Ru
     taskUpdate: sql(casSql(tasks, "version = @expected_version")),
     // Workspace tasks referring to the task go with it (ON DELETE CASCADE), in the same statement.
     taskDelete: sql(`DELETE FROM ${tasks.table} WHERE id = @id`),
-    scan: sql(`SELECT ${TASK_COLUMNS} FROM ${tasks.table}
-      WHERE hmac_key IS NOT NULL AND (@after::text IS NULL OR id > @after::text) ORDER BY id LIMIT @limit`),
-    replaceSealed: sql(`UPDATE ${tasks.table} SET hmac_key = @next WHERE id = @id AND hmac_key = @expected`),
     wsGet: sql(`SELECT ${WS_COLUMNS} FROM ${wsTasks.table} WHERE id = @id`),
     wsByTask: sql(`SELECT ${WS_COLUMNS} FROM ${wsTasks.table} WHERE task_id = @task_id ORDER BY created_at, id`),
     wsAll: sql(`SELECT ${WS_COLUMNS} FROM ${wsTasks.table} WHERE workspace_id = @workspace_id ORDER BY created_at, id`),
@@ -74,10 +71,6 @@ export function createRunTaskStores(pool: PgPoolLike, q: string): { runTasks: Ru
       }
     },
     delete: async (id) => (await changed(pool, s.taskDelete, { id })) === 1,
-    async scanSealed(afterId, limit) {
-      return (await rowsOf<RunTaskRow>(pool, s.scan, { after: afterId, limit })).map(fromRunTaskRow);
-    },
-    replaceSealedKey: async (id, expected, next) => (await changed(pool, s.replaceSealed, { id, expected, next })) === 1,
   };
 
   const workspaceTasks: WorkspaceTaskStore = {

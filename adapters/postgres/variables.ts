@@ -34,9 +34,6 @@ export function createVariableStore(pool: PgPoolLike, q: string): VariableStore 
     update: sql(casSql(q)),
     delete: sql(`DELETE FROM ${q}variables WHERE id = @id AND ${OWNER}`),
     deleteByOwner: sql(`DELETE FROM ${q}variables WHERE ${OWNER}`),
-    scan: sql(`SELECT ${COLUMNS} FROM ${q}variables
-      WHERE sensitive = 1 AND (@after::text IS NULL OR id > @after::text) ORDER BY id LIMIT @limit`),
-    replaceSealed: sql(`UPDATE ${q}variables SET value = @next WHERE id = @id AND sensitive = 1 AND value = @expected`),
   };
   const owned = (owner: VarOwner) => ({ owner_kind: owner.kind, owner_id: owner.id });
 
@@ -75,9 +72,5 @@ export function createVariableStore(pool: PgPoolLike, q: string): VariableStore 
     },
     delete: async (owner, id) => (await changed(pool, s.delete, { id, ...owned(owner) })) === 1,
     deleteByOwner: async (owner) => changed(pool, s.deleteByOwner, owned(owner)),
-    async scanSensitive(afterId, limit) {
-      return (await rowsOf<VariableRow>(pool, s.scan, { after: afterId, limit })).map(fromVariableRow);
-    },
-    replaceSealedValue: async (id, expected, next) => (await changed(pool, s.replaceSealed, { id, expected, next })) === 1,
   };
 }

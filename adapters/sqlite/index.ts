@@ -7,6 +7,7 @@ import { createDirectoryStores } from "./directory.js";
 import type { SqliteDatabase } from "./driver.js";
 import { migrate } from "./schema.js";
 import { createVariableStore } from "./variables.js";
+import { createSealedValueStore } from "./sealed-values.js";
 import { createSqliteTeamProjectStore } from "./team-projects.js";
 import { createRunTaskStores } from "./run-tasks.js";
 import { createTaskStageStores } from "./task-stages.js";
@@ -65,6 +66,7 @@ export function createSqliteStorage(db: SqliteDatabase, options: SqliteStorageOp
     ...createDirectoryStores(db),
     apiTokens: createApiTokenStore(db),
     variables: createVariableStore(db),
+    sealedValues: createSealedValueStore(db),
     agentTokens: createAgentTokenStore(db),
     teamProjects: createSqliteTeamProjectStore(db),
     comments: createCommentStore(db),

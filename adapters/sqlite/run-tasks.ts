@@ -18,9 +18,6 @@ export const RUN_TASK_SQL = {
   taskExists: `SELECT 1 AS found FROM run_tasks WHERE id = ?`,
   taskDelete: `DELETE FROM run_tasks WHERE id = ?`,
   taskDeleteAttached: `DELETE FROM workspace_tasks WHERE task_id = ?`,
-  scanFirst: `SELECT * FROM run_tasks WHERE hmac_key IS NOT NULL ORDER BY id LIMIT ?`,
-  scanAfter: `SELECT * FROM run_tasks WHERE hmac_key IS NOT NULL AND id > ? ORDER BY id LIMIT ?`,
-  replaceSealed: `UPDATE run_tasks SET hmac_key = ? WHERE id = ? AND hmac_key IS NOT NULL AND hmac_key = ?`,
   wsGet: `SELECT * FROM workspace_tasks WHERE id = ?`,
   wsAll: `SELECT * FROM workspace_tasks WHERE workspace_id = ? ORDER BY created_at, id`,
   wsPage: `SELECT * FROM workspace_tasks WHERE workspace_id = ? ORDER BY created_at, id LIMIT ? OFFSET ?`,
@@ -59,7 +56,6 @@ export function createRunTaskStores(db: SqliteDatabase): { runTasks: RunTaskStor
     s.taskDeleteAttached.run(id);
     return true;
   });
-  const replaceSealed = immediateTx(db, (id: string, expected: string, next: string) => s.replaceSealed.run(next, id, expected).changes === 1);
 
   const insertWs = immediateTx(db, (record: WorkspaceTaskRecord): GuardedResult<"duplicate-task" | "missing-task"> => {
     if (!s.taskExists.get(record.taskId)) return { ok: false, reason: "missing-task" };
@@ -104,11 +100,6 @@ export function createRunTaskStores(db: SqliteDatabase): { runTasks: RunTaskStor
         });
       },
       delete: async (id) => deleteTask(id),
-      async scanSealed(afterId, limit) {
-        const found = afterId === null ? s.scanFirst.all(limit) : s.scanAfter.all(afterId, limit);
-        return (found as rows.RunTaskRow[]).map(rows.fromRunTaskRow);
-      },
-      replaceSealedKey: async (id, expected, next) => replaceSealed(id, expected, next),
     },
     workspaceTasks: {
       get: async (id) => wsTask(s.wsGet.get(id)),

@@ -21,9 +21,6 @@ export const VARIABLE_SQL = {
     WHERE id = @id AND owner_kind = @owner_kind AND owner_id = @owner_id AND version_id = @expected_version_id`,
   delete: `DELETE FROM variables WHERE id = ? AND ${OWNER}`,
   deleteByOwner: `DELETE FROM variables WHERE ${OWNER}`,
-  scanFirst: `SELECT * FROM variables WHERE sensitive = 1 ORDER BY id LIMIT ?`,
-  scanAfter: `SELECT * FROM variables WHERE sensitive = 1 AND id > ? ORDER BY id LIMIT ?`,
-  replaceSealed: `UPDATE variables SET value = ? WHERE id = ? AND sensitive = 1 AND value = ?`,
 } as const;
 
 type UpdateResult = GuardedResult<"missing" | "stale" | "duplicate-key">;
@@ -51,10 +48,6 @@ export function createVariableStore(db: SqliteDatabase): VariableStore {
   });
   const remove = groupedTx(db, (owner: VarOwner, id: string) => s.delete.run(id, owner.kind, owner.id).changes === 1);
   const removeByOwner = groupedTx(db, (owner: VarOwner) => s.deleteByOwner.run(owner.kind, owner.id).changes);
-  const replaceSealed = groupedTx(
-    db,
-    (id: string, expected: string, next: string) => s.replaceSealed.run(next, id, expected).changes === 1,
-  );
 
   // A UNIQUE violation rolls the call's savepoint back before it reaches us; it becomes the guard's
   // answer. Other errors (a PRIMARY KEY clash included) propagate: SQLite names columns, not values.
@@ -88,9 +81,5 @@ export function createVariableStore(db: SqliteDatabase): VariableStore {
     },
     delete: async (owner, id) => remove(owner, id),
     deleteByOwner: async (owner) => removeByOwner(owner),
-    async scanSensitive(afterId, limit) {
-      return records(afterId === null ? s.scanFirst.all(limit) : s.scanAfter.all(afterId, limit));
-    },
-    replaceSealedValue: async (id, expected, next) => replaceSealed(id, expected, next),
   };
 }

@@ -6,6 +6,7 @@ import { settingName } from "../../src/cli/args.js";
 import { createEgressPolicy } from "../../src/delivery/egress.js";
 import { inspectDatabase } from "./check-storage.js";
 import { keyringCheck } from "./check-keyring.js";
+import { keysCheck } from "./check-keys.js";
 import { portTaken, readServerConfig, type Problem, type ServerConfig } from "./config.js";
 import { externalIntegration, INTEGRATION_HOST } from "./integration.js";
 
@@ -38,6 +39,7 @@ export const SERVER_CHECKS: readonly ServerCheck[] = [
   { name: "options", run: async ({ problems }) => (problems.length ? fail(problems.map((p) => p.message).join("; ")) : ok("flags and environment are valid")) },
   { name: "data directory", run: dataDirectory },
   { name: "keyring", run: keyringCheck },
+  { name: "keys", run: keysCheck },
   { name: "storage", run: storage },
   { name: "port", run: ports },
   { name: "egress", run: egress },

@@ -5,6 +5,7 @@ import { DEMO, seedDemo } from "./demo.js";
 import { createDemoRuns } from "./demo-runs.js";
 import { preflight } from "./checks.js";
 import { ensureDemoTasks, externalIntegration, listen, startIntegration } from "./integration.js";
+import { keyringFileOf, reloadableKeyring, watchKeyring } from "./keyring-file.js";
 import { lockDataDir } from "./lock.js";
 import { ownersToken } from "./owners-token.js";
 import { openDataDir } from "./state.js";
@@ -55,7 +56,8 @@ const store = await openServerStorage({
 const observed = await installMetrics();
 const runplane: Runplane = createRunplane({
   storage: store.storage,
-  keyring: dataDir.keyring(),
+  // decision D29: keyring.json is read again on SIGHUP, when it changes, and for a key it lacks.
+  keyring: reloadableKeyring(dataDir.keyring(), keyringFileOf(config.dataDir, process.env)),
   dialect,
   logger: serverLogger(config.logLevel),
   publicUrl: origin,
@@ -71,6 +73,7 @@ const { token, fromEnv } = await store.exclusively(async () => {
   await ensureDemoTasks(runplane, { url: integration.url, hmacKey });
   return ownersToken(runplane, dataDir, config.adminToken);
 });
+watchKeyring(runplane, keyringFileOf(config.dataDir, process.env), (line) => void process.stdout.write(`${line}\n`));
 const dispatcher = createDispatcher(runplane, { pollIntervalMs: 250 });
 dispatcher.start();
 

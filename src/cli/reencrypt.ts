@@ -1,13 +1,54 @@
-import { parse } from "./args.js";
+import { keyringFileOf, removeKeyFromFile } from "../../examples/server/keyring-file.js";
+import type { Runplane } from "../index.js";
+import { describeSealed } from "../services/keyring-control.js";
+import { sealedBy, type SealedValueCounts } from "../services/sealing.js";
+import { dataDirOf, parse } from "./args.js";
 import { withServerData } from "./open.js";
 
 /**
- * `runplane reencrypt`: moves every sealed value to the keyring's active key (decision D11), after
- * a new key was added to keyring.json (or RUNPLANE_KEYRING) and made active. Old keys stay in the
- * keyring until this has run.
+ * `runplane reencrypt [--retire <key id>]` (decisions D11, D29): moves every sealed value
+ * (sensitive variables and parameters, run task HMAC keys, delivery payloads) to the keyring's
+ * active key, then prints what each key still seals. `--retire` also checks that the key seals
+ * nothing any more and only then removes it from keyring.json; it refuses (exit 1, the keyring
+ * unchanged) while the key is active or still seals a value, which happens while a host has not
+ * yet made the new key active and reloaded.
  */
-export async function reencrypt(args: string[], out: (line: string) => void): Promise<void> {
-  const { env } = parse(args);
-  const count = await withServerData(env, (runplane) => runplane.reencrypt());
-  out(`re-encrypted ${count} value${count === 1 ? "" : "s"} with the active key`);
+export async function reencrypt(args: string[], out: (line: string) => void): Promise<boolean> {
+  const { env, values } = parse(args, { retire: { type: "string" } });
+  const retire = typeof values.retire === "string" ? values.retire : undefined;
+  return withServerData(env, async (runplane) => {
+    const { activeKeyId, keyIds } = runplane.keyring;
+    if (retire === activeKeyId) throw new Error(`--retire ${retire}: it is the active key; make another key active on every host first`);
+    if (retire !== undefined && !keyIds.includes(retire)) throw new Error(`--retire ${retire}: the keyring holds no such key (it holds ${keyIds.join(", ")})`);
+    const count = await runplane.reencrypt();
+    out(`re-encrypted ${count} value${count === 1 ? "" : "s"} with the active key ${activeKeyId}`);
+    const counts = await runplane.sealedValues();
+    for (const line of keyLines(runplane, counts)) out(line);
+    return retire === undefined ? true : retireKey(retire, counts, env, out);
+  });
+}
+
+/** One line per key held or found in storage: `  k1: 0 values` / `  k2 (active): 3 values (...)`. */
+export function keyLines(runplane: Pick<Runplane, "keyring">, counts: SealedValueCounts): string[] {
+  const { activeKeyId, keyIds } = runplane.keyring;
+  const ids = [...new Set([...keyIds, ...Object.keys(counts)])];
+  return ids.map((id) => {
+    const role = id === activeKeyId ? " (active)" : keyIds.includes(id) ? "" : " (NOT IN THE KEYRING)";
+    return `  ${id}${role}: ${describeSealed(counts, id)}`;
+  });
+}
+
+function retireKey(id: string, counts: SealedValueCounts, env: NodeJS.ProcessEnv, out: (line: string) => void): boolean {
+  if (sealedBy(counts, [id]) > 0) {
+    out(`not retired: ${id} still seals ${describeSealed(counts, id)}, sealed by a host that does not seal with the new key yet: make it active in every host's keyring, let them reload, and run this again`);
+    return false;
+  }
+  const file = keyringFileOf(dataDirOf(env), env);
+  if (!file) {
+    out(`${id} seals nothing: remove it from RUNPLANE_KEYRING on every host`);
+    return true;
+  }
+  removeKeyFromFile(file, id);
+  out(`retired ${id}: removed from ${file}; remove it from every other host's keyring too`);
+  return true;
 }

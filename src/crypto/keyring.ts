@@ -17,14 +17,34 @@ export interface KeyringOptions {
   keys: readonly KeyringKey[];
   /** Id of the key new values are sealed with; defaults to the first key. */
   active?: string;
+  /**
+   * Where the keys are read again (decision D29): a keyring file, a secret manager.
+   * `runplane.keyring.reload()` calls it, and so does runplane itself, once, when a stored value
+   * names a key id this keyring does not hold (another host rotated first). Its result's own
+   * `source` is ignored.
+   */
+  source?: KeyringSource;
 }
 
+/** Reads a keyring's keys again (see `KeyringOptions.source`). */
+export type KeyringSource = () => KeyringOptions | Promise<KeyringOptions>;
+
 export interface Keyring {
+  /** Id of the key new values are sealed with; changes when the keys are replaced. */
   readonly activeKeyId: string;
+  /** Ids of the keys held, in the order given. */
+  readonly keyIds: readonly string[];
+  /** What `reload` reads (`KeyringOptions.source`), if anything. */
+  readonly source: KeyringSource | undefined;
   seal(plaintext: string, associatedData: string): string;
   open(sealed: string, associatedData: string): string;
   /** Key id a sealed value was written with, or null when it is not a sealed value. */
   keyIdOf(sealed: string): string | null;
+  /**
+   * Holds `options`' keys from now on, all at once (decision D29: rotation without a restart).
+   * Throws, keeping the current keys, when they are not a valid keyring. The source stays.
+   */
+  replace(options: KeyringOptions): void;
 }
 
 const PREFIX = "rpv1";
@@ -62,7 +82,8 @@ function openFailure(keyId: string, cause: unknown): Error {
   );
 }
 
-export function createKeyring(options: KeyringOptions): Keyring {
+/** The keys of `options`, checked; the active one is also under `activeKeyId`. */
+function keySet(options: KeyringOptions): { keys: Map<string, Buffer>; activeKeyId: string; active: Buffer } {
   if (options.keys.length === 0) throw new Error("keyring needs at least one key");
   const keys = new Map<string, Buffer>();
   for (const k of options.keys) {
@@ -73,10 +94,24 @@ export function createKeyring(options: KeyringOptions): Keyring {
   const activeKeyId = options.active ?? options.keys[0]!.id;
   const active = keys.get(activeKeyId);
   if (!active) throw new Error(`active key ${activeKeyId} is not in the keyring`);
+  return { keys, activeKeyId, active };
+}
+
+export function createKeyring(options: KeyringOptions): Keyring {
+  // One object swapped whole by replace(), so a seal never mixes one set's id with another's key.
+  let set = keySet(options);
+  let keyIds = Object.freeze([...set.keys.keys()]);
 
   return {
-    activeKeyId,
+    get activeKeyId() {
+      return set.activeKeyId;
+    },
+    get keyIds() {
+      return keyIds;
+    },
+    source: options.source,
     seal(plaintext, associatedData) {
+      const { active, activeKeyId } = set;
       const nonce = randomBytes(12);
       const cipher = createCipheriv("aes-256-gcm", active, nonce);
       cipher.setAAD(Buffer.from(associatedData, "utf8"));
@@ -86,7 +121,7 @@ export function createKeyring(options: KeyringOptions): Keyring {
     open(sealed, associatedData) {
       const parts = sealed.split(":");
       if (parts.length !== 4 || parts[0] !== PREFIX) throw new Error("not a sealed value");
-      const key = keys.get(parts[1]!);
+      const key = set.keys.get(parts[1]!);
       if (!key) throw new Error(`cannot decrypt a value sealed with keyring key "${parts[1]}": the keyring has no key with that id (add it back to \`keys\`)`);
       const body = Buffer.from(parts[3]!, "base64url");
       if (body.length < 16) throw new Error("sealed value too short");
@@ -103,7 +138,20 @@ export function createKeyring(options: KeyringOptions): Keyring {
       const parts = sealed.split(":");
       return parts.length === 4 && parts[0] === PREFIX ? parts[1]! : null;
     },
+    replace(next) {
+      set = keySet(next);
+      keyIds = Object.freeze([...set.keys.keys()]);
+    },
   };
+}
+
+/** Characters of a sealed value that always hold its key id (`rpv1:` and 64 + 1 at most). */
+export const SEALED_HEAD_LENGTH = PREFIX.length + 66;
+
+/** The key id at the start of a sealed value, or of its first SEALED_HEAD_LENGTH characters; null when it is none. */
+export function keyIdOfHead(head: string): string | null {
+  const match = /^rpv1:([A-Za-z0-9_-]{1,64}):/.exec(head);
+  return match ? match[1]! : null;
 }
 
 /** A fresh random 32-byte key, base64: for hosts generating their first key. */

@@ -2,6 +2,7 @@ import type { Keyring } from "../crypto/keyring.js";
 import type { Logger } from "../logger.js";
 import type { Dialect } from "../schemas/common.js";
 import type { Storage } from "../storage/types.js";
+import type { KeyringControl } from "./keyring-control.js";
 import type { TaskEndpointCheck } from "./run-task-config.js";
 import type { RunTaskSettings } from "./run-task-settings.js";
 
@@ -9,6 +10,8 @@ import type { RunTaskSettings } from "./run-task-settings.js";
 export interface ServiceContext {
   storage: Storage;
   keyring: Keyring;
+  /** decision D29: reloads `keyring` (`runplane.keyring`), and once when a value needs a key it lacks. */
+  keys: KeyringControl;
   logger: Logger;
   dialect: Dialect;
   /** Current time; tests pass a fake clock. */

@@ -1,4 +1,3 @@
-import { rowBinding } from "../crypto/keyring.js";
 import { ApiError, conflict, invalid, notFound } from "../errors.js";
 import type { Workspace } from "../schemas/directory.js";
 import type { Page, PageRequest } from "../schemas/records.js";
@@ -16,6 +15,7 @@ import {
   type WorkspaceTaskView,
 } from "../schemas/run-task-config.js";
 import { isoNow, type ServiceContext } from "./context.js";
+import { sealedBinding } from "./sealing.js";
 import { checkStages, mergeGlobalConfiguration, toTaskView, toWorkspaceTaskView } from "./run-task-views.js";
 
 export { toTaskView, toWorkspaceTaskView };
@@ -27,7 +27,7 @@ const DUPLICATE_NAME = (): ApiError => invalid(`${ATTRIBUTES}/name`, "Name has a
 const BUSY = (): ApiError => new ApiError("conflict", { detail: "The resource is being updated concurrently; retry the request" });
 
 /** decision D11: the HMAC key is sealed for its row; nothing else ever opens it but delivery. */
-export const hmacKeyBinding = (taskId: string): string => rowBinding("tasks", "hmac_key", taskId);
+export const hmacKeyBinding = (taskId: string): string => sealedBinding("tasks.hmac_key", taskId);
 
 /** A run task endpoint about to be saved: where and how its requests will be sent. */
 export interface TaskEndpoint {
@@ -144,6 +144,7 @@ export function createRunTaskConfig(ctx: ServiceContext, checkEndpoint: TaskEndp
       for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
         const current = await s.runTasks.get(id);
         if (!current) throw notFound();
+        await ctx.keys.holdKeysOf([current.hmacKey]);
         const key = attrs["hmac-key"];
         // decision D15: a new URL or key is saved only once the endpoint answered the verification.
         const endpoint = changedEndpoint(current, attrs.url, key);
@@ -173,21 +174,6 @@ export function createRunTaskConfig(ctx: ServiceContext, checkEndpoint: TaskEndp
     /** Deletes the task and its workspace attachments; runs already created keep their snapshots. */
     async delete(id: string): Promise<void> {
       if (!(await s.runTasks.delete(id))) throw notFound();
-    },
-    /** Re-seals every HMAC key with the keyring's active key (D11); resolves the number moved. */
-    async reencrypt(batchSize = 200): Promise<number> {
-      let moved = 0;
-      let after: string | null = null;
-      for (;;) {
-        const rows = await s.runTasks.scanSealed(after, batchSize);
-        if (rows.length === 0) return moved;
-        for (const row of rows) {
-          if (row.hmacKey === null || ctx.keyring.keyIdOf(row.hmacKey) === ctx.keyring.activeKeyId) continue;
-          const resealed = ctx.keyring.seal(ctx.keyring.open(row.hmacKey, hmacKeyBinding(row.id)), hmacKeyBinding(row.id));
-          if (await s.runTasks.replaceSealedKey(row.id, row.hmacKey, resealed)) moved++;
-        }
-        after = rows[rows.length - 1]!.id;
-      }
     },
   };
 

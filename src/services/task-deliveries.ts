@@ -1,9 +1,9 @@
-import { rowBinding } from "../crypto/keyring.js";
 import { buildRunTaskRequest, runTaskRequestHeaders, serializeRunTaskRequest } from "../domain/run-task-request.js";
 import { TIMED_OUT_MESSAGE, transitionResult, type ResultEvent } from "../domain/stage-machine.js";
 import type { RunRecord, TaskDeliveryRecord, TaskResultRecord } from "../schemas/run-task-records.js";
 import type { ClaimedDelivery, ClaimedResult, DeliverySettlement, ResultAdvance, StopListening } from "../storage/types.js";
 import type { ServiceContext } from "./context.js";
+import { sealedBinding } from "./sealing.js";
 import { hmacKeyBinding } from "./run-task-config.js";
 import type { RunTaskSettings } from "./run-task-settings.js";
 import type { TaskStageService } from "./task-stages.js";
@@ -11,7 +11,7 @@ import { createSettleQueue } from "./settle-queue.js";
 import type { OutboxFigures } from "../telemetry/metrics.js";
 
 /** decision D11: the outbox payload holds the access token, so it is sealed for its row. */
-export const deliveryPayloadBinding = (deliveryId: string): string => rowBinding("task_deliveries", "payload", deliveryId);
+export const deliveryPayloadBinding = (deliveryId: string): string => sealedBinding("task_deliveries.payload", deliveryId);
 
 /**
  * The outbox row of one result of a starting stage (decision D15): the request payload (spec 4.1,
@@ -226,8 +226,12 @@ export function createTaskDeliveryService(
       return { due, leased, oldestDueAgeSeconds };
     },
     /** Leases up to `limit` due rows for `owner` and opens their results' windows (D15, D16); see `TaskDeliveryStore.claim`. */
-    claim: (request: { owner: string; leaseMs: number; limit: number }): Promise<ClaimedDelivery[]> =>
-      s.taskDeliveries.claim({ ...request, now: ctx.now().toISOString(), window }),
+    async claim(request: { owner: string; leaseMs: number; limit: number }): Promise<ClaimedDelivery[]> {
+      const claimed = await s.taskDeliveries.claim({ ...request, now: ctx.now().toISOString(), window });
+      // decision D29: a row sealed under a key this host does not hold yet reloads the keyring once.
+      await ctx.keys.holdKeysOf(claimed.flatMap((c) => [c.row.payload, c.task?.hmacKey]));
+      return claimed;
+    },
 
     /**
      * Turns a claimed row into a request, or resolves null when it needs none (the row is then

@@ -1,4 +1,3 @@
-import { rowBinding } from "../crypto/keyring.js";
 import { randomHex } from "../crypto/random.js";
 import { maskedValue } from "../domain/masking.js";
 import { checkSensitivePatch, type VariablePatch } from "../domain/variable-rules.js";
@@ -7,6 +6,7 @@ import type { VarCategory } from "../schemas/common.js";
 import type { Page, PageRequest, VariableRecord, VarOwner } from "../schemas/records.js";
 import type { ResolvedVariable, VariableView } from "../schemas/variables.js";
 import { isoNow, type ServiceContext } from "./context.js";
+import { sealedBinding } from "./sealing.js";
 
 /** Attributes of a new variable after validation and defaults. */
 export interface VariableDraft {
@@ -28,7 +28,7 @@ const MAX_ATTEMPTS = 8;
  * of sensitive values (D11), masking (D10), uniqueness (D12) and compare-and-set updates.
  */
 /** The associated data a sensitive variable's or parameter's value is sealed with (D11). */
-export const variableBinding = (id: string): string => rowBinding("vars", "value", id);
+export const variableBinding = (id: string): string => sealedBinding("vars.value", id);
 
 export function createVarEngine(ctx: ServiceContext) {
   const binding = variableBinding;
@@ -90,6 +90,7 @@ export function createVarEngine(ctx: ServiceContext) {
       for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
         const current = await ctx.storage.variables.get(owner, id);
         if (!current) throw notFound();
+        if (current.sensitive) await ctx.keys.holdKeysOf([current.value]);
         const decision = checkSensitivePatch(current, patch);
         if (!decision.ok) throw invalid(`${ATTRIBUTES}/${decision.attribute}`, decision.detail);
 
@@ -126,23 +127,8 @@ export function createVarEngine(ctx: ServiceContext) {
     /** Plaintext of every variable of `owner`: the only way out for sensitive values (D10). */
     async resolve(owner: VarOwner): Promise<ResolvedVariable[]> {
       const { items } = await ctx.storage.variables.list(owner);
+      await ctx.keys.holdKeysOf(items.map((r) => (r.sensitive ? r.value : null)));
       return items.map((r) => ({ key: r.key, value: plaintextOf(r), category: r.category, hcl: r.hcl }));
-    },
-
-    /** Moves every sealed value to the keyring's active key; returns how many rows were rewritten. */
-    async reencrypt(batchSize = 200): Promise<number> {
-      let moved = 0;
-      let after: string | null = null;
-      for (;;) {
-        const rows = await ctx.storage.variables.scanSensitive(after, batchSize);
-        if (rows.length === 0) return moved;
-        for (const row of rows) {
-          if (ctx.keyring.keyIdOf(row.value) === ctx.keyring.activeKeyId) continue;
-          const resealed = ctx.keyring.seal(plaintextOf(row), binding(row.id));
-          if (await ctx.storage.variables.replaceSealedValue(row.id, row.value, resealed)) moved++;
-        }
-        after = rows[rows.length - 1]!.id;
-      }
     },
   };
 }

@@ -39,10 +39,6 @@ export interface RunTaskStore {
   update(record: RunTaskRecord, expectedVersion: number): Promise<GuardedResult<"missing" | "stale" | "duplicate-name">>;
   /** Removes the task and, in the same step, every workspace task that refers to it. */
   delete(id: string): Promise<boolean>;
-  /** Tasks holding a sealed HMAC key with `id > afterId` (all when null), ordered by `id`, at most `limit`. */
-  scanSealed(afterId: string | null, limit: number): Promise<RunTaskRecord[]>;
-  /** Swaps the sealed HMAC key only while it still equals `expected`; `version` is left alone. */
-  replaceSealedKey(id: string, expected: string, next: string): Promise<boolean>;
 }
 
 /** Run tasks attached to workspaces. `(workspaceId, taskId)` is unique. */

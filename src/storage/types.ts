@@ -2,6 +2,7 @@ import type { CommentStore } from "./comments-types.js";
 import type { DeliveryAttemptStore } from "./attempts-types.js";
 import type { StatusChangeFeed, StopListening } from "./notifications.js";
 import type { RevisionStore } from "./revisions.js";
+import type { SealedValueStore } from "./sealed-values.js";
 import type { AgentPool, Organization, PolicySet, Project, Team, User, Workspace } from "../schemas/directory.js";
 import type { ApiTokenRecord, Page, PageRequest, VariableRecord, VarOwner } from "../schemas/records.js";
 import type { TeamProjectRecord } from "../schemas/team-projects.js";
@@ -59,6 +60,8 @@ export interface Storage {
   readonly teamProjects: TeamProjectStore;
   /** Delivery attempts, the newest 20 per result (`./attempts-types.ts`, decision D31). */
   readonly deliveryAttempts: DeliveryAttemptStore;
+  /** Every sealed value by kind (`./sealed-values.ts`, decision D29): what `reencrypt` re-seals. */
+  readonly sealedValues: SealedValueStore;
   /** Comments on runs (`./comments-types.ts`, issue 27). */
   readonly comments: CommentStore;
   /**
@@ -169,13 +172,6 @@ export interface VariableStore {
   delete(owner: VarOwner, id: string): Promise<boolean>;
   /** Removes every variable of `owner`; resolves the number removed. */
   deleteByOwner(owner: VarOwner): Promise<number>;
-  /** Sensitive variables with `id > afterId` (all when null) ordered by `id`, at most `limit`. */
-  scanSensitive(afterId: string | null, limit: number): Promise<VariableRecord[]>;
-  /**
-   * Swaps a sensitive row's sealed value only while it still equals `expected`; `versionId` and
-   * `updatedAt` are left as they are (re-encryption is not an update).
-   */
-  replaceSealedValue(id: string, expected: string, next: string): Promise<boolean>;
 }
 
 /** Order of an agent token list: by `createdAt`, ties broken by `id` in the same direction. */
@@ -257,4 +253,5 @@ export type * from "./run-tasks-types.js";
 export type * from "./comments-types.js";
 export type * from "./attempts-types.js";
 export type { RevisionStore } from "./revisions.js";
+export type { SealedColumn, SealedValue, SealedValueScan, SealedValueStore } from "./sealed-values.js";
 export type { ResultStatusChange, StageStatusChange, StatusChange, StatusChangeFeed, StopListening } from "./notifications.js";

@@ -10,6 +10,7 @@ import { createSqliteStorage, openSqliteStorage } from "../../adapters/sqlite/in
 import { TEAMS_BY_MEMBER_SQL } from "../../adapters/sqlite/directory.js";
 import { migrate, MIGRATIONS } from "../../adapters/sqlite/schema.js";
 import { VARIABLE_SQL } from "../../adapters/sqlite/variables.js";
+import { sealedColumnSql, SQL_SEALED_COLUMNS } from "../../adapters/sql/sealed-columns.js";
 import type { Storage } from "../../src/storage/types.js";
 import { runStorageConformance } from "../../src/testing/vitest.js";
 import { sensitiveVariable, variable, WS } from "../../src/testing/conformance/fixtures.js";
@@ -141,7 +142,17 @@ describe("sqlite adapter", () => {
       expect(page).toContain("USING INDEX variables_by_owner");
       expect(page).not.toContain("TEMP B-TREE");
       expect(plan(db, VARIABLE_SQL.count, "workspace", "ws-1")).toMatch(/USING (COVERING )?INDEX/);
-      expect(plan(db, VARIABLE_SQL.scanAfter, "var-1", 10)).toContain("variables_sensitive_by_id");
+    });
+
+    it("scans each kind of sealed value in id order through an index, with no sort", () => {
+      const db = connect();
+      createSqliteStorage(db);
+      const indexes = { "vars.value": "variables_sensitive_by_id", "tasks.hmac_key": "run_tasks_sealed_by_id", "task_deliveries.payload": "sqlite_autoindex_task_delivery_payloads_1" };
+      for (const [name, column] of Object.entries(SQL_SEALED_COLUMNS)) {
+        const after = plan(db, sealedColumnSql("", column).after, { after: "x-1", head: 70, limit: 10 });
+        expect(after).toContain(indexes[name as keyof typeof indexes]);
+        expect(after).not.toContain("TEMP B-TREE");
+      }
     });
 
     it("finds a user's teams through the membership index", () => {
@@ -224,7 +235,7 @@ async function racingProcesses(path: string, count: number, increments: number):
     await new Promise((resolve) => process.stdin.once("data", resolve));
     const inserted = (await s.variables.insert({ ...base, id: "var-p" + index, key: "raced" })).ok;
     const updated = (await s.variables.update({ ...base, value: "p" + index, versionId: "p" + index }, base.versionId)).ok;
-    const swapped = await s.variables.replaceSealedValue("var-sealed", "old", "new-" + index);
+    const swapped = await s.sealedValues.replace("vars.value", "var-sealed", "old", "new-" + index);
     for (let i = 0; i < Number(increments); i++) {
       for (;;) {
         const row = await s.variables.get(ws, "var-counter");

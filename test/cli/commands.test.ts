@@ -158,8 +158,10 @@ describe("runplane reencrypt", () => {
     writeFileSync(file, JSON.stringify({ keys: [...keyring.keys, { id: "k2", key: generateKey() }], active: "k2" }));
     const result = await run(["reencrypt", "--data-dir", dir]);
     expect(result.code).toBe(0);
-    // The variable and the two demo tasks' HMAC keys.
-    expect(result.stdout).toBe("re-encrypted 3 values with the active key\n");
+    // The variable and the two demo tasks' HMAC keys; then what each key seals (D29).
+    expect(result.stdout).toBe(
+      "re-encrypted 3 values with the active key k2\n  k1: 0 values\n  k2 (active): 3 values (1 variable value, 2 run task HMAC keys)\n",
+    );
     const db = new Database(join(dir, "runplane.db"), { readonly: true });
     const sealed = db.prepare("SELECT value FROM variables WHERE sensitive = 1").all() as { value: string }[];
     db.close();
@@ -174,7 +176,7 @@ describe("runplane doctor", () => {
     const result = await run(["doctor", "--data-dir", dir, "--port", "0", "--integration-port", "0"]);
     expect(result.code).toBe(0);
     const lines = result.stdout.trim().split("\n");
-    expect(lines.map((l) => l.split(":")[0]!.replace(/\s+/g, " "))).toEqual(["ok options", "ok data directory", "ok keyring", "ok storage", "ok port", "ok egress"]);
+    expect(lines.map((l) => l.split(":")[0]!.replace(/\s+/g, " "))).toEqual(["ok options", "ok data directory", "ok keyring", "ok keys", "ok storage", "ok port", "ok egress"]);
   });
 
   it("fails the egress check for an integration URL that does not resolve", async () => {

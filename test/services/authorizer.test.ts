@@ -8,14 +8,17 @@ import type { Principal } from "../../src/schemas/common.js";
 import { createAuthorizer, isAuthorizerAction } from "../../src/services/authorizer.js";
 import type { ServiceContext } from "../../src/services/context.js";
 import { createServices } from "../../src/services/index.js";
+import { createKeyringControl } from "../../src/services/keyring-control.js";
 import { createTestApp } from "../helpers/app.js";
 
 async function setup() {
   const storage = createMemoryStorage();
+  const keyring = createKeyring({ keys: [{ id: "k", key: generateKey() }] });
   const debug: Record<string, unknown>[] = [];
   const ctx: ServiceContext = {
     storage,
-    keyring: createKeyring({ keys: [{ id: "k", key: generateKey() }] }),
+    keyring,
+    keys: createKeyringControl(keyring, storage, silentLogger),
     logger: { ...silentLogger, debug: (_m, fields) => void debug.push(fields ?? {}) },
     dialect: "default",
     now: () => new Date(Date.UTC(2026, 0, 1)),

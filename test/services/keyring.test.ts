@@ -56,7 +56,7 @@ describe("keyring (D11)", () => {
     const after = createRunplane({ storage, logger: silentLogger, keyring: { keys: [{ id: "k1", key: k1 }, { id: "k2", key: k2 }], active: "k2" } });
     expect(await after.reencrypt()).toBe(4);
     expect(await after.reencrypt()).toBe(0);
-    const rows = await storage.variables.scanSensitive(null, 10);
+    const rows = await storage.sealedValues.scan("vars.value", { afterId: null, limit: 10 });
     expect(rows.every((r) => r.value.startsWith("rpv1:k2:"))).toBe(true);
     const onlyNew = createRunplane({ storage, logger: silentLogger, keyring: { keys: [{ id: "k2", key: k2 }] } });
     expect((await onlyNew.variables.resolveForRun("ws-1")).map((v) => v.value).sort()).toEqual(["p", "v-a", "v-b", "v-c"]);

@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { SEALED_COLUMNS } from "../../storage/sealed-values.js";
 import type { Storage } from "../../storage/types.js";
 import type { ConformanceContext } from "./context.js";
 import * as fx from "./fixtures.js";
@@ -26,8 +27,10 @@ export function describeGeneralCases(ctx: ConformanceContext): void {
         ["variables.update", () => s.variables.update(fx.variable(), "none"), { ok: false, reason: "missing" }],
         ["variables.delete", () => s.variables.delete(fx.WS, "none"), false],
         ["variables.deleteByOwner", () => s.variables.deleteByOwner(fx.WS), 0],
-        ["variables.scanSensitive", () => s.variables.scanSensitive(null, 10), []],
-        ["variables.replaceSealedValue", () => s.variables.replaceSealedValue("none", "a", "b"), false],
+        ...SEALED_COLUMNS.flatMap((c): [string, () => Promise<unknown>, unknown][] => [
+          [`sealedValues.scan ${c}`, () => s.sealedValues.scan(c, { afterId: null, limit: 10 }), []],
+          [`sealedValues.replace ${c}`, () => s.sealedValues.replace(c, "none", "a", "b"), false],
+        ]),
       ];
       for (const [name, call, expected] of calls) {
         const pending = call();
@@ -89,9 +92,9 @@ export function describeGeneralCases(ctx: ConformanceContext): void {
       await s.variables.insert({ ...secret, id: "var-dup" });
       await s.variables.insert(secret).catch(() => undefined);
       await s.variables.update({ ...secret, versionId: "v2" }, "wrong");
-      await s.variables.replaceSealedValue(secret.id, "wrong", `${SECRET}-next`);
-      await s.variables.replaceSealedValue(secret.id, SECRET, `${SECRET}-next`);
-      await s.variables.scanSensitive(null, 10);
+      await s.sealedValues.replace("vars.value", secret.id, "wrong", `${SECRET}-next`);
+      await s.sealedValues.replace("vars.value", secret.id, SECRET, `${SECRET}-next`);
+      await s.sealedValues.scan("vars.value", { afterId: null, limit: 10 });
       await s.apiTokens.insert(fx.apiToken({ digest: DIGEST }));
       await s.apiTokens.insert(fx.apiToken({ id: "at-dup", digest: DIGEST }));
       await s.apiTokens.findByDigest(DIGEST);

@@ -86,7 +86,7 @@ export function describeRevisionCases(ctx: ConformanceContext): void {
       await bumps(vars, "variables.delete", () => s.variables.delete(WS, v.id));
       const secret = sensitiveVariable({ id: "var-0000000000000002" });
       await s.variables.insert(secret);
-      await bumps(vars, "variables.replaceSealedValue", () => s.variables.replaceSealedValue(secret.id, secret.value, "rp1:k2:bm9uY2U:b3RoZXI"));
+      await bumps(vars, "sealedValues.replace", () => s.sealedValues.replace("vars.value", secret.id, secret.value, "rp1:k2:bm9uY2U:b3RoZXI"));
       await bumps(vars, "variables.deleteByOwner", () => s.variables.deleteByOwner(WS));
     });
 

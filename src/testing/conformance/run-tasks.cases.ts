@@ -21,8 +21,6 @@ export function describeRunTaskCases(ctx: ConformanceContext): void {
         ["runTasks.list", () => s.runTasks.list("none"), { items: [], total: 0 }],
         ["runTasks.update", () => s.runTasks.update(runTask({ id: "none" }), 1), { ok: false, reason: "missing" }],
         ["runTasks.delete", () => s.runTasks.delete("none"), false],
-        ["runTasks.scanSealed", () => s.runTasks.scanSealed(null, 10), []],
-        ["runTasks.replaceSealedKey", () => s.runTasks.replaceSealedKey("none", "a", "b"), false],
         ["workspaceTasks.get", () => s.workspaceTasks.get("none"), null],
         ["workspaceTasks.list", () => s.workspaceTasks.list("none", { offset: 0, limit: 5 }), { items: [], total: 0 }],
         ["workspaceTasks.listByTask", () => s.workspaceTasks.listByTask("none"), []],
@@ -143,22 +141,6 @@ export function describeRunTaskCases(ctx: ConformanceContext): void {
     it("lets exactly one of 10 racing deletes report true", async () => {
       await tasks().insert(a);
       expect(wins(await race(10, () => tasks().delete(a.id)))).toBe(1);
-    });
-  });
-
-  describe("run tasks: sealed HMAC keys", () => {
-    it("scans tasks holding a key by id, and swaps a key only from the expected value", async () => {
-      await tasks().insert(runTask({ id: "task-b", name: "b" }));
-      await tasks().insert(runTask({ id: "task-C", name: "c", hmacKey: null }));
-      await tasks().insert(runTask({ id: "task-a", name: "a" }));
-      expect((await tasks().scanSealed(null, 10)).map((t) => t.id)).toStrictEqual(["task-a", "task-b"]);
-      expect((await tasks().scanSealed("task-a", 10)).map((t) => t.id)).toStrictEqual(["task-b"]);
-      expect(await tasks().replaceSealedKey("task-C", "x", "y")).toBe(false);
-      expect(await tasks().replaceSealedKey("task-a", "wrong", "y")).toBe(false);
-      const results = await race(5, (i) => tasks().replaceSealedKey("task-a", a.hmacKey!, `next-${i}`));
-      expect(wins(results)).toBe(1);
-      const stored = await tasks().get("task-a");
-      expect(stored).toStrictEqual({ ...runTask({ id: "task-a", name: "a" }), hmacKey: `next-${results.indexOf(true)}` });
     });
   });
 

@@ -1,108 +1,91 @@
 import { describe, expect, it } from "vitest";
-import type { VariableRecord } from "../../schemas/records.js";
-import { byId, race, wins, type ConformanceContext } from "./context.js";
-import { PS_SAME_ID, sensitiveVariable, variable, WS, WS2 } from "./fixtures.js";
+import { SEALED_COLUMNS, type SealedValue } from "../../storage/sealed-values.js";
+import { race, wins, type ConformanceContext } from "./context.js";
+import { describeKeyRetirementCases } from "./key-retirement.cases.js";
+import { sealedKinds } from "./sealed-kinds.js";
 
-/** The keyring re-encryption primitives of the variable store (decision D11). */
+/** `sealedValues`, the re-encryption primitives (decisions D11, D29), for every kind of sealed value. */
 export function describeSealedValueCases(ctx: ConformanceContext): void {
-  const vars = () => ctx.storage.variables;
+  const kinds = sealedKinds(ctx);
+  const store = () => ctx.storage.sealedValues;
 
-  describe("variables: scanSensitive", () => {
-    // Sensitive rows under three owners, ids in mixed case, plus plain rows in between.
-    const sensitive: VariableRecord[] = [
-      sensitiveVariable({ id: "var-b", key: "s1" }),
-      sensitiveVariable({ id: "var-D", key: "s2" }, WS2),
-      sensitiveVariable({ id: "var-a", key: "s3", category: "policy-set" }, PS_SAME_ID),
-      sensitiveVariable({ id: "var-C", key: "s4" }),
-      sensitiveVariable({ id: "var-e", key: "s5" }),
-    ];
-    const ordered = byId(sensitive); // var-C, var-D, var-a, var-b, var-e
-    const seed = async (): Promise<void> => {
-      for (const record of sensitive) await vars().insert(record);
-      await vars().insert(variable({ id: "var-B", key: "p1" }));
-      await vars().insert(variable({ id: "var-c", key: "p2" }));
-    };
+  for (const column of SEALED_COLUMNS) {
+    const kind = kinds[column];
+    // Ids in mixed case: code-unit order is C, D, a, b, e.
+    const entries = ["x-b", "x-D", "x-a", "x-C", "x-e"].map((id) => ({ id, value: `rpv1:k1:bm9uY2U:${id}-${"v".repeat(90)}` }));
+    const ordered: SealedValue[] = [...entries].sort((a, b) => (a.id < b.id ? -1 : 1));
+    const seed = () => kind.seed(entries, kind.hasPlainRows ? ["x-B", "x-c"] : []);
+    const NEXT = "rpv1:k2:bmV3bm9uY2U:bmV3Y2lwaGVy";
 
-    it("returns sensitive rows of every owner ordered by id, at most limit", async () => {
-      await seed();
-      expect(await vars().scanSensitive(null, 100)).toStrictEqual(ordered);
-      expect(await vars().scanSensitive(null, 2)).toStrictEqual(ordered.slice(0, 2));
+    describe(`sealedValues: ${column}`, () => {
+      it("scans the rows holding a sealed value, ordered by id, at most limit", async () => {
+        await seed();
+        expect(await store().scan(column, { afterId: null, limit: 100 })).toStrictEqual(ordered);
+        expect(await store().scan(column, { afterId: null, limit: 2 })).toStrictEqual(ordered.slice(0, 2));
+      });
+
+      it("starts strictly after afterId, which need not exist", async () => {
+        await seed();
+        expect(await store().scan(column, { afterId: "x-D", limit: 100 })).toStrictEqual(ordered.slice(2));
+        expect(await store().scan(column, { afterId: "x-Z", limit: 2 })).toStrictEqual(ordered.slice(2, 4));
+        expect(await store().scan(column, { afterId: "x-e", limit: 100 })).toStrictEqual([]);
+      });
+
+      it("cuts each value to its first head characters when asked", async () => {
+        await seed();
+        const heads = await store().scan(column, { afterId: null, limit: 100, head: 12 });
+        expect(heads).toStrictEqual(ordered.map((e) => ({ id: e.id, value: e.value.slice(0, 12) })));
+      });
+
+      it("visits every value exactly once when scanned in batches", async () => {
+        await seed();
+        const seen: string[] = [];
+        for (let afterId: string | null = null; ; ) {
+          const batch: SealedValue[] = await store().scan(column, { afterId, limit: 2 });
+          if (batch.length === 0) break;
+          seen.push(...batch.map((v) => v.id));
+          afterId = batch.at(-1)!.id;
+        }
+        expect(seen).toStrictEqual(ordered.map((v) => v.id));
+      });
+
+      it("swaps a value while it equals expected, and changes nothing else of the row", async () => {
+        await seed();
+        const before = await kind.get("x-a");
+        expect(await store().replace(column, "x-a", entries[2]!.value, NEXT)).toBe(true);
+        expect(await kind.get("x-a")).toStrictEqual({ ...before, [kind.field]: NEXT });
+        expect(await store().scan(column, { afterId: "x-D", limit: 1 })).toStrictEqual([{ id: "x-a", value: NEXT }]);
+      });
+
+      it("refuses a stale expected value, an unknown id and a row holding no sealed value", async () => {
+        await seed();
+        await store().replace(column, "x-a", entries[2]!.value, NEXT);
+        expect(await store().replace(column, "x-a", entries[2]!.value, "rpv1:k3:x:y")).toBe(false);
+        expect(await store().replace(column, "x-unknown", "a", NEXT)).toBe(false);
+        if (kind.hasPlainRows) {
+          const plain = await kind.get("x-B");
+          expect(await store().replace(column, "x-B", String(plain![kind.field]), NEXT)).toBe(false);
+          expect(await kind.get("x-B")).toStrictEqual(plain);
+        }
+        expect((await kind.get("x-a"))![kind.field]).toBe(NEXT);
+      });
+
+      it("lets exactly one of 10 racing swaps from the same value win", async () => {
+        await seed();
+        const results = await race(10, (i) => store().replace(column, "x-C", entries[3]!.value, `${NEXT}-${i}`));
+        expect(wins(results)).toBe(1);
+        expect((await kind.get("x-C"))![kind.field]).toBe(`${NEXT}-${results.indexOf(true)}`);
+      });
+
+      it("keeps a swap through a reopen", async () => {
+        await seed();
+        await store().replace(column, "x-e", entries[4]!.value, NEXT);
+        await ctx.reopen();
+        expect((await kind.get("x-e"))![kind.field]).toBe(NEXT);
+        expect((await store().scan(column, { afterId: "x-b", limit: 10 }))).toStrictEqual([{ id: "x-e", value: NEXT }]);
+      });
     });
+  }
 
-    it("starts strictly after afterId, which need not exist", async () => {
-      await seed();
-      expect(await vars().scanSensitive("var-D", 100)).toStrictEqual(ordered.slice(2));
-      expect(await vars().scanSensitive("var-Z", 2)).toStrictEqual(ordered.slice(2, 4));
-      expect(await vars().scanSensitive("var-e", 100)).toStrictEqual([]);
-    });
-
-    it("visits every sensitive row exactly once when scanned in batches", async () => {
-      await seed();
-      const seen: string[] = [];
-      let after: string | null = null;
-      for (;;) {
-        const batch: VariableRecord[] = await vars().scanSensitive(after, 2);
-        if (batch.length === 0) break;
-        seen.push(...batch.map((v) => v.id));
-        after = batch.at(-1)!.id;
-      }
-      expect(seen).toStrictEqual(ordered.map((v) => v.id));
-    });
-
-    it("finds nothing in a store without sensitive rows", async () => {
-      await vars().insert(variable());
-      expect(await vars().scanSensitive(null, 10)).toStrictEqual([]);
-    });
-  });
-
-  describe("variables: replaceSealedValue", () => {
-    const s = sensitiveVariable();
-    const NEXT = "rp1:k2:bmV3bm9uY2U:bmV3Y2lwaGVy";
-
-    it("swaps the sealed value while it equals expected, and changes nothing else", async () => {
-      await vars().insert(s);
-      expect(await vars().replaceSealedValue(s.id, s.value, NEXT)).toBe(true);
-      expect(await vars().get(WS, s.id)).toStrictEqual({ ...s, value: NEXT });
-    });
-
-    it("refuses when the value is no longer the expected one", async () => {
-      await vars().insert(s);
-      await vars().replaceSealedValue(s.id, s.value, NEXT);
-      expect(await vars().replaceSealedValue(s.id, s.value, "rp1:k3:x:y")).toBe(false);
-      expect((await vars().get(WS, s.id))?.value).toBe(NEXT);
-    });
-
-    it("refuses on a row that is not sensitive, even when the value matches", async () => {
-      const plain = variable();
-      await vars().insert(plain);
-      expect(await vars().replaceSealedValue(plain.id, plain.value, NEXT)).toBe(false);
-      expect(await vars().get(WS, plain.id)).toStrictEqual(plain);
-    });
-
-    it("refuses for an id that does not exist", async () => {
-      expect(await vars().replaceSealedValue("var-unknown", s.value, NEXT)).toBe(false);
-      expect(await vars().get(WS, "var-unknown")).toBeNull();
-    });
-
-    it("lets exactly one of 10 racing swaps from the same value win", async () => {
-      await vars().insert(s);
-      const results = await race(10, (i) => vars().replaceSealedValue(s.id, s.value, `${NEXT}-${i}`));
-      expect(wins(results)).toBe(1);
-      expect((await vars().get(WS, s.id))?.value).toBe(`${NEXT}-${results.indexOf(true)}`);
-    });
-
-    it("leaves versionId alone, so an update that read the row before the swap still applies", async () => {
-      await vars().insert(s);
-      await vars().replaceSealedValue(s.id, s.value, NEXT);
-      expect(await vars().update({ ...s, description: "d", versionId: "v2" }, s.versionId)).toStrictEqual({ ok: true });
-    });
-
-    it("keeps a swap through a reopen", async () => {
-      await vars().insert(s);
-      await vars().replaceSealedValue(s.id, s.value, NEXT);
-      await ctx.reopen();
-      expect(await vars().get(WS, s.id)).toStrictEqual({ ...s, value: NEXT });
-      expect(await vars().scanSensitive(null, 10)).toStrictEqual([{ ...s, value: NEXT }]);
-    });
-  });
+  describeKeyRetirementCases(ctx);
 }

@@ -1,0 +1,115 @@
+import { createKeyring, type Keyring, type KeyringOptions } from "../crypto/keyring.js";
+import type { Logger } from "../logger.js";
+import type { SealedColumn } from "../storage/sealed-values.js";
+import type { Storage } from "../storage/types.js";
+import { countSealedValues, sealedBy, type SealedValueCounts } from "./sealing.js";
+
+/** What a keyring reload did: the keys held afterwards. */
+export interface KeyringReload {
+  /** False when the keys read are the ones already held. */
+  changed: boolean;
+  keyIds: string[];
+  activeKeyId: string;
+}
+
+/** A runplane's keyring at run time (decision D29); `runplane.keyring`. */
+export interface KeyringControl {
+  readonly activeKeyId: string;
+  readonly keyIds: readonly string[];
+  /**
+   * Holds `options`' keys, or reads the keyring's `source` again, without a restart. Rejects,
+   * keeping the current keys, when they are not a valid keyring, when there is neither, or when
+   * they drop a key that still seals a stored value (re-encrypt first: a key is retired only when
+   * nothing uses it). Concurrent calls without `options` share one read.
+   */
+  reload(options?: KeyringOptions): Promise<KeyringReload>;
+  /**
+   * Before opening `values`: one of them under a key id this keyring does not hold (another host
+   * rotated first, this one missed the change) makes it read its source again, once; a failed
+   * reload is logged and the open then fails as it would have.
+   */
+  holdKeysOf(values: Iterable<string | null | undefined>): Promise<void>;
+}
+
+const KIND_WORDS: Record<SealedColumn, string> = {
+  "vars.value": "variable value",
+  "tasks.hmac_key": "run task HMAC key",
+  "task_deliveries.payload": "delivery payload",
+};
+const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? "" : "s"}`;
+
+/** `3 values (1 variable value, 2 delivery payloads)` for the kinds of `counts[keyId]`. */
+export function describeSealed(counts: SealedValueCounts, keyId: string): string {
+  const kinds = Object.entries(counts[keyId] ?? {}) as [SealedColumn, number][];
+  const total = kinds.reduce((sum, [, n]) => sum + n, 0);
+  const detail = kinds.map(([kind, n]) => plural(n, KIND_WORDS[kind])).join(", ");
+  return `${plural(total, "value")}${detail ? ` (${detail})` : ""}`;
+}
+
+const sameKeys = (keyring: Keyring, next: Keyring): boolean =>
+  keyring.activeKeyId === next.activeKeyId && keyring.keyIds.join() === next.keyIds.join();
+
+export function createKeyringControl(keyring: Keyring, storage: Storage, logger: Logger): KeyringControl {
+  let reading: Promise<KeyringReload> | null = null;
+
+  async function apply(options: KeyringOptions): Promise<KeyringReload> {
+    // Checked whole before anything changes (it throws on a bad key, naming the key id only).
+    const next = createKeyring({ keys: options.keys, ...(options.active === undefined ? {} : { active: options.active }) });
+    const held = { keyIds: [...next.keyIds], activeKeyId: next.activeKeyId };
+    // The same ids are the same keys: a key id is never reused for other bytes.
+    if (sameKeys(keyring, next)) return { changed: false, ...held };
+    const dropped = keyring.keyIds.filter((id) => !next.keyIds.includes(id));
+    if (dropped.length > 0) {
+      const counts = await countSealedValues(storage);
+      const inUse = dropped.filter((id) => sealedBy(counts, [id]) > 0);
+      if (inUse.length > 0) {
+        const what = inUse.map((id) => `${id} still seals ${describeSealed(counts, id)}`).join("; ");
+        throw new Error(`the new keyring drops a key in use (${what}): keeping the current keys; run \`runplane reencrypt\` with ${next.activeKeyId} active on every host, then remove the key`);
+      }
+    }
+    keyring.replace(options);
+    logger.info("keyring reloaded", { keyIds: held.keyIds.join(","), activeKeyId: held.activeKeyId });
+    return { changed: true, ...held };
+  }
+
+  async function fromSource(): Promise<KeyringReload> {
+    const { source } = keyring;
+    if (!source) throw new Error("the keyring has no source to reload from: pass the keys to reload(options), or give KeyringOptions.source");
+    let options: KeyringOptions;
+    try {
+      options = await source();
+    } catch (error) {
+      // Only the name: a source's own message may quote what it read (a key).
+      throw new Error(`the keyring source failed (${error instanceof Error ? error.name : typeof error}): keeping the current keys`);
+    }
+    return apply(options);
+  }
+
+  function reload(options?: KeyringOptions): Promise<KeyringReload> {
+    if (options) return apply(options);
+    reading ??= fromSource().finally(() => (reading = null));
+    return reading;
+  }
+
+  return {
+    get activeKeyId() {
+      return keyring.activeKeyId;
+    },
+    get keyIds() {
+      return keyring.keyIds;
+    },
+    reload,
+    async holdKeysOf(values) {
+      const unknown = [...values].some((v) => {
+        const id = v ? keyring.keyIdOf(v) : null;
+        return id !== null && !keyring.keyIds.includes(id);
+      });
+      if (!unknown || !keyring.source) return;
+      try {
+        await reload();
+      } catch (error) {
+        logger.warn("keyring reload failed", { reason: error instanceof Error ? error.message : String(error) });
+      }
+    },
+  };
+}
