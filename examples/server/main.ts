@@ -1,6 +1,7 @@
 import { Hono } from "hono";
 import { createDispatcher, createResultsPage, createRunplane, type Runplane } from "../../src/index.js";
 import { demoArtifacts } from "./artifacts.js";
+import { demoPlanLog, demoRuns as demoRunDetails } from "./run-details.js";
 import { DEMO, seedDemo } from "./demo.js";
 import { createDemoRuns } from "./demo-runs.js";
 import { preflight } from "./checks.js";
@@ -64,8 +65,10 @@ const runplane: Runplane = createRunplane({
   // decision D15: private addresses stay refused, except the integration's address on its port
   // and what the operator names in EGRESS_ALLOW.
   egress: { allow: [integration.allow, ...config.egressAllow] },
-  // decision D24: the plan JSON and configuration archive the integration downloads.
-  artifacts: demoArtifacts,
+  // decision D24: the plan JSON and configuration archive the integration downloads; issue 27: the plan log.
+  artifacts: { ...demoArtifacts, planLog: demoPlanLog },
+  // issue 27: what only the host knows of a run, for integrations that read it.
+  runs: demoRunDetails,
 });
 // Checked and written once, however many hosts start together on one database.
 const { token, fromEnv } = await store.exclusively(async () => {

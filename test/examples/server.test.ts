@@ -97,6 +97,22 @@ describe("reference server (npm start)", () => {
       body: JSON.stringify({ data: { type: "vars", attributes: { key: "tf", value: "1", category: "terraform" } } }),
     });
     expect(((await res.json()) as any).data.attributes.category).toBe("terraform");
+
+    // Issue 27: the demo, as the host, gives a run's status, plan counts, policy checks and plan log.
+    const conforms = createResponseChecker((await (await fetch(s.api.replace(/\/api\/v2$/, "/openapi.json"))).json()) as OpenApiDocument);
+    const demo = (await (await fetch(`${s.api.replace(/\/api\/v2$/, "")}/demo/runs`, { method: "POST", headers: jsonapi(admin) })).json()) as { run_id: string };
+    const read = async (url: string) => {
+      const answer = await fetch(url, { headers: jsonapi(admin) });
+      const text = await answer.text();
+      conforms("GET", url, answer.status, answer.headers.get("content-type"), text);
+      return { status: answer.status, text };
+    };
+    const run = JSON.parse((await read(`${s.api}/runs/${demo.run_id}/?include=plan`)).text);
+    expect(run.data.attributes).toMatchObject({ status: "planned", "has-changes": true, "terraform-version": "1.9.8" });
+    expect(run.included[0].attributes).toMatchObject({ status: "finished", "resource-additions": 1, "resource-destructions": 0 });
+    expect(JSON.parse((await read(`${s.api}/runs/${demo.run_id}/policy-checks`)).text).data[0].attributes.status).toBe("passed");
+    const log = await read(run.included[0].attributes["log-read-url"]);
+    expect(log.text).toContain("Plan: 1 to add, 0 to change, 0 to destroy.");
     expect(await stop(s)).toBe(0);
   });
 
