@@ -25,6 +25,8 @@ import type { Dialect } from "./schemas/common.js";
 import { createAuthorizer } from "./services/authorizer.js";
 import type { ServiceContext } from "./services/context.js";
 import { createServices } from "./services/index.js";
+import { createKeyringControl } from "./services/keyring-control.js";
+import { countSealedValues, reencryptAll } from "./services/sealing.js";
 import { createHealthCheck } from "./services/health.js";
 import { createTokenAuthenticator, TOUCH_INTERVAL_MS } from "./services/principals.js";
 import { createReadCache } from "./http/read-cache.js";
@@ -152,6 +154,7 @@ export function createRunplane(options: RunplaneOptions): Runplane {
   const ctx: ServiceContext = {
     storage: options.storage,
     keyring,
+    keys: createKeyringControl(keyring, options.storage, logger),
     logger,
     dialect,
     now: clock,
@@ -207,7 +210,9 @@ export function createRunplane(options: RunplaneOptions): Runplane {
     teamProjects: services.teamProjects,
     runTasks: services.runTasks,
     directory: services.directory,
-    reencrypt: async () => (await services.varEngine.reencrypt()) + (await services.runTasks.tasks.reencrypt()),
+    reencrypt: () => reencryptAll(ctx),
+    sealedValues: () => countSealedValues(ctx.storage),
+    keyring: ctx.keys,
     basePath,
     routes: routes.map((r) => ({ method: r.method, path: `${basePath}${r.path}` })),
     openapi: () => (openapi ??= buildOpenApiDocument({ routes, definitions, dialect, basePath })),
@@ -228,7 +233,9 @@ export type { Runplane, AgentTokenService, Directory, PolicySetParameterService,
 export { RunplaneOptionsError } from "./options.js";
 export type { OpenApiDocument } from "./openapi/document.js";
 export { ApiError, isApiError, type ErrorCode } from "./errors.js";
-export { createKeyring, generateKey, type Keyring, type KeyringOptions, type KeyringKey } from "./crypto/keyring.js";
+export { createKeyring, generateKey, type Keyring, type KeyringOptions, type KeyringKey, type KeyringSource } from "./crypto/keyring.js";
+export type { KeyringControl, KeyringReload } from "./services/keyring-control.js";
+export type { SealedValueCounts } from "./services/sealing.js";
 export { createConsoleLogger, silentLogger, type ConsoleLoggerOptions, type LogLevel, type Logger, type PinoLikeLogger } from "./logger.js";
 export type { Principal, OrgPermission, Dialect } from "./schemas/common.js";
 export type { Storage } from "./storage/types.js";

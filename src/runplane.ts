@@ -3,6 +3,8 @@ import type { Authenticate } from "./http/handler.js";
 import type { Authorizer } from "./http/types.js";
 import type { OpenApiDocument } from "./openapi/document.js";
 import type { AgentTokenService } from "./services/agent-tokens.js";
+import type { KeyringControl } from "./services/keyring-control.js";
+import type { SealedValueCounts } from "./services/sealing.js";
 import type { Directory } from "./services/directory.js";
 import type { RunplaneHealth } from "./services/health.js";
 import type { PolicySetParameterService } from "./services/policy-set-parameters.js";
@@ -49,8 +51,22 @@ export interface Runplane {
   runTasks: RunTaskService;
   /** Host-side records (organizations, projects, workspaces, teams, users, policy sets, agent pools, API tokens). */
   directory: Directory;
-  /** Moves every sealed value (variables, parameters, run task HMAC keys) to the keyring's active key (D11); resolves the number of rows rewritten. */
+  /**
+   * Moves every sealed value (sensitive variables and parameters, run task HMAC keys, queued and
+   * past delivery payloads) to the keyring's active key (D11, D29); resolves the number rewritten.
+   */
   reencrypt: () => Promise<number>;
+  /**
+   * What each key id seals, by kind (D29): `{ k1: { "vars.value": 2, "task_deliveries.payload": 9 } }`.
+   * A key may leave the keyring once it seals nothing; `runplane doctor` prints this.
+   */
+  sealedValues: () => Promise<SealedValueCounts>;
+  /**
+   * The keyring at run time (D29): `activeKeyId`, `keyIds`, and `reload(options?)`, which takes new
+   * keys (or reads `KeyringOptions.source` again) without a restart, and refuses to drop a key that
+   * still seals a stored value. runplane reloads once by itself when a value names a key it lacks.
+   */
+  keyring: KeyringControl;
   /**
    * The OpenAPI 3.1 description of every route (issue 18), generated from the same zod schemas that
    * validate requests and shape responses, in this instance's dialect and base path. Serve it as JSON,
