@@ -9,6 +9,7 @@ import { variableResource, variableRoutes } from "./http/routes/variables.js";
 import { teamProjectResource, teamProjectRoutes } from "./http/routes/team-projects.js";
 import { runTaskResources, runTaskRoutes } from "./http/routes/run-tasks.js";
 import { taskStageResources, taskStageRoutes } from "./http/routes/task-stages.js";
+import { deliveryAttemptResource, deliveryAttemptRoutes } from "./http/routes/delivery-attempts.js";
 import { artifactRoutes } from "./http/routes/artifacts.js";
 import type { ArtifactProviders } from "./http/artifact-body.js";
 import { runReadResources } from "./http/run-documents.js";
@@ -112,6 +113,11 @@ export interface RunplaneOptions {
    * dialect's documents and written as go-tfe's zero value in the hcp-terraform dialect.
    */
   runs?: RunProviders;
+  /**
+   * decision D31: delivery attempts (the newest 20 per result, with up to 1 KiB of each answer)
+   * older than `retention` are removed by the dispatcher's sweep. Default `{ retention: "30d" }`.
+   */
+  attempts?: RunTaskOptions["attempts"];
 }
 
 const isKeyring = (k: Keyring | KeyringOptions): k is Keyring => "seal" in k;
@@ -174,6 +180,7 @@ export function createRunplane(options: RunplaneOptions): Runplane {
     agentTokenResource(basePath),
     ...runTaskResources(basePath),
     ...taskStageResources(basePath),
+    deliveryAttemptResource(basePath),
     ...runReadResources(basePath),
   ];
   const app: HttpApp = {
@@ -186,7 +193,7 @@ export function createRunplane(options: RunplaneOptions): Runplane {
     artifacts: options.artifacts ?? {},
     runs: options.runs ?? {},
   };
-  const routes: Route[] = [...pingRoutes, ...teamProjectRoutes, ...variableRoutes, ...policySetParameterRoutes, ...agentTokenRoutes, ...runTaskRoutes, ...taskStageRoutes, ...artifactRoutes, ...runRoutes, ...planRoutes, ...runEventRoutes, ...commentRoutes, ...policyCheckRoutes];
+  const routes: Route[] = [...pingRoutes, ...teamProjectRoutes, ...variableRoutes, ...policySetParameterRoutes, ...agentTokenRoutes, ...runTaskRoutes, ...taskStageRoutes, ...deliveryAttemptRoutes, ...artifactRoutes, ...runRoutes, ...planRoutes, ...runEventRoutes, ...commentRoutes, ...policyCheckRoutes];
   const authenticate: Authenticate = options.authenticate ?? createTokenAuthenticator(ctx);
   // The read cache keys entries by bearer token: only the default authenticator reads nothing else.
   const caching =

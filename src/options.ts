@@ -40,6 +40,7 @@ const FIXES: Record<string, string> = {
   runs: "pass { details?, policyChecks? }, each a function of the run",
   overridableTasks: "pass true or false",
   userAgent: 'pass a non-empty string such as "my-platform/1.0"',
+  attempts: 'pass { retention: "30d" } (milliseconds or strings such as "12h", "7d"), or leave it out to keep attempts 30 days',
 };
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null;
@@ -88,6 +89,8 @@ const DeadlineSchema = z.strictObject({ idle: duration, max: duration }).refine(
 
 const ArtifactsSchema = z.strictObject({ planJson: fn(), configurationVersion: fn(), planLog: fn(), applyLog: fn() });
 const RunsSchema = z.strictObject({ details: fn(), policyChecks: fn() });
+/** decision D31: how long delivery attempts are kept. */
+const AttemptsSchema = z.strictObject({ retention: duration.optional() });
 
 const OptionsSchema = z.strictObject({
   storage: z.custom(isStorage, { error: (iss) => (iss.input === undefined ? "is required" : "must be a storage adapter") }),
@@ -111,6 +114,7 @@ const OptionsSchema = z.strictObject({
   transport: z.custom((v) => isRecord(v) && isFunction(v.send) && isFunction(v.close), { error: "must be an HttpTransport" }).optional(),
   artifacts: ArtifactsSchema.optional(),
   runs: RunsSchema.optional(),
+  attempts: AttemptsSchema.optional(),
 });
 
 /** Every option name of `createRunplane`; a test keeps it equal to the keys of `RunplaneOptions`. */
@@ -124,6 +128,7 @@ const KNOWN_KEYS: Record<string, readonly string[]> = {
   artifacts: Object.keys(ArtifactsSchema.shape),
   runs: Object.keys(RunsSchema.shape),
   readCache: ["maxBytes"],
+  attempts: Object.keys(AttemptsSchema.shape),
 };
 
 /** A short, secret-free description of what was given. */

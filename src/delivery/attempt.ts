@@ -1,7 +1,8 @@
 import type { ClaimedDelivery } from "../storage/types.js";
+import type { AttemptObservation } from "../services/delivery-attempts.js";
 import type { DeliveryAttempt, TaskDeliveryService } from "../services/task-deliveries.js";
-import type { HttpTransport } from "./egress.js";
-import { failureReason, statusReason } from "./failure-reason.js";
+import type { HttpResponse, HttpTransport } from "./egress.js";
+import { failureCode, failureReason, statusReason } from "./failure-reason.js";
 import { parseRetryAfter, RETRY_AFTER_STATUSES, retryDelayMs } from "./retry-schedule.js";
 import type { AttemptEnd, AttemptOutcome, BeginAttempt } from "./attempt-telemetry.js";
 
@@ -63,21 +64,27 @@ async function attempt(
   await failpoint("after-claim");
   const prepared = await deliveries.prepare(claimed);
   if (!prepared) return (sent(), end("skipped"), "skipped");
+  // decision D31: what this attempt saw, recorded with its settlement.
+  const startedAt = deliveries.now();
+  const began = performance.now();
+  const seen = (o: Omit<AttemptObservation, "startedAt" | "durationMs">): AttemptObservation => ({ startedAt, durationMs: performance.now() - began, ...o });
   let status: number | undefined;
-  const fail = async (error: string, retryAfterMs: number | null): Promise<Outcome> => {
+  const fail = async (error: string, retryAfterMs: number | null, observed: AttemptObservation): Promise<Outcome> => {
     await failpoint("during-retry-scheduling");
     const delayMs = retryDelayMs(prepared.row.attempt + 1, deps.random, retryAfterMs);
-    const result = await deliveries.fail(prepared, { error, delayMs });
+    const result = await deliveries.fail(prepared, { error, delayMs, observed });
     const nextAttemptAt = result === "retry" ? new Date(deliveries.now().getTime() + delayMs).toISOString() : undefined;
     end(result, { ...(status === undefined ? {} : { status }), error, ...(nextAttemptAt ? { nextAttemptAt } : {}) });
     await failpoint("after-settle-batch");
     return "failed";
   };
-  if (!prepared.ready) return (sent(), fail(prepared.error, null));
+  if (!prepared.ready) return (sent(), fail(prepared.error, null, seen({ outcome: "skipped", status: null, errorCode: null, detail: prepared.error })));
   let failure: { error: string; retryAfterMs: number | null } | null = null;
+  let observed: AttemptObservation;
   try {
     const res = await deps.transport.send({ ...prepared.request, signal });
     status = res.status;
+    observed = seen({ outcome: "answered", status, errorCode: null, detail: statusReason(status), response: answerOf(res) });
     if (res.status !== 200) {
       const retryAfter = RETRY_AFTER_STATUSES.has(res.status) ? parseRetryAfter(res.headers["retry-after"], deliveries.now()) : null;
       failure = { error: statusReason(res.status), retryAfterMs: retryAfter };
@@ -86,12 +93,19 @@ async function attempt(
     // Abandoned by stop(): the row goes back as it was; the next owner sends it again.
     if (signal.aborted) return (sent(), await deliveries.release(claimed.row), end("released"), "released");
     failure = { error: failureReason(err), retryAfterMs: null };
+    observed = seen({ outcome: "failed", status: null, errorCode: failureCode(err), detail: failure.error });
   }
   sent();
   await failpoint("after-send-before-record");
-  if (failure !== null) return fail(failure.error, failure.retryAfterMs);
-  const held = await deliveries.succeed(prepared as DeliveryAttempt);
+  if (failure !== null) return fail(failure.error, failure.retryAfterMs, observed);
+  const held = await deliveries.succeed(prepared as DeliveryAttempt, observed);
   end(held ? "delivered" : "lost", { status: 200 });
   await failpoint("after-settle-batch");
   return "delivered";
+}
+
+/** The answer as an attempt's record reads it; a host's transport may spell header names in any case. */
+function answerOf(res: HttpResponse): NonNullable<AttemptObservation["response"]> {
+  const type = Object.entries(res.headers).find(([name]) => name.toLowerCase() === "content-type")?.[1];
+  return { body: res.body, contentType: type, truncated: res.bodyTruncated };
 }

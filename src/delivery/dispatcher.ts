@@ -15,7 +15,7 @@ import type { ClaimedDelivery, StopListening } from "../storage/types.js";
 import { runAttempt, type AttemptDeps, type DispatcherFailpoint, type Outcome } from "./attempt.js";
 import { createAttemptTelemetry } from "./attempt-telemetry.js";
 import { createEgress, type HttpTransport, type Resolver } from "./egress.js";
-import { createSweeper, UNSETTLED_SCAN_MS } from "./sweeper.js";
+import { ATTEMPT_PRUNE_MS, createSweeper, UNSETTLED_SCAN_MS } from "./sweeper.js";
 import { observeOutbox } from "../telemetry/metrics.js";
 import { subscribeWakeups } from "./wakeups.js";
 
@@ -210,10 +210,12 @@ export function createDispatcher(runplane: DispatcherHost, options: DispatcherOp
   let again = false;
   let lastSweep = 0;
   let lastUnsettledScan = 0;
+  let lastPrune = 0;
   // The last claim found fewer rows than it asked for: until a poll or a started stage says
   // otherwise, a finished attempt does not claim again.
   let drained = false;
   let unsubscribe = (): void => undefined;
+  let stopDue = (): void => undefined;
   let unobserve = (): void => undefined;
   let listening: Promise<StopListening | null> = Promise.resolve(null);
 
@@ -256,7 +258,9 @@ export function createDispatcher(runplane: DispatcherHost, options: DispatcherOp
           lastSweep = Date.now();
           const unsettled = Date.now() - lastUnsettledScan >= UNSETTLED_SCAN_MS;
           if (unsettled) lastUnsettledScan = Date.now();
-          await sweeper.sweep({ unsettled });
+          const prune = Date.now() - lastPrune >= ATTEMPT_PRUNE_MS;
+          if (prune) lastPrune = Date.now();
+          await sweeper.sweep({ unsettled, prune });
         }
       } catch (err) {
         log.error("run task dispatcher pass failed", { error: err instanceof Error ? err.name : typeof err });
@@ -288,6 +292,8 @@ export function createDispatcher(runplane: DispatcherHost, options: DispatcherOp
       unsubscribe = (events.onOwn ? events.onOwn("stage-status", started) : events.on?.("stage-status", started)) ?? unsubscribe;
       // decision D27: other processes' stage starts, retries and releases wake this one too.
       listening = subscribeWakeups(deliveries, woken);
+      // decision D31: a retry asked for in this process makes its row due now.
+      stopDue = deliveries.attempts.onDue(woken);
       schedule(0);
     },
     async stop({ graceMs = 10_000 } = {}) {
@@ -295,6 +301,7 @@ export function createDispatcher(runplane: DispatcherHost, options: DispatcherOp
       stopped = true;
       unobserve();
       unsubscribe();
+      stopDue();
       clearTimeout(timer);
       clearImmediate(immediate);
       const stopListening = await listening;

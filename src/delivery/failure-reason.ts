@@ -43,3 +43,14 @@ export function failureReason(err: unknown): string {
 
 /** Why a response that arrived does not count: anything but exactly 200 (spec 4.1). */
 export const statusReason = (status: number): string => `responded with ${status}`;
+
+/**
+ * decision D31: the short code of why a transport call threw, for an attempt's record: the system
+ * error of a failed connection (`ECONNREFUSED`, `ECONNRESET`), else the egress's own code
+ * (`timeout`, `dns-failure`, `refused-address`, ...). Codes only, never a message.
+ */
+export function failureCode(err: unknown): string {
+  if (!isEgressError(err)) return "error";
+  const code = err.code === "network" ? /\(([A-Z0-9_]{1,40})\)/.exec(err.message)?.[1] : undefined;
+  return code ?? err.code;
+}

@@ -10,15 +10,18 @@ const MAX_SWEEP_ROUNDS = 50;
  * its stage's. Once every 30 s keeps the sweep's cost flat in the backlog (Outbox depth bench).
  */
 export const UNSETTLED_SCAN_MS = 30_000;
+/** How often a background sweep also prunes delivery attempts past their retention (D31): they age in days, not seconds. */
+export const ATTEMPT_PRUNE_MS = 60_000;
 
 /**
  * The deadline sweep (decision D16): results past their deadline become `errored` or
  * `unreachable` and their stages are recomputed; running stages whose results are all final (a
- * stop between a result's write and its stage's) are settled too. A failure is logged, never thrown.
+ * stop between a result's write and its stage's) are settled too; delivery attempts older than
+ * the retention are pruned (D31). A failure is logged, never thrown.
  */
 export function createSweeper(deliveries: TaskDeliveryService, failpoint: (name: DispatcherFailpoint) => void | Promise<void>) {
-  /** `unsettled: false` skips the scan for stages left running (see UNSETTLED_SCAN_MS). */
-  async function sweep({ unsettled = true }: { unsettled?: boolean } = {}): Promise<number> {
+  /** `unsettled: false` skips the scan for stages left running (UNSETTLED_SCAN_MS), `prune: false` the attempts' (ATTEMPT_PRUNE_MS). */
+  async function sweep({ unsettled = true, prune = true }: { unsettled?: boolean; prune?: boolean } = {}): Promise<number> {
     let expired = 0;
     try {
       for (let round = 0; round < MAX_SWEEP_ROUNDS; round++) {
@@ -41,6 +44,10 @@ export function createSweeper(deliveries: TaskDeliveryService, failpoint: (name:
         if (due.length < SWEEP_BATCH) break;
       }
       if (unsettled) for (const stage of await deliveries.listUnsettledStages(SWEEP_BATCH)) await deliveries.settle(stage.id);
+      if (prune) {
+        const pruned = await deliveries.attempts.prune();
+        if (pruned > 0) deliveries.logger.debug("delivery attempts past their retention removed", { event: "attempts.pruned", count: pruned });
+      }
     } catch (err) {
       deliveries.logger.error("run task deadline sweep failed", { error: err instanceof Error ? err.name : typeof err });
     }

@@ -13,6 +13,11 @@ export interface RelationshipDefinition {
   many?: boolean;
   /** `links.related` of the relationship, from the parent's data. */
   related?: (parent: Record<string, unknown>) => string | undefined;
+  /**
+   * Written only when the data holds it (an `include` asked for it, D31): a document a client of
+   * the real API reads carries no member it does not know unless asked (D1).
+   */
+  optional?: boolean;
 }
 
 /**
@@ -85,6 +90,7 @@ const LINKAGE_TYPES = [
 export function createJsonApi(definitions: readonly ResourceDefinition[]) {
   const serializer = new JSONAPISerializer({ convertCase: "kebab-case", jsonapiObject: false });
   const verbatimBySchema = new Map<string, readonly string[]>();
+  const optionalBySchema = new Map<string, readonly string[]>();
   const defined = new Set(definitions.map((d) => d.type));
   for (const type of LINKAGE_TYPES) if (!defined.has(type)) serializer.register(type, {});
   for (const def of definitions) {
@@ -102,6 +108,8 @@ export function createJsonApi(definitions: readonly ResourceDefinition[]) {
       relationships,
     });
     verbatimBySchema.set(`${def.type}|${def.schema ?? "default"}`, verbatim);
+    const optional = Object.entries(def.relationships ?? {}).filter(([, rel]) => rel.optional).map(([name]) => name);
+    if (optional.length > 0) optionalBySchema.set(`${def.type}|${def.schema ?? "default"}`, optional);
   }
 
   // Free-form maps (tags, status timestamps) keep their keys: the serializer would kebab-case them.
@@ -113,15 +121,25 @@ export function createJsonApi(definitions: readonly ResourceDefinition[]) {
     for (const name of verbatim) if (item[name] !== undefined) attributes[kebab(name)] = item[name];
   };
 
+  // The serializer writes a relationship's links even without data: an optional one not asked for goes.
+  const dropAbsent = (type: string, schema: string, item: Record<string, unknown>, out: Record<string, unknown>) => {
+    const relationships = out.relationships as Record<string, unknown> | undefined;
+    for (const name of optionalBySchema.get(`${type}|${schema}`) ?? []) if (item[name] === undefined) delete relationships?.[kebab(name)];
+  };
+  const finish = (type: string, schema: string, item: Record<string, unknown>, out: Record<string, unknown>) => {
+    restoreVerbatim(type, schema, item, out);
+    dropAbsent(type, schema, item, out);
+  };
+
   return {
     resource(type: string, data: Record<string, unknown>, schema = "default"): JsonApiDocument {
       const doc = serializer.serialize(type, data, schema) as { data: Record<string, unknown> };
-      restoreVerbatim(type, schema, data, doc.data);
+      finish(type, schema, data, doc.data);
       return doc;
     },
     collection(type: string, items: readonly Record<string, unknown>[], options: ListOptions = {}, schema = "default"): JsonApiDocument {
       const doc = serializer.serialize(type, items, schema) as { data: Record<string, unknown>[] };
-      doc.data.forEach((out, i) => restoreVerbatim(type, schema, items[i]!, out));
+      doc.data.forEach((out, i) => finish(type, schema, items[i]!, out));
       if (!options.pagination) return doc;
       const { links, meta } = paginationDocument(options.url!, options.pagination);
       return { data: doc.data, links, meta };

@@ -63,6 +63,10 @@ export const ROUTE_PERMISSIONS: Readonly<Record<string, RouteAction>> = {
   "POST /task-stages/:task_stage_id/actions/override": "runs:override",
   "GET /task-results/:task_result_id": "runs:read",
   "GET /task-results/:task_result_id/outcomes": "runs:read",
+  // decision D31: attempts are read like their result; a resend needs the workspace's run-tasks
+  // permission (the people who run its integrations), and the route also checks runs:read.
+  "GET /task-results/:task_result_id/delivery-attempts": "runs:read",
+  "POST /task-results/:task_result_id/actions/retry": "run-tasks:manage",
   "GET /task-result-outcomes/:outcome_id": "runs:read",
   "GET /task-result-outcomes/:outcome_id/body": "runs:read",
   // decision D17: no API principal; the route checks the result's bearer access token itself.

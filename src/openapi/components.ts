@@ -15,6 +15,7 @@ const NAMES: Record<string, string> = {
   "task-stages": "TaskStage",
   "task-results": "TaskResult",
   "task-result-outcomes": "TaskResultOutcome",
+  "delivery-attempts": "DeliveryAttempt",
   runs: "Run",
   workspaces: "Workspace",
   plans: "Plan",

@@ -18,7 +18,9 @@ export const wireObject = (schema: z.ZodObject): z.ZodObject =>
 function relationshipMember(rel: RelationshipDefinition): z.ZodType {
   const one = linkage(typeof rel.type === "string" ? rel.type : undefined);
   const data = rel.many ? z.array(one) : one.nullable();
-  return z.strictObject({ data, ...(rel.related ? { links: z.strictObject({ related: z.string() }) } : {}) });
+  const member = z.strictObject({ data, ...(rel.related ? { links: z.strictObject({ related: z.string() }) } : {}) });
+  // Present only when asked for with an include (D31).
+  return rel.optional ? member.optional() : member;
 }
 
 /** One resource object of `def`: id, type, attributes, relationships and links. */

@@ -3,8 +3,8 @@ import { defaultUserAgent } from "../domain/run-task-request.js";
 /** The package version, for the default `User-Agent` (D1); a test keeps it equal to package.json. */
 export const RUNPLANE_VERSION = "0.1.0";
 
-/** A duration: milliseconds, or a string such as `"90s"`, `"10m"`, `"1h"`. */
-export type Duration = number | `${number}${"ms" | "s" | "m" | "h"}`;
+/** A duration: milliseconds, or a string such as `"90s"`, `"10m"`, `"1h"`, `"7d"`. */
+export type Duration = number | `${number}${"ms" | "s" | "m" | "h" | "d"}`;
 
 /** Run task options of `createRunplane` (decisions D1, D13, D16). */
 export interface RunTaskOptions {
@@ -21,6 +21,11 @@ export interface RunTaskOptions {
   deadline?: { idle: Duration; max: Duration };
   /** `User-Agent` of run task requests (D1). Default `runplane/<version>`. */
   userAgent?: string;
+  /**
+   * decision D31: how long delivery attempts are kept (the newest 20 per result); the dispatcher's
+   * sweep removes older ones. Default 30 days.
+   */
+  attempts?: { retention?: Duration };
 }
 
 export type DeadlineRule = { kind: "fixed"; ms: number } | { kind: "idle"; idleMs: number; maxMs: number };
@@ -35,14 +40,18 @@ export interface RunTaskSettings {
   userAgent: string;
   /** decision D24: the host serves configuration versions; without it requests carry a null download URL. */
   configurationDownloads: boolean;
+  /** decision D31: delivery attempts older than this are pruned. */
+  attemptRetentionMs: number;
 }
 
 export const DEFAULT_DEADLINE_MS = 10 * 60 * 1000;
-const UNIT_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 } as const;
+/** decision D31: attempts are kept 30 days unless `attempts.retention` says otherwise. */
+export const DEFAULT_ATTEMPT_RETENTION_MS = 30 * 24 * 3_600_000;
+const UNIT_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
 
 /** Milliseconds of a positive {@link Duration}, or null when `value` is not one. */
 export function durationMs(value: unknown): number | null {
-  const match = typeof value === "string" ? /^(\d+(?:\.\d+)?)(ms|s|m|h)$/.exec(value) : null;
+  const match = typeof value === "string" ? /^(\d+(?:\.\d+)?)(ms|s|m|h|d)$/.exec(value) : null;
   const ms = typeof value === "number" ? value : match ? Number(match[1]) * UNIT_MS[match[2] as keyof typeof UNIT_MS] : Number.NaN;
   return Number.isFinite(ms) && ms > 0 ? Math.round(ms) : null;
 }
@@ -85,5 +94,7 @@ export function resolveRunTaskSettings(
     deadline,
     userAgent: options.userAgent ?? defaultUserAgent(RUNPLANE_VERSION),
     configurationDownloads: options.artifacts?.configurationVersion !== undefined,
+    attemptRetentionMs:
+      options.attempts?.retention === undefined ? DEFAULT_ATTEMPT_RETENTION_MS : parseDuration(options.attempts.retention, "attempts.retention"),
   };
 }

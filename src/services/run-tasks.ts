@@ -45,6 +45,13 @@ export function createRunTaskService(ctx: ServiceContext) {
     verifyAccessToken: callbacks.verifyAccessToken,
     listOutcomes: callbacks.listOutcomes,
     getOutcome: callbacks.getOutcome,
+    /** decision D31: a result's delivery attempts, newest first (the newest 20 are kept). */
+    listDeliveryAttempts: deliveries.attempts.list,
+    /**
+     * decision D31: the next attempt of a retrying result now, inside D16's deadline; 409 when the
+     * result is final, past its deadline, not being retried, or has an attempt under way.
+     */
+    retryDelivery: deliveries.attempts.retryNow,
     /**
      * Subscribes to `stage-status` or `result-status`; returns an unsubscribe function. With a
      * storage shared by several processes (`Storage.changes`, decision D27) listeners also hear

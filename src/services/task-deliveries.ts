@@ -1,4 +1,6 @@
-import { buildRunTaskRequest, runTaskRequestHeaders, serializeRunTaskRequest } from "../domain/run-task-request.js";
+import { buildRunTaskRequest, runTaskRequestHeaders, serializeRunTaskRequest, SIGNATURE_HEADERS } from "../domain/run-task-request.js";
+import type { DeliveryAttemptRecord } from "../schemas/delivery-attempts.js";
+import { attemptRecord, createDeliveryAttemptService, type AttemptObservation } from "./delivery-attempts.js";
 import { TIMED_OUT_MESSAGE, transitionResult, type ResultEvent } from "../domain/stage-machine.js";
 import type { RunRecord, TaskDeliveryRecord, TaskResultRecord } from "../schemas/run-task-records.js";
 import type { ClaimedDelivery, ClaimedResult, DeliverySettlement, ResultAdvance, StopListening } from "../storage/types.js";
@@ -92,7 +94,12 @@ export type DeliveryAttempt = {
   /** decision D16: no attempt may start at or after this instant. */
   deadlineAt: string;
 } & (
-  | { ready: true; request: { url: string; headers: Record<string, string>; body: Uint8Array } }
+  | {
+      ready: true;
+      request: { url: string; headers: Record<string, string>; body: Uint8Array };
+      /** decision D31: what an answer's excerpt must not show: the access token, the HMAC key, the signature. */
+      secrets: () => string[];
+    }
   | { ready: false; error: string }
 );
 
@@ -101,6 +108,8 @@ export interface DeliveryFailure {
   error: string;
   /** When to try again, from now (the dispatcher's backoff, D15). */
   delayMs: number;
+  /** decision D31: what the attempt saw, recorded with its settlement. */
+  observed?: AttemptObservation;
 }
 
 export interface DeliveryServiceOptions {
@@ -112,6 +121,16 @@ export interface DeliveryServiceOptions {
 }
 
 const plus = (at: Date, ms: number): string => new Date(at.getTime() + ms).toISOString();
+
+/** The request's callback access token (D17), read back from the bytes sent; "" when absent. */
+function accessTokenOf(body: Uint8Array): string {
+  try {
+    const token = (JSON.parse(new TextDecoder().decode(body)) as { access_token?: unknown }).access_token;
+    return typeof token === "string" ? token : "";
+  } catch {
+    return "";
+  }
+}
 
 /**
  * The outbox steps a dispatcher strings together (decisions D14-D16): claim, prepare, record the
@@ -163,8 +182,10 @@ export function createTaskDeliveryService(
 
   const lease = (row: TaskDeliveryRecord) => ({ id: row.id, fencingToken: row.fencingToken });
   const push = (entry: DeliverySettlement) => queue.push(entry);
-  const close = async (row: TaskDeliveryRecord, lastError: string | null, deliveredAt: string | null = null, attempt = row.attempt) =>
-    (await push({ ...lease(row), type: "close", fields: { attempt, closedAt: ctx.now().toISOString(), deliveredAt, lastError } })).written;
+  const close = async (row: TaskDeliveryRecord, lastError: string | null, deliveredAt: string | null = null, attempt = row.attempt, record?: DeliveryAttemptRecord) =>
+    (await push({ ...lease(row), type: "close", fields: { attempt, closedAt: ctx.now().toISOString(), deliveredAt, lastError }, ...(record ? { record } : {}) })).written;
+  /** decision D31: the record of an attempt that was observed (the dispatcher's attempts are; a host's own calls may not be). */
+  const recordOf = (attempt: DeliveryAttempt, observed: AttemptObservation | undefined) => (observed ? attemptRecord(ctx, attempt, observed) : undefined);
 
   /** The task's HMAC key in the clear (D11, D14), opened once per sealed string. */
   function openKey(taskId: string, sealed: string): string {
@@ -207,13 +228,17 @@ export function createTaskDeliveryService(
       return notReady("the run task's HMAC key could not be opened");
     }
     const headers = runTaskRequestHeaders({ bytes: body, key, dialect: ctx.dialect, userAgent: settings.userAgent });
-    return { ...base, ready: true, request: { url: row.url, headers, body } };
+    // Read only when an answer has a body to excerpt: most answers have none.
+    const secrets = () => [accessTokenOf(body), key ?? "", headers[SIGNATURE_HEADERS[ctx.dialect]] ?? ""];
+    return { ...base, ready: true, request: { url: row.url, headers, body }, secrets };
   }
 
   return {
     /** The instance's clock and logger, so a dispatcher reads the same time and logs to the same place. */
     now: (): Date => ctx.now(),
     logger: ctx.logger,
+    /** decision D31: the attempt history (`list`, `prune`) and retry now (`retryNow`, `onDue`). */
+    attempts: createDeliveryAttemptService(ctx, settings),
     /**
      * The outbox's figures now (issue 17), or null when the storage offers no `stats`: for metrics
      * and health checks, one read over the open rows.
@@ -256,12 +281,13 @@ export function createTaskDeliveryService(
      * moves the result `pending -> running` (`deliver-ok`) unless a callback moved it since the
      * claim. Resolves whether the row was still held.
      */
-    async succeed(attempt: DeliveryAttempt): Promise<boolean> {
+    async succeed(attempt: DeliveryAttempt, observed?: AttemptObservation): Promise<boolean> {
       const now = ctx.now();
       const at = now.toISOString();
       const result = advanceOnDelivery(attempt, now);
+      const record = recordOf(attempt, observed);
       const fields = { attempt: attempt.row.attempt + 1, closedAt: at, deliveredAt: at, lastError: null };
-      const outcome = await push({ ...lease(attempt.row), type: "close", fields, ...(result ? { result } : {}) });
+      const outcome = await push({ ...lease(attempt.row), type: "close", fields, ...(result ? { result } : {}), ...(record ? { record } : {}) });
       const { row } = attempt;
       const before = { id: row.taskResultId, stageId: row.stageId, runId: row.runId, stage: row.stage, status: attempt.result.status, updatedAt: attempt.result.updatedAt };
       // When the advance did not land, the result left `pending` after the claim (only a callback,
@@ -279,10 +305,12 @@ export function createTaskDeliveryService(
     async fail(attempt: DeliveryAttempt, failure: DeliveryFailure): Promise<"retry" | "closed" | "lost"> {
       const { row } = attempt;
       const dueAt = plus(ctx.now(), Math.max(0, failure.delayMs));
+      const record = recordOf(attempt, failure.observed);
       if (Date.parse(dueAt) >= Date.parse(attempt.deadlineAt)) {
-        return (await close(row, failure.error, null, row.attempt + 1)) ? "closed" : "lost";
+        return (await close(row, failure.error, null, row.attempt + 1, record)) ? "closed" : "lost";
       }
-      const outcome = await push({ ...lease(row), type: "retry", fields: { attempt: row.attempt + 1, dueAt, lastError: failure.error } });
+      const fields = { attempt: row.attempt + 1, dueAt, lastError: failure.error };
+      const outcome = await push({ ...lease(row), type: "retry", fields, ...(record ? { record } : {}) });
       return outcome.written ? "retry" : "lost";
     },
 

@@ -225,6 +225,23 @@ export function describePostgresAdapterCases(): void {
       await Promise.all([a.close(), b.close()]);
     });
 
+    it("wakes a listener on another pool when a retrying result's next attempt is made due now (D31), not when it is refused", async () => {
+      const [a, b] = (await open("expedite", 2)) as [PostgresStorage, PostgresStorage];
+      const one = await enqueue(b, 1);
+      await b.taskStages.start(one.started, PENDING, [one.write], [one.row]);
+      const [held] = await b.taskDeliveries.claim({ now: at(10), owner: "w", leaseMs: 30_000, limit: 5, window: { ms: 600_000, maxMs: null } });
+      await b.taskDeliveries.settle([{ id: one.row.id, fencingToken: held!.row.fencingToken, type: "retry", fields: { attempt: 1, dueAt: at(100), lastError: "503" } }]);
+      let wakes = 0;
+      const stop = await a.listen(() => wakes++);
+      expect(await b.taskDeliveries.expedite(rid("taskrs", 9), at(20))).toStrictEqual({ ok: false, reason: "not-retrying" });
+      await sleep(100);
+      expect(wakes).toBe(0);
+      expect(await b.taskDeliveries.expedite(one.row.taskResultId, at(20))).toStrictEqual({ ok: true });
+      await reach(() => wakes, 1);
+      await stop();
+      await Promise.all([a.close(), b.close()]);
+    });
+
     it("hears only its own schema", async () => {
       const [a] = (await open("mine", 1)) as [PostgresStorage];
       const [other] = (await open("theirs", 1)) as [PostgresStorage];

@@ -24,6 +24,8 @@ import { createTestApp, varsBody, type TestApp } from "../helpers/app.js";
 type Expectation =
   | { kind: "public" }
   | { kind: "project"; action: Action }
+  /** Every one of several project actions (a route that checks a second action itself). */
+  | { kind: "project-all"; actions: Action[] }
   | { kind: "organization"; action: OrganizationAction }
   | { kind: "read-grant"; whose: "own" | "other" };
 
@@ -148,6 +150,9 @@ const MATRIX: Row[] = [
   { route: "POST /task-stages/:task_stage_id/actions/override", ok: 200, expect: project("runs:override"), prepare: async (w) => ({ path: `/api/v2/task-stages/${(await startedRun(w, true)).stageId}/actions/override`, body: { data: { attributes: { comment: "ship it" } } } }) },
   { route: "GET /task-results/:task_result_id", ok: 200, expect: project("runs:read"), prepare: async (w) => ({ path: `/api/v2/task-results/${(await startedRun(w, false)).resultId}` }) },
   { route: "GET /task-results/:task_result_id/outcomes", ok: 200, expect: project("runs:read"), prepare: async (w) => ({ path: `/api/v2/task-results/${(await startedRun(w, true)).resultId}/outcomes` }) },
+  // decision D31: attempts read like their result; a retry needs run-tasks and runs >= read.
+  { route: "GET /task-results/:task_result_id/delivery-attempts", ok: 200, expect: project("runs:read"), prepare: async (w) => ({ path: `/api/v2/task-results/${(await startedRun(w, false)).resultId}/delivery-attempts` }) },
+  { route: "POST /task-results/:task_result_id/actions/retry", ok: 202, expect: { kind: "project-all", actions: ["runs:read", "run-tasks:manage"] }, prepare: async (w) => ({ path: `/api/v2/task-results/${await retryingResult(w)}/actions/retry` }) },
   { route: "GET /task-result-outcomes/:outcome_id", ok: 200, expect: project("runs:read"), prepare: async (w) => ({ path: `/api/v2/task-result-outcomes/${(await startedRun(w, true)).outcomeId}` }) },
   { route: "GET /task-result-outcomes/:outcome_id/body", ok: 200, expect: project("runs:read"), prepare: async (w) => ({ path: `/api/v2/task-result-outcomes/${(await startedRun(w, true)).outcomeId}/body` }) },
   // decision D17: the callback answers to the result's access token, whoever the API caller is.
@@ -190,6 +195,18 @@ const MATRIX: Row[] = [
     },
   },
 ];
+
+/** A started run's result whose first attempt failed: its delivery waits a minute for its retry. */
+async function retryingResult(w: World): Promise<string> {
+  const { resultId } = await startedRun(w, false);
+  const deliveries = w.runplane.runTasks.deliveries;
+  for (const claimed of await deliveries.claim({ owner: "matrix", leaseMs: 30_000, limit: 10_000 })) {
+    const prepared = claimed.row.taskResultId === resultId ? await deliveries.prepare(claimed) : null;
+    if (prepared) await deliveries.fail(prepared, { error: "responded with 503", delayMs: 60_000 });
+    else await deliveries.release(claimed.row);
+  }
+  return resultId;
+}
 
 async function planOf(w: World): Promise<string> {
   const { runId } = await startedRun(w, false);
@@ -291,6 +308,7 @@ describe.each(ORG_SETTINGS)("permission matrix, team organization permissions: $
     const grants = (await w.storage.teamProjects.listByProject("prj-a", {}, { offset: 0, limit: 100 })).items;
     const effective = resolveProjectAccess({ principal, teams: [team], grants, project: prj });
     if (e.kind === "project") return can(effective, e.action).allowed;
+    if (e.kind === "project-all") return e.actions.every((action) => can(effective, action).allowed);
     const grant = grants.find((g) => g.id === (e.whose === "own" ? w.ownGrantId : w.otherGrantId))!;
     return can(effective, "project:read").allowed && canReadGrant(effective, principal, grant).allowed;
   };

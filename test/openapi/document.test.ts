@@ -10,6 +10,7 @@ import { policySetParameterRoutes } from "../../src/http/routes/policy-set-param
 import { TASK_INCLUDES } from "../../src/http/routes/run-task-support.js";
 import { runTaskRoutes } from "../../src/http/routes/run-tasks.js";
 import { taskStageRoutes } from "../../src/http/routes/task-stages.js";
+import { deliveryAttemptRoutes } from "../../src/http/routes/delivery-attempts.js";
 import { teamProjectRoutes } from "../../src/http/routes/team-projects.js";
 import { variableRoutes } from "../../src/http/routes/variables.js";
 import { commentRoutes } from "../../src/http/routes/comments.js";
@@ -97,7 +98,7 @@ describe("OpenAPI description (issue 18)", () => {
 
   it("refuses a route whose accepted query differs from the parameters its operation documents (D30)", () => {
     const all = [...pingRoutes, ...teamProjectRoutes, ...variableRoutes, ...policySetParameterRoutes, ...agentTokenRoutes, ...runTaskRoutes, ...taskStageRoutes, ...artifactRoutes];
-    all.push(...runRoutes, ...planRoutes, ...runEventRoutes, ...commentRoutes, ...policyCheckRoutes);
+    all.push(...runRoutes, ...planRoutes, ...runEventRoutes, ...commentRoutes, ...policyCheckRoutes, ...deliveryAttemptRoutes);
     expect(() => operationsFor(all, "default")).not.toThrow();
     const changed = all.map((r) => (r.method === "DELETE" && r.path === "/tasks/:task_id" ? { ...r, query: { include: TASK_INCLUDES } } : r));
     expect(() => operationsFor(changed, "default")).toThrow(/differ from what the routes accept: DELETE \/tasks\/:task_id$/);

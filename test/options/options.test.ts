@@ -92,6 +92,12 @@ describe("createRunplane refuses options it does not know (issue 24.6)", () => {
     expect(attempt({ storage: storage(), deadline: { idle: "1m", max: "2m", maxx: "3m" } as never }).option).toBe("deadline.maxx");
   });
 
+  it("names the closest option inside attempts (D31)", () => {
+    const error = attempt({ storage: storage(), attempts: { retension: "7d" } } as never);
+    expect(error.option).toBe("attempts.retension");
+    expect(error.message).toContain('did you mean "attempts.retention"?');
+  });
+
   it("lists the known options when nothing is close", () => {
     const error = attempt({ storage: storage(), futureOption: 1 });
     expect(error.option).toBe("futureOption");
@@ -118,6 +124,7 @@ describe("createRunplane refuses options it does not know (issue 24.6)", () => {
       readCache: { maxBytes: 1024 },
       artifacts: { planJson: async () => null, planLog: () => "log" },
       runs: { details: () => ({ status: "applied" }), policyChecks: () => [] },
+      attempts: { retention: "7d" },
     } satisfies Required<Omit<RunplaneOptions, "transport">>);
     await runplane.close();
   });
@@ -141,6 +148,7 @@ describe("every option error names its option and comes before anything is logge
     ["egress.allow", { egress: { allow: "10.0.0.0/8" } }, "must be an array of strings"],
     ["transport", { transport: {} }, "must be an HttpTransport"],
     ["overridableTasks", { overridableTasks: "yes" }, "must be true or false"],
+    ["attempts.retention", { attempts: { retention: "a week" } }, 'such as "90s", "10m", "1h"; got "a week"'],
   ])("names %s", (option, given, text) => {
     const { logger, warnings } = recording();
     const error = attempt({ storage: storage(), ...(given as Partial<RunplaneOptions>), logger });

@@ -5,7 +5,7 @@ import { createRunplane, silentLogger } from "../../src/index.js";
 import { parseDuration, resolveRunTaskSettings, RUNPLANE_VERSION } from "../../src/services/run-task-settings.js";
 
 describe("run task options", () => {
-  it("default to localhost, the public URL for the UI, no overrides, a fixed 10 minutes and runplane/<version>", () => {
+  it("default to localhost, the public URL for the UI, no overrides, a fixed 10 minutes, runplane/<version> and attempts kept 30 days", () => {
     expect(resolveRunTaskSettings({})).toStrictEqual({
       publicUrl: "http://localhost:8080",
       appUrl: "http://localhost:8080",
@@ -14,6 +14,7 @@ describe("run task options", () => {
       deadline: { kind: "fixed", ms: 600_000 },
       userAgent: `runplane/${RUNPLANE_VERSION}`,
       configurationDownloads: false,
+      attemptRetentionMs: 30 * 86_400_000,
     });
   });
 
@@ -31,6 +32,7 @@ describe("run task options", () => {
       deadline: { idle: "10m", max: "1h" },
       userAgent: "host/1",
       artifacts: { configurationVersion: () => null },
+      attempts: { retention: "7d" },
     });
     expect(settings).toStrictEqual({
       publicUrl: "https://api.example",
@@ -40,6 +42,7 @@ describe("run task options", () => {
       deadline: { kind: "idle", idleMs: 600_000, maxMs: 3_600_000 },
       userAgent: "host/1",
       configurationDownloads: true,
+      attemptRetentionMs: 7 * 86_400_000,
     });
   });
 
@@ -47,6 +50,7 @@ describe("run task options", () => {
     expect(parseDuration("90s", "d")).toBe(90_000);
     expect(parseDuration("250ms", "d")).toBe(250);
     expect(parseDuration(1500, "d")).toBe(1500);
+    expect(parseDuration("2d", "d")).toBe(172_800_000);
     for (const bad of ["10", "-1m", "0s", "ten minutes"] as const) expect(() => parseDuration(bad as never, "d")).toThrow(TypeError);
   });
 

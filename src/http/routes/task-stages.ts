@@ -6,6 +6,7 @@ import type { JsonApiDocument, ResourceDefinition } from "../jsonapi.js";
 import { OutcomeAttributes, TaskResultAttributes, TaskStageAttributes } from "../../schemas/wire.js";
 import { toPageRequest } from "../pagination.js";
 import type { AuthTarget, Route, RouteContext } from "../types.js";
+import { includedAttempts, RESULT_INCLUDES } from "./delivery-attempts.js";
 import {
   authorizedIn,
   bearerToken,
@@ -41,6 +42,8 @@ export const taskStageResources = (basePath: string): ResourceDefinition[] => [
       taskStage: { type: "task-stages", related: (d) => `${basePath}/task-stages/${seg(String(d.taskStage))}` },
       // Linkage lists the outcome ids (at most RESULT_LIMITS.outcomes, D26); the related list pages them.
       taskResultOutcomes: { type: "task-result-outcomes", many: true, related: (d) => `${basePath}/task-results/${seg(String(d.id))}/outcomes` },
+      // decision D31: only with `include=delivery-attempts`.
+      deliveryAttempts: { type: "delivery-attempts", many: true, optional: true, related: (d) => `${basePath}/task-results/${seg(String(d.id))}/delivery-attempts` },
     },
   },
   {
@@ -83,8 +86,8 @@ async function outcomeIds(ctx: RouteContext, r: TaskResultView): Promise<string[
   return list.items.map((o) => o.id);
 }
 
-const resultResource = async (ctx: RouteContext, r: TaskResultView) =>
-  ctx.app.jsonapi.resource("task-results", resultData(r, await outcomeIds(ctx, r)));
+const resultResource = async (ctx: RouteContext, r: TaskResultView, extra: { deliveryAttempts?: string[] } = {}) =>
+  ctx.app.jsonapi.resource("task-results", { ...resultData(r, await outcomeIds(ctx, r)), ...extra });
 
 /** `permissions` follow the caller (D21); `can-override-tasks` also needs option `overridableTasks`. */
 export async function stageData(ctx: RouteContext, stage: TaskStageView, target: AuthTarget) {
@@ -201,9 +204,13 @@ export const taskStageRoutes: Route[] = [
     method: "GET",
     path: "/task-results/:task_result_id",
     auth: "principal",
+    query: { include: RESULT_INCLUDES },
     async handle(ctx) {
       const { record: result } = await loadResult(ctx);
-      return { status: 200, document: await resultResource(ctx, result) };
+      if (!ctx.query.includes.has("delivery-attempts")) return { status: 200, document: await resultResource(ctx, result) };
+      const attempts = await includedAttempts(ctx, result.id);
+      const doc = await resultResource(ctx, result, { deliveryAttempts: attempts.ids });
+      return { status: 200, document: { ...doc, included: attempts.resources } };
     },
   },
   {

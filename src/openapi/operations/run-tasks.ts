@@ -2,12 +2,14 @@ import * as z from "zod";
 import { TaskCreateSchema, TaskUpdateSchema, WorkspaceTaskCreateSchema, WorkspaceTaskUpdateSchema } from "../../schemas/run-task-config.js";
 import { CallbackBodySchema, TAG_LEVELS } from "../../schemas/run-tasks.js";
 import { STAGE_INCLUDES as STAGE_INCLUDE_TABLE, TASK_INCLUDES as TASK_INCLUDE_TABLE } from "../../http/routes/run-task-support.js";
+import { RESULT_INCLUDES as RESULT_INCLUDE_TABLE } from "../../http/routes/delivery-attempts.js";
 import { toOne } from "./configuration.js";
 import { includeParam, PAGE_PARAMS, type OperationDoc } from "./types.js";
 
 // The include names the routes accept (D8), from the tables the router validates them against (D30).
 const TASK_INCLUDES = Object.keys(TASK_INCLUDE_TABLE);
 const STAGE_INCLUDES = Object.keys(STAGE_INCLUDE_TABLE);
+const RESULT_INCLUDES = Object.keys(RESULT_INCLUDE_TABLE);
 const comment = z.string().max(1000).nullable().optional();
 
 /** Run tasks, task stages, results, outcomes, the callback and the artifacts integrations read (spec 4.1-4.3, D24). */
@@ -78,7 +80,33 @@ export function runTaskOperations(): Record<string, OperationDoc> {
       success: { status: 200, body: { resource: "task-stages", included: ["runs", "workspaces", "task-results"] } },
       errors: [409],
     },
-    "GET /task-results/:task_result_id": { tag: stages, summary: "Show a task result", success: { status: 200, body: { resource: "task-results" } } },
+    "GET /task-results/:task_result_id": {
+      tag: stages,
+      summary: "Show a task result",
+      description: "`include=delivery-attempts` adds the `delivery-attempts` relationship and the attempts kept (the newest 20, D31); without it the document has no such member.",
+      query: [includeParam(RESULT_INCLUDES)],
+      success: { status: 200, body: { resource: "task-results", included: ["delivery-attempts"] } },
+      errors: [400],
+    },
+    "GET /task-results/:task_result_id/delivery-attempts": {
+      tag: stages,
+      summary: "List a result's delivery attempts, newest first (D31)",
+      description:
+        "Each attempt of the run task request: when it started, how long it took, its outcome (an HTTP status, a connection error code, or skipped and why) and up to 1 KiB of the integration's answer, control characters removed and the request's access token, HMAC key and signature redacted. The newest 20 per result are kept, for the retention of option `attempts.retention`.",
+      query: PAGE_PARAMS,
+      success: { status: 200, body: { collection: "delivery-attempts", paging: "always" } },
+      errors: [400, 422],
+    },
+    "POST /task-results/:task_result_id/actions/retry": {
+      tag: stages,
+      summary: "Make the next attempt of a retrying result now (D31)",
+      description:
+        "Needs the workspace's run-tasks permission and read access to its runs (404 otherwise, D4). 202: a dispatcher makes the attempt at once. 409 when the result is final, past its deadline (D16), not being retried, or has an attempt under way.",
+      // Takes no body; one sent is still read as any POST body is (D6), and otherwise ignored.
+      body: { required: false, plainJson: true, document: z.object({}).describe("nothing is read from it") },
+      success: { status: 202, body: null },
+      errors: [409],
+    },
     "GET /task-results/:task_result_id/outcomes": {
       tag: stages,
       summary: "List a result's outcomes",

@@ -32,7 +32,7 @@ export interface OperationDoc {
   security?: Security;
   query?: readonly QueryParam[];
   body?: RequestBody;
-  success: { status: 200 | 201 | 204; body: SuccessBody };
+  success: { status: 200 | 201 | 202 | 204; body: SuccessBody };
   /** Error statuses beyond the common ones (401 with a credential, 404, 500; 400/413/415/422 with a body). */
   errors?: readonly number[];
   /** Common statuses the operation never answers: the callback's 404 (D17a: 401 for an unknown result too). */
