@@ -113,6 +113,8 @@ async function world(): Promise<World> {
     "POST /task-stages/:task_stage_id/actions/override": { path: `/api/v2/task-stages/${stageId}/actions/override`, body: { comment: "ship it" } },
     "GET /task-results/:task_result_id": { path: `/api/v2/task-results/${resultIds[0]}` },
     "GET /task-results/:task_result_id/outcomes": { path: `/api/v2/task-results/${resultIds[0]}/outcomes` },
+    "GET /task-results/:task_result_id/delivery-attempts": { path: `/api/v2/task-results/${resultIds[0]}/delivery-attempts` },
+    "POST /task-results/:task_result_id/actions/retry": { path: `/api/v2/task-results/${resultIds[0]}/actions/retry` },
     "GET /task-result-outcomes/:outcome_id": { path: `/api/v2/task-result-outcomes/${outcomeId}` },
     "GET /task-result-outcomes/:outcome_id/body": { path: `/api/v2/task-result-outcomes/${outcomeId}/body` },
     "PATCH /task-results/:task_result_id/callback": {
