@@ -58,3 +58,14 @@ export function toLogger(logger: Logger | PinoLikeLogger): Logger {
   const call = (level: LogLevel) => (message: string, fields?: Record<string, unknown>) => logger[level](fields ?? {}, message);
   return { debug: call("debug"), info: call("info"), warn: call("warn"), error: call("error") };
 }
+
+/**
+ * Where a failure happened, for the debug log: the error's name and its stack frames, never its
+ * message. A database error's message may quote the values it refused, a secret among them, and
+ * `error.stack` starts with that message.
+ */
+export function failureFrames(error: unknown): string {
+  if (!(error instanceof Error)) return typeof error;
+  const frames = (error.stack ?? "").split("\n").filter((line) => /^\s+at /.test(line));
+  return [error.name, ...frames].join("\n");
+}

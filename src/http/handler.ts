@@ -12,6 +12,7 @@ import type { ReadCache } from "./read-cache.js";
 import { createRequestTelemetry, type RequestLabels } from "./request-telemetry.js";
 import { createRouter } from "./router.js";
 import { routeKey, type HttpApp, type Route, type RouteContext, type RouteResult } from "./types.js";
+import { failureFrames } from "../logger.js";
 
 export type Authenticate = (request: Request) => Promise<Principal | null>;
 
@@ -156,7 +157,7 @@ export function createHandler(app: HttpApp, routes: readonly Route[], authentica
           error: error instanceof Error ? error.name : typeof error,
         });
         // The stack helps the host's developers; it goes to debug only and never into a response.
-        app.logger.debug("request failure detail", { stack: error instanceof Error ? error.stack : String(error) });
+        app.logger.debug("request failure detail", { stack: failureFrames(error) });
       }
       return json(apiError.status, errorDocument(apiError));
     }

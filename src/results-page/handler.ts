@@ -1,6 +1,6 @@
 import { RETRY_AFTER_SECONDS } from "../errors.js";
 import type { Authenticate } from "../http/handler.js";
-import { createConsoleLogger, type Logger } from "../logger.js";
+import { createConsoleLogger, failureFrames, type Logger } from "../logger.js";
 import type { Principal } from "../schemas/common.js";
 import { isStorageUnavailableError } from "../storage/unavailable.js";
 import { loadRunPage, parseFilter } from "./data.js";
@@ -251,7 +251,7 @@ export function createResultsPage(source: ResultsPageSource, options: ResultsPag
         return page(503, body, { "retry-after": String(RETRY_AFTER_SECONDS) });
       }
       logger.error("results page failed", { path: url.pathname, error: error instanceof Error ? error.name : typeof error });
-      logger.debug("results page failure detail", { stack: error instanceof Error ? error.stack : String(error) });
+      logger.debug("results page failure detail", { stack: failureFrames(error) });
       return page(500, messagePage({ prefix, login, signedIn: false }, "Something went wrong", "The page could not be shown. Try again later."));
     }
   };
