@@ -135,7 +135,7 @@ process.stdout.write(
     dialect === "hcp-terraform"
       ? "dialect: hcp-terraform (signs with X-TFC-Task-Signature, category word terraform)"
       : "dialect: default (signs with X-SVC-Task-Signature, category word config); existing HCP Terraform integrations need RUNPLANE_DIALECT=hcp-terraform",
-    `results page: ${origin}/app/runs/<run id>, ${origin}/app/<organization>/<workspace>[/runs/<run id>]`,
+    `results page: ${origin}/app/runs/<run id>, ${origin}/app/ (your organizations, workspaces and recent runs), ${origin}/app/<organization>/<workspace>[/runs/<run id>]`,
     observed.off ? `health: ${origin}/healthz, OpenAPI: ${origin}/openapi.json; ${observed.off}` : `metrics: ${origin}/metrics, health: ${origin}/healthz, OpenAPI: ${origin}/openapi.json`,
     `example integration: ${integration.url} (run tasks task-demo, mandatory at post_plan, and task-demo-advisory, advisory at pre_apply, on ${DEMO.workspace})`,
     `egress: run tasks may reach public addresses, the example integration (${integration.allow})${egressNote}`,

@@ -73,6 +73,7 @@ describe("reference server run task round trip", () => {
     const s = await start();
     expect(s.curls).toHaveLength(3);
     expect(s.output()).toMatch(/results page: http:\/\/127\.0\.0\.1:\d+\/app\/runs\/<run id>/);
+    expect(s.output()).toMatch(/http:\/\/127\.0\.0\.1:\d+\/app\/ \(your organizations, workspaces and recent runs\)/);
     const keyFile = statSync(join(dataDir, "integration-hmac-key"));
     expect(keyFile.mode & 0o777).toBe(0o600);
 
