@@ -2,7 +2,7 @@ import type { ClaimedDelivery } from "../storage/types.js";
 import type { AttemptObservation } from "../services/delivery-attempts.js";
 import type { DeliveryAttempt, TaskDeliveryService } from "../services/task-deliveries.js";
 import type { HttpResponse, HttpTransport } from "./egress.js";
-import { failureCode, failureReason, statusReason } from "./failure-reason.js";
+import { answerWords, failureCode, failureReason, statusReason, WORDS_IN_REASON } from "./failure-reason.js";
 import { parseRetryAfter, RETRY_AFTER_STATUSES, retryDelayMs } from "./retry-schedule.js";
 import type { AttemptEnd, AttemptOutcome, BeginAttempt } from "./attempt-telemetry.js";
 
@@ -87,7 +87,8 @@ async function attempt(
     observed = seen({ outcome: "answered", status, errorCode: null, detail: statusReason(status), response: answerOf(res) });
     if (res.status !== 200) {
       const retryAfter = RETRY_AFTER_STATUSES.has(res.status) ? parseRetryAfter(res.headers["retry-after"], deliveries.now()) : null;
-      failure = { error: statusReason(res.status), retryAfterMs: retryAfter };
+      // Issue 26: the integration's own words follow (`responded with 404: unsupported plan format ...`).
+      failure = { error: statusReason(res.status, answerWords(res, prepared.secrets, WORDS_IN_REASON)), retryAfterMs: retryAfter };
     }
   } catch (err) {
     // Abandoned by stop(): the row goes back as it was; the next owner sends it again.

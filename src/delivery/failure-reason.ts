@@ -1,9 +1,11 @@
 /**
  * Words for why an outbound request failed (decision D15): stored as a delivery's `lastError`,
- * shown in result messages and 422 details. Built from error codes and fixed reasons only, never
- * from a URL, header or body, so nothing secret can reach storage or a response this way.
+ * shown in result messages and 422 details. Built from error codes and fixed reasons, never from a
+ * URL or header; an answer's body only as its D31 excerpt (issue 26), with the request's access
+ * token, HMAC key and signature redacted, so nothing secret can reach storage or a response.
  */
-import { isEgressError } from "./egress.js";
+import { responseExcerpt, type Excerpt } from "../domain/response-excerpt.js";
+import { isEgressError, type HttpResponse } from "./egress.js";
 
 const URL_REASONS: Record<string, string> = {
   "invalid-url": "it is not a valid URL",
@@ -41,8 +43,39 @@ export function failureReason(err: unknown): string {
   }
 }
 
-/** Why a response that arrived does not count: anything but exactly 200 (spec 4.1). */
-export const statusReason = (status: number): string => `responded with ${status}`;
+/**
+ * Why a response that arrived does not count: anything but exactly 200 (spec 4.1), followed by
+ * what the integration said when it said something (issue 26: `responded with 404: unsupported
+ * plan format version ...`), as {@link answerWords} gives it.
+ */
+export const statusReason = (status: number, said: string | null = null): string => `responded with ${status}${said ? `: ${said}` : ""}`;
+
+/** How much of the integration's words follow runplane's own in a delivery's last error, a result's message and a log line. */
+export const WORDS_IN_REASON = 200;
+
+/**
+ * An excerpt as words on one line, to follow runplane's own: whitespace runs become one space,
+ * and a cut (by the excerpt or at `maxChars`, counted in code points) ends in `...`.
+ */
+export function answerLine(excerpt: Excerpt, maxChars = Infinity): string | null {
+  const flat = (excerpt.text ?? "").replace(/\s+/g, " ").trim();
+  if (flat === "") return null;
+  const chars = Array.from(flat);
+  if (chars.length > maxChars) return `${chars.slice(0, Math.max(0, maxChars - 3)).join("").trimEnd()}...`;
+  return excerpt.truncated ? `${flat}...` : flat;
+}
+
+/**
+ * decision D31: what an answer said, as words on one line (at most `maxChars`), with `secrets`
+ * (the request's access token, HMAC key and signature) redacted wherever they appear; null when
+ * it said nothing readable (no body, not text). `secrets` is only called for an answer with a body.
+ */
+export function answerWords(res: HttpResponse, secrets: () => readonly string[], maxChars?: number): string | null {
+  if (res.body === "") return null;
+  // A host's transport may spell header names in any case.
+  const contentType = Object.entries(res.headers).find(([name]) => name.toLowerCase() === "content-type")?.[1];
+  return answerLine(responseExcerpt({ body: res.body, contentType, truncated: res.bodyTruncated, secrets: secrets() }), maxChars);
+}
 
 /**
  * decision D31: the short code of why a transport call threw, for an attempt's record: the system

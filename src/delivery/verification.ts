@@ -9,8 +9,8 @@ import { invalid } from "../errors.js";
 import type { Dialect } from "../schemas/common.js";
 import type { TaskEndpointCheck } from "../services/run-task-config.js";
 import type { EgressPolicy } from "./address-policy.js";
-import type { HttpTransport } from "./egress.js";
-import { failureReason, isRefusal, refusalReason } from "./failure-reason.js";
+import type { HttpResponse, HttpTransport } from "./egress.js";
+import { answerWords, failureReason, isRefusal, refusalReason, WORDS_IN_REASON } from "./failure-reason.js";
 
 export interface TaskEndpointCheckOptions {
   transport: HttpTransport;
@@ -42,15 +42,17 @@ export function createTaskEndpointCheck(options: TaskEndpointCheckOptions): Task
     if (!checked.ok) throw invalid(pointer, `The run task URL is not allowed: ${refusalReason(checked.code, checked.reason)}`);
     const body = serializeRunTaskRequest(verificationRequest({ organizationName: organization, urls, at: now() }));
     const headers = runTaskRequestHeaders({ bytes: body, key: hmacKey, dialect, userAgent });
-    let status: number;
+    let res: HttpResponse;
     try {
-      ({ status } = await transport.send({ url, headers, body }));
+      res = await transport.send({ url, headers, body });
     } catch (err) {
       const reason = failureReason(err);
       throw invalid(pointer, isRefusal(err) ? `The run task URL is not allowed: ${reason}` : `The run task URL could not be reached: ${reason}`);
     }
-    if (status !== 200) {
-      throw invalid(pointer, `The run task URL responded with ${status} to the verification request; it must answer 200. ${signatureHint(dialect)}`);
+    if (res.status !== 200) {
+      // Issue 26: what the endpoint said, its key and the signature redacted (D31).
+      const said = answerWords(res, () => [hmacKey ?? "", headers[SIGNATURE_HEADERS[dialect]] ?? ""], WORDS_IN_REASON);
+      throw invalid(pointer, `The run task URL responded with ${res.status} to the verification request${said ? `: ${said}` : ""}; it must answer 200. ${signatureHint(dialect)}`);
     }
   };
 }

@@ -49,11 +49,11 @@ describe("delivery: a 200", () => {
 const FAILURES: [string, Reply | "refused", string][] = [
   ["201", { kind: "respond", status: 201 }, "responded with 201"],
   ["204", { kind: "respond", status: 204 }, "responded with 204"],
-  ["400", { kind: "respond", status: 400, body: "bad" }, "responded with 400"],
+  ["400", { kind: "respond", status: 400, body: "bad" }, "responded with 400: bad"],
   ["404", { kind: "respond", status: 404 }, "responded with 404"],
   ["500", { kind: "respond", status: 500 }, "responded with 500"],
   ["503", { kind: "respond", status: 503 }, "responded with 503"],
-  ["a 500 with a 100 MB body", { kind: "huge", status: 500, bytes: 100 * 1024 * 1024 }, "responded with 500"],
+  ["a 500 with a 100 MB body", { kind: "huge", status: 500, bytes: 100 * 1024 * 1024 }, `responded with 500: ${"a".repeat(197)}...`],
   ["a reset connection", { kind: "reset" }, "the connection failed (ECONNRESET)"],
   ["a receiver that never answers", { kind: "hang" }, "the request timed out"],
   ["a 200 whose body dribbles past the budget", { kind: "dribble", status: 200, chunk: "x", intervalMs: 50, count: 100 }, "the request timed out"],

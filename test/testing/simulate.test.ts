@@ -60,6 +60,21 @@ async function brokenIntegration(behaviour: Behaviour): Promise<string> {
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
 }
 
+/** An integration that answers every request (verified or not) with `answer(raw body, headers)` as text/plain. */
+async function answering(answer: (raw: string, headers: Record<string, string>) => { status: number; body: string }): Promise<string> {
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => {
+      const { status, body } = answer(Buffer.concat(chunks).toString("utf8"), req.headers as Record<string, string>);
+      res.writeHead(status, { "content-type": "text/plain; charset=utf-8" }).end(body);
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  closers.push(() => new Promise((r) => { server.close(() => r()); server.closeAllConnections(); }));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+}
+
 const outcomes = (count: number) =>
   count === 0
     ? {}
@@ -133,6 +148,30 @@ describe("simulateRunTask", () => {
   it("reports an integration that answers 201", async () => {
     const report = await simulateRunTask({ url: await brokenIntegration({ answer: 201 }), hmacKey: KEY, callbackTimeoutMs: 2000 });
     expect(failures(report)).toEqual(["[verification] answer: answered 201; expected 200", "[post_plan] answer: answered 201; expected 200"]);
+  });
+
+  // Issue 26 item 4: the integration's own words for every answer that is not 200.
+  it("prints what an integration answering 404 said, on one line", async () => {
+    const url = await answering(() => ({ status: 404, body: 'Bad Request: unsupported plan format version:\n  expected "0.1", got "1.2"' }));
+    const report = await simulateRunTask({ url, hmacKey: KEY, callbackTimeoutMs: 300 });
+    const words = 'answered 404: Bad Request: unsupported plan format version: expected "0.1", got "1.2"; expected 200';
+    expect(failures(report)).toEqual([`[verification] answer: ${words}`, `[post_plan] answer: ${words}`]);
+    expect(report.checks.find((c) => c.name === "wrong key refused")?.detail).toBe('answered 404: Bad Request: unsupported plan format version: expected "0.1", got "1.2"');
+    expect(formatReport(report)).toContain(`FAIL  [post_plan] answer: ${words}`);
+  });
+
+  it("shows [redacted] where an integration echoing the request repeats the HMAC key, the access token or the signature", async () => {
+    let echoed = "";
+    const url = await answering((raw, headers) => {
+      echoed = `key ${KEY} signed ${headers["x-svc-task-signature"]} ${raw}`;
+      return { status: 400, body: echoed };
+    });
+    const report = await simulateRunTask({ url, hmacKey: KEY, callbackTimeoutMs: 300 });
+    const text = formatReport(report);
+    const answer = report.checks.find((c) => c.scope === "post_plan" && c.name === "answer")!.detail;
+    expect(answer).toMatch(/^answered 400: key \[redacted\] signed \[redacted\] \{.*"access_token":"\[redacted\]"/);
+    const token = /"access_token":"([^"]+)"/.exec(echoed)![1]!;
+    for (const secret of [KEY, token, /signed (\S+)/.exec(echoed)![1]!]) expect(text).not.toContain(secret);
   });
 
   it("reports a callback with the wrong content type", async () => {

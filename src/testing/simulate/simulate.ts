@@ -3,10 +3,13 @@ import {
   buildRunTaskRequest,
   runTaskRequestHeaders,
   serializeRunTaskRequest,
+  SIGNATURE_HEADERS,
   verificationRequest,
   type RunTaskUrls,
 } from "../../domain/run-task-request.js";
 import { createEgress, isEgressError, type HttpTransport } from "../../delivery/egress.js";
+import { answerWords } from "../../delivery/failure-reason.js";
+import { VERIFICATION_ACCESS_TOKEN } from "../../integration/request.js";
 import type { Dialect } from "../../schemas/common.js";
 import { PLAN_STAGES, type RunStage, type RunTaskRequest } from "../../schemas/run-tasks.js";
 import { checkCallbacks } from "./callbacks.js";
@@ -61,24 +64,36 @@ function egressFor(url: string, timeoutMs: number): HttpTransport {
   return createEgress({ allow: [`${target.hostname}:${port}`], timeoutMs, userAgent: "runplane-simulator" });
 }
 
-type Sent = { status: number } | { error: string };
+/** An answer's status, and for one that is not 200 what the integration said (issue 26), or a failure. */
+type Sent = { status: number; said: string | null } | { error: string };
 
-/** Sends one signed request; a refusal, timeout or network failure becomes an `error` line. */
-async function send(egress: HttpTransport, url: string, payload: RunTaskRequest, key: string, dialect: Dialect, timeoutMs: number): Promise<Sent> {
+/**
+ * Sends one signed request; a refusal, timeout or network failure becomes an `error` line. What an
+ * answer other than 200 said is kept as runplane keeps it (D31): its excerpt on one line, the key,
+ * the access token and the signature redacted, since an integration may echo the request; the
+ * user's key (`userKey`) too, whichever key signed this request.
+ */
+async function send(egress: HttpTransport, url: string, payload: RunTaskRequest, key: string, dialect: Dialect, timeoutMs: number, userKey: string): Promise<Sent> {
   const bytes = serializeRunTaskRequest(payload);
+  const headers = runTaskRequestHeaders({ bytes, key, dialect, userAgent: "runplane-simulator" });
+  // The verification request's token is the same public word for everyone: nothing to hide.
+  const token = payload.access_token === VERIFICATION_ACCESS_TOKEN ? "" : payload.access_token;
   try {
-    const { status } = await egress.send({ url, headers: runTaskRequestHeaders({ bytes, key, dialect, userAgent: "runplane-simulator" }), body: bytes });
-    return { status };
+    const res = await egress.send({ url, headers, body: bytes });
+    return { status: res.status, said: res.status === 200 ? null : answerWords(res, () => [userKey, key, token, headers[SIGNATURE_HEADERS[dialect]] ?? ""]) };
   } catch (error) {
     if (isEgressError(error) && error.code === "timeout") return { error: `no answer within ${timeoutMs} ms` };
     return { error: `request failed (${isEgressError(error) ? error.message : error instanceof Error ? error.message : String(error)})` };
   }
 }
 
+/** `answered 404` and, when it said something, `: <what it said>`. */
+const answeredWith = (result: { status: number; said: string | null }): string => `answered ${result.status}${result.said ? `: ${result.said}` : ""}`;
+
 const answered200 = (scope: string, result: Sent): SimulationCheck =>
   "error" in result
     ? { scope, name: "answer", level: "fail", detail: result.error }
-    : { scope, name: "answer", level: result.status === 200 ? "pass" : "fail", detail: result.status === 200 ? "200" : `answered ${result.status}; expected 200` };
+    : { scope, name: "answer", level: result.status === 200 ? "pass" : "fail", detail: result.status === 200 ? "200" : `${answeredWith(result)}; expected 200` };
 
 async function waitForFinal(platform: SimulatedPlatform, suffix: string, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -130,16 +145,16 @@ export async function simulateRunTask(options: SimulateRunTaskOptions): Promise<
   const egress = egressFor(options.url, responseMs);
   try {
     const verification = verificationRequest({ organizationName: ORG, urls, at: new Date(0) });
-    checks.push(answered200("verification", await send(egress, options.url, verification, options.hmacKey, dialect, responseMs)));
+    checks.push(answered200("verification", await send(egress, options.url, verification, options.hmacKey, dialect, responseMs, options.hmacKey)));
 
     const wrongSuffix = randomBytes(8).toString("hex");
-    const wrong = await send(egress, options.url, runRequest("post_plan", urls, wrongSuffix, randomBytes(16).toString("hex")), WRONG_KEY, dialect, responseMs);
+    const wrong = await send(egress, options.url, runRequest("post_plan", urls, wrongSuffix, randomBytes(16).toString("hex")), WRONG_KEY, dialect, responseMs, options.hmacKey);
     const refused = "status" in wrong && wrong.status >= 400 && wrong.status < 500;
     checks.push({
       scope: "signature",
       name: "wrong key refused",
       level: refused ? "pass" : "fail",
-      detail: "error" in wrong ? wrong.error : refused ? `answered ${wrong.status}` : `a request signed with a wrong key was answered ${wrong.status}; it must be refused (4xx)`,
+      detail: "error" in wrong ? wrong.error : refused ? answeredWith(wrong) : `a request signed with a wrong key was answered ${wrong.status}; it must be refused (4xx)`,
     });
 
     for (const stage of options.stages ?? ["post_plan"]) {
@@ -147,7 +162,7 @@ export async function simulateRunTask(options: SimulateRunTaskOptions): Promise<
       const token = randomBytes(24).toString("hex");
       platform.traffic(suffix).token = token;
       const sentAt = Date.now();
-      const answer = await send(egress, options.url, runRequest(stage, urls, suffix, token), options.hmacKey, dialect, responseMs);
+      const answer = await send(egress, options.url, runRequest(stage, urls, suffix, token), options.hmacKey, dialect, responseMs, options.hmacKey);
       checks.push(answered200(stage, answer));
       if ("error" in answer || answer.status !== 200) continue;
       await waitForFinal(platform, suffix, callbackMs);
