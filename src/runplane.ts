@@ -48,7 +48,8 @@ export interface Runplane {
    * `receiveCallback(resultId, token, readBody)` (reads the body only once the token holds, D26);
    * `verifyAccessToken(token)` for plan and configuration downloads; `on("stage-status" | "result-status", listener)` after each stored change (`onOwn` for this instance's only);
    * `listDeliveryAttempts(resultId, page)` (D31: the newest 20 attempts, each with up to 1 KiB of
-   * the answer, secrets redacted) and `retryDelivery(resultId)` (the next attempt of a retrying result now).
+   * the answer, secrets redacted), `retryDelivery(resultId)` (the next attempt of a retrying result now)
+   * and `deliveryStatus(resultId)` (attempts made, the next one's due time, the deadline).
    */
   runTasks: RunTaskService;
   /** Host-side records (organizations, projects, workspaces, teams, users, policy sets, agent pools, API tokens). */

@@ -34,3 +34,16 @@ export function parseRetryAfter(value: string | undefined, now: Date): number | 
   const at = Date.parse(text);
   return Number.isNaN(at) ? null : Math.max(0, at - now.getTime());
 }
+
+/**
+ * decisions D15 and D16: the most attempts a delivery can have made when its deadline comes, given
+ * `made` attempts so far and the next one due at `nextAt` (ms since the epoch): every later wait
+ * the shortest the jitter allows (a `Retry-After` only lengthens one), every attempt taking no
+ * time, and no attempt starting at or after `deadline`. An upper bound, never fewer than `made`;
+ * with the default 10 minute window a delivery makes at most 18 attempts.
+ */
+export function maxAttemptsBefore(made: number, nextAt: number, deadline: number): number {
+  let count = made;
+  for (let at = nextAt; at < deadline; at += retryDelayMs(count, () => 1)) count++;
+  return count;
+}

@@ -5,6 +5,7 @@ import { createRunTaskConfig } from "./run-task-config.js";
 import { createRunTaskEmitter } from "./run-task-events.js";
 import { resolveRunTaskSettings } from "./run-task-settings.js";
 import { createTaskCallbackService } from "./task-callback.js";
+import { createDeliveryStatusReader } from "./delivery-status.js";
 import { createTaskDeliveryService } from "./task-deliveries.js";
 import { createTaskStageService } from "./task-stages.js";
 
@@ -52,6 +53,11 @@ export function createRunTaskService(ctx: ServiceContext) {
      * result is final, past its deadline, not being retried, or has an attempt under way.
      */
     retryDelivery: deliveries.attempts.retryNow,
+    /**
+     * decision D31: where a result's request stands (attempts made, next due time, deadline, an
+     * attempt under way, delivered), for pages that word a failing integration; null when no result.
+     */
+    deliveryStatus: createDeliveryStatusReader(ctx),
     /**
      * Subscribes to `stage-status` or `result-status`; returns an unsubscribe function. With a
      * storage shared by several processes (`Storage.changes`, decision D27) listeners also hear
