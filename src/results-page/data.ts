@@ -3,6 +3,7 @@ import type { Workspace } from "../schemas/directory.js";
 import type { RunRecord } from "../schemas/run-task-records.js";
 import type { TagEntry } from "../schemas/run-tasks.js";
 import type { OutcomeView, TaskResultView, TaskStageView } from "../schemas/task-stage-views.js";
+import { loadDelivery, type DeliveryModel } from "./delivery.js";
 import type { ResultsPageSource } from "./types.js";
 
 /** What the run page shows: stages, their results and each result's outcomes, filtered (D18). */
@@ -20,6 +21,8 @@ export interface ResultModel {
   /** Outcomes loaded (at most the page's cap), and how many the result has. */
   loaded: number;
   total: number;
+  /** decision D31: the request's state and attempts when its integration is failing, else null. */
+  delivery: DeliveryModel | null;
 }
 
 export interface RunPageModel {
@@ -29,6 +32,10 @@ export interface RunPageModel {
   filter: OutcomeFilter;
   /** The distinct labels of the enriched tags among the loaded outcomes, for the filter selects. */
   choices: { severity: TagEntry[]; status: TagEntry[] };
+  /** decision D31: the caller may ask for a retry now (the API action's permission), so the button shows. */
+  mayRetry: boolean;
+  /** A one-line notice after an action, e.g. the retry's answer; null when none. */
+  notice: string | null;
 }
 
 const PAGE = 100;
@@ -78,6 +85,7 @@ export async function loadRunPage(
   workspace: Workspace | null,
   filter: OutcomeFilter,
   maxOutcomesPerResult: number,
+  extras: Pick<RunPageModel, "mayRetry" | "notice"> = { mayRetry: false, notice: null },
 ): Promise<RunPageModel> {
   const { items: stageViews } = await source.runTasks.listStages(run.id);
   const all: OutcomeView[] = [];
@@ -86,10 +94,10 @@ export async function loadRunPage(
       const results = await source.runTasks.listResults(stage.id);
       const models = await Promise.all(
         results.map(async (result): Promise<ResultModel> => {
-          const { items, total } = await loadOutcomes(source, result.id, maxOutcomesPerResult);
+          const [{ items, total }, delivery] = await Promise.all([loadOutcomes(source, result.id, maxOutcomesPerResult), loadDelivery(source, result)]);
           all.push(...items);
           const shown = items.filter((o) => matches(severityOf(o.tags), filter.severity) && matches(statusOf(o.tags), filter.status));
-          return { result, shown, loaded: items.length, total };
+          return { result, shown, loaded: items.length, total, delivery };
         }),
       );
       return { stage, results: models };
@@ -101,5 +109,6 @@ export async function loadRunPage(
     stages,
     filter,
     choices: { severity: distinct(all.map((o) => severityOf(o.tags))), status: distinct(all.map((o) => statusOf(o.tags))) },
+    ...extras,
   };
 }

@@ -6,7 +6,8 @@ import { isStorageUnavailableError } from "../storage/unavailable.js";
 import { loadRunPage, parseFilter } from "./data.js";
 import { html } from "./escape.js";
 import { layout, loginForm, messagePage, notFoundPage, unauthorizedPage, type Chrome } from "./layout.js";
-import { clearedCookie, isCrossSite, readCookie, readForm, safeNext, sessionCookie, withBearer } from "./login.js";
+import { clearedCookie, isCrossSite, isSameOriginPost, readCookie, readForm, safeNext, sessionCookie, withBearer } from "./login.js";
+import { mayRetry, noticeOf, RETRY_PATH, retryResult } from "./retry-action.js";
 import { runPage } from "./render.js";
 import { loadOverview, mayReadRuns } from "./home.js";
 import { homePage, organizationPage } from "./home-page.js";
@@ -97,7 +98,8 @@ interface RunPlace {
  * paths of the run task request's links (D25), `<prefix>/:organization/:workspace/runs/:run_id`
  * and the workspace's page `<prefix>/:organization/:workspace` (its runs, newest first, paged).
  * The home `<prefix>/` and `<prefix>/:organization` list the workspaces the caller may read and
- * their recent runs (issue 24.9).
+ * their recent runs (issue 24.9). A failing integration is worded on the run page and marked in
+ * the runs lists, and `POST <prefix>/runs/:run_id/results/:result_id/retry` is its "Retry now" (D31).
  */
 export function createResultsPage(source: ResultsPageSource, options: ResultsPageOptions = {}) {
   const prefix = normalizePrefix(options.prefix ?? "");
@@ -113,12 +115,12 @@ export function createResultsPage(source: ResultsPageSource, options: ResultsPag
     return { principal: bearer ? await source.auth.authenticate(bearer) : null, cookie: true };
   }
 
-  function unauthorized(url: URL, chrome: Chrome, caller: Caller): Response {
+  function unauthorized(url: URL, chrome: Chrome, caller: Caller, next = `${url.pathname}${url.search}`): Response {
     // decision D4: 401 only for a missing or invalid credential; a stale cookie is cleared.
     const headers: Record<string, string> = { "www-authenticate": 'Bearer realm="runplane"' };
     if (caller.cookie) headers["set-cookie"] = clearedCookie(prefix, secure(url));
     const problem = caller.cookie ? "Your sign-in is no longer valid. Sign in again." : null;
-    return page(401, unauthorizedPage({ ...chrome, signedIn: false }, `${url.pathname}${url.search}`, problem), headers);
+    return page(401, unauthorizedPage({ ...chrome, signedIn: false }, next, problem), headers);
   }
 
   const targetOf = (organization: string, workspaceId: string, workspace: Workspace | null): RunTarget =>
@@ -135,7 +137,9 @@ export function createResultsPage(source: ResultsPageSource, options: ResultsPag
     }
     // decision D25: a run asked for under another organization or workspace is not there.
     if (place && (run.organization !== place.organization || workspace?.name !== place.workspaceName)) return page(404, notFoundPage(chrome));
-    const model = await loadRunPage(source, run, workspace, parseFilter(url.searchParams), maxOutcomes);
+    const target = targetOf(run.organization, run.workspaceId, workspace);
+    const extras = { mayRetry: await mayRetry(source, caller.principal, target), notice: noticeOf(url.searchParams) };
+    const model = await loadRunPage(source, run, workspace, parseFilter(url.searchParams), maxOutcomes, extras);
     return page(200, runPage(chrome, model, place ? url.pathname : undefined));
   }
 
@@ -181,6 +185,26 @@ export function createResultsPage(source: ResultsPageSource, options: ResultsPag
     return redirect(next ?? `${prefix}/`, { "set-cookie": sessionCookie(prefix, token, secure(url)) });
   }
 
+  /**
+   * decision D31: "Retry now", a form post from the run page: refused unless it proves it comes
+   * from this site's page (CSRF), then the API action's service and permissions, answered by a
+   * redirect back to the run page with a notice (a refusal too).
+   */
+  async function retryPost(request: Request, url: URL, runId: string, resultId: string, chrome: Chrome): Promise<Response> {
+    const byId = `${prefix}/runs/${encodeURIComponent(runId)}`;
+    if (!isSameOriginPost(request, url)) return page(403, messagePage(chrome, "Forbidden", "Retry from this site's own run page."));
+    const caller = await identify(request);
+    if (!caller.principal) return unauthorized(url, chrome, caller, byId);
+    const form = await readForm(request);
+    if (!form) return page(400, messagePage(chrome, "Bad request", "Send the Retry now form."));
+    const notice = await retryResult(source, caller.principal, runId, resultId);
+    if (notice === null) return page(404, notFoundPage(chrome));
+    // Back to the path the run page was opened at (either of its two), else to the run by id.
+    const back = safeNext(form.get("back"), prefix)?.split("?")[0];
+    const to = back?.endsWith(`/runs/${encodeURIComponent(runId)}`) ? back : byId;
+    return redirect(`${to}?notice=${notice}#result-${encodeURIComponent(resultId)}`);
+  }
+
   async function route(request: Request, url: URL): Promise<Response> {
     const path = url.pathname;
     if (path !== prefix && !path.startsWith(`${prefix}/`)) return page(404, notFoundPage({ prefix, login, signedIn: false }));
@@ -213,6 +237,11 @@ export function createResultsPage(source: ResultsPageSource, options: ResultsPag
         const id = url.searchParams.get("run_id")?.trim();
         return id ? redirect(`${prefix}/runs/${encodeURIComponent(id)}`) : page(404, notFoundPage(chrome));
       });
+    }
+    const retry = RETRY_PATH.exec(rest);
+    if (retry) {
+      const ids = decodeSegments([retry[1]!, retry[2]!]);
+      return ids ? allow("POST", () => retryPost(request, url, ids[0]!, ids[1]!, chrome)) : page(404, notFoundPage(chrome));
     }
     // `/runs/:id` first: an organization named `runs` has no workspace page (its runs still open by
     // id); nor do organizations named `runs`, `login` or `logout` have an organization page.

@@ -1,7 +1,8 @@
 import { html, type Html } from "./escape.js";
 import type { OrganizationModel, OverviewModel, WorkspaceSummary } from "./home.js";
 import { layout, type Chrome } from "./layout.js";
-import { time, workspacePath } from "./render.js";
+import { workspacePath } from "./render.js";
+import { time } from "./time.js";
 import { runPath, runTable, type RunRow } from "./run-list.js";
 
 /** The home and an organization's page (issue 24.9): readable workspaces, recent runs, a run by id. */

@@ -2,6 +2,7 @@ import type { Principal } from "../schemas/common.js";
 import type { Workspace } from "../schemas/directory.js";
 import type { RunRecord } from "../schemas/run-task-records.js";
 import type { RunRow } from "./run-list.js";
+import { failingIntegrations } from "./delivery.js";
 import type { ResultsPageSource } from "./types.js";
 
 /**
@@ -65,7 +66,12 @@ export async function loadOverview(source: ResultsPageSource, principal: Princip
     .flatMap((o) => o.workspaces.flatMap((workspace) => (pages.get(workspace.id)?.items ?? []).map((run) => ({ run, workspace }))))
     .sort((a, b) => newestFirst(a.run, b.run))
     .slice(0, RECENT_RUNS);
-  const recent = await Promise.all(newest.map(async (r) => ({ ...r, stages: (await source.runTasks.listStages(r.run.id)).items })));
+  const recent = await Promise.all(
+    newest.map(async (r) => {
+      const stages = (await source.runTasks.listStages(r.run.id)).items;
+      return { ...r, stages, failing: await failingIntegrations(source, stages) };
+    }),
+  );
   const organizationsShown = readable
     .filter((o) => o.workspaces.length > 0)
     .map((o) => ({

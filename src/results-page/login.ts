@@ -64,6 +64,19 @@ export function isCrossSite(request: Request, url: URL): boolean {
   }
 }
 
+/**
+ * Whether a state-changing form post proves it comes from this site's own page: `Sec-Fetch-Site:
+ * same-origin`, or, from a browser without it, an `Origin` naming this host. Stricter than
+ * {@link isCrossSite}, which lets a post with neither header through: an action done with the
+ * caller's credential, such as "Retry now" (D31), needs the proof, and every current browser sends
+ * one of the two with a form post (the page's `Referrer-Policy` keeps `Origin` from being `null`).
+ */
+export function isSameOriginPost(request: Request, url: URL): boolean {
+  const site = request.headers.get("sec-fetch-site");
+  if (site !== null) return site === "same-origin";
+  return request.headers.get("origin") !== null && !isCrossSite(request, url);
+}
+
 /** The urlencoded form body, read up to {@link LOGIN_BODY_LIMIT} bytes; null when it is not one. */
 export async function readForm(request: Request): Promise<URLSearchParams | null> {
   const type = (request.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();

@@ -2,24 +2,17 @@ import { severityLevelOf, toReadTags, type ReadTag } from "../domain/outcomes.js
 import type { TagEntry } from "../schemas/run-tasks.js";
 import type { OutcomeView, TaskResultView, TaskStageView } from "../schemas/task-stage-views.js";
 import type { OutcomeFilter, ResultModel, RunPageModel } from "./data.js";
+import { markOf } from "./delivery.js";
+import { deliverySection, type RetryForm } from "./delivery-view.js";
+import { failingText } from "./delivery-words.js";
 import { EXTERNAL_REL, html, raw, safeExternalHref, type Html } from "./escape.js";
 import { layout, type Chrome } from "./layout.js";
 import { MAX_BODY_CHARS, renderMarkdown } from "./markdown.js";
 import { LEVEL_NAMES, renderTags } from "./tags.js";
+import { time, timeText } from "./time.js";
 import { runVerdict, STAGE_NAMES } from "./verdict.js";
 
 /** The run page: stages, results and outcome tables. Every value from an integration goes through `html`. */
-
-/** `2026-01-01T00:00:00.000Z` as `2026-01-01 00:00:00 UTC`, the resolution the page shows. */
-function timeText(iso: string): string {
-  const ms = Date.parse(iso);
-  return Number.isNaN(ms) ? iso : new Date(ms).toISOString().replace("T", " ").replace(/\.\d+Z$/, " UTC");
-}
-
-export function time(iso: string): Html {
-  if (Number.isNaN(Date.parse(iso))) return html`<span>${iso}</span>`;
-  return html`<time datetime="${iso}">${timeText(iso)}</time>`;
-}
 
 /**
  * Created, the `status-timestamps` (`<status>-at` keys, D9) and updated, in time order, each
@@ -111,25 +104,33 @@ ${shown.map(outcomeRow)}
 </table>`;
 }
 
-function resultSection(model: ResultModel, filtered: boolean, runCreatedAt: string): Html {
+/** How each result section is drawn: the filter state, the run's creation time, and the retry form of a result (D31). */
+interface SectionContext {
+  filtered: boolean;
+  runCreatedAt: string;
+  retry: (resultId: string) => RetryForm | null;
+}
+
+function resultSection(model: ResultModel, { filtered, runCreatedAt, retry }: SectionContext): Html {
   const r: TaskResultView = model.result;
   return html`<article class="result" id="result-${r.id}">
 <div class="result-head"><h3>${r.taskName}</h3>
 <span class="badge level-${r.enforcementLevel}">${r.enforcementLevel}</span>${statusBadge(r.status)}</div>
 ${r.message ? html`<p class="message">${r.message}</p>` : null}
 ${r.url ? html`<p>More information: ${externalLink(r.url, r.url)}</p>` : null}
+${model.delivery ? deliverySection(model.delivery, retry(r.id)) : null}
 ${timestamps(r, runCreatedAt)}
 ${outcomesTable(model, filtered)}
 </article>`;
 }
 
-function stageSection(stage: TaskStageView, results: ResultModel[], filtered: boolean, runCreatedAt: string): Html {
+function stageSection(stage: TaskStageView, results: ResultModel[], context: SectionContext): Html {
   return html`<section class="card stage" id="stage-${stage.id}">
 <div class="stage-head"><h2>${STAGE_NAMES[stage.stage]} stage</h2>${statusBadge(stage.status)}${
     stage.overridden ? html`<span class="badge status-awaiting_override">overridden</span>` : null
   }</div>
-${timestamps(stage, runCreatedAt)}
-${results.length === 0 ? html`<p class="empty">No run tasks in this stage.</p>` : results.map((m) => resultSection(m, filtered, runCreatedAt))}
+${timestamps(stage, context.runCreatedAt)}
+${results.length === 0 ? html`<p class="empty">No run tasks in this stage.</p>` : results.map((m) => resultSection(m, context))}
 </section>`;
 }
 
@@ -167,6 +168,12 @@ export function runPage(chrome: Chrome, model: RunPageModel, action = `${chrome.
   const { run, workspace } = model;
   const filtered = model.filter.severity !== null || model.filter.status !== null;
   const verdict = runVerdict(model.stages.map((s) => s.stage));
+  // decision D31: the button posts to the result's retry path and comes back to this page's path.
+  const retry = (resultId: string): RetryForm | null =>
+    model.mayRetry ? { action: `${chrome.prefix}/runs/${encodeURIComponent(run.id)}/results/${encodeURIComponent(resultId)}/retry`, back: action } : null;
+  const context: SectionContext = { filtered, runCreatedAt: run.createdAt, retry };
+  // decision D31: a stage that waits on a failing integration says so in the verdict, not only below.
+  const failing = model.stages.flatMap((s) => s.results.flatMap((m) => (m.delivery ? [{ taskName: m.result.taskName, state: markOf(m.delivery.state) }] : [])));
   const where = workspace
     ? html`<a href="${workspacePath(chrome, run.organization, workspace.name)}">${run.organization} / ${workspace.name}</a>`
     : html`${run.organization} / ${run.workspaceId}`;
@@ -174,7 +181,8 @@ export function runPage(chrome: Chrome, model: RunPageModel, action = `${chrome.
 <p class="run-meta"><span class="mono">${run.id}</span><span>${where}</span>${
     run.message ? html`<span>${run.message}</span>` : null
   }<span>created ${time(run.createdAt)}</span></p>
-<p class="verdict status-${verdict.tone}" role="status">${verdict.text}</p>
+<p class="verdict status-${verdict.tone}" role="status">${verdict.text}${failing.length > 0 ? ` Failing integration: ${failingText(failing)}.` : ""}</p>
+${model.notice ? html`<p class="notice" role="status">${model.notice}</p>` : null}
 ${filterForm(action, model)}
-${model.stages.length === 0 ? html`<p class="empty card">This run has no run task stages.</p>` : model.stages.map((s) => stageSection(s.stage, s.results, filtered, run.createdAt))}`);
+${model.stages.length === 0 ? html`<p class="empty card">This run has no run task stages.</p>` : model.stages.map((s) => stageSection(s.stage, s.results, context))}`);
 }

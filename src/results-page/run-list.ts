@@ -2,8 +2,11 @@ import type { Workspace } from "../schemas/directory.js";
 import type { RunRecord } from "../schemas/run-task-records.js";
 import type { TaskStageView } from "../schemas/task-stage-views.js";
 import { html, type Html } from "./escape.js";
+import type { FailingIntegration } from "./delivery.js";
+import { failingText } from "./delivery-words.js";
 import type { Chrome } from "./layout.js";
-import { statusBadge, time, workspacePath } from "./render.js";
+import { statusBadge, workspacePath } from "./render.js";
+import { time } from "./time.js";
 import { runVerdict, STAGE_NAMES } from "./verdict.js";
 
 /** The table of runs that the workspace page, the home and an organization's page share. */
@@ -12,11 +15,19 @@ export interface RunRow {
   run: RunRecord;
   workspace: Workspace;
   stages: TaskStageView[];
+  /** decision D31: its integrations that are being retried or ended unreachable or errored. */
+  failing: FailingIntegration[];
 }
 
 /** The run's page at the path of `run_app_url` (D25), so the header links back to its workspace. */
 export const runPath = (chrome: Chrome, { run, workspace }: Pick<RunRow, "run" | "workspace">): string =>
   `${workspacePath(chrome, workspace.organization, workspace.name)}/runs/${encodeURIComponent(run.id)}`;
+
+/** The mark of a run with failing integrations: a badge, and which ones in words (not by colour alone). */
+function failingMark(failing: readonly FailingIntegration[]): Html | null {
+  if (failing.length === 0) return null;
+  return html`<span class="failing"><span class="badge status-failing">integration failing</span> <span class="failing-names">${failingText(failing)}</span></span>`;
+}
 
 function runRow(chrome: Chrome, row: RunRow, withWorkspace: boolean): Html {
   const { run, workspace, stages } = row;
@@ -30,7 +41,7 @@ ${withWorkspace ? html`<td><a href="${workspacePath(chrome, workspace.organizati
       ? html`<span class="muted">no run task stages</span>`
       : stages.map((s) => html`<span class="stage-status">${STAGE_NAMES[s.stage]} ${statusBadge(s.status)}</span> `)
   }</td>
-<td><span class="badge status-${verdict.tone}" title="${verdict.text}">${verdict.tone.replace(/_/g, " ")}</span></td>
+<td><span class="badge status-${verdict.tone}" title="${verdict.text}">${verdict.tone.replace(/_/g, " ")}</span>${failingMark(row.failing)}</td>
 </tr>`;
 }
 

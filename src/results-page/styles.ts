@@ -71,6 +71,17 @@ summary{cursor:pointer;color:var(--link);font-size:.85rem}
 .run-list td{vertical-align:middle}
 .run-list .badge{margin-right:.25rem}
 .pager{display:flex;gap:1rem;align-items:center;margin-top:.75rem}
+.delivery{margin:.5rem 0}
+.delivery-state{font-weight:600;border:1px solid;border-radius:6px;padding:.4rem .75rem;margin:.5rem 0}
+.status-retrying,.status-failing{background:#fffaeb;color:#93370d;border-color:#fdb022}
+form.retry{margin:.25rem 0 .5rem}
+table.attempts th:nth-child(1){width:5rem}
+table.attempts th:nth-child(2){width:12rem}
+table.attempts th:nth-child(3){width:5rem}
+td.answer{overflow-wrap:anywhere}
+pre.excerpt{margin:0;padding:.4rem .5rem;background:#f2f4f7;border-radius:4px;white-space:pre-wrap;overflow-wrap:anywhere;max-height:16rem;overflow:auto;font-size:.85em}
+.failing{display:inline-block;margin-top:.25rem}
+.failing-names{font-size:.8rem;color:#93370d}
 .login form{display:flex;flex-direction:column;gap:.75rem}
 .login label{display:flex;flex-direction:column;font-weight:600;gap:.25rem}
 `.trim();

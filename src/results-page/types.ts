@@ -10,15 +10,22 @@ export interface RunTarget {
   projectId?: string;
 }
 
+/** What the page asks the authorizer: reading a run, and resending its requests (D31's "retry now"). */
+export type PageAction = "runs:read" | "run-tasks:manage";
+
 /**
  * What the results page needs of a runplane instance (structurally a `Runplane`): its
- * authenticator and authorizer, and read access to runs, stages, results, outcomes and workspaces.
+ * authenticator and authorizer, read access to runs, stages, results, outcomes, delivery attempts
+ * and workspaces, and "retry now" (D31).
  */
 export interface ResultsPageSource {
   auth: {
     authenticate: Authenticate;
-    authorize(principal: Principal, action: "runs:read", target: RunTarget): Promise<boolean>;
+    authorize(principal: Principal, action: PageAction, target: RunTarget): Promise<boolean>;
   };
-  runTasks: Pick<RunTaskService, "getRun" | "listRuns" | "listStages" | "listResults" | "listOutcomes">;
+  runTasks: Pick<
+    RunTaskService,
+    "getRun" | "listRuns" | "listStages" | "listResults" | "getResult" | "listOutcomes" | "listDeliveryAttempts" | "deliveryStatus" | "retryDelivery"
+  >;
   directory: { workspaces: { get(id: string): Promise<Workspace | null>; list(organization: string): Promise<Workspace[]> } };
 }

@@ -1,10 +1,9 @@
 import type { Workspace } from "../schemas/directory.js";
-import type { RunRecord } from "../schemas/run-task-records.js";
-import type { TaskStageView } from "../schemas/task-stage-views.js";
 import { html } from "./escape.js";
 import { layout, type Chrome } from "./layout.js";
 import { workspacePath } from "./render.js";
-import { runTable } from "./run-list.js";
+import { runTable, type RunRow } from "./run-list.js";
+import { failingIntegrations } from "./delivery.js";
 import type { ResultsPageSource } from "./types.js";
 
 /** The workspace page (D25, the target of `workspace_app_url`): its runs, newest first, paged. */
@@ -15,7 +14,7 @@ const MAX_PAGE = 1_000_000;
 
 export interface WorkspacePageModel {
   workspace: Workspace;
-  runs: { run: RunRecord; stages: TaskStageView[] }[];
+  runs: Omit<RunRow, "workspace">[];
   page: number;
   total: number;
 }
@@ -47,7 +46,12 @@ export async function findWorkspace(
 
 export async function loadWorkspacePage(source: ResultsPageSource, workspace: Workspace, page: number): Promise<WorkspacePageModel> {
   const { items, total } = await source.runTasks.listRuns(workspace.id, { offset: (page - 1) * RUNS_PER_PAGE, limit: RUNS_PER_PAGE });
-  const runs = await Promise.all(items.map(async (run) => ({ run, stages: (await source.runTasks.listStages(run.id)).items })));
+  const runs = await Promise.all(
+    items.map(async (run) => {
+      const stages = (await source.runTasks.listStages(run.id)).items;
+      return { run, stages, failing: await failingIntegrations(source, stages) };
+    }),
+  );
   return { workspace, runs, page, total };
 }
 

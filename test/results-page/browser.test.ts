@@ -3,7 +3,9 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createResultsPage } from "../../src/index.js";
 import { toNodeListener } from "../../src/node.js";
+import { seedFailing } from "./failing-fixtures.js";
 import { resultsPageFor, seedRun, type SeededRun } from "./fixtures.js";
 
 /** End to end in real headless Chromium (Debian's, see toolchain.md "Browser tests"). */
@@ -108,6 +110,41 @@ describe.skipIf(!available)("results page in a browser", () => {
     // The inline stylesheet is allowed by its hash: nothing was refused.
     expect(cspViolations).toStrictEqual([]);
     await context.close();
+  });
+
+  it("words a failing integration, shows its answer once Details is opened, and retries it from the button", async () => {
+    // decision D31 (issue 26): an integration answering every request 401, on its own server.
+    const failing = await seedFailing();
+    const own = createServer(toNodeListener(createResultsPage(failing.app.runplane, { prefix: "/app" })));
+    await new Promise<void>((resolve) => own.listen(0, "127.0.0.1", resolve));
+    const origin = `http://127.0.0.1:${(own.address() as AddressInfo).port}`;
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    try {
+      const page = watch(await context.newPage());
+      const runUrl = `${origin}/app/runs/${failing.runs.retrying}`;
+      await page.goto(runUrl);
+      await page.fill('input[name="token"]', failing.app.ownerToken);
+      await Promise.all([page.waitForURL(runUrl), page.click('form[action="/app/login"] button[type="submit"]')]);
+      const state = page.locator(".delivery-state");
+      expect(await state.innerText()).toMatch(/^Retrying: attempt 5 of at most \d+, last answer 401 Unauthorized, next try in 10 s, gives up at 01:10:00 UTC\.$/);
+      // The answer is behind the toggle: hidden until Details is opened, then shown as text.
+      const excerpt = page.locator("pre.excerpt").first();
+      expect(await excerpt.isVisible()).toBe(false);
+      await page.locator("details.attempts summary").click();
+      expect(await excerpt.isVisible()).toBe(true);
+      expect(await excerpt.innerText()).toBe('{"error":"Unauthorized: token [redacted] is not known here <script>window.__pwned=1</script>"}');
+      mkdirSync(ARTIFACTS, { recursive: true });
+      await page.screenshot({ path: `${ARTIFACTS}results-page-failing.png`, fullPage: true });
+      // The browser's own form post (Sec-Fetch-Site: same-origin) comes back with a notice.
+      await Promise.all([page.waitForURL(/notice=retry-started/), page.click("form.retry button")]);
+      expect(await page.locator("p.notice").innerText()).toMatch(/^Retry asked for/);
+      expect(await page.evaluate(() => (window as unknown as { __pwned?: unknown }).__pwned)).toBeUndefined();
+      expect(cspViolations).toStrictEqual([]);
+    } finally {
+      await context.close();
+      await new Promise((resolve) => own.close(resolve));
+      await failing.app.runplane.close();
+    }
   });
 
   it("works with JavaScript off: the filter form submits and the table follows", async () => {

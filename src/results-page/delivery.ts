@@ -1,0 +1,84 @@
+import { maxAttemptsBefore } from "../delivery/retry-schedule.js";
+import { ATTEMPT_LIMITS, type DeliveryAttemptRecord } from "../schemas/delivery-attempts.js";
+import type { ResultStatus } from "../schemas/run-tasks.js";
+import type { TaskResultView, TaskStageView } from "../schemas/task-stage-views.js";
+import type { DeliveryStatus } from "../services/delivery-status.js";
+import type { ResultsPageSource } from "./types.js";
+
+/**
+ * decision D31: what the page tells of a result whose integration is failing: a request being
+ * retried, one with no attempt left before the deadline (D16), or a result that ended
+ * `unreachable` or `errored`; with the attempts kept for it, newest first.
+ */
+
+export type DeliveryState =
+  /** `attempt`: attempts made; `bound`: the most there can be by the deadline (D15's schedule, D16). */
+  | { kind: "retrying"; attempt: number; bound: number; nextAt: string; underWay: boolean; deadlineAt: string }
+  /** Still `pending`, but the next wait would end past the deadline: the sweep makes it unreachable then. */
+  | { kind: "exhausted"; attempt: number; deadlineAt: string }
+  | { kind: "ended"; status: "unreachable" | "errored" };
+
+export interface DeliveryModel {
+  state: DeliveryState;
+  /** The instance's clock when read: "next try in 40 s" is measured from it. */
+  now: string;
+  /** The newest attempts kept (at most 20), newest first, and how many are kept. */
+  attempts: DeliveryAttemptRecord[];
+  total: number;
+  lastError: string | null;
+}
+
+const ENDED: readonly ResultStatus[] = ["unreachable", "errored"];
+/** Results whose delivery can be failing: asked about; any other status never is. */
+const WATCHED: readonly ResultStatus[] = ["pending", ...ENDED];
+
+/** Pure: the failing state of a result's request, or null when its integration is not failing. */
+export function deliveryState(s: DeliveryStatus): DeliveryState | null {
+  if (s.resultStatus === "unreachable" || s.resultStatus === "errored") return { kind: "ended", status: s.resultStatus };
+  // Not yet sent, first attempt under way, or accepted: nothing has failed.
+  if (s.resultStatus !== "pending" || s.deadlineAt === null || s.delivered || s.attempts === 0) return null;
+  const deadline = Date.parse(s.deadlineAt);
+  if (s.nextAt === null || Date.parse(s.now) >= deadline) return { kind: "exhausted", attempt: s.attempts, deadlineAt: s.deadlineAt };
+  // An attempt under way was due at `nextAt` and started no earlier: counting from there stays an upper bound.
+  const bound = maxAttemptsBefore(s.attempts, Date.parse(s.nextAt), deadline);
+  return { kind: "retrying", attempt: s.attempts, bound, nextAt: s.nextAt, underWay: s.underWay, deadlineAt: s.deadlineAt };
+}
+
+/** The delivery model of a result whose integration is failing, else null. */
+export async function loadDelivery(source: ResultsPageSource, result: Pick<TaskResultView, "id" | "status">): Promise<DeliveryModel | null> {
+  if (!WATCHED.includes(result.status)) return null;
+  const status = await source.runTasks.deliveryStatus(result.id);
+  const state = status ? deliveryState(status) : null;
+  if (!status || !state) return null;
+  const { items, total } = await source.runTasks.listDeliveryAttempts(result.id, { offset: 0, limit: ATTEMPT_LIMITS.perResult });
+  return { state, now: status.now, attempts: items, total, lastError: status.lastError };
+}
+
+/** One failing integration of a run, for the runs lists' mark: `scanner: retrying`. */
+export interface FailingIntegration {
+  taskName: string;
+  state: Exclude<DeliveryState["kind"], "ended"> | "unreachable" | "errored";
+}
+
+/** How the runs lists and the verdict name a failing state. */
+export const markOf = (state: DeliveryState): FailingIntegration["state"] => (state.kind === "ended" ? state.status : state.kind);
+
+/**
+ * The failing integrations of a run from its stages: a started stage's results that ended
+ * unreachable or errored, and its pending ones whose request is being retried (or has no attempt
+ * left). A stage not started yet has sent nothing, so it is not read.
+ */
+export async function failingIntegrations(source: ResultsPageSource, stages: readonly TaskStageView[]): Promise<FailingIntegration[]> {
+  const started = stages.filter((s) => s.status !== "pending");
+  const results = (await Promise.all(started.map((s) => source.runTasks.listResults(s.id)))).flat();
+  const marks = await Promise.all(
+    results.map(async (r): Promise<FailingIntegration | null> => {
+      if (ENDED.includes(r.status)) return { taskName: r.taskName, state: r.status as "unreachable" | "errored" };
+      if (r.status !== "pending") return null;
+      const status = await source.runTasks.deliveryStatus(r.id);
+      const state = status ? deliveryState(status) : null;
+      return state ? { taskName: r.taskName, state: markOf(state) } : null;
+    }),
+  );
+  return marks.filter((m): m is FailingIntegration => m !== null);
+}
