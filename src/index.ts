@@ -118,6 +118,14 @@ export interface RunplaneOptions {
    * older than `retention` are removed by the dispatcher's sweep. Default `{ retention: "30d" }`.
    */
   attempts?: RunTaskOptions["attempts"];
+  /**
+   * Issue 26: when `health()` says deliveries are failing: half or more (`failureShare`) of at
+   * least `minAttempts` (5) attempts this process made in the last `window` (5 minutes) failed, or
+   * a result has been retrying for longer than `retryingFor` (5 minutes, read from the storage's
+   * outbox stats, so it covers every host). Default `{ window: "5m", failureShare: 0.5,
+   * minAttempts: 5, retryingFor: "5m" }`.
+   */
+  health?: RunTaskOptions["health"];
 }
 
 const isKeyring = (k: Keyring | KeyringOptions): k is Keyring => "seal" in k;
@@ -225,7 +233,7 @@ export function createRunplane(options: RunplaneOptions): Runplane {
     openapi: () => (openapi ??= buildOpenApiDocument({ routes, definitions, dialect, basePath })),
     auth: { authenticate, authorize: authorizer },
     transport,
-    health: createHealthCheck(options.storage),
+    health: createHealthCheck(options.storage, services.runTasks.deliveries, settings.health),
     close: async () => {
       await services.runTasks.close();
       if (options.transport === undefined) await transport.close();
@@ -253,7 +261,7 @@ export type { VariableView, ResolvedVariable } from "./schemas/variables.js";
 export type { AgentTokenView, AgentTokenCreator, VerifiedAgentToken } from "./schemas/agent-tokens.js";
 export type { TaskStageView, TaskResultView, OutcomeView } from "./schemas/task-stage-views.js";
 export type { TaskCreate, TaskUpdate, TaskView, WorkspaceTaskCreate, WorkspaceTaskUpdate, WorkspaceTaskView, CreateRunInput } from "./schemas/run-task-config.js";
-export type { RunTaskOptions, Duration } from "./services/run-task-settings.js";
+export type { RunTaskOptions, Duration, DeliveryHealthOptions } from "./services/run-task-settings.js";
 export type { StageStatusEvent, ResultStatusEvent, RunTaskEvents, RunTaskListener } from "./services/run-task-events.js";
 export type { CreatedRun } from "./services/run-creation.js";
 export { createDispatcher, type Dispatcher, type DispatcherHost, type DispatcherOptions, type TickReport } from "./delivery/dispatcher.js";

@@ -41,6 +41,7 @@ const FIXES: Record<string, string> = {
   overridableTasks: "pass true or false",
   userAgent: 'pass a non-empty string such as "my-platform/1.0"',
   attempts: 'pass { retention: "30d" } (milliseconds or strings such as "12h", "7d"), or leave it out to keep attempts 30 days',
+  health: 'pass { window: "5m", failureShare: 0.5, minAttempts: 5, retryingFor: "5m" } (any of them), or leave it out for these defaults',
 };
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null;
@@ -91,6 +92,13 @@ const ArtifactsSchema = z.strictObject({ planJson: fn(), configurationVersion: f
 const RunsSchema = z.strictObject({ details: fn(), policyChecks: fn() });
 /** decision D31: how long delivery attempts are kept. */
 const AttemptsSchema = z.strictObject({ retention: duration.optional() });
+/** Issue 26: when `health()` says deliveries are failing. */
+const HealthSchema = z.strictObject({
+  window: duration.optional(),
+  failureShare: z.custom((v) => typeof v === "number" && v > 0 && v <= 1, { error: "must be a share above 0 and at most 1, such as 0.5" }).optional(),
+  minAttempts: z.custom((v) => Number.isSafeInteger(v) && (v as number) > 0, { error: "must be a positive integer" }).optional(),
+  retryingFor: duration.optional(),
+});
 
 const OptionsSchema = z.strictObject({
   storage: z.custom(isStorage, { error: (iss) => (iss.input === undefined ? "is required" : "must be a storage adapter") }),
@@ -115,6 +123,7 @@ const OptionsSchema = z.strictObject({
   artifacts: ArtifactsSchema.optional(),
   runs: RunsSchema.optional(),
   attempts: AttemptsSchema.optional(),
+  health: HealthSchema.optional(),
 });
 
 /** Every option name of `createRunplane`; a test keeps it equal to the keys of `RunplaneOptions`. */
@@ -129,6 +138,7 @@ const KNOWN_KEYS: Record<string, readonly string[]> = {
   runs: Object.keys(RunsSchema.shape),
   readCache: ["maxBytes"],
   attempts: Object.keys(AttemptsSchema.shape),
+  health: Object.keys(HealthSchema.shape),
 };
 
 /** A short, secret-free description of what was given. */

@@ -92,8 +92,12 @@ export interface Runplane {
   transport: HttpTransport;
   /**
    * decision D28: one cheap storage read, never throwing: `{ status: "ok" | "degraded", reasons,
-   * storage: "ok" | "unreachable" }`. `reasons` lists each cause of `degraded` as a short line safe
-   * to show (`storage unreachable: connection refused`). Serve it as a health endpoint.
+   * storage: "ok" | "unreachable", deliveries: "ok" | "failing" }`. `reasons` lists each cause of
+   * `degraded` as a short line safe to show (`storage unreachable: connection refused`). Issue 26:
+   * deliveries are `failing` while half or more of at least 5 attempts this process's dispatcher
+   * made in the last 5 minutes failed (`deliveries failing: 8 of 10 attempts in the last 5m failed
+   * (4xx: 8)`), or a result has been retrying for longer than 5 minutes (read from the storage's
+   * outbox stats, one more read); option `health` changes these. Serve it as a health endpoint.
    */
   health: () => Promise<RunplaneHealth>;
   /** Closes the storage, and the transport when runplane created it. */

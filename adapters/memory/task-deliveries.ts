@@ -151,8 +151,15 @@ export function createMemoryDeliveryStore({ deliveries, results, tasks }: Memory
         due++;
         if (oldestDueAt === null || d.dueAt < oldestDueAt) oldestDueAt = d.dueAt;
       }
-      for (const d of open.values()) if (d.leaseExpiresAt !== null && d.leaseExpiresAt > now) leased++;
-      return { due, leased, oldestDueAt };
+      let retrying = 0;
+      let oldestRetryingAt: string | null = null;
+      for (const d of open.values()) {
+        if (d.leaseExpiresAt !== null && d.leaseExpiresAt > now) leased++;
+        if (d.attempt === 0) continue;
+        retrying++;
+        if (oldestRetryingAt === null || d.createdAt < oldestRetryingAt) oldestRetryingAt = d.createdAt;
+      }
+      return { due, leased, oldestDueAt, retrying, oldestRetryingAt };
     },
   };
 }

@@ -11,6 +11,9 @@ import { NOTIFY_SQL } from "./notify.js";
 /** The outbox row's columns, aliased; its immutable payload lives apart, in `task_delivery_payloads`. */
 const ROW = (alias: string) => DELIVERIES.columns.map((c) => `${alias}.${c}`).join(", ");
 
+/** What the stats statement counts over the open rows (counts as integers, not bigint strings). */
+type StatsRow = { due: number; leased: number; oldest_due_at: string | null; retrying: number; oldest_retrying_at: string | null };
+
 /** A claimed row joined with its payload, its result as the claim left it, and its task's key. */
 type ClaimRow = DeliveryRow & {
   result_found: boolean;
@@ -42,7 +45,9 @@ export function createTaskDeliveryStore(
     stats: sql(`SELECT
         (count(*) FILTER (WHERE due_at <= @now AND (lease_expires_at IS NULL OR lease_expires_at <= @now)))::int AS due,
         (count(*) FILTER (WHERE lease_expires_at > @now))::int AS leased,
-        min(due_at) FILTER (WHERE due_at <= @now AND (lease_expires_at IS NULL OR lease_expires_at <= @now)) AS oldest_due_at
+        min(due_at) FILTER (WHERE due_at <= @now AND (lease_expires_at IS NULL OR lease_expires_at <= @now)) AS oldest_due_at,
+        (count(*) FILTER (WHERE attempt > 0))::int AS retrying,
+        min(created_at) FILTER (WHERE attempt > 0) AS oldest_retrying_at
       FROM ${table} WHERE closed_at IS NULL`),
   };
 
@@ -78,8 +83,14 @@ export function createTaskDeliveryStore(
       return row.free ? { ok: true } : { ok: false, reason: "leased" };
     },
     async stats(now) {
-      const [row] = await rowsOf<{ due: number; leased: number; oldest_due_at: string | null }>(pool, s.stats, { now });
-      return { due: row?.due ?? 0, leased: row?.leased ?? 0, oldestDueAt: row?.oldest_due_at ?? null };
+      const [row] = await rowsOf<StatsRow>(pool, s.stats, { now });
+      return {
+        due: row?.due ?? 0,
+        leased: row?.leased ?? 0,
+        oldestDueAt: row?.oldest_due_at ?? null,
+        retrying: row?.retrying ?? 0,
+        oldestRetryingAt: row?.oldest_retrying_at ?? null,
+      };
     },
   };
   return taskDeliveries;

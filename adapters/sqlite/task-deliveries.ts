@@ -57,7 +57,9 @@ export const TASK_DELIVERY_SQL = {
   stats: `SELECT
       COALESCE(SUM(CASE WHEN due_at <= @now AND (lease_expires_at IS NULL OR lease_expires_at <= @now) THEN 1 ELSE 0 END), 0) AS due,
       COALESCE(SUM(CASE WHEN lease_expires_at > @now THEN 1 ELSE 0 END), 0) AS leased,
-      MIN(CASE WHEN due_at <= @now AND (lease_expires_at IS NULL OR lease_expires_at <= @now) THEN due_at END) AS oldest_due_at
+      MIN(CASE WHEN due_at <= @now AND (lease_expires_at IS NULL OR lease_expires_at <= @now) THEN due_at END) AS oldest_due_at,
+      COALESCE(SUM(CASE WHEN attempt > 0 THEN 1 ELSE 0 END), 0) AS retrying,
+      MIN(CASE WHEN attempt > 0 THEN created_at END) AS oldest_retrying_at
     FROM task_deliveries WHERE closed_at IS NULL`,
 } as const;
 
@@ -172,8 +174,8 @@ export function createTaskDeliveryStore(db: SqliteDatabase): SqliteDeliveryStore
     },
     expedite: async (taskResultId, now) => expedite(taskResultId, now),
     async stats(now) {
-      const row = s.stats.get({ now }) as { due: number; leased: number; oldest_due_at: string | null };
-      return { due: row.due, leased: row.leased, oldestDueAt: row.oldest_due_at };
+      const row = s.stats.get({ now }) as { due: number; leased: number; oldest_due_at: string | null; retrying: number; oldest_retrying_at: string | null };
+      return { due: row.due, leased: row.leased, oldestDueAt: row.oldest_due_at, retrying: row.retrying, oldestRetryingAt: row.oldest_retrying_at };
     },
   };
 }

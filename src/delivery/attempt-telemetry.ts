@@ -17,7 +17,28 @@ export interface AttemptEnd {
   error?: string;
   /** When the retry is due (ISO), for `retry`. */
   nextAttemptAt?: string;
+  /** Issue 26: what kind of answer a request that went out (or could not) got; absent when none was attempted. */
+  outcomeClass?: OutcomeClass;
 }
+
+/**
+ * Issue 26: an attempt's answer by kind, for the `runplane.delivery.attempts` counter and the
+ * health check: the status class, or why no answer came (`timeout`, `network` for a refused or
+ * reset connection or a name that did not resolve, `refused` by the SSRF guard, `skipped` when the
+ * request could not be built).
+ */
+export type OutcomeClass = "1xx" | "2xx" | "3xx" | "4xx" | "5xx" | "timeout" | "network" | "refused" | "skipped";
+
+/** The class of what an attempt saw (`AttemptObservation`). */
+export function outcomeClassOf(seen: { outcome: "answered" | "failed" | "skipped"; status: number | null; errorCode: string | null }): OutcomeClass {
+  if (seen.outcome === "skipped") return "skipped";
+  if (seen.outcome === "answered" && seen.status !== null) return `${Math.min(5, Math.max(1, Math.floor(seen.status / 100)))}xx` as OutcomeClass;
+  if (seen.errorCode === "timeout") return "timeout";
+  return seen.errorCode === "refused-url" || seen.errorCode === "refused-address" ? "refused" : "network";
+}
+
+/** Hears each attempt that went out (or could not): its class, and whether it was answered exactly 200. */
+export type AttemptListener = (outcomeClass: OutcomeClass, ok: boolean) => void;
 
 export type BeginAttempt = (row: TaskDeliveryRecord) => { end(outcome: AttemptOutcome, detail?: AttemptEnd): void };
 
@@ -31,7 +52,7 @@ const LEVEL: Record<AttemptOutcome, keyof Logger> = {
   skipped: "debug",
 };
 
-export function createAttemptTelemetry(logger: Logger): BeginAttempt {
+export function createAttemptTelemetry(logger: Logger, attempted: AttemptListener = () => undefined): BeginAttempt {
   const metrics = createDeliveryMetrics();
   return (row) => {
     const started = performance.now();
@@ -45,6 +66,10 @@ export function createAttemptTelemetry(logger: Logger): BeginAttempt {
         const seconds = (performance.now() - started) / 1000;
         const attrs = { outcome };
         metrics.deliveries.add(1, attrs);
+        if (detail.outcomeClass !== undefined) {
+          metrics.attempts.add(1, { class: detail.outcomeClass });
+          attempted(detail.outcomeClass, detail.status === 200);
+        }
         if (outcome !== "skipped" && outcome !== "released") metrics.duration.record(seconds, attrs);
         span.setAttribute("runplane.delivery.outcome", outcome);
         if (detail.status !== undefined) span.setAttribute("http.response.status_code", detail.status);

@@ -4,7 +4,7 @@ import type { DeliveryAttempt, TaskDeliveryService } from "../services/task-deli
 import type { HttpResponse, HttpTransport } from "./egress.js";
 import { answerWords, failureCode, failureReason, statusReason, WORDS_IN_REASON } from "./failure-reason.js";
 import { parseRetryAfter, RETRY_AFTER_STATUSES, retryDelayMs } from "./retry-schedule.js";
-import type { AttemptEnd, AttemptOutcome, BeginAttempt } from "./attempt-telemetry.js";
+import { outcomeClassOf, type AttemptEnd, type AttemptOutcome, type BeginAttempt } from "./attempt-telemetry.js";
 
 /**
  * Named points where a test hook may stop the process (crash-safety tests). Production passes no
@@ -74,7 +74,7 @@ async function attempt(
     const delayMs = retryDelayMs(prepared.row.attempt + 1, deps.random, retryAfterMs);
     const result = await deliveries.fail(prepared, { error, delayMs, observed });
     const nextAttemptAt = result === "retry" ? new Date(deliveries.now().getTime() + delayMs).toISOString() : undefined;
-    end(result, { ...(status === undefined ? {} : { status }), error, ...(nextAttemptAt ? { nextAttemptAt } : {}) });
+    end(result, { ...(status === undefined ? {} : { status }), error, ...(nextAttemptAt ? { nextAttemptAt } : {}), outcomeClass: outcomeClassOf(observed) });
     await failpoint("after-settle-batch");
     return "failed";
   };
@@ -100,7 +100,7 @@ async function attempt(
   await failpoint("after-send-before-record");
   if (failure !== null) return fail(failure.error, failure.retryAfterMs, observed);
   const held = await deliveries.succeed(prepared as DeliveryAttempt, observed);
-  end(held ? "delivered" : "lost", { status: 200 });
+  end(held ? "delivered" : "lost", { status: 200, outcomeClass: "2xx" });
   await failpoint("after-settle-batch");
   return "delivered";
 }

@@ -130,7 +130,8 @@ export function createDispatcher(runplane: DispatcherHost, options: DispatcherOp
   const transport =
     options.transport ??
     (options.egress ? createEgress({ ...options.egress, userAgent: runplane.runTasks.settings.userAgent }) : runplane.transport);
-  const begin = createAttemptTelemetry(log);
+  // Issue 26: each attempt also counts in the instance's window that `health()` judges.
+  const begin = createAttemptTelemetry(log, (outcomeClass, ok) => deliveries.recent.record(deliveries.now().getTime(), outcomeClass, ok));
   const deps: AttemptDeps = { deliveries, transport, random: options.random ?? Math.random, failpoint, begin };
   const leaseMargin = Math.min(leaseMs / 2, MAX_LEASE_MARGIN_MS);
   const sweeper = createSweeper(deliveries, failpoint);

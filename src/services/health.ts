@@ -1,5 +1,7 @@
 import type { Storage } from "../storage/types.js";
 import { isStorageUnavailableError } from "../storage/unavailable.js";
+import { deliveryReasons, type DeliveryHealthSource } from "./delivery-health.js";
+import type { DeliveryHealthSettings } from "./run-task-settings.js";
 
 /** What `runplane.health()` resolves (decision D28). */
 export interface RunplaneHealth {
@@ -12,15 +14,18 @@ export interface RunplaneHealth {
   reasons: string[];
   /** Whether one cheap storage read answered just now. */
   storage: "ok" | "unreachable";
+  /**
+   * Issue 26: `failing` while too many of this process's recent attempts failed, or a result has
+   * been retrying for too long (option `health`); each sign is one of `reasons`. An integration's
+   * fault, not this instance's: a probe that restarts or unroutes hosts should not act on it.
+   */
+  deliveries: "ok" | "failing";
 }
 
 /** A name no organization has: reading it is one primary-key lookup that finds nothing. */
 const PROBE = "runplane-health-probe";
 
-/**
- * One check: null when healthy, else its reason. More checks (deliveries failing, issue 26) join
- * the list in {@link createHealthCheck}; each adds its own reasons.
- */
+/** One check: null when healthy, else its reason. */
 type Check = () => Promise<string | null>;
 
 const storageCheck =
@@ -36,12 +41,21 @@ const storageCheck =
     }
   };
 
-/** `health()`: runs every check, each at most one cheap read, and never throws. */
-export function createHealthCheck(storage: Storage): () => Promise<RunplaneHealth> {
+/**
+ * `health()`: the storage probe, then the deliveries (issue 26: this process's attempt window in
+ * memory, and the outbox stats while the storage answers); at most two cheap reads, never throws.
+ */
+export function createHealthCheck(storage: Storage, deliveries: DeliveryHealthSource, settings: DeliveryHealthSettings): () => Promise<RunplaneHealth> {
   const probeStorage = storageCheck(storage);
   return async () => {
     const storageReason = await probeStorage();
-    const reasons = [storageReason].filter((r): r is string => r !== null);
-    return { status: reasons.length === 0 ? "ok" : "degraded", reasons, storage: storageReason === null ? "ok" : "unreachable" };
+    const failing = await deliveryReasons(deliveries, settings, storageReason === null);
+    const reasons = [storageReason, ...failing].filter((r): r is string => r !== null);
+    return {
+      status: reasons.length === 0 ? "ok" : "degraded",
+      reasons,
+      storage: storageReason === null ? "ok" : "unreachable",
+      deliveries: failing.length === 0 ? "ok" : "failing",
+    };
   };
 }

@@ -26,7 +26,30 @@ export interface RunTaskOptions {
    * sweep removes older ones. Default 30 days.
    */
   attempts?: { retention?: Duration };
+  /** Issue 26: when `health()` says deliveries are failing. */
+  health?: DeliveryHealthOptions;
 }
+
+/** Issue 26: when `health()` says deliveries are failing (`src/services/delivery-health.ts`). */
+export interface DeliveryHealthOptions {
+  /** How far back this process's attempts are judged. Default `"5m"`. */
+  window?: Duration;
+  /** The share of failed attempts in the window (above 0, at most 1) that counts as failing. Default 0.5. */
+  failureShare?: number;
+  /** Fewer attempts than this in the window are not judged. Default 5. */
+  minAttempts?: number;
+  /** A result retrying (its request answered other than 200) for longer than this counts as failing. Default `"5m"`. */
+  retryingFor?: Duration;
+}
+
+export interface DeliveryHealthSettings {
+  windowMs: number;
+  failureShare: number;
+  minAttempts: number;
+  retryingForMs: number;
+}
+
+export const DEFAULT_DELIVERY_HEALTH: DeliveryHealthSettings = { windowMs: 5 * 60_000, failureShare: 0.5, minAttempts: 5, retryingForMs: 5 * 60_000 };
 
 export type DeadlineRule = { kind: "fixed"; ms: number } | { kind: "idle"; idleMs: number; maxMs: number };
 
@@ -42,6 +65,8 @@ export interface RunTaskSettings {
   configurationDownloads: boolean;
   /** decision D31: delivery attempts older than this are pruned. */
   attemptRetentionMs: number;
+  /** Issue 26: when deliveries count as failing. */
+  health: DeliveryHealthSettings;
 }
 
 export const DEFAULT_DEADLINE_MS = 10 * 60 * 1000;
@@ -67,6 +92,20 @@ export function isHttpUrl(value: unknown): boolean {
   if (typeof value !== "string" || !URL.canParse(value)) return false;
   const { protocol } = new URL(value);
   return protocol === "http:" || protocol === "https:";
+}
+
+function deliveryHealth(options: DeliveryHealthOptions = {}): DeliveryHealthSettings {
+  const d = DEFAULT_DELIVERY_HEALTH;
+  const share = options.failureShare ?? d.failureShare;
+  if (!(share > 0 && share <= 1)) throw new TypeError("health.failureShare must be above 0 and at most 1");
+  const minAttempts = options.minAttempts ?? d.minAttempts;
+  if (!Number.isSafeInteger(minAttempts) || minAttempts < 1) throw new TypeError("health.minAttempts must be a positive integer");
+  return {
+    windowMs: options.window === undefined ? d.windowMs : parseDuration(options.window, "health.window"),
+    failureShare: share,
+    minAttempts,
+    retryingForMs: options.retryingFor === undefined ? d.retryingForMs : parseDuration(options.retryingFor, "health.retryingFor"),
+  };
 }
 
 function origin(value: string, name: string): string {
@@ -96,5 +135,6 @@ export function resolveRunTaskSettings(
     configurationDownloads: options.artifacts?.configurationVersion !== undefined,
     attemptRetentionMs:
       options.attempts?.retention === undefined ? DEFAULT_ATTEMPT_RETENTION_MS : parseDuration(options.attempts.retention, "attempts.retention"),
+    health: deliveryHealth(options.health),
   };
 }

@@ -11,6 +11,7 @@ import type { RunTaskSettings } from "./run-task-settings.js";
 import type { TaskStageService } from "./task-stages.js";
 import { createSettleQueue } from "./settle-queue.js";
 import type { OutboxFigures } from "../telemetry/metrics.js";
+import { createAttemptWindow } from "./attempt-window.js";
 
 /** decision D11: the outbox payload holds the access token, so it is sealed for its row. */
 export const deliveryPayloadBinding = (deliveryId: string): string => sealedBinding("task_deliveries.payload", deliveryId);
@@ -246,10 +247,14 @@ export function createTaskDeliveryService(
     async outbox(): Promise<OutboxFigures | null> {
       if (!s.taskDeliveries.stats) return null;
       const now = ctx.now();
-      const { due, leased, oldestDueAt } = await s.taskDeliveries.stats(now.toISOString());
-      const oldestDueAgeSeconds = oldestDueAt === null ? 0 : Math.max(0, (now.getTime() - Date.parse(oldestDueAt)) / 1000);
-      return { due, leased, oldestDueAgeSeconds };
+      const { due, leased, oldestDueAt, retrying, oldestRetryingAt } = await s.taskDeliveries.stats(now.toISOString());
+      const age = (at: string | null): number => (at === null ? 0 : Math.max(0, (now.getTime() - Date.parse(at)) / 1000));
+      // An adapter written before issue 26 does not count retrying rows.
+      const counted = typeof retrying === "number";
+      return { due, leased, oldestDueAgeSeconds: age(oldestDueAt), retrying: counted ? retrying : null, oldestRetryingAgeSeconds: counted ? age(oldestRetryingAt ?? null) : null };
     },
+    /** Issue 26: how this process's attempts of the last `health.window` ended (the dispatcher records them), for `health()`. */
+    recent: createAttemptWindow(settings.health.windowMs),
     /** Leases up to `limit` due rows for `owner` and opens their results' windows (D15, D16); see `TaskDeliveryStore.claim`. */
     async claim(request: { owner: string; leaseMs: number; limit: number }): Promise<ClaimedDelivery[]> {
       const claimed = await s.taskDeliveries.claim({ ...request, now: ctx.now().toISOString(), window });

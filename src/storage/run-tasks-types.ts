@@ -302,8 +302,11 @@ export interface TaskDeliveryStore {
    * Optional, for metrics and health checks (issue 17): counts over the open rows (`closedAt`
    * null) at `now`: `due` are the rows a claim at `now` would take (due and not leased), `leased`
    * the rows whose `leaseExpiresAt` is after `now`, and `oldestDueAt` the smallest `dueAt` among
-   * the due ones (null when none). Reads only, in one statement over the open rows; cheap enough
-   * to call on every metrics scrape. Without it the outbox gauges are not reported.
+   * the due ones (null when none); `retrying` the rows that have had an attempt (`attempt > 0`:
+   * a failed one, since a 200 closes the row) and `oldestRetryingAt` the smallest `createdAt`
+   * among them (null when none), for issue 26's health check. Reads only, in one statement over
+   * the open rows; cheap enough to call on every metrics scrape and health check. Without it the
+   * outbox gauges are not reported and `health()` cannot see results retrying.
    */
   stats?(now: string): Promise<OutboxStats>;
 }
@@ -313,4 +316,8 @@ export interface OutboxStats {
   due: number;
   leased: number;
   oldestDueAt: string | null;
+  /** Open rows with at least one (failed) attempt: results being retried. */
+  retrying: number;
+  /** The smallest `createdAt` of those rows. */
+  oldestRetryingAt: string | null;
 }

@@ -19,6 +19,8 @@ const STAGE_BUCKETS = [1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600];
  */
 export const METRIC = {
   deliveries: "runplane.deliveries",
+  deliveryAttempts: "runplane.delivery.attempts",
+  deliveriesRetrying: "runplane.deliveries.retrying",
   deliveryDuration: "runplane.delivery.duration_seconds",
   outboxDue: "runplane.outbox.due",
   outboxLeased: "runplane.outbox.leased",
@@ -32,6 +34,12 @@ export const METRIC = {
 export interface DeliveryMetrics {
   /** One per finished attempt, by `outcome` (delivered, retry, closed, lost, released). */
   deliveries: Counter;
+  /**
+   * Issue 26: one per request sent (or that could not be), by `class`: what the integration
+   * answered (`2xx`, `4xx`, `5xx`, ...) or why nothing came back (`timeout`, `network`, `refused`,
+   * `skipped`). Only an exact 200 delivers; a `2xx` other than 200 is still a failure.
+   */
+  attempts: Counter;
   /** Seconds from send to answer (or failure), by `outcome`. */
   duration: Histogram;
 }
@@ -40,6 +48,7 @@ export function createDeliveryMetrics(): DeliveryMetrics {
   const meter = metrics.getMeter(METER_NAME);
   return {
     deliveries: meter.createCounter(METRIC.deliveries, { description: "Run task delivery attempts by outcome" }),
+    attempts: meter.createCounter(METRIC.deliveryAttempts, { description: "Run task requests sent, by the class of the integration's answer" }),
     duration: meter.createHistogram(METRIC.deliveryDuration, {
       description: "Run task delivery attempt latency",
       unit: "s",
@@ -83,6 +92,10 @@ export interface OutboxFigures {
   leased: number;
   /** Seconds since the oldest due row became due; 0 when none is due. */
   oldestDueAgeSeconds: number;
+  /** Issue 26: results whose request failed and waits for (or is in) another attempt; null when the storage does not count them. */
+  retrying: number | null;
+  /** Seconds since the oldest of them was enqueued; 0 when none is retrying, null when not counted. */
+  oldestRetryingAgeSeconds: number | null;
 }
 
 /**
@@ -94,13 +107,16 @@ export function observeOutbox(read: () => Promise<OutboxFigures | null>): () => 
   const due = meter.createObservableGauge(METRIC.outboxDue, { description: "Open deliveries due and not leased" });
   const leased = meter.createObservableGauge(METRIC.outboxLeased, { description: "Open deliveries leased to a dispatcher" });
   const age = meter.createObservableGauge(METRIC.outboxOldestDueAge, { description: "Age of the oldest due delivery", unit: "s" });
+  const retrying = meter.createObservableGauge(METRIC.deliveriesRetrying, { description: "Task results whose request is being retried" });
+  const gauges = [due, leased, age, retrying];
   const callback = async (result: BatchObservableResult): Promise<void> => {
     const figures = await read().catch(() => null);
     if (!figures) return;
     result.observe(due, figures.due);
     result.observe(leased, figures.leased);
     result.observe(age, figures.oldestDueAgeSeconds);
+    if (figures.retrying !== null) result.observe(retrying, figures.retrying);
   };
-  meter.addBatchObservableCallback(callback, [due, leased, age]);
-  return () => meter.removeBatchObservableCallback(callback, [due, leased, age]);
+  meter.addBatchObservableCallback(callback, gauges);
+  return () => meter.removeBatchObservableCallback(callback, gauges);
 }

@@ -98,6 +98,12 @@ describe("createRunplane refuses options it does not know (issue 24.6)", () => {
     expect(error.message).toContain('did you mean "attempts.retention"?');
   });
 
+  it("names the closest option inside health (issue 26)", () => {
+    const error = attempt({ storage: storage(), health: { retryingFr: "5m" } } as never);
+    expect(error.option).toBe("health.retryingFr");
+    expect(error.message).toContain('did you mean "health.retryingFor"?');
+  });
+
   it("lists the known options when nothing is close", () => {
     const error = attempt({ storage: storage(), futureOption: 1 });
     expect(error.option).toBe("futureOption");
@@ -125,6 +131,7 @@ describe("createRunplane refuses options it does not know (issue 24.6)", () => {
       artifacts: { planJson: async () => null, planLog: () => "log" },
       runs: { details: () => ({ status: "applied" }), policyChecks: () => [] },
       attempts: { retention: "7d" },
+      health: { window: "10m", failureShare: 0.25, minAttempts: 10, retryingFor: 120_000 },
     } satisfies Required<Omit<RunplaneOptions, "transport">>);
     await runplane.close();
   });
@@ -149,6 +156,11 @@ describe("every option error names its option and comes before anything is logge
     ["transport", { transport: {} }, "must be an HttpTransport"],
     ["overridableTasks", { overridableTasks: "yes" }, "must be true or false"],
     ["attempts.retention", { attempts: { retention: "a week" } }, 'such as "90s", "10m", "1h"; got "a week"'],
+    ["health.window", { health: { window: "5 minutes" } }, 'such as "90s", "10m", "1h"; got "5 minutes"'],
+    ["health.retryingFor", { health: { retryingFor: -1 } }, "must be a positive duration"],
+    ["health.failureShare", { health: { failureShare: 0 } }, "must be a share above 0 and at most 1, such as 0.5; got 0"],
+    ["health.failureShare", { health: { failureShare: 50 } }, "must be a share above 0 and at most 1, such as 0.5; got 50"],
+    ["health.minAttempts", { health: { minAttempts: 2.5 } }, "must be a positive integer; got 2.5"],
   ])("names %s", (option, given, text) => {
     const { logger, warnings } = recording();
     const error = attempt({ storage: storage(), ...(given as Partial<RunplaneOptions>), logger });

@@ -15,13 +15,13 @@ function instance() {
 describe("runplane.health()", () => {
   it("is ok with no reasons while the storage answers", async () => {
     const { runplane } = instance();
-    expect(await runplane.health()).toEqual({ status: "ok", reasons: [], storage: "ok" });
+    expect(await runplane.health()).toEqual({ status: "ok", reasons: [], storage: "ok", deliveries: "ok" });
   });
 
   it("is degraded with the storage's reason while it cannot be reached, and ok again once it is back", async () => {
     const { gate, runplane } = instance();
     gate.failFrom(0);
-    expect(await runplane.health()).toEqual({ status: "degraded", reasons: ["storage unreachable: connection refused"], storage: "unreachable" });
+    expect(await runplane.health()).toEqual({ status: "degraded", reasons: ["storage unreachable: connection refused"], storage: "unreachable", deliveries: "ok" });
     expect(gate.tripped).toBe(true);
     gate.failFrom(null);
     expect((await runplane.health()).status).toBe("ok");
@@ -34,6 +34,6 @@ describe("runplane.health()", () => {
     };
     const runplane = createRunplane({ storage, logger: silentLogger, keyring: { keys: [{ id: "k1", key: generateKey() }] } });
     const health = await runplane.health();
-    expect(health).toEqual({ status: "degraded", reasons: ["storage read failed: TypeError"], storage: "unreachable" });
+    expect(health).toEqual({ status: "degraded", reasons: ["storage read failed: TypeError"], storage: "unreachable", deliveries: "ok" });
   });
 });

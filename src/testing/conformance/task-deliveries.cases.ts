@@ -147,15 +147,32 @@ export function describeTaskDeliveryCases(ctx: ConformanceContext): void {
   describe("task deliveries: stats (optional)", () => {
     it("counts open rows due and unleased, leased rows, and the oldest due time, ignoring closed rows", async ({ skip }) => {
       if (!deliveries().stats) return skip("the adapter offers no outbox stats");
-      expect(await deliveries().stats!(at(0))).toStrictEqual({ due: 0, leased: 0, oldestDueAt: null });
+      const none = { retrying: 0, oldestRetryingAt: null };
+      expect(await deliveries().stats!(at(0))).toStrictEqual({ due: 0, leased: 0, oldestDueAt: null, ...none });
       const rows = await enqueue(5, (i) => ({ dueAt: at(i) }));
       const [first] = await claimRows(at(1), "w1", 1);
       const [second] = await claimRows(at(1), "w1", 1);
       expect(await close(second!, second!.fencingToken, delivered(2))).toBe(true);
       // rows[0] leased until at(31), rows[1] closed, rows[2..3] due at at(3), rows[4] not yet due.
-      expect(await deliveries().stats!(at(3))).toStrictEqual({ due: 2, leased: 1, oldestDueAt: rows[2]!.dueAt });
+      expect(await deliveries().stats!(at(3))).toStrictEqual({ due: 2, leased: 1, oldestDueAt: rows[2]!.dueAt, ...none });
       // Once its lease has run out, the leased row counts as due again.
-      expect(await deliveries().stats!(at(40))).toStrictEqual({ due: 4, leased: 0, oldestDueAt: first!.dueAt });
+      expect(await deliveries().stats!(at(40))).toStrictEqual({ due: 4, leased: 0, oldestDueAt: first!.dueAt, ...none });
+    });
+
+    it("counts the open rows that have had an attempt as retrying, with the oldest one's creation time (issue 26)", async ({ skip }) => {
+      if (!deliveries().stats) return skip("the adapter offers no outbox stats");
+      const rows = await enqueue(4, (i) => ({ dueAt: at(i), createdAt: at(i) }));
+      const held = await claimRows(at(5), "w1", 4);
+      expect(held.map((r) => r.id)).toStrictEqual(rows.map((r) => r.id));
+      // rows[0] retries later, rows[1] closes undelivered, rows[2] retries, rows[3] is released untried.
+      expect(await retry(held[0]!, held[0]!.fencingToken, { attempt: 1, dueAt: at(60), lastError: "responded with 401" })).toBe(true);
+      expect(await close(held[1]!, held[1]!.fencingToken, { attempt: 1, closedAt: at(6), deliveredAt: null, lastError: "x" })).toBe(true);
+      expect(await retry(held[2]!, held[2]!.fencingToken, { attempt: 2, dueAt: at(7), lastError: "timeout" })).toBe(true);
+      expect(await release(held[3]!, held[3]!.fencingToken)).toBe(true);
+      expect(await deliveries().stats!(at(8))).toMatchObject({ retrying: 2, oldestRetryingAt: rows[0]!.createdAt });
+      // Retrying whether due, leased or waiting: a claim changes nothing of it.
+      await claimRows(at(8), "w2", 4);
+      expect(await deliveries().stats!(at(8))).toMatchObject({ retrying: 2, oldestRetryingAt: rows[0]!.createdAt });
     });
   });
 }
