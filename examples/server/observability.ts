@@ -60,6 +60,11 @@ export interface Metrics {
 }
 
 export interface Health {
+  /**
+   * Whether this host works (its storage answers, its dispatcher runs): `/healthz` answers 503
+   * when it does not. Deliveries failing (issue 26) make the status `degraded` but leave `ok`
+   * true and the answer 200: an integration's fault is not fixed by restarting or unrouting hosts.
+   */
   ok: boolean;
   /** `degraded` exactly when `reasons` is not empty (decision D28). */
   status: "ok" | "degraded";
@@ -67,15 +72,17 @@ export interface Health {
   reasons: string[];
   storage: "ok" | "unreachable";
   dispatcher: "running" | "stopped";
+  /** Issue 26: `failing` while too many recent attempts failed or a result retries too long (`reasons` says which). */
+  deliveries: "ok" | "failing";
   /** Seconds the oldest due delivery has waited; null when the storage offers no outbox stats. */
   oldestDueDeliveryAgeSeconds: number | null;
 }
 
 /**
- * `runplane.health()` (one storage read; `storage unreachable: <reason>` while the database is
- * away, D28), then the outbox figures and the dispatcher: 200 when nothing is wrong, else 503 with
- * the reasons. The oldest due delivery's age is reported, not judged: how long is too long is the
- * operator's alert to set.
+ * `runplane.health()` (a storage read, `storage unreachable: <reason>` while the database is away,
+ * D28; deliveries failing, issue 26), then the outbox figures and the dispatcher: 200 while this
+ * host works, else 503, with the reasons either way. The oldest due delivery's age is reported,
+ * not judged: how long is too long is the operator's alert to set.
  */
 export async function checkHealth(runplane: Runplane, dispatcher: Pick<Dispatcher, "isRunning">): Promise<Health> {
   const own = await runplane.health();
@@ -91,12 +98,14 @@ export async function checkHealth(runplane: Runplane, dispatcher: Pick<Dispatche
   if (!outbox.read) reasons.push("storage read failed: outbox");
   const running = dispatcher.isRunning();
   if (!running) reasons.push("dispatcher stopped");
+  const storage = outbox.read ? own.storage : "unreachable";
   return {
-    ok: reasons.length === 0,
+    ok: storage === "ok" && running,
     status: reasons.length === 0 ? "ok" : "degraded",
     reasons,
-    storage: outbox.read ? own.storage : "unreachable",
+    storage,
     dispatcher: running ? "running" : "stopped",
+    deliveries: own.deliveries,
     oldestDueDeliveryAgeSeconds: outbox.age,
   };
 }

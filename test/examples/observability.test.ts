@@ -2,12 +2,13 @@ import { metrics } from "@opentelemetry/api";
 import { Hono } from "hono";
 import { afterEach, describe, expect, it } from "vitest";
 import { installMetrics, mountObservability, serverLogger } from "../../examples/server/observability.js";
-import { createDispatcher } from "../../src/index.js";
+import { createDispatcher, type HttpRequest, type HttpTransport } from "../../src/index.js";
 import { createMemoryStorage } from "../../adapters/memory/index.js";
 import type { Storage } from "../../src/storage/types.js";
 import { createTestApp } from "../helpers/app.js";
 import { gatedStorage } from "../helpers/gated-storage.js";
 import { attachTask, createTask, fakeClock } from "../helpers/run-tasks.js";
+import { manualClock, MINUTE } from "../delivery/support.js";
 
 // Issue 17: the reference server exports runplane's metrics at GET /metrics (Prometheus text
 // format) and answers GET /healthz.
@@ -18,9 +19,13 @@ afterEach(async () => {
   await installed?.shutdown();
 });
 
-async function server(options: { storageFails?: boolean; clock?: () => Date; storage?: Storage } = {}) {
+async function server(options: { storageFails?: boolean; clock?: () => Date; storage?: Storage; transport?: HttpTransport } = {}) {
   installed = await installMetrics();
-  const app = await createTestApp({ ...(options.clock ? { clock: options.clock } : {}), ...(options.storage ? { storage: options.storage } : {}) });
+  const app = await createTestApp({
+    ...(options.clock ? { clock: options.clock } : {}),
+    ...(options.storage ? { storage: options.storage } : {}),
+    ...(options.transport ? { transport: options.transport } : {}),
+  });
   if (options.storageFails) app.storage.taskDeliveries.stats = async () => Promise.reject(new Error("connection refused"));
   const dispatcher = createDispatcher(app.runplane, { pollIntervalMs: 60_000 });
   const routes = new Hono();
@@ -71,7 +76,7 @@ describe("reference server observability", () => {
     dispatcher.start();
     const res = await routes.request("/healthz");
     expect(res.status).toBe(200);
-    expect(await res.json()).toEqual({ ok: true, status: "ok", reasons: [], storage: "ok", dispatcher: "running", oldestDueDeliveryAgeSeconds: 0 });
+    expect(await res.json()).toEqual({ ok: true, status: "ok", reasons: [], storage: "ok", dispatcher: "running", deliveries: "ok", oldestDueDeliveryAgeSeconds: 0 });
     await dispatcher.stop({ graceMs: 0 });
   });
 
@@ -107,10 +112,60 @@ describe("reference server observability", () => {
       reasons: ["storage unreachable: connection refused"],
       storage: "unreachable",
       dispatcher: "running",
+      deliveries: "ok",
       oldestDueDeliveryAgeSeconds: null,
     });
     gate.failFrom(null);
     expect((await routes.request("/healthz")).status).toBe(200);
+    await dispatcher.stop({ graceMs: 0 });
+  });
+});
+
+/** An integration that answers its verification 200 and every run task request 401, until told to accept. */
+function refusingIntegration() {
+  const state = { accepting: false };
+  const transport: HttpTransport = {
+    async send(req: HttpRequest) {
+      const body = typeof req.body === "string" ? req.body : new TextDecoder().decode(req.body);
+      if (state.accepting || body.includes('"access_token":"test-token"')) return { status: 200, headers: {}, body: "", bodyTruncated: false };
+      return { status: 401, headers: { "content-type": "text/plain" }, body: "no such key", bodyTruncated: false };
+    },
+    close: async () => undefined,
+  };
+  return { state, transport };
+}
+
+describe("reference server health while deliveries fail (issue 26)", () => {
+  it("answers /healthz degraded with the reason while an integration refuses every request, still 200, and ok once its attempts succeed", async () => {
+    const clock = manualClock();
+    const integration = refusingIntegration();
+    const { app, dispatcher, routes } = await server({ clock, transport: integration.transport });
+    for (let i = 0; i < 5; i++) await attachTask(app, await createTask(app, `check${i}`), "mandatory");
+    const { run } = await app.runplane.runTasks.createRun({ workspaceId: "ws-a", configurationVersionId: "cv-1", message: "go" });
+    await app.runplane.runTasks.startStage(run.id, "post_plan");
+    expect((await dispatcher.tick()).failed).toBe(5);
+    dispatcher.start();
+    const failing = await routes.request("/healthz");
+    // The integration's fault, not this host's: a load balancer keeps routing to it.
+    expect(failing.status).toBe(200);
+    expect(await failing.json()).toMatchObject({
+      ok: true,
+      status: "degraded",
+      reasons: ["deliveries failing: 5 of 5 attempts in the last 5m failed (4xx: 5)"],
+      storage: "ok",
+      dispatcher: "running",
+      deliveries: "failing",
+    });
+    const metricsText = await (await routes.request("/metrics")).text();
+    expect(metricsText).toMatch(/^runplane_delivery_attempts_total\{[^}]*class="4xx"[^}]*\} 5$/m);
+    expect(metricsText).toMatch(/^runplane_deliveries_retrying\{[^}]*\} 5$/m);
+    clock.advance(6 * MINUTE);
+    expect((await (await routes.request("/healthz")).json()).reasons).toEqual(["deliveries retrying: 5 results retrying, the oldest for 6m (longer than 5m)"]);
+    integration.state.accepting = true;
+    expect((await dispatcher.tick()).delivered).toBe(5);
+    const healthy = await routes.request("/healthz");
+    expect(healthy.status).toBe(200);
+    expect(await healthy.json()).toMatchObject({ ok: true, status: "ok", reasons: [], deliveries: "ok" });
     await dispatcher.stop({ graceMs: 0 });
   });
 });
