@@ -2,7 +2,7 @@ import { metrics } from "@opentelemetry/api";
 import { Hono } from "hono";
 import { afterEach, describe, expect, it } from "vitest";
 import { installMetrics, mountObservability, serverLogger } from "../../examples/server/observability.js";
-import { createDispatcher, type HttpRequest, type HttpTransport } from "../../src/index.js";
+import { createDispatcher, type HttpRequest, type HttpResponse, type HttpTransport } from "../../src/index.js";
 import { createMemoryStorage } from "../../adapters/memory/index.js";
 import type { Storage } from "../../src/storage/types.js";
 import { createTestApp } from "../helpers/app.js";
@@ -125,7 +125,7 @@ describe("reference server observability", () => {
 function refusingIntegration() {
   const state = { accepting: false };
   const transport: HttpTransport = {
-    async send(req: HttpRequest) {
+    async send(req: HttpRequest): Promise<HttpResponse> {
       const body = typeof req.body === "string" ? req.body : new TextDecoder().decode(req.body);
       if (state.accepting || body.includes('"access_token":"test-token"')) return { status: 200, headers: {}, body: "", bodyTruncated: false };
       return { status: 401, headers: { "content-type": "text/plain" }, body: "no such key", bodyTruncated: false };
