@@ -1,3 +1,4 @@
+import { answerLine, WORDS_IN_REASON } from "../../src/delivery/failure-reason.js";
 import { isFinalStageStatus } from "../../src/domain/stage-machine.js";
 import type { Runplane, StageStatusEvent, TaskStageView } from "../../src/index.js";
 import { DEMO } from "./demo.js";
@@ -8,7 +9,9 @@ import { DEMO } from "./demo.js";
  * order, waits for it through the events API (`runTasks.on("stage-status")`) until it is final, and
  * stops at the first stage that did not pass. Owners token only. Body (optional):
  * `{"message": "..."}`; a message containing "fail" makes the example integration fail the
- * mandatory check.
+ * mandatory check. Issue 26: once a result's request has failed an attempt (its integration is
+ * down or refuses it), it answers at once, 202, with the stages so far, `retrying: true` and what
+ * the integration last answered, instead of waiting out the retries; the run goes on.
  */
 export interface DemoRunsOptions {
   /** Origin of the results page, e.g. `http://127.0.0.1:8080`. */
@@ -20,6 +23,11 @@ export interface DemoRunsOptions {
 }
 
 const MAX_BODY_CHARS = 16 * 1024;
+/** Failed attempts make no stage event, so a waiting request also looks at the attempts this often. */
+const ATTEMPT_POLL_MS = 250;
+
+/** What waiting for a stage came to. */
+type Settled = { state: "final"; stage: TaskStageView } | { state: "retrying"; lastAnswer: string } | { state: "timed-out" };
 
 const json = (status: number, body: unknown): Response =>
   new Response(`${JSON.stringify(body, null, 2)}\n`, { status, headers: { "content-type": "application/json" } });
@@ -30,8 +38,24 @@ export function createDemoRuns(runplane: Runplane, options: DemoRunsOptions) {
   const prefix = options.resultsPrefix ?? "/app";
   const closing = new AbortController();
 
-  /** Resolves the stage once it is final (or awaiting an override), or null when time runs out. */
-  async function settle(stage: TaskStageView, deadline: number): Promise<TaskStageView | null> {
+  /**
+   * What a result of the stage that is still `pending` last heard from its integration, when that
+   * attempt failed: `401: <its words>`, or why nothing came back; null while none has failed.
+   */
+  async function failingAnswer(stageId: string): Promise<string | null> {
+    for (const result of await runplane.runTasks.listResults(stageId)) {
+      if (result.status !== "pending") continue;
+      const [last] = (await runplane.runTasks.listDeliveryAttempts(result.id, { offset: 0, limit: 1 })).items;
+      if (!last || last.status === 200) continue;
+      if (last.status === null) return last.detail;
+      const said = answerLine({ text: last.excerpt, truncated: last.excerptTruncated }, WORDS_IN_REASON);
+      return `${last.status}${said ? `: ${said}` : ""}`;
+    }
+    return null;
+  }
+
+  /** Resolves once the stage is final (or awaiting an override), one of its requests is failing, or time runs out. */
+  async function settle(stage: TaskStageView, deadline: number): Promise<Settled> {
     let wake: () => void = () => undefined;
     const unsubscribe = runplane.runTasks.on("stage-status", (event: StageStatusEvent) => {
       if (event.stageId === stage.id) wake();
@@ -41,14 +65,16 @@ export function createDemoRuns(runplane: Runplane, options: DemoRunsOptions) {
         // Subscribed before reading, so a change between the read and the wait is never missed.
         const changed = new Promise<void>((resolve) => (wake = resolve));
         const current = await runplane.runTasks.getStage(stage.runId, stage.stage);
-        if (!current) return null;
-        if (isFinalStageStatus(current.status) || current.status === "awaiting_override") return current;
+        if (!current) return { state: "timed-out" };
+        if (isFinalStageStatus(current.status) || current.status === "awaiting_override") return { state: "final", stage: current };
+        const lastAnswer = await failingAnswer(stage.id);
+        if (lastAnswer !== null) return { state: "retrying", lastAnswer };
         const left = deadline - Date.now();
-        if (left <= 0 || closing.signal.aborted) return null;
+        if (left <= 0 || closing.signal.aborted) return { state: "timed-out" };
         let timer: NodeJS.Timeout | undefined;
         await Promise.race([
           changed,
-          new Promise<void>((resolve) => (timer = setTimeout(resolve, left))),
+          new Promise<void>((resolve) => (timer = setTimeout(resolve, Math.min(left, ATTEMPT_POLL_MS)))),
           new Promise<void>((resolve) => closing.signal.addEventListener("abort", () => resolve(), { once: true })),
         ]);
         clearTimeout(timer);
@@ -90,23 +116,25 @@ export function createDemoRuns(runplane: Runplane, options: DemoRunsOptions) {
       createdBy: principal.userId ?? "demo",
     });
     const statuses: Record<string, string> = Object.fromEntries(stages.map((s) => [s.stage, s.status]));
-    let timedOut = false;
+    let stopped: Exclude<Settled, { state: "final" }> | null = null;
     for (const stage of stages) {
       await runplane.runTasks.startStage(run.id, stage.stage);
-      const final = await settle(stage, deadline);
-      if (!final) {
-        timedOut = true;
+      const settled = await settle(stage, deadline);
+      if (settled.state !== "final") {
+        stopped = settled;
         statuses[stage.stage] = (await runplane.runTasks.getStage(run.id, stage.stage))?.status ?? "unknown";
         break;
       }
-      statuses[stage.stage] = final.status;
-      if (final.status !== "passed") break;
+      statuses[stage.stage] = settled.stage.status;
+      if (settled.stage.status !== "passed") break;
     }
-    return json(200, {
+    // Retrying: accepted and still going; the results page shows each attempt as it happens.
+    return json(stopped?.state === "retrying" ? 202 : 200, {
       run_id: run.id,
       message,
       stages: statuses,
-      ...(timedOut ? { timed_out: true } : {}),
+      ...(stopped?.state === "timed-out" ? { timed_out: true } : {}),
+      ...(stopped?.state === "retrying" ? { retrying: true, last_answer: stopped.lastAnswer } : {}),
       results_page: `${options.publicUrl}${prefix}/runs/${run.id}`,
     });
   }

@@ -1,0 +1,62 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { createMemoryStorage } from "../../adapters/memory/index.js";
+import { createDemoRuns } from "../../examples/server/demo-runs.js";
+import { DEMO, seedDemo } from "../../examples/server/demo.js";
+import { ensureDemoTasks } from "../../examples/server/integration.js";
+import { createDispatcher, createRunplane, generateKey, silentLogger, type HttpRequest, type HttpResponse, type HttpTransport } from "../../src/index.js";
+
+// Issue 26 item 5: `POST /demo/runs` answers early with the stage's state while its integration is
+// failing, instead of waiting out a minute of retries and saying `timed_out`.
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+/** Answers the verification request 200 (so the demo tasks can be saved) and every run task request 401. */
+const refusing: HttpTransport = {
+  async send(req: HttpRequest): Promise<HttpResponse> {
+    const body = typeof req.body === "string" ? req.body : new TextDecoder().decode(req.body);
+    if (body.includes('"access_token":"test-token"')) return { status: 200, headers: {}, body: "", bodyTruncated: false };
+    return { status: 401, headers: { "content-type": "text/plain" }, body: "Unauthorized:\n  no such key", bodyTruncated: false };
+  },
+  close: async () => undefined,
+};
+
+async function demoServer(transport: HttpTransport) {
+  const runplane = createRunplane({ storage: createMemoryStorage(), logger: silentLogger, keyring: { keys: [{ id: "k1", key: generateKey() }] }, transport });
+  cleanups.push(() => runplane.close());
+  await seedDemo(runplane);
+  await ensureDemoTasks(runplane, { url: "https://integration.example/", hmacKey: "demo-runs-hmac-key" });
+  const { token } = await runplane.directory.createApiToken({ organization: DEMO.organization, kind: "team", teamId: DEMO.ownersTeam });
+  const dispatcher = createDispatcher(runplane, { pollIntervalMs: 50 });
+  dispatcher.start();
+  cleanups.push(() => dispatcher.stop({ graceMs: 0 }));
+  // Longer than the test waits: only the early answer can pass it.
+  const demo = createDemoRuns(runplane, { publicUrl: "http://127.0.0.1:8080", timeoutMs: 60_000 });
+  cleanups.push(() => demo.close());
+  const post = () => demo.handler(new Request("http://127.0.0.1:8080/demo/runs", { method: "POST", headers: { authorization: `Bearer ${token}` } }));
+  return { runplane, post };
+}
+
+describe("POST /demo/runs with a failing integration (issue 26)", () => {
+  it("answers 202 within seconds with the stage running, retrying, and what the integration last answered", { timeout: 30_000 }, async () => {
+    const { runplane, post } = await demoServer(refusing);
+    const started = Date.now();
+    const res = await post();
+    expect(Date.now() - started).toBeLessThan(15_000);
+    expect(res.status).toBe(202);
+    const body = (await res.json()) as Record<string, any>;
+    expect(body).toStrictEqual({
+      run_id: expect.stringMatching(/^run-/),
+      message: "Triggered via the demo route",
+      stages: { post_plan: "running", pre_apply: "pending" },
+      retrying: true,
+      last_answer: "401: Unauthorized: no such key",
+      results_page: `http://127.0.0.1:8080/app/runs/${body.run_id}`,
+    });
+    // The run goes on: the result keeps being retried until its deadline.
+    const stage = (await runplane.runTasks.listStages(body.run_id)).items.find((s) => s.stage === "post_plan");
+    expect((await runplane.runTasks.listResults(stage!.id)).map((r) => r.status)).toEqual(["pending"]);
+  });
+});
