@@ -1,47 +1,74 @@
 import { readdirSync, readFileSync } from "node:fs";
 
-/** CPU seconds (user + system) used so far, per kind of process on this machine. */
-export type CpuSnapshot = Map<string, number>;
+/**
+ * CPU time (user + system) of the bench's processes: read from `/proc` (Linux only; nothing
+ * elsewhere) for other processes, from `process.cpuUsage` for this one. CPU is the gauge machine
+ * noise moves least (issues 14, 28): time spent waiting for a core is not in it.
+ */
 
 const TICKS_PER_SECOND = 100;
 
-/** What a process is, from its command line: the PostgreSQL server, a bench host, the receiver. */
-function kindOf(cmdline: string): string | null {
-  if (cmdline.startsWith("postgres")) return "postgres";
-  if (cmdline.includes("postgres-host.ts")) return "hosts";
-  if (cmdline.includes("receiver.ts")) return "receiver";
-  return null;
+/** utime + stime of `pid` in seconds; throws when it is gone. */
+function secondsOf(pid: number | string): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
 }
 
+const gc = (): void => (globalThis as { gc?: () => void }).gc?.();
+
 /**
- * Reads `/proc` (Linux only; empty elsewhere): how the CPU of a fan-out splits between the hosts,
- * PostgreSQL and the receiver is the gauge that machine noise moves least (issue 14).
+ * This process's CPU (user + system, all threads) from now until the returned function is called,
+ * in microseconds. With --expose-gc a full GC runs first, uncounted, so no window pays for the
+ * previous one's garbage; collections during the window count. None closes it: a full GC costs in
+ * proportion to the live heap (64 ms growing to 220 ms over five memory-adapter samples here), not
+ * to the window's garbage, and would weigh on a cheap baseline most.
  */
-export function cpuSnapshot(): CpuSnapshot {
-  const used: CpuSnapshot = new Map();
-  let pids: string[] = [];
+export function cpuWindow(): () => number {
+  gc();
+  const start = process.cpuUsage();
+  return () => {
+    const used = process.cpuUsage(start);
+    return used.user + used.system;
+  };
+}
+
+/** Every PostgreSQL process of the machine: the postmaster's children (backends, WAL writer, ...) name themselves `postgres: ...`. */
+export function postgresPids(): number[] {
+  const pids: number[] = [];
   try {
-    pids = readdirSync("/proc").filter((name) => /^\d+$/.test(name));
+    for (const pid of readdirSync("/proc").filter((name) => /^\d+$/.test(name))) {
+      try {
+        if (readFileSync(`/proc/${pid}/cmdline`, "utf8").startsWith("postgres")) pids.push(Number(pid));
+      } catch {
+        // Ended between the listing and the read.
+      }
+    }
   } catch {
-    return used;
+    // Not Linux: none.
   }
+  return pids;
+}
+
+/** CPU seconds (user + system) each live process of `pids` has used so far, from `/proc`. */
+export function cpuOfPids(pids: Iterable<number>): Map<number, number> {
+  const used = new Map<number, number>();
   for (const pid of pids) {
     try {
-      const kind = kindOf(readFileSync(`/proc/${pid}/cmdline`, "utf8").replace(/\0/g, " "));
-      if (!kind) continue;
-      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      used.set(kind, (used.get(kind) ?? 0) + (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND);
+      used.set(pid, secondsOf(pid));
     } catch {
-      // The process ended between the listing and the read.
+      // Ended (or not Linux): nothing to count.
     }
   }
   return used;
 }
 
-/** CPU seconds per 10,000 deliveries between two snapshots, e.g. `hosts 3.1 s, postgres 2.2 s`. */
-export function cpuPer10k(before: CpuSnapshot, after: CpuSnapshot, deliveries: number): string {
-  return ["hosts", "postgres", "receiver"]
-    .map((kind) => `${kind} ${((((after.get(kind) ?? 0) - (before.get(kind) ?? 0)) * 10_000) / deliveries).toFixed(2)} s`)
-    .join(", ");
+/**
+ * CPU seconds spent between two {@link cpuOfPids} readings: a process absent before started in
+ * between and counts from zero; one absent after ended and its last stretch is lost.
+ */
+export function cpuSpent(before: Map<number, number>, after: Map<number, number>): number {
+  let total = 0;
+  for (const [pid, seconds] of after) total += seconds - (before.get(pid) ?? 0);
+  return total;
 }

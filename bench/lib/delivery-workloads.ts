@@ -3,6 +3,8 @@ import { Agent, request } from "undici";
 import type { Keyring, Runplane, Storage } from "../../src/index.js";
 import { runTaskRequestHeaders } from "../../src/domain/run-task-request.js";
 import { deliveryPayloadBinding } from "../../src/services/task-deliveries.js";
+import { cpuWindow } from "./cpu-snap.js";
+import { percentile } from "./stats.js";
 
 /**
  * The measured workloads of bench/servers/delivery-server.ts, run inside that process so the
@@ -26,10 +28,10 @@ export interface RawRequest {
   body: Uint8Array;
 }
 
-const STAGE = "post_plan";
+export const STAGE = "post_plan";
 const TIMEOUT_MS = 300_000;
 
-async function createRuns(runplane: Runplane, workspaceId: string, count: number): Promise<string[]> {
+export async function createRuns(runplane: Runplane, workspaceId: string, count: number): Promise<string[]> {
   const ids: string[] = [];
   for (let i = 0; i < count; i++) {
     const { run } = await runplane.runTasks.createRun({ workspaceId, message: "bench run", createdBy: "user-bench", configurationVersionId: "cv-bench" });
@@ -38,7 +40,7 @@ async function createRuns(runplane: Runplane, workspaceId: string, count: number
   return ids;
 }
 
-function within<T>(promise: Promise<T>, what: () => string): Promise<T> {
+export function within<T>(promise: Promise<T>, what: () => string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`timed out: ${what()}`)), TIMEOUT_MS)));
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
@@ -67,7 +69,8 @@ export async function captureRequests(runplane: Runplane, storage: Storage, keyr
 /**
  * `runs` runs of `workspaceId` (created first, untimed) get their post_plan stage started all at
  * once; the clock runs from the first startStage call to the last 200 the dispatcher receives.
- * Resolves once every delivery is also recorded, so no work spills into the next sample.
+ * Resolves once every delivery is also recorded, so no work spills into the next sample, with the
+ * process CPU spent over that window (`cpuUs`, see {@link cpuWindow}).
  */
 export async function fanOut(w: Workload, options: { workspaceId: string; runs: number }) {
   const { runTasks } = w.runplane;
@@ -89,13 +92,15 @@ export async function fanOut(w: Workload, options: { workspaceId: string; runs: 
   });
   w.okListeners.add(onOk);
   try {
+    const cpu = cpuWindow();
     const t0 = performance.now();
     await Promise.all(ids.map((id) => runTasks.startStage(id, STAGE)));
     const startedMs = performance.now() - t0;
     await within(allRecorded, () => `${recorded} of ${expected} deliveries recorded`);
     const recordedMs = performance.now() - t0;
+    const cpuUs = cpu();
     const ms = lastOk - t0;
-    return { requests: expected, oks: ok, ms, startedMs, recordedMs, perSecond: (expected / ms) * 1000 };
+    return { requests: expected, oks: ok, ms, startedMs, recordedMs, perSecond: (expected / ms) * 1000, cpuUs };
   } finally {
     off();
     w.okListeners.delete(onOk);
@@ -143,7 +148,10 @@ export async function outboxDepth(w: Workload, options: { workspaceId: string; r
 
 const rawAgent = new Agent({ keepAliveTimeout: 60_000 });
 
-/** The baseline: the captured requests POSTed round-robin with undici, `concurrency` at a time. */
+/**
+ * The baseline: the captured requests POSTed round-robin with undici, `concurrency` at a time; with
+ * the process CPU it took (`cpuUs`, see {@link cpuWindow}).
+ */
 export async function rawPosts(w: Workload, options: { requests: number }) {
   let next = 0;
   const worker = async (): Promise<void> => {
@@ -154,14 +162,12 @@ export async function rawPosts(w: Workload, options: { requests: number }) {
       if (res.statusCode !== 200) throw new Error(`receiver answered ${res.statusCode}`);
     }
   };
+  const cpu = cpuWindow();
   const t0 = performance.now();
   await Promise.all(Array.from({ length: w.concurrency }, worker));
   const ms = performance.now() - t0;
-  return { requests: options.requests, ms, perSecond: (options.requests / ms) * 1000 };
+  return { requests: options.requests, ms, perSecond: (options.requests / ms) * 1000, cpuUs: cpu() };
 }
-
-/** Nearest-rank percentile of ascending `sorted`. */
-const percentile = (sorted: number[], p: number): number => sorted[Math.max(0, Math.ceil(p * sorted.length) - 1)]!;
 
 /**
  * `runs` runs (created first, untimed) whose receiver calls back `passed` right after its 200 get

@@ -13,6 +13,9 @@ export function series(samples: number[]): Series {
   return { samples, median, min: sorted[0]!, max: sorted[sorted.length - 1]! };
 }
 
+/** Nearest-rank percentile of ascending `sorted`. */
+export const percentile = (sorted: number[], p: number): number => sorted[Math.max(0, Math.ceil(p * sorted.length) - 1)]!;
+
 /** Alternates subject and baseline samples so drift on a shared 2-core machine hits both alike. */
 export async function alternate(
   count: number,

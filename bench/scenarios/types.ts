@@ -6,7 +6,10 @@ export interface ScenarioResult {
   subject: Series;
   /** Absent for absolute scenarios (reported, no baseline). */
   baseline?: Series;
-  /** subject.median / baseline.median (for "lower is better" units, baseline / subject). */
+  /**
+   * subject.median / baseline.median. For a cost (µs, MB) the target reads `<= x`: the subject may
+   * cost at most x times the baseline.
+   */
   ratio?: number;
   target?: string;
   met?: boolean;
@@ -15,5 +18,6 @@ export interface ScenarioResult {
 
 export interface Scenario {
   name: string;
-  run(samples: number): Promise<ScenarioResult>;
+  /** One row, or several when one rig measures several gauges (each row its own target). */
+  run(samples: number): Promise<ScenarioResult | ScenarioResult[]>;
 }

@@ -9,14 +9,17 @@ import { createConsoleLogger, createDispatcher, createEgress, createKeyring, cre
 import { toNodeListener } from "../../src/node.js";
 import { listenForBench, type ControlRoutes } from "../lib/control.js";
 import { captureRequests, fanOut, outboxDepth, rawPosts, stageLatency, type Workload } from "../lib/delivery-workloads.js";
+import { steadyWorkload, type SteadySizes } from "../lib/steady-workload.js";
 
 /**
- * The runplane side of the Fan-out and Stage latency scenarios, in its own process: a SQLite file
+ * The runplane side of the Fan-out, Stage latency, Steady state and CPU per delivery scenarios, in
+ * its own process: a SQLite file
  * (synchronous FULL, the default), the API on an ephemeral loopback port (integrations call back
  * there), and one dispatcher sending through an egress that allows only 127.0.0.1/32. The bench
  * process drives it with `POST /bench/<workload>` (a JSON body of sizes) and gets the measurement
  * back as JSON. Environment: RECEIVER_URL (bench/servers/receiver.ts), DISPATCH_CONCURRENCY
- * (default: the dispatcher's default), BENCH_STORAGE (`sqlite`, the default, or `memory`).
+ * (default: the dispatcher's default), BENCH_STORAGE (`sqlite`, the default, or `memory`). READY
+ * carries an API token of the owners team for the API reads beside the steady-state load.
  */
 const receiverUrl = process.env.RECEIVER_URL;
 if (!receiverUrl) throw new Error("delivery-server: RECEIVER_URL is required");
@@ -58,6 +61,11 @@ async function workspaceWithTasks(id: string, path: string, count: number): Prom
 }
 await workspaceWithTasks("ws-fanout", "/ok", 10);
 await workspaceWithTasks("ws-latency", "/callback", 2);
+await workspaceWithTasks("ws-steady", "/timed", 2);
+await d.teams.create({ id: "team-owners", name: "owners", organization: "bench" });
+const { token } = await d.createApiToken({ organization: "bench", kind: "team", teamId: "team-owners" });
+const steady = steadyWorkload(runplane, { workspaceId: "ws-steady", receiverUrl });
+const steadySizes = (s: Record<string, number>): SteadySizes => ({ rate: s.rate ?? 50, seconds: s.seconds ?? 60, warmupSeconds: s.warmupSeconds ?? 5 });
 
 // The dispatcher's own guarded transport, wrapped only to time the last 200 it receives.
 const okListeners = new Set<() => void>();
@@ -87,9 +95,11 @@ Object.assign(routes, {
   "/bench/raw-posts": (s: Record<string, number>) => rawPosts(workload, { requests: s.requests ?? 10_000 }),
   "/bench/latency": (s: Record<string, number>) => stageLatency(workload, { workspaceId: "ws-latency", runs: s.runs ?? 1000 }),
   "/bench/depth": (s: Record<string, number>) => outboxDepth(workload, { workspaceId: "ws-fanout", runs: s.runs ?? 1000 }),
+  "/bench/steady-prepare": (s: Record<string, number>) => steady.prepare(steadySizes(s)),
+  "/bench/steady": (s: Record<string, number>) => steady.run(steadySizes(s)),
 } satisfies ControlRoutes);
 
-process.stdout.write(`READY ${JSON.stringify({ url: origin, concurrency: String(concurrency), bodyBytes: String(requests[0]?.body.length ?? 0) })}\n`);
+process.stdout.write(`READY ${JSON.stringify({ url: origin, token, concurrency: String(concurrency), bodyBytes: String(requests[0]?.body.length ?? 0) })}\n`);
 process.on("SIGTERM", () => {
   http.close();
   void dispatcher

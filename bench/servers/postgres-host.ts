@@ -8,6 +8,8 @@ import { createConsoleLogger, createDispatcher, createEgress, createKeyring, cre
 import { toNodeListener } from "../../src/node.js";
 import { listenForBench, type ControlRoutes } from "../lib/control.js";
 import { captureRequests, rawPosts, type RawRequest, type Workload } from "../lib/delivery-workloads.js";
+import { peerHost } from "../lib/peer-host.js";
+import { peerRunTask } from "../lib/peer-task.js";
 
 /**
  * One host of the PostgreSQL delivery scenarios (bench/scenarios/postgres.ts), in its own process:
@@ -16,7 +18,9 @@ import { captureRequests, rawPosts, type RawRequest, type Workload } from "../li
  * share one schema. Environment: DATABASE_URL, BENCH_PG_SCHEMA (runplane's schema), GRAPHILE_SCHEMA,
  * RECEIVER_URL, RUNPLANE_KEYRING (the hosts' shared keyring, JSON), REQUESTS_FILE (the first host,
  * HOST_ROLE=seed, creates the records and writes the captured requests there; the others read it),
- * DISPATCH_CONCURRENCY (also graphile-worker's concurrency).
+ * DISPATCH_CONCURRENCY (also graphile-worker's concurrency), PEER_SCHEMA (the peer's results table,
+ * bench/lib/peer-task.ts), APP_NAME (a prefix: runplane's connections carry `<prefix>-rp` and
+ * graphile-worker's `<prefix>-gw` as application_name, so the bench can find their backends).
  */
 const env = (name: string): string => {
   const value = process.env[name];
@@ -30,12 +34,20 @@ const seeding = process.env.HOST_ROLE === "seed";
 const concurrency = Number(process.env.DISPATCH_CONCURRENCY ?? DEFAULT_CONCURRENCY);
 const WORKSPACE = "ws-fanout";
 const TASKS = 10;
+const taskUrl = (i: number): string => `${receiverUrl}/ok/${i}`;
+const hmacKey = (i: number): string => `bench-hmac-key-${i}-${"k".repeat(24)}`;
+/** DATABASE_URL with an application_name, which PostgreSQL shows for each backend in pg_stat_activity. */
+const named = (suffix: string): string => {
+  const url = new URL(databaseUrl);
+  url.searchParams.set("application_name", `${env("APP_NAME")}-${suffix}`);
+  return url.toString();
+};
 
 const routes: ControlRoutes = {};
 const http = await listenForBench(routes);
 const origin = http.origin;
 
-const storage = await createPostgresStorage(databaseUrl, { schema: env("BENCH_PG_SCHEMA") });
+const storage = await createPostgresStorage(named("rp"), { schema: env("BENCH_PG_SCHEMA") });
 const keyring = createKeyring(JSON.parse(env("RUNPLANE_KEYRING")) as Parameters<typeof createKeyring>[0]);
 const runplane = createRunplane({ storage, keyring, logger: createConsoleLogger(), publicUrl: origin, egress: { allow: ["127.0.0.1/32"] } });
 http.serve(toNodeListener(runplane.handler));
@@ -48,8 +60,8 @@ async function seed(): Promise<RawRequest[]> {
   await d.workspaces.create({ id: WORKSPACE, name: WORKSPACE, organization: "bench", projectId: "prj-bench" });
   const hmacKeys = new Map<string, string>();
   for (let i = 0; i < TASKS; i++) {
-    const key = `bench-hmac-key-${i}-${"k".repeat(24)}`;
-    const task = await runplane.runTasks.tasks.create("bench", { name: `task-${i}`, url: `${receiverUrl}/ok/${i}`, "hmac-key": key });
+    const key = hmacKey(i);
+    const task = await runplane.runTasks.tasks.create("bench", { name: `task-${i}`, url: taskUrl(i), "hmac-key": key });
     hmacKeys.set(task.id, key);
     await runplane.runTasks.workspaceTasks.create(WORKSPACE, task.id, { "enforcement-level": "mandatory", stages: ["post_plan"] });
   }
@@ -65,7 +77,7 @@ const requests: RawRequest[] = seeding
 const now = (): number => performance.timeOrigin + performance.now();
 
 /** 200s received, by runplane's dispatcher or by graphile-worker's jobs, and when the last came. */
-const counters = { runplane: { oks: 0, lastOk: 0 }, graphile: { oks: 0, lastOk: 0 } };
+const counters = { runplane: { oks: 0, lastOk: 0 }, graphile: { oks: 0, lastOk: 0 }, peer: { oks: 0, lastOk: 0 } };
 const egress = createEgress({ allow: ["127.0.0.1/32"], userAgent: runplane.runTasks.settings.userAgent });
 const transport: HttpTransport = {
   async send(req) {
@@ -88,8 +100,23 @@ const quiet = new Logger(() => (level, message) => {
   if (level === "error") process.stderr.write(`graphile-worker: ${message}\n`);
 });
 const jobAgent = new Agent({ keepAliveTimeout: 60_000 });
+// The peer builds the payload runplane would send from this host: the same workspace, links and agent.
+const sent = JSON.parse(new TextDecoder().decode(requests[0]!.body)) as Record<string, string | null>;
+const peer = peerRunTask({
+  table: `"${env("PEER_SCHEMA")}".task_results`,
+  urls: { publicUrl: runplane.runTasks.settings.publicUrl, appUrl: runplane.runTasks.settings.appUrl, basePath: runplane.runTasks.settings.basePath },
+  organization: "bench",
+  workspace: { id: WORKSPACE, name: WORKSPACE, workingDirectory: sent.workspace_working_directory ?? "" },
+  downloadable: sent.configuration_version_download_url !== null,
+  userAgent: runplane.runTasks.settings.userAgent,
+  tasks: Array.from({ length: TASKS }, (_, i) => ({ url: taskUrl(i), hmacKey: hmacKey(i) })),
+  onOk: () => {
+    counters.peer.oks++;
+    counters.peer.lastOk = now();
+  },
+});
 const graphile: Runner = await run({
-  connectionString: databaseUrl,
+  connectionString: named("gw"),
   schema: graphileSchema,
   concurrency,
   noHandleSignals: true,
@@ -105,9 +132,12 @@ const graphile: Runner = await run({
       counters.graphile.oks++;
       counters.graphile.lastOk = now();
     },
+    "run-task": peer.task,
   },
 });
-const graphileUtils = await makeWorkerUtils({ connectionString: databaseUrl, schema: graphileSchema, logger: quiet });
+const graphileUtils = await makeWorkerUtils({ connectionString: named("gw"), schema: graphileSchema, logger: quiet });
+const peerSide = peerHost({ utils: graphileUtils, schema: env("PEER_SCHEMA"), tasks: TASKS, now });
+if (seeding) await peerSide.createTable();
 
 let prepared: string[] = [];
 // Only the raw baseline runs through the shared workloads here; the outbox depth row is SQLite's.
@@ -146,12 +176,15 @@ Object.assign(routes, {
   /** Reads the 200 counters; `reset: 1` zeroes them. */
   "/bench/counters": async ({ reset = 0 }) => {
     const read = structuredClone(counters);
-    if (reset) {
-      counters.runplane = { oks: 0, lastOk: 0 };
-      counters.graphile = { oks: 0, lastOk: 0 };
-    }
+    if (reset) for (const c of Object.values(counters)) Object.assign(c, { oks: 0, lastOk: 0 });
     return read;
   },
+  /** A full GC when the process runs with --expose-gc: CPU windows open and close with one. */
+  "/bench/gc": async () => {
+    (globalThis as { gc?: () => void }).gc?.();
+    return {};
+  },
+  ...peerSide.routes,
 } satisfies ControlRoutes);
 
 process.stdout.write(`READY ${JSON.stringify({ url: origin, concurrency: String(concurrency), bodyBytes: String(requests[0]?.body.length ?? 0) })}\n`);
@@ -159,6 +192,6 @@ process.on("SIGTERM", () => {
   http.close();
   void dispatcher
     .stop({ graceMs: 1_000 })
-    .then(() => Promise.all([graphile.stop(), graphileUtils.release(), runplane.close(), transport.close(), jobAgent.close()]))
+    .then(() => Promise.all([graphile.stop(), graphileUtils.release(), runplane.close(), transport.close(), jobAgent.close(), peer.close()]))
     .finally(() => process.exit(0));
 });

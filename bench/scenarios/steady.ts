@@ -1,0 +1,100 @@
+import { Agent, request } from "undici";
+import { openLoop, wallNow } from "../lib/open-loop.js";
+import { startDeliveryRig } from "../lib/receiver.js";
+import { percentile, series } from "../lib/stats.js";
+import type { Scenario, ScenarioResult } from "./types.js";
+
+/**
+ * Steady state (issue 28): what an integration and an API client feel while runs arrive at a
+ * steady pace, rather than in one burst. BENCH_STEADY_SECONDS shortens the counted window while
+ * iterating; the issue's sizes are the defaults.
+ */
+const RATE = 50;
+const READ_RATE = 200;
+const SECONDS = Number(process.env.BENCH_STEADY_SECONDS ?? 60);
+const WARMUP_SECONDS = Number(process.env.BENCH_STEADY_WARMUP ?? 5);
+/** A sample takes a minute or more: at most this many. */
+const MAX_SAMPLES = Number(process.env.BENCH_STEADY_SAMPLES ?? 3);
+
+interface Percentiles {
+  count: number;
+  p50: number;
+  p99: number;
+  max: number;
+}
+interface Steady {
+  received: Percentiles;
+  passed: Percentiles;
+  maxLagMs: number;
+  started: number;
+}
+
+const agent = new Agent({ keepAliveTimeout: 60_000 });
+
+/** `GET url` at READ_RATE per second, open loop, for the warm-up and the counted window; latency from each read's due time. */
+async function apiReads(url: string, token: string, start: number): Promise<Percentiles & { maxLagMs: number }> {
+  const countedFrom = start + WARMUP_SECONDS * 1000;
+  const latencies: number[] = [];
+  const loop = await openLoop({ rate: READ_RATE, count: READ_RATE * (WARMUP_SECONDS + SECONDS), start }, async (_, due) => {
+    const res = await request(url, { dispatcher: agent, headers: { authorization: `Bearer ${token}` } });
+    await res.body.dump();
+    if (res.statusCode !== 200) throw new Error(`API read answered ${res.statusCode}`);
+    if (due >= countedFrom) latencies.push(wallNow() - due);
+  });
+  if (loop.failures > 0) throw new Error(`${loop.failures} API reads failed: ${loop.firstFailure}`);
+  const sorted = latencies.sort((a, b) => a - b);
+  return { count: sorted.length, p50: percentile(sorted, 0.5), p99: percentile(sorted, 0.99), max: sorted.at(-1)!, maxLagMs: loop.maxLagMs };
+}
+
+const ms = (n: number): string => (n >= 10 ? Math.round(n).toString() : n.toFixed(1));
+const spread = (values: number[]): string => {
+  const s = series(values);
+  return `${ms(s.median)} ms (${ms(s.min)}-${ms(s.max)})`;
+};
+
+const steadyState: Scenario = {
+  name: "Steady state",
+  async run(samples): Promise<ScenarioResult[]> {
+    const rig = await startDeliveryRig();
+    try {
+      const sizes = { rate: RATE, seconds: SECONDS, warmupSeconds: WARMUP_SECONDS };
+      const measured: { steady: Steady; reads: Awaited<ReturnType<typeof apiReads>> }[] = [];
+      for (let i = 0; i < Math.min(samples, MAX_SAMPLES); i++) {
+        const { stageId } = await rig.measure<{ stageId: string }>("steady-prepare", sizes);
+        const url = `${rig.server.url}/api/v2/task-stages/${stageId}?include=task-results`;
+        // Both schedules begin about 50 ms after this point, in their own processes.
+        const [steady, reads] = await Promise.all([rig.measure<Steady>("steady", sizes), apiReads(url, rig.server.info.token!, wallNow() + 50)]);
+        measured.push({ steady, reads });
+      }
+      const setup =
+        `${RATE} runs/s x 2 mandatory post_plan tasks for ${SECONDS} s after a ${WARMUP_SECONDS} s warm-up (started, not counted), ` +
+        `SQLite file (synchronous FULL), dispatcher concurrency ${rig.server.info.concurrency}; the receiver (own process) answers 200, ` +
+        `then PATCHes the callback passed at once; beside them ${READ_RATE} API reads/s (GET /task-stages/:id?include=task-results, ` +
+        `a team token) from the bench process; fixed-rate open-loop schedules, every latency from the event's scheduled time, so a ` +
+        `stall counts in full (no coordinated omission); largest scheduler lag: stage starts ${spread(measured.map((m) => m.steady.maxLagMs))}, ` +
+        `reads ${spread(measured.map((m) => m.reads.maxLagMs))}`;
+      const row = (name: string, pick: (m: (typeof measured)[number]) => Percentiles, limit: number, what: string): ScenarioResult => {
+        const p99 = series(measured.map((m) => pick(m).p99));
+        return {
+          name: `Steady state, ${name}`,
+          unit: "ms p99",
+          subject: p99,
+          target: `p99 < ${limit} ms`,
+          met: p99.median < limit,
+          notes:
+            `${what}; p50 ${spread(measured.map((m) => pick(m).p50))}, max ${spread(measured.map((m) => pick(m).max))}, ` +
+            `${measured.map((m) => pick(m).count).join(", ")} counted; ${setup}`,
+        };
+      };
+      return [
+        row("request received", (m) => m.steady.received, 25, "from a stage's scheduled start to each of its requests arriving in full at the receiver (its wall clock, same machine)"),
+        row("stage passed", (m) => m.steady.passed, 60, "from a stage's scheduled start to its stage-status event `passed` in the host"),
+        row("API read", (m) => m.reads, 10, "from each read's scheduled time to its 200 read in full"),
+      ];
+    } finally {
+      await rig.stop();
+    }
+  },
+};
+
+export const scenarios: Scenario[] = [steadyState];
