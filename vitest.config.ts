@@ -8,5 +8,8 @@ export default defineConfig({
     hookTimeout: 30_000,
     // Two cores: forks keep better-sqlite3 native handles isolated per file.
     pool: "forks",
+    // vitest runs cores - 1 files at once, one here; most slow files wait on child processes,
+    // sockets or PostgreSQL, so two at a time keep both cores busy (issue 24 doubled the suite).
+    maxWorkers: 2,
   },
 });

@@ -11,7 +11,9 @@ import { openSqliteStorage } from "../../adapters/sqlite/index.js";
 import { seedDemo } from "../../examples/server/demo.js";
 import { createKeyring, createRunplane, generateKey, silentLogger } from "../../src/index.js";
 import { DATABASE_URL, dropSchema, postgresReachable, uniqueSchema } from "../helpers/postgres.js";
-import { authorized, killAll, run, serve } from "./helpers.js";
+import { preflight, runChecks } from "../../examples/server/checks.js";
+import { parse } from "../../src/cli/args.js";
+import { authorized, BASE_ENV, killAll, run, serve } from "./helpers.js";
 
 const root = mkdtempSync(join(tmpdir(), "runplane-cli-"));
 let n = 0;
@@ -237,17 +239,28 @@ describe("runplane doctor fails for each setup runplane serve refuses (issue 24.
     ["a wrong EGRESS_ALLOW entry", { args: ["--egress-allow", "127.0.0.1:9000,10.0.0.0/99"], check: "options", says: 'EGRESS_ALLOW (--egress-allow) entry "10.0.0.0/99" has an invalid prefix length (0-32)' }],
   ];
 
+  // serve and doctor run the one list of checks: each setup through it in process, for both.
   it.each(cases)("%s", async (_, { args = [], env = {}, prepare, check, says }) => {
     const dir = fresh();
     await prepare?.(dir);
-    const flags = ["--port", "0", "--integration-port", "0", "--data-dir", dir, ...args];
-    const served = await run(["serve", ...flags], env);
+    const { env: settings } = parse(["--port", "0", "--integration-port", "0", "--data-dir", dir, ...args], {}, true, { ...BASE_ENV, ...env });
+    await expect(preflight(settings)).rejects.toThrow(says);
+    // Refused before anything started: a fresh data directory is not even created.
+    if (!prepare) expect(existsSync(dir)).toBe(false);
+    expect((await runChecks(settings)).find((c) => c.name === check)?.verdict).toStrictEqual({ fix: expect.stringContaining(says) });
+  });
+
+  // ...and the commands themselves run it: one setup end to end, as the user meets it.
+  it("serve refuses, in one line, and doctor fails, for a keyring that does not open the database", async () => {
+    const [, { prepare, check, says }] = cases[0]!;
+    const dir = fresh();
+    await prepare!(dir);
+    const flags = ["--port", "0", "--integration-port", "0", "--data-dir", dir];
+    const served = await run(["serve", ...flags]);
     expect(served.code).toBe(1);
     expect(served.stderr).toMatch(/^runplane serve: [^\n]*\n$/);
     expect(served.stderr).toContain(says);
-    // Refused before anything started: a fresh data directory is not even created.
-    if (!prepare) expect(existsSync(dir)).toBe(false);
-    const doctor = await run(["doctor", ...flags], env);
+    const doctor = await run(["doctor", ...flags]);
     expect(doctor.code).toBe(1);
     expect(doctor.stdout.split("\n").find((line) => line.startsWith(`FAIL ${check}: `))).toContain(says);
   });

@@ -6,7 +6,7 @@ const ROOT = new URL("../../", import.meta.url).pathname;
 const children: ChildProcess[] = [];
 
 /** The environment of `npm start` on its embedded SQLite file, even where CI names a database. */
-const BASE_ENV: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: "" };
+export const BASE_ENV: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: "" };
 for (const name of ["ADMIN_TOKEN", "RUNPLANE_KEYRING", "PORT", "HOST", "INTEGRATION_PORT", "INTEGRATION_URL", "DATA_DIR", "PUBLIC_URL", "EGRESS_ALLOW", "DATABASE_POOL_SIZE", "RUNPLANE_DIALECT"]) delete BASE_ENV[name];
 
 /** Runs `runplane <args>` through tsx, as `npm start` does, to its exit. */
