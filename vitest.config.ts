@@ -3,6 +3,8 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts", "examples/**/*.test.ts"],
+    // The shipped-package test runs on its own: `npm run test:shipped` (vitest.shipped.config.ts), in CI after npm test.
+    exclude: ["**/node_modules/**", "test/packed-tarball.test.ts"],
     environment: "node",
     testTimeout: 20_000,
     hookTimeout: 30_000,
