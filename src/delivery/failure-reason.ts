@@ -4,6 +4,7 @@
  * URL or header; an answer's body only as its D31 excerpt (issue 26), with the request's access
  * token, HMAC key and signature redacted, so nothing secret can reach storage or a response.
  */
+import { STATUS_CODES } from "node:http";
 import { responseExcerpt, type Excerpt } from "../domain/response-excerpt.js";
 import { isEgressError, type HttpResponse } from "./egress.js";
 
@@ -48,6 +49,12 @@ export function failureReason(err: unknown): string {
  * what the integration said when it said something (issue 26: `responded with 404: unsupported
  * plan format version ...`), as {@link answerWords} gives it.
  */
+/** `401 Unauthorized`: the status with its reason phrase (just the number when it has none). */
+export function statusText(status: number): string {
+  const reason = STATUS_CODES[status];
+  return reason ? `${status} ${reason}` : String(status);
+}
+
 export const statusReason = (status: number, said: string | null = null): string => `responded with ${status}${said ? `: ${said}` : ""}`;
 
 /** How much of the integration's words follow runplane's own in a delivery's last error, a result's message and a log line. */

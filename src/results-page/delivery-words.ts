@@ -1,4 +1,4 @@
-import { STATUS_CODES } from "node:http";
+import { statusText } from "../delivery/failure-reason.js";
 import type { DeliveryAttemptRecord } from "../schemas/delivery-attempts.js";
 import type { DeliveryModel, FailingIntegration } from "./delivery.js";
 import { html, type Html } from "./escape.js";
@@ -9,12 +9,6 @@ import { clockTime } from "./time.js";
  * try in 40 s, gives up at 14:52:07 UTC." Every number comes from the stored state and the retry
  * schedule, none is written here.
  */
-
-/** `401 Unauthorized`: the status with its reason phrase (just the number when it has none). */
-export function statusText(status: number): string {
-  const reason = STATUS_CODES[status];
-  return reason ? `${status} ${reason}` : String(status);
-}
 
 /** What one attempt came to: `401 Unauthorized`, `no answer: the connection failed (ECONNREFUSED)`. */
 export function attemptOutcome(a: Pick<DeliveryAttemptRecord, "outcome" | "status" | "detail">): string {
