@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import type { Task } from "graphile-worker";
 import { Agent, request } from "undici";
-import { buildRunTaskRequest, runTaskRequestHeaders, serializeRunTaskRequest, type RunTaskUrls } from "../../src/domain/run-task-request.js";
+import { buildRunTaskRequest, runTaskRequestHeaders, serializeRunTaskRequest, type RunTaskRequestInput, type RunTaskUrls } from "../../src/domain/run-task-request.js";
 
 /**
  * The peer doing the same work (issue 28): the graphile-worker task a user would write instead of
@@ -12,15 +12,7 @@ import { buildRunTaskRequest, runTaskRequestHeaders, serializeRunTaskRequest, ty
  */
 
 /** The run as the user's application holds it when a stage starts; it travels in the job. */
-export interface PeerRun {
-  id: string;
-  createdAt: string;
-  createdBy: string;
-  message: string;
-  isSpeculative: boolean;
-  planId: string;
-  configurationVersionId: string;
-}
+export type PeerRun = RunTaskRequestInput["run"] & { configurationVersionId: string };
 
 export interface PeerJob {
   resultId: string;
