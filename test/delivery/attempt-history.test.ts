@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { REDACTED, secretForms } from "../../src/domain/response-excerpt.js";
 import type { DeliveryAttemptRecord } from "../../src/schemas/delivery-attempts.js";
-import { startLoopbackServer, type LoopbackServer, type ReceivedRequest, type Script } from "../helpers/loopback-server.js";
+import { loopbacksClosedAfterEach, startLoopbackServer, type LoopbackServer, type ReceivedRequest, type Script } from "../helpers/loopback-server.js";
 import { bodyOf, deliveriesTo, deliveryApp, MINUTE, startRun, tasksAnswer, type DeliveryApp } from "./support.js";
 
 // Decision D31: every delivery attempt is recorded with its settlement: when it started, how long
@@ -9,17 +9,8 @@ import { bodyOf, deliveriesTo, deliveryApp, MINUTE, startRun, tasksAnswer, type 
 // keeps its newest 20, and the dispatcher's sweep prunes what is older than the retention.
 
 let a: DeliveryApp;
-const servers: LoopbackServer[] = [];
-afterEach(async () => {
-  await a.close();
-  await Promise.all(servers.splice(0).map((s) => s.close()));
-});
-
-async function loopback(script: Script): Promise<LoopbackServer> {
-  const server = await startLoopbackServer(script);
-  servers.push(server);
-  return server;
-}
+const loopback = loopbacksClosedAfterEach();
+afterEach(() => a.close());
 
 const attemptsOf = async (resultId: string): Promise<DeliveryAttemptRecord[]> =>
   (await a.runplane.runTasks.listDeliveryAttempts(resultId, { offset: 0, limit: 100 })).items;
@@ -75,10 +66,10 @@ describe("delivery attempts: what each attempt saw (D31)", () => {
 
   it("records a refused connection by its error code, with no excerpt", async () => {
     a = await deliveryApp();
-    const server = await loopback(tasksAnswer({ kind: "respond", status: 200 }));
+    const server = await startLoopbackServer(tasksAnswer({ kind: "respond", status: 200 }));
     const { resultIds } = await startRun(a, [server.url("/hook")]);
     // The integration goes away after its URL was saved: nothing listens on the port any more.
-    await servers.splice(servers.indexOf(server), 1)[0]!.close();
+    await server.close();
     await a.dispatcher().tick();
     expect(await attemptsOf(resultIds[0]!)).toMatchObject([
       { number: 1, outcome: "failed", status: null, errorCode: "ECONNREFUSED", detail: "the connection failed (ECONNREFUSED)", excerpt: null, excerptTruncated: false },

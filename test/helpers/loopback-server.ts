@@ -4,6 +4,7 @@
  * (reset mid-request, dribble a body, never answer). Every response closes its connection, so
  * each request after the first one needs a new connection.
  */
+import { afterEach } from "vitest";
 import { once } from "node:events";
 import { createServer, type Socket } from "node:net";
 import { createServer as createTlsServer } from "node:tls";
@@ -195,4 +196,20 @@ async function answer(socket: Socket, reply: Reply, sent: (bytes: number) => voi
       return;
     }
   }
+}
+
+/**
+ * For a test file: a function that starts loopback servers, each closed after the test that started
+ * it. Call it at module level before the file's own `afterEach`, which then runs first (hooks unwind).
+ */
+export function loopbacksClosedAfterEach(): (script: Script) => Promise<LoopbackServer> {
+  const servers: LoopbackServer[] = [];
+  afterEach(async () => {
+    await Promise.all(servers.splice(0).map((s) => s.close()));
+  });
+  return async (script) => {
+    const server = await startLoopbackServer(script);
+    servers.push(server);
+    return server;
+  };
 }

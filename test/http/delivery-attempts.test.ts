@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { startLoopbackServer, type LoopbackServer, type Script } from "../helpers/loopback-server.js";
+import { loopbacksClosedAfterEach, type LoopbackServer, type Script } from "../helpers/loopback-server.js";
 import { callbackBody, sendCallback } from "../helpers/run-tasks.js";
 import { bodyOf, deliveriesTo, deliveryApp, MINUTE, resultOf, startRun, tasksAnswer, type DeliveryApp } from "../delivery/support.js";
 
@@ -8,17 +8,8 @@ import { bodyOf, deliveriesTo, deliveryApp, MINUTE, resultOf, startRun, tasksAns
 // makes the next attempt of a retrying result at once, within D16's deadline, or says why not (409).
 
 let a: DeliveryApp;
-const servers: LoopbackServer[] = [];
-afterEach(async () => {
-  await a.close();
-  await Promise.all(servers.splice(0).map((s) => s.close()));
-});
-
-async function loopback(script: Script): Promise<LoopbackServer> {
-  const server = await startLoopbackServer(script);
-  servers.push(server);
-  return server;
-}
+const loopback = loopbacksClosedAfterEach();
+afterEach(() => a.close());
 
 /** A result whose first attempt was answered 503: its next attempt waits for its backoff. */
 async function retrying(options: Parameters<typeof deliveryApp>[0] = {}) {
