@@ -4,6 +4,7 @@ import type { Keyring, Runplane, Storage } from "../../src/index.js";
 import { runTaskRequestHeaders } from "../../src/domain/run-task-request.js";
 import { deliveryPayloadBinding } from "../../src/services/task-deliveries.js";
 import { cpuWindow } from "./cpu-snap.js";
+import { profileWindow } from "./profile-window.js";
 import { percentile } from "./stats.js";
 
 /**
@@ -92,6 +93,7 @@ export async function fanOut(w: Workload, options: { workspaceId: string; runs: 
   });
   w.okListeners.add(onOk);
   try {
+    const profiled = await profileWindow("fanout");
     const cpu = cpuWindow();
     const t0 = performance.now();
     await Promise.all(ids.map((id) => runTasks.startStage(id, STAGE)));
@@ -99,6 +101,7 @@ export async function fanOut(w: Workload, options: { workspaceId: string; runs: 
     await within(allRecorded, () => `${recorded} of ${expected} deliveries recorded`);
     const recordedMs = performance.now() - t0;
     const cpuUs = cpu();
+    await profiled();
     const ms = lastOk - t0;
     return { requests: expected, oks: ok, ms, startedMs, recordedMs, perSecond: (expected / ms) * 1000, cpuUs };
   } finally {
