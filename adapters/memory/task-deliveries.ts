@@ -1,8 +1,9 @@
 import type { RunTaskRecord, TaskDeliveryRecord, TaskResultRecord } from "../../src/schemas/run-task-records.js";
 import type { ClaimedDelivery, DeliveryClaim, DeliverySettlement, SettleOutcome, TaskDeliveryStore } from "../../src/storage/run-tasks-types.js";
-import { assertDistinctIds, byDueThenId, plusMs } from "../../src/storage/outbox-rules.js";
+import { assertDistinctIds, plusMs } from "../../src/storage/outbox-rules.js";
 import { createMemoryAttemptStore, type MemoryAttemptStore } from "./delivery-attempts.js";
 import { createIndex } from "./indexes.js";
+import { createDueQueue } from "./due-queue.js";
 
 const clone = <T>(value: T): T => structuredClone(value);
 
@@ -20,35 +21,13 @@ export interface MemoryDeliveryStore extends TaskDeliveryStore {
   attempts: MemoryAttemptStore;
 }
 
-/**
- * The first `limit` of `rows` in claim order without sorting them all: rows mostly arrive in due
- * order, so after the first `limit` most are turned away by one comparison (a backlog of 100,000
- * open rows costs one pass per claim, not a sort).
- */
-function firstInOrder(rows: Iterable<TaskDeliveryRecord>, limit: number): TaskDeliveryRecord[] {
-  const best: TaskDeliveryRecord[] = [];
-  if (limit <= 0) return best;
-  for (const row of rows) {
-    if (best.length === limit && byDueThenId(row, best[limit - 1]!) >= 0) continue;
-    let lo = 0;
-    let hi = best.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (byDueThenId(best[mid]!, row) < 0) lo = mid + 1;
-      else hi = mid;
-    }
-    best.splice(lo, 0, row);
-    if (best.length > limit) best.pop();
-  }
-  return best;
-}
-
 /** The outbox in memory: every method runs synchronously inside its promise, so each is atomic. */
 export function createMemoryDeliveryStore({ deliveries, results, tasks }: MemoryOutboxMaps): MemoryDeliveryStore {
   // Open rows only: a claim never walks the closed history.
   const open = new Map<string, TaskDeliveryRecord>();
   const byResult = createIndex<TaskDeliveryRecord>((d) => d.taskResultId);
   const attempts = createMemoryAttemptStore();
+  const queue = createDueQueue((id) => open.has(id));
 
   function* claimable(now: string): Iterable<TaskDeliveryRecord> {
     for (const d of open.values()) if (d.dueAt <= now && (d.leaseExpiresAt === null || d.leaseExpiresAt <= now)) yield d;
@@ -82,8 +61,9 @@ export function createMemoryDeliveryStore({ deliveries, results, tasks }: Memory
     if (!row || row.fencingToken !== e.fencingToken) return { written: false, result: false };
     Object.assign(row, e.type === "release" ? {} : e.fields, { leaseOwner: null, leaseExpiresAt: null });
     if (e.type !== "release" && e.record) attempts.record(e.record);
-    if (e.type !== "close") return { written: true, result: false };
+    if (e.type !== "close") return queue.file(row), { written: true, result: false };
     open.delete(e.id);
+    queue.forget(e.id);
     const advance = e.result;
     const result = advance ? results.get(advance.id) : undefined;
     if (!advance || !result || !advance.expected.statuses.includes(result.status) || result.version !== advance.expected.version) {
@@ -109,7 +89,7 @@ export function createMemoryDeliveryStore({ deliveries, results, tasks }: Memory
         const row = clone(d);
         deliveries.set(d.id, row);
         byResult.add(row);
-        if (row.closedAt === null) open.set(d.id, row);
+        if (row.closedAt === null) open.set(d.id, row), queue.file(row);
       }
     },
     async get(id) {
@@ -125,9 +105,10 @@ export function createMemoryDeliveryStore({ deliveries, results, tasks }: Memory
     },
     async claim(request) {
       const leaseExpiresAt = plusMs(request.now, request.leaseMs);
-      const due = firstInOrder(claimable(request.now), request.limit);
+      const due = queue.take(request.now, request.limit);
       for (const d of due) {
         Object.assign(d, { leaseOwner: request.owner, leaseExpiresAt, fencingToken: d.fencingToken + 1 });
+        queue.file(d);
         openWindow(results.get(d.taskResultId), request);
       }
       return due.map(claimed);
@@ -140,7 +121,7 @@ export function createMemoryDeliveryStore({ deliveries, results, tasks }: Memory
       const row = retrying(taskResultId, now);
       if (row === "not-retrying") return { ok: false, reason: row };
       if (row.leaseExpiresAt !== null && row.leaseExpiresAt > now) return { ok: false, reason: "leased" };
-      if (row.dueAt > now) row.dueAt = now;
+      if (row.dueAt > now) (row.dueAt = now), queue.file(row);
       return { ok: true };
     },
     async stats(now) {
