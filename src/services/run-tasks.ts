@@ -6,6 +6,7 @@ import { createRunTaskEmitter } from "./run-task-events.js";
 import { resolveRunTaskSettings } from "./run-task-settings.js";
 import { createTaskCallbackService } from "./task-callback.js";
 import { createDeliveryStatusReader } from "./delivery-status.js";
+import { createFreshPayloads } from "./fresh-payloads.js";
 import { createTaskDeliveryService } from "./task-deliveries.js";
 import { createTaskStageService } from "./task-stages.js";
 
@@ -18,9 +19,11 @@ export function createRunTaskService(ctx: ServiceContext) {
   const settings = ctx.runTasks ?? resolveRunTaskSettings({});
   const events = createRunTaskEmitter(ctx.logger, ctx.storage.changes);
   const config = createRunTaskConfig(ctx);
-  const stages = createTaskStageService(ctx, settings, events);
+  // Issue 28: the texts this instance enqueues go to its own dispatcher's first attempts unsealed.
+  const fresh = createFreshPayloads();
+  const stages = createTaskStageService(ctx, settings, events, fresh);
   const callbacks = createTaskCallbackService(ctx, settings, stages);
-  const deliveries = createTaskDeliveryService(ctx, settings, stages);
+  const deliveries = createTaskDeliveryService(ctx, settings, stages, { fresh });
   return {
     settings,
     /** Organization run tasks (type `tasks`): `list`, `get`, `create`, `update`, `delete`, `reencrypt`. */

@@ -1,4 +1,7 @@
-import { buildRunTaskRequest, runTaskRequestHeaders, serializeRunTaskRequest, SIGNATURE_HEADERS } from "../domain/run-task-request.js";
+import { runTaskRequestHeaders, SIGNATURE_HEADERS } from "../domain/run-task-request.js";
+import { runTaskRequestTemplate } from "../domain/request-template.js";
+import type { RunStage } from "../schemas/run-tasks.js";
+import type { FreshPayloads } from "./fresh-payloads.js";
 import type { DeliveryAttemptRecord } from "../schemas/delivery-attempts.js";
 import { attemptRecord, createDeliveryAttemptService, type AttemptObservation } from "./delivery-attempts.js";
 import { TIMED_OUT_MESSAGE, transitionResult, type ResultEvent } from "../domain/stage-machine.js";
@@ -17,23 +20,22 @@ import { createAttemptWindow } from "./attempt-window.js";
 export const deliveryPayloadBinding = (deliveryId: string): string => sealedBinding("task_deliveries.payload", deliveryId);
 
 /**
- * The outbox row of one result of a starting stage (decision D15): the request payload (spec 4.1,
- * D14) built and serialized once, with the result's fresh access token inside, sealed for the row.
- * Due at once, no attempt yet, no lease; the dispatcher claims it.
+ * The outbox rows of the results of one starting stage (decision D15): each result's request
+ * payload (spec 4.1, D14) serialized once, with its fresh access token inside, sealed for its row;
+ * due at once, no attempt yet, no lease; the dispatcher claims them. The stage's request is
+ * serialized once and each result's fields spliced in (`runTaskRequestTemplate`, issue 28).
+ * Returns each row with its text, for this process's own first attempt (`createFreshPayloads`).
  */
-export function buildDelivery(
+export function deliveryBuilder(
   ctx: ServiceContext,
   settings: RunTaskSettings,
   run: RunRecord,
-  result: TaskResultRecord,
-  token: string,
+  stage: RunStage,
   workspace: { id: string; name: string; workingDirectory: string },
   now: Date,
-): TaskDeliveryRecord {
-  const id = ctx.newId("dlv");
-  const payload = buildRunTaskRequest({
-    stage: result.stage,
-    accessToken: token,
+): (result: TaskResultRecord, token: string) => { row: TaskDeliveryRecord; text: string } {
+  const template = runTaskRequestTemplate({
+    stage,
     urls: { publicUrl: settings.publicUrl, appUrl: settings.appUrl, basePath: settings.basePath },
     organizationName: run.organization,
     run: {
@@ -51,28 +53,32 @@ export function buildDelivery(
     },
     workspace,
     vcs: run.vcs,
-    taskResult: { id: result.id, enforcementLevel: result.enforcementLevel },
   });
-  // decision D14: serialized once; the dispatcher signs and sends exactly these bytes.
-  const text = new TextDecoder().decode(serializeRunTaskRequest(payload));
-  return {
-    id,
-    taskResultId: result.id,
-    stageId: result.stageId,
-    runId: run.id,
-    taskId: result.taskId,
-    stage: result.stage,
-    url: result.taskUrl,
-    attempt: 0,
-    dueAt: now.toISOString(),
-    leaseOwner: null,
-    leaseExpiresAt: null,
-    fencingToken: 0,
-    payload: ctx.keyring.seal(text, deliveryPayloadBinding(id)),
-    createdAt: now.toISOString(),
-    deliveredAt: null,
-    closedAt: null,
-    lastError: null,
+  const at = now.toISOString();
+  return (result, token) => {
+    const id = ctx.newId("dlv");
+    // decision D14: serialized once; the dispatcher signs and sends exactly these bytes.
+    const text = template({ accessToken: token, taskResult: { id: result.id, enforcementLevel: result.enforcementLevel } });
+    const row: TaskDeliveryRecord = {
+      id,
+      taskResultId: result.id,
+      stageId: result.stageId,
+      runId: run.id,
+      taskId: result.taskId,
+      stage: result.stage,
+      url: result.taskUrl,
+      attempt: 0,
+      dueAt: at,
+      leaseOwner: null,
+      leaseExpiresAt: null,
+      fencingToken: 0,
+      payload: ctx.keyring.seal(text, deliveryPayloadBinding(id)),
+      createdAt: at,
+      deliveredAt: null,
+      closedAt: null,
+      lastError: null,
+    };
+    return { row, text };
   };
 }
 
@@ -119,8 +125,11 @@ export interface DeliveryServiceOptions {
    * event loop, and whatever arrives while a write is under way joins the one after it.
    */
   settleDelayMs?: number;
+  /** Texts of rows this process just stored (`createFreshPayloads`), used for their first attempt instead of opening the stored value. */
+  fresh?: FreshPayloads;
 }
 
+const encoder = new TextEncoder();
 const plus = (at: Date, ms: number): string => new Date(at.getTime() + ms).toISOString();
 
 /** The request's callback access token (D17), read back from the bytes sent; "" when absent. */
@@ -218,7 +227,7 @@ export function createTaskDeliveryService(
     let body: Uint8Array;
     let key: string | null;
     try {
-      body = new TextEncoder().encode(ctx.keyring.open(row.payload, deliveryPayloadBinding(row.id)));
+      body = encoder.encode(options.fresh?.take(row.id) ?? ctx.keyring.open(row.payload, deliveryPayloadBinding(row.id)));
     } catch {
       return notReady("the request payload could not be opened");
     }

@@ -11,7 +11,8 @@ import { createRunCreator } from "./run-creation.js";
 import type { RunTaskEmitter } from "./run-task-events.js";
 import type { RunTaskSettings } from "./run-task-settings.js";
 import { createStageTelemetry } from "./stage-telemetry.js";
-import { buildDelivery } from "./task-deliveries.js";
+import { deliveryBuilder } from "./task-deliveries.js";
+import type { FreshPayloads } from "./fresh-payloads.js";
 
 /** Compare-and-set retries before giving up under extreme contention. */
 const MAX_ATTEMPTS = 16;
@@ -24,7 +25,7 @@ export type { CreatedRun } from "./run-creation.js";
  * Runs, their task stages and results (spec 3, decisions D13, D15-D17). Every status change goes
  * through the pure stage machine and one compare-and-set in storage; events fire after the write.
  */
-export function createTaskStageService(ctx: ServiceContext, settings: RunTaskSettings, events: RunTaskEmitter) {
+export function createTaskStageService(ctx: ServiceContext, settings: RunTaskSettings, events: RunTaskEmitter, fresh?: FreshPayloads) {
   const s = ctx.storage;
   const telemetry = createStageTelemetry(ctx.logger);
 
@@ -163,7 +164,8 @@ export function createTaskStageService(ctx: ServiceContext, settings: RunTaskSet
       if (!workspace) throw notFound();
 
       const writes: GuardedResultWrite[] = [];
-      const deliveries: TaskDeliveryRecord[] = [];
+      const built: { row: TaskDeliveryRecord; text: string }[] = [];
+      const build = deliveryBuilder(ctx, settings, run, stage, workspace, now);
       for (const result of await s.taskResults.listByStage(current.id)) {
         const token = randomSecret();
         const next: TaskResultRecord = {
@@ -173,7 +175,7 @@ export function createTaskStageService(ctx: ServiceContext, settings: RunTaskSet
           updatedAt: now.toISOString(),
         };
         writes.push({ next, expected: { statuses: ["pending"], version: result.version } });
-        deliveries.push(buildDelivery(ctx, settings, run, next, token, workspace, now));
+        built.push(build(next, token));
       }
       const next: TaskStageRecord = {
         ...current,
@@ -182,8 +184,10 @@ export function createTaskStageService(ctx: ServiceContext, settings: RunTaskSet
         version: current.version + 1,
         updatedAt: now.toISOString(),
       };
-      const stored = await s.taskStages.start(next, { statuses: ["pending"], version: current.version }, writes, deliveries);
+      const rows = built.map((b) => b.row);
+      const stored = await s.taskStages.start(next, { statuses: ["pending"], version: current.version }, writes, rows);
       if (!stored) throw NOT_ALLOWED();
+      fresh?.keep(built.map(({ row, text }) => ({ id: row.id, text })));
       emitStage(current, stored);
       return toStageView(stored);
     },
