@@ -1,8 +1,8 @@
 import type { CommentRecord } from "../../src/schemas/run-comments.js";
 import type { CommentStore } from "../../src/storage/comments-types.js";
 import { createIndex } from "./indexes.js";
+import { clone } from "./clone.js";
 
-const clone = <T>(value: T): T => structuredClone(value);
 const cmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
 /** Run comments in memory (issue 27): an insert counts and writes synchronously, so its limit holds without locks. */

@@ -1,8 +1,8 @@
 import type { DeliveryAttemptRecord } from "../../src/schemas/delivery-attempts.js";
 import type { DeliveryAttemptStore } from "../../src/storage/attempts-types.js";
 import { attemptSlot, takesSlot } from "../../src/storage/outbox-rules.js";
+import { clone } from "./clone.js";
 
-const clone = <T>(value: T): T => structuredClone(value);
 const cmp = (a: string | number, b: string | number): number => (a < b ? -1 : a > b ? 1 : 0);
 /** Newest first: `startedAt`, then `number`, then `id`, each descending. */
 const newestFirst = (a: DeliveryAttemptRecord, b: DeliveryAttemptRecord): number =>

@@ -16,6 +16,7 @@ import type { AgentTokenStore } from "../../src/storage/types.js";
 import { createMemoryRunTaskStores } from "./run-tasks.js";
 import { createMemorySealedValueStore, memorySealedSlots } from "./sealed-values.js";
 import { createMemoryCommentStore } from "./comments.js";
+import { clone } from "./clone.js";
 
 /**
  * In-memory Storage for tests, demos and single-process hosts that do not need durability.
@@ -45,7 +46,6 @@ export function createMemoryStorage(): Storage {
   });
 }
 
-const clone = <T>(value: T): T => structuredClone(value);
 const byId = (a: { id: string }, b: { id: string }): number => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 const byCreation = (a: { createdAt: string; id: string }, b: { createdAt: string; id: string }): number =>
   a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : byId(a, b);

@@ -21,6 +21,7 @@ import type {
 import type { DeliveryAttemptStore } from "../../src/storage/attempts-types.js";
 import { createIndex } from "./indexes.js";
 import { createMemoryDeliveryStore } from "./task-deliveries.js";
+import { clone } from "./clone.js";
 
 export interface MemoryRunTaskStores {
   runTasks: RunTaskStore;
@@ -39,7 +40,6 @@ export interface MemoryRunTaskMaps {
   deliveries: Map<string, TaskDeliveryRecord>;
 }
 
-const clone = <T>(value: T): T => structuredClone(value);
 const cmp = (a: string | number, b: string | number): number => (a < b ? -1 : a > b ? 1 : 0);
 const byCreation = (a: { createdAt: string; id: string }, b: { createdAt: string; id: string }): number =>
   cmp(a.createdAt, b.createdAt) || cmp(a.id, b.id);

@@ -4,8 +4,8 @@ import { assertDistinctIds, plusMs } from "../../src/storage/outbox-rules.js";
 import { createMemoryAttemptStore, type MemoryAttemptStore } from "./delivery-attempts.js";
 import { createIndex } from "./indexes.js";
 import { createDueQueue } from "./due-queue.js";
+import { clone } from "./clone.js";
 
-const clone = <T>(value: T): T => structuredClone(value);
 
 /** The maps the outbox shares with the other run task stores. */
 export interface MemoryOutboxMaps {

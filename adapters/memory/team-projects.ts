@@ -1,8 +1,8 @@
 import type { Page } from "../../src/schemas/records.js";
 import type { TeamProjectRecord } from "../../src/schemas/team-projects.js";
 import type { TeamProjectListFilter, TeamProjectStore } from "../../src/storage/types.js";
+import { clone } from "./clone.js";
 
-const clone = <T>(value: T): T => structuredClone(value);
 const byCreation = (a: TeamProjectRecord, b: TeamProjectRecord): number =>
   a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
 
