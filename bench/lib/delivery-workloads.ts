@@ -151,19 +151,23 @@ export async function outboxDepth(w: Workload, options: { workspaceId: string; r
 
 const rawAgent = new Agent({ keepAliveTimeout: 60_000 });
 
+/** Sends one captured request and checks the 200; `rawPosts` runs it `concurrency` at a time. */
+export type Sender = (r: RawRequest) => Promise<void>;
+
+const undiciSender: Sender = async (r) => {
+  const res = await request(r.url, { dispatcher: rawAgent, method: "POST", headers: r.headers, body: r.body });
+  await res.body.text();
+  if (res.statusCode !== 200) throw new Error(`receiver answered ${res.statusCode}`);
+};
+
 /**
- * The baseline: the captured requests POSTed round-robin with undici, `concurrency` at a time; with
- * the process CPU it took (`cpuUs`, see {@link cpuWindow}).
+ * The baseline: the captured requests POSTed round-robin with undici (or `send`), `concurrency` at
+ * a time; with the process CPU it took (`cpuUs`, see {@link cpuWindow}).
  */
-export async function rawPosts(w: Workload, options: { requests: number }) {
+export async function rawPosts(w: Workload, options: { requests: number }, send: Sender = undiciSender) {
   let next = 0;
   const worker = async (): Promise<void> => {
-    while (next < options.requests) {
-      const r = w.requests[next++ % w.requests.length]!;
-      const res = await request(r.url, { dispatcher: rawAgent, method: "POST", headers: r.headers, body: r.body });
-      await res.body.text();
-      if (res.statusCode !== 200) throw new Error(`receiver answered ${res.statusCode}`);
-    }
+    while (next < options.requests) await send(w.requests[next++ % w.requests.length]!);
   };
   const cpu = cpuWindow();
   const t0 = performance.now();

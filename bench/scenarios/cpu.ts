@@ -41,7 +41,17 @@ function cpuPerDelivery(name: string, storage: "memory" | "sqlite", target: numb
         const requests = RUNS * TASKS_PER_RUN;
         const runplane = { receiverUs: [] as number[], rates: [] as number[] };
         const raw = { receiverUs: [] as number[], rates: [] as number[] };
-        const r = await alternate(samples, perRequest(rig, "fanout", { runs: RUNS }, runplane), perRequest(rig, "raw-posts", { requests }, raw));
+        // Apart, per sample: the same fan-out answered 200 in process (runplane's own work, no HTTP)
+        // and the raw requests sent through runplane's guarded egress (its HTTP alone).
+        const parts = { local: [] as number[], egress: [] as number[] };
+        const ignored = { receiverUs: [] as number[], rates: [] as number[] };
+        const subject = perRequest(rig, "fanout", { runs: RUNS }, runplane);
+        const withParts = async (): Promise<number> => {
+          parts.local.push(await perRequest(rig, "fanout-local", { runs: RUNS }, ignored)());
+          parts.egress.push(await perRequest(rig, "egress-posts", { requests }, ignored)());
+          return subject();
+        };
+        const r = await alternate(samples, withParts, perRequest(rig, "raw-posts", { requests }, raw));
         const ratio = r.subject.median / r.baseline.median;
         const { concurrency, bodyBytes } = rig.server.info;
         const store = storage === "sqlite" ? "SQLite file (synchronous FULL)" : "memory adapter";
@@ -57,7 +67,9 @@ function cpuPerDelivery(name: string, storage: "memory" | "sqlite", target: numb
             `(${RUNS} runs x ${TASKS_PER_RUN} mandatory post_plan tasks, every stage started at once) from the first startStage until ` +
             `every delivery is recorded, ${store}, dispatcher concurrency ${concurrency}; baseline: the same process POSTing the same ` +
             `${bodyBytes}-byte signed requests with raw undici, ${concurrency} at a time, per POST; each window opens after a full GC ` +
-            `(uncounted; collections within it count); receiver (node:http, own process, /proc): ${med(runplane.receiverUs)} µs per delivery, ` +
+            `(uncounted; collections within it count); apart, in each sample: the same fan-out answered 200 in process ` +
+            `(runplane's own work, no HTTP) ${med(parts.local)} µs per delivery, and the raw requests through runplane's guarded egress ` +
+            `${med(parts.egress)} µs per POST; receiver (node:http, own process, /proc): ${med(runplane.receiverUs)} µs per delivery, ` +
             `${med(raw.receiverUs)} µs per raw POST; rates ${med(runplane.rates)} and ${med(raw.rates)} req/s`,
         };
       } finally {

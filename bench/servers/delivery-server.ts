@@ -67,12 +67,16 @@ const { token } = await d.createApiToken({ organization: "bench", kind: "team", 
 const steady = steadyWorkload(runplane, { workspaceId: "ws-steady", receiverUrl });
 const steadySizes = (s: Record<string, number>): SteadySizes => ({ rate: s.rate ?? 50, seconds: s.seconds ?? 60, warmupSeconds: s.warmupSeconds ?? 5 });
 
-// The dispatcher's own guarded transport, wrapped only to time the last 200 it receives.
+// The dispatcher's own guarded transport, wrapped only to time the last 200 it receives. While
+// `local` is set (the fanout-local workload) it answers 200 in process: what runplane's own work
+// per delivery costs without any HTTP.
 const okListeners = new Set<() => void>();
 const egress = createEgress({ allow: ["127.0.0.1/32"], userAgent: runplane.runTasks.settings.userAgent });
+let local = false;
+const LOCAL_OK = { status: 200, headers: {}, body: "", bodyTruncated: false };
 const transport: HttpTransport = {
   async send(req) {
-    const res = await egress.send(req);
+    const res = local ? LOCAL_OK : await egress.send(req);
     if (res.status === 200) for (const listener of okListeners) listener();
     return res;
   },
@@ -93,6 +97,20 @@ dispatcher.start();
 Object.assign(routes, {
   "/bench/fanout": (s: Record<string, number>) => fanOut(workload, { workspaceId: "ws-fanout", runs: s.runs ?? 1000 }),
   "/bench/raw-posts": (s: Record<string, number>) => rawPosts(workload, { requests: s.requests ?? 10_000 }),
+  // The captured requests through the dispatcher's guarded egress instead of bare undici.
+  "/bench/egress-posts": (s: Record<string, number>) =>
+    rawPosts(workload, { requests: s.requests ?? 10_000 }, async (r) => {
+      const res = await egress.send({ url: r.url, headers: r.headers, body: r.body });
+      if (res.status !== 200) throw new Error(`receiver answered ${res.status}`);
+    }),
+  "/bench/fanout-local": async (s: Record<string, number>) => {
+    local = true;
+    try {
+      return await fanOut(workload, { workspaceId: "ws-fanout", runs: s.runs ?? 1000 });
+    } finally {
+      local = false;
+    }
+  },
   "/bench/latency": (s: Record<string, number>) => stageLatency(workload, { workspaceId: "ws-latency", runs: s.runs ?? 1000 }),
   "/bench/depth": (s: Record<string, number>) => outboxDepth(workload, { workspaceId: "ws-fanout", runs: s.runs ?? 1000 }),
   "/bench/steady-prepare": (s: Record<string, number>) => steady.prepare(steadySizes(s)),
