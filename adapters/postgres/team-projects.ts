@@ -3,6 +3,7 @@ import { fromTeamProjectRow as fromRow, TEAM_PROJECTS, toTeamProjectRow as toRow
 import { columnList, insertSql } from "../sql/statements.js";
 import type { PgPoolLike } from "./driver.js";
 import { changed, isViolation, rowsOf, sql } from "./driver.js";
+import { createReadGroup } from "./read-group.js";
 import { pageFrom, pageOf, type PagedRow } from "./pages.js";
 import { qualified } from "./sql.js";
 
@@ -23,8 +24,11 @@ export function createTeamProjectStore(pool: PgPoolLike, q: string): TeamProject
     insert: sql(insertSql(qualified(q, TEAM_PROJECTS))),
     get: sql(`SELECT ${COLUMNS} FROM ${table} WHERE id = @id`),
     page: sql(pageOf(table, COLUMNS, FILTER, "created_at, id")),
-    forTeams: sql(`SELECT ${COLUMNS} FROM ${table} WHERE project_id = @project_id AND team_id = ANY(@teams::text[])
-      ORDER BY created_at, id`),
+    // Each key is the JSON [projectId, teamIds] of one call: every authorization of one turn in one statement.
+    forTeams: sql(`SELECT k.key, ${columnList(TEAM_PROJECTS, "t")} FROM unnest(@keys::text[]) AS k(key)
+      JOIN ${table} t ON t.project_id = (k.key::json ->> 0)
+        AND t.team_id IN (SELECT json_array_elements_text(k.key::json -> 1))
+      ORDER BY t.created_at, t.id`),
     // Compare-and-set on the version, with its diagnosis read from the same snapshot.
     update: sql(`WITH updated AS (
         UPDATE ${table} SET access = @access, project_access = @project_access, workspace_access = @workspace_access,
@@ -35,6 +39,9 @@ export function createTeamProjectStore(pool: PgPoolLike, q: string): TeamProject
     deleteByTeam: sql(`DELETE FROM ${table} WHERE team_id = @team_id`),
     deleteByProject: sql(`DELETE FROM ${table} WHERE project_id = @project_id`),
   };
+
+  // The grants checked by every authorization of a project action (issue 28): grouped per turn.
+  const forTeams = createReadGroup<TeamProjectRow & { key: string }>(pool, s.forTeams, (row) => row.key, setImmediate);
 
   const filterParams = (projectId: string, filter: TeamProjectListFilter) => ({
     project_id: projectId,
@@ -64,7 +71,7 @@ export function createTeamProjectStore(pool: PgPoolLike, q: string): TeamProject
     },
     async listForTeams(projectId, teamIds) {
       if (teamIds.length === 0) return [];
-      return (await rowsOf<TeamProjectRow>(pool, s.forTeams, { project_id: projectId, teams: teamIds })).map(fromRow);
+      return (await forTeams(JSON.stringify([projectId, teamIds]))).map(fromRow);
     },
     async update(record, expectedUpdatedAt): Promise<UpdateResult> {
       const params = { ...toRow(record), expected_updated_at: expectedUpdatedAt };
