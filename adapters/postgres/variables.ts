@@ -1,11 +1,11 @@
 import type { VarOwner } from "../../src/schemas/records.js";
 import type { GuardedResult, VariableStore } from "../../src/storage/types.js";
 import { fromVariableRow, toVariableRow, VARIABLES, type VariableRow } from "../sql/rows.js";
-import { columnList, insertSql } from "../sql/statements.js";
+import { columnList } from "../sql/statements.js";
 import type { PgPoolLike } from "./driver.js";
 import { changed, isViolation, rowsOf, sql } from "./driver.js";
 import { pageFrom, pageOf, type PagedRow } from "./pages.js";
-import { qualified } from "./sql.js";
+import { createVariableWrites } from "./variable-writes.js";
 
 const COLUMNS = columnList(VARIABLES);
 const OWNER = `owner_kind = @owner_kind AND owner_id = @owner_id`;
@@ -30,12 +30,11 @@ export function createVariableStore(pool: PgPoolLike, q: string): VariableStore 
     all: sql(`SELECT ${COLUMNS} FROM ${q}variables WHERE ${OWNER} ORDER BY created_at, id`),
     page: sql(pageOf(`${q}variables`, COLUMNS, OWNER, "created_at, id")),
     get: sql(`SELECT ${COLUMNS} FROM ${q}variables WHERE id = @id AND ${OWNER}`),
-    insert: sql(insertSql(qualified(q, VARIABLES))),
     update: sql(casSql(q)),
-    delete: sql(`DELETE FROM ${q}variables WHERE id = @id AND ${OWNER}`),
     deleteByOwner: sql(`DELETE FROM ${q}variables WHERE ${OWNER}`),
   };
   const owned = (owner: VarOwner) => ({ owner_kind: owner.kind, owner_id: owner.id });
+  const writes = createVariableWrites(pool, q);
 
   return {
     async list(owner, request) {
@@ -47,16 +46,8 @@ export function createVariableStore(pool: PgPoolLike, q: string): VariableStore 
       const [row] = await rowsOf<VariableRow>(pool, s.get, { id, ...owned(owner) });
       return row ? fromVariableRow(row) : null;
     },
-    async insert(record) {
-      try {
-        await changed(pool, s.insert, toVariableRow(record));
-        return { ok: true };
-      } catch (error) {
-        // The (owner, key, category) index is the guard; a reused id (the primary key) propagates.
-        if (isViolation(error, "variables_unique_key")) return { ok: false, reason: "duplicate-key" };
-        throw error;
-      }
-    },
+    // The (owner, key, category) index is the guard; a reused id (the primary key) propagates.
+    insert: async (record) => ((await writes.insert(record)) ? { ok: true } : { ok: false, reason: "duplicate-key" }),
     async update(record, expectedVersionId): Promise<UpdateResult> {
       try {
         const [row] = await rowsOf<{ updated: boolean; found: boolean }>(pool, s.update, {
@@ -70,7 +61,7 @@ export function createVariableStore(pool: PgPoolLike, q: string): VariableStore 
         throw error;
       }
     },
-    delete: async (owner, id) => (await changed(pool, s.delete, { id, ...owned(owner) })) === 1,
+    delete: (owner, id) => writes.delete(owner, id),
     deleteByOwner: async (owner) => changed(pool, s.deleteByOwner, owned(owner)),
   };
 }

@@ -2,7 +2,7 @@ import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
 import type { PgPoolLike, PgQueryConfig } from "../../adapters/postgres/driver.js";
 import { createPostgresStorage } from "../../adapters/postgres/index.js";
-import { apiToken } from "../../src/testing/conformance/fixtures.js";
+import { apiToken, variable, WS, WS2 } from "../../src/testing/conformance/fixtures.js";
 import { teamProject } from "../../src/testing/conformance/team-projects.cases.js";
 import { DATABASE_URL, dropSchema, postgresReachable, uniqueSchema } from "../helpers/postgres.js";
 
@@ -25,10 +25,12 @@ function countingPool() {
   return { pool, wrapped, seen, count };
 }
 
-// Issue 28: what every API request reads to authorize (its credential, its grants) is one
+const vid = (n: number): string => `var-${String(n).padStart(16, "0")}`;
+
+// Issue 28: what every API write asks for (its credential, its grants, its one row) is one
 // statement per event-loop turn for all the requests of the turn, each answered as if alone.
 if (await postgresReachable("postgres request groups")) {
-  describe("postgres adapter: the reads of one turn", () => {
+  describe("postgres adapter: the reads and variable writes of one turn", () => {
     const schema = uniqueSchema("groups");
     const { pool, wrapped, seen, count } = countingPool();
     afterAll(async () => {
@@ -36,6 +38,45 @@ if (await postgresReachable("postgres request groups")) {
       await pool.end();
     });
     const storage = createPostgresStorage(wrapped, { schema });
+
+    it("inserts share one statement; a taken key is a duplicate and a taken id fails, each alone", async () => {
+      const s = await storage;
+      seen.length = 0;
+      const first = await Promise.all([s.variables.insert(variable({ id: vid(1), key: "stored" })), s.variables.insert(variable({ id: vid(6), key: "x" }, WS2))]);
+      expect(first).toStrictEqual([{ ok: true }, { ok: true }]);
+      expect(count(/^INSERT INTO \S+variables/)).toBe(1);
+      await s.variables.delete(WS2, vid(6));
+      const outcomes = await Promise.allSettled([
+        s.variables.insert(variable({ id: vid(2), key: "a" })),
+        s.variables.insert(variable({ id: vid(3), key: "stored" })),
+        s.variables.insert(variable({ id: vid(1), key: "fresh" })),
+        s.variables.insert(variable({ id: vid(4), key: "b" }, WS2)),
+        s.variables.insert(variable({ id: vid(5), key: "a" })),
+      ]);
+      const [a, stored, takenId, b, sameTurn] = outcomes;
+      expect(a).toStrictEqual({ status: "fulfilled", value: { ok: true } });
+      expect(stored).toStrictEqual({ status: "fulfilled", value: { ok: false, reason: "duplicate-key" } });
+      expect(takenId.status).toBe("rejected");
+      expect(b).toStrictEqual({ status: "fulfilled", value: { ok: true } });
+      expect(sameTurn).toStrictEqual({ status: "fulfilled", value: { ok: false, reason: "duplicate-key" } });
+      expect((await s.variables.list(WS)).items.map((v) => v.key)).toStrictEqual(["stored", "a"]);
+      expect((await s.variables.list(WS2)).items.map((v) => v.id)).toStrictEqual([vid(4)]);
+    });
+
+    it("deletes share one statement and each says whether its row was there", async () => {
+      const s = await storage;
+      await s.variables.insert(variable({ id: vid(10), key: "gone" }));
+      seen.length = 0;
+      const deleted = await Promise.all([
+        s.variables.delete(WS, vid(10)),
+        s.variables.delete(WS, "var-unknown"),
+        s.variables.delete(WS2, vid(2)), // another owner's id
+        s.variables.delete(WS2, vid(4)),
+      ]);
+      expect(deleted).toStrictEqual([true, false, false, true]);
+      expect(count(/^DELETE FROM \S+variables v USING/)).toBe(1);
+      expect(await s.variables.get(WS, vid(2))).not.toBeNull();
+    });
 
     it("credential and grant lookups share one statement each, with each caller's own rows", async () => {
       const s = await storage;
