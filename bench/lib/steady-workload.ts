@@ -1,3 +1,4 @@
+import { monitorEventLoopDelay } from "node:perf_hooks";
 import type { Runplane } from "../../src/index.js";
 import { createRuns, STAGE, within } from "./delivery-workloads.js";
 import { openLoop, wallNow } from "./open-loop.js";
@@ -62,6 +63,9 @@ export function steadyWorkload(runplane: Runplane, options: { workspaceId: strin
           if (++final === ids.length) resolve();
         });
       });
+      // The host's own event-loop stalls over the sample (a blocking commit or checkpoint shows here).
+      const stalls = monitorEventLoopDelay({ resolution: 5 });
+      stalls.enable();
       try {
         const loop = await openLoop({ rate: sizes.rate, count: ids.length, start }, (i, due) => {
           dueOf.set(ids[i]!, due);
@@ -74,8 +78,10 @@ export function steadyWorkload(runplane: Runplane, options: { workspaceId: strin
         const received = Object.values(notes)
           .filter(([runId]) => (dueOf.get(runId) ?? 0) >= countedFrom)
           .map(([runId, at]) => at - dueOf.get(runId)!);
-        return { received: summary(received), passed: summary(passed), maxLagMs: loop.maxLagMs, started: ids.length };
+        const hostLoop = { p99: stalls.percentile(99) / 1e6, max: stalls.max / 1e6 };
+        return { received: summary(received), passed: summary(passed), maxLagMs: loop.maxLagMs, started: ids.length, hostLoop };
       } finally {
+        stalls.disable();
         off();
       }
     },

@@ -27,6 +27,8 @@ interface Steady {
   passed: Percentiles;
   maxLagMs: number;
   started: number;
+  /** The host's event-loop delay over the sample (monitorEventLoopDelay), ms. */
+  hostLoop: { p99: number; max: number };
 }
 
 const agent = new Agent({ keepAliveTimeout: 60_000 });
@@ -72,7 +74,8 @@ const steadyState: Scenario = {
         `then PATCHes the callback passed at once; beside them ${READ_RATE} API reads/s (GET /task-stages/:id?include=task-results, ` +
         `a team token) from the bench process; fixed-rate open-loop schedules, every latency from the event's scheduled time, so a ` +
         `stall counts in full (no coordinated omission); largest scheduler lag: stage starts ${spread(measured.map((m) => m.steady.maxLagMs))}, ` +
-        `reads ${spread(measured.map((m) => m.reads.maxLagMs))}`;
+        `reads ${spread(measured.map((m) => m.reads.maxLagMs))}; the host's event-loop delay p99 ${spread(measured.map((m) => m.steady.hostLoop.p99))}, ` +
+        `max ${spread(measured.map((m) => m.steady.hostLoop.max))}`;
       const row = (name: string, pick: (m: (typeof measured)[number]) => Percentiles, limit: number, what: string): ScenarioResult => {
         const p99 = series(measured.map((m) => pick(m).p99));
         return {

@@ -135,8 +135,12 @@ export function createKeyring(options: KeyringOptions): Keyring {
       }
     },
     keyIdOf(sealed) {
-      const parts = sealed.split(":");
-      return parts.length === 4 && parts[0] === PREFIX ? parts[1]! : null;
+      // Every claimed row's 1.4 KB payload passes here (D29): found by index, not split into copies.
+      const head = PREFIX.length + 1;
+      if (!sealed.startsWith(`${PREFIX}:`)) return null;
+      const end = sealed.indexOf(":", head);
+      const third = end < 0 ? -1 : sealed.indexOf(":", end + 1);
+      return third < 0 || sealed.includes(":", third + 1) ? null : sealed.slice(head, end);
     },
     replace(next) {
       set = keySet(next);

@@ -37,6 +37,12 @@ describe("keyring (D11)", () => {
     expect(rotated.keyIdOf(rotated.seal("v", "ad"))).toBe("k2");
   });
 
+  it("names the key of a sealed value only, whatever its length", () => {
+    const ring = createKeyring({ keys: [{ id: "k-1", key: k1 }] });
+    expect(ring.keyIdOf(ring.seal("x".repeat(5000), "ad"))).toBe("k-1");
+    for (const notSealed of ["rpv1:k:a", "rpv1:k:a:b:c", "rpv2:k:a:b", "k:a:b:c", "", "rpv1"]) expect(ring.keyIdOf(notSealed), notSealed).toBeNull();
+  });
+
   it("rejects keys that are not 32 bytes, duplicate ids and an unknown active id", () => {
     expect(() => createKeyring({ keys: [{ id: "k", key: Buffer.alloc(16).toString("base64") }] })).toThrow(/32 bytes/);
     expect(() => createKeyring({ keys: [{ id: "k", key: k1 }, { id: "k", key: k2 }] })).toThrow(/duplicate/);
