@@ -20,7 +20,10 @@ interface Rate {
  * 1,000 runs x 10 mandatory post_plan tasks, every stage started at once, against the same bytes
  * POSTed by raw undici at the dispatcher's concurrency. Both hit one receiver process answering 200.
  */
-function fanOut(name: string, storage: "sqlite" | "memory", target: number): Scenario {
+/** Issue 28 withdrew the fan-out ratio targets (the baseline swings 10,000-28,000/s here): reported. */
+export const WITHDRAWN = "reported";
+
+function fanOut(name: string, storage: "sqlite" | "memory"): Scenario {
   return {
     name,
     async run(samples): Promise<ScenarioResult> {
@@ -37,8 +40,7 @@ function fanOut(name: string, storage: "sqlite" | "memory", target: number): Sce
           unit: "req/s",
           ...r,
           ratio,
-          target: `>= ${target.toFixed(2)}`,
-          met: ratio >= target,
+          target: WITHDRAWN,
           notes:
             `${requests} results: ${FANOUT_RUNS} runs x ${TASKS_PER_RUN} mandatory post_plan tasks on one workspace, every stage started at once; ` +
             `from the first startStage to the last 200; dispatcher concurrency ${concurrency}, ${store}, egress allowing 127.0.0.1/32 only; ` +
@@ -114,8 +116,8 @@ const stageLatency: Scenario = {
         name: "Stage latency",
         unit: "ms p99",
         subject: p99,
-        target: "p99 < 1 s, p50 < 300 ms",
-        met: p99.median < 1000 && p50.median < 300,
+        // Issue 28: reported; its floor is the CPU of 2,000 deliveries and 2,000 callbacks on one core.
+        target: "reported",
         notes:
           `p50 median ${Math.round(p50.median)} ms (${Math.round(p50.min)}-${Math.round(p50.max)}); ${LATENCY_RUNS} runs x 2 mandatory post_plan tasks, ` +
           `every stage started at once; per run from its startStage call to its stage-status "passed"; the receiver PATCHes the callback ` +
@@ -128,8 +130,8 @@ const stageLatency: Scenario = {
 };
 
 export const scenarios: Scenario[] = [
-  fanOut("Fan-out", "sqlite", 0.5),
-  fanOut("Fan-out, memory", "memory", 0.7),
+  fanOut("Fan-out", "sqlite"),
+  fanOut("Fan-out, memory", "memory"),
   stageLatency,
   outboxDepth,
 ];

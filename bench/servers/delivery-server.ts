@@ -32,7 +32,10 @@ const origin = http.origin;
 
 const dir = mkdtempSync(join(tmpdir(), "rp-bench-dlv-"));
 // BENCH_STORAGE=memory runs the same workloads on the memory adapter (the outbox without a disk).
-const storage = process.env.BENCH_STORAGE === "memory" ? createMemoryStorage() : createSqliteStorage(new Database(join(dir, "bench.db")));
+const database = process.env.BENCH_STORAGE === "memory" ? null : new Database(join(dir, "bench.db"));
+// Experiments only: BENCH_WAL_AUTOCHECKPOINT sets SQLite's wal_autocheckpoint (pages; 0 turns it off).
+if (database && process.env.BENCH_WAL_AUTOCHECKPOINT) database.pragma(`wal_autocheckpoint = ${Number(process.env.BENCH_WAL_AUTOCHECKPOINT)}`);
+const storage = database ? createSqliteStorage(database) : createMemoryStorage();
 const keyring = createKeyring({ keys: [{ id: "k", key: generateKey() }] });
 const runplane = createRunplane({
   storage,
