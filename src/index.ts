@@ -30,6 +30,7 @@ import { createKeyringControl } from "./services/keyring-control.js";
 import { countSealedValues, reencryptAll } from "./services/sealing.js";
 import { createHealthCheck } from "./services/health.js";
 import { createTokenAuthenticator, TOUCH_INTERVAL_MS } from "./services/principals.js";
+import { createAccessCache } from "./http/access-cache.js";
 import { createReadCache } from "./http/read-cache.js";
 import type { Storage } from "./storage/types.js";
 import { createEgress, createEgressPolicy, type HttpTransport, type Resolver } from "./delivery/egress.js";
@@ -209,6 +210,7 @@ export function createRunplane(options: RunplaneOptions): Runplane {
       ? {
           cache: createReadCache({ maxBytes: options.readCache?.maxBytes, maxAgeMs: TOUCH_INTERVAL_MS, now: () => clock().getTime() }),
           revisions: options.storage.revisions,
+          access: createAccessCache({ maxAgeMs: TOUCH_INTERVAL_MS, now: () => clock().getTime() }),
         }
       : undefined;
   const handler = createHandler(app, routes, authenticate, caching);

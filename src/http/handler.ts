@@ -9,9 +9,12 @@ import { errorDocument, MEDIA_TYPE, type JsonApiDocument } from "./jsonapi.js";
 import { parseQuery } from "./query.js";
 import { ROUTE_PERMISSIONS } from "./route-permissions.js";
 import type { ReadCache } from "./read-cache.js";
+import type { AccessCache } from "./access-cache.js";
+import type { AuthorizationTarget } from "../services/authorizer.js";
 import { createRequestTelemetry, type RequestLabels } from "./request-telemetry.js";
 import { createRouter } from "./router.js";
 import { routeKey, type HttpApp, type Route, type RouteContext, type RouteResult } from "./types.js";
+import type { RouteAction } from "./route-permissions.js";
 import { failureFrames } from "../logger.js";
 
 export type Authenticate = (request: Request) => Promise<Principal | null>;
@@ -23,7 +26,17 @@ export type Authenticate = (request: Request) => Promise<Principal | null>;
 export interface HandlerCaching {
   cache: ReadCache;
   revisions: RevisionStore;
+  /** Principals and authorization decisions for one directory revision (src/http/access-cache.ts). */
+  access: AccessCache;
 }
+
+/** Where a request's token stands in the access cache: its digest and the directory revision read first. */
+interface AccessStamp {
+  digest: string;
+  directory: number;
+}
+
+const targetKey = (action: string, t: AuthorizationTarget): string => `${action} ${t.organization} ${t.projectId ?? ""} ${t.workspaceId ?? ""}`;
 
 const jsonText = (status: number, body: string | Uint8Array<ArrayBuffer>, headers: Record<string, string> = {}): Response =>
   new Response(body, { status, headers: { "content-type": MEDIA_TYPE, ...headers } });
@@ -50,6 +63,7 @@ export function createHandler(app: HttpApp, routes: readonly Route[], authentica
   interface CacheSlot {
     key: string;
     stamp: string;
+    access: AccessStamp;
   }
 
   const toResponse = (result: RouteResult, slot: CacheSlot | null): Response => {
@@ -70,7 +84,36 @@ export function createHandler(app: HttpApp, routes: readonly Route[], authentica
     const token = bearerToken(request);
     if (token === null) return null;
     const revisions = await caching.revisions.read([DIRECTORY_SCOPE, ...route.cacheScopes(params)]);
-    return { key: `${sha256Hex(token)} ${url.pathname}${url.search}`, stamp: revisions.join(",") };
+    const digest = sha256Hex(token);
+    return { key: `${digest} ${url.pathname}${url.search}`, stamp: revisions.join(","), access: { digest, directory: revisions[0]! } };
+  };
+
+  /** The directory revision, read before anything the principal is computed from (null without caching or a bearer token). */
+  const accessStamp = async (request: Request): Promise<AccessStamp | null> => {
+    const token = caching ? bearerToken(request) : null;
+    if (token === null) return null;
+    const [directory] = await caching!.revisions.read([DIRECTORY_SCOPE]);
+    return { digest: sha256Hex(token), directory: directory! };
+  };
+
+  /** The request's principal: remembered for its token while the directory stands, else authenticated. */
+  const principalOf = async (request: Request, access: AccessStamp | null): Promise<Principal | null> => {
+    const key = access && `principal ${access.digest}`;
+    const known = key ? caching!.access.get<Principal>(key, access!.directory) : undefined;
+    if (known) return known;
+    const principal = await authenticate(request);
+    if (principal && key) caching!.access.set(key, access!.directory, principal);
+    return principal;
+  };
+
+  /** decision D21 through the authorizer, its answer remembered for the token while the directory stands. */
+  const allowed = async (principal: Principal, action: RouteAction, target: AuthorizationTarget, access: AccessStamp | null): Promise<boolean> => {
+    const key = access && `${access.digest} ${targetKey(action, target)}`;
+    const known = key ? caching!.access.get<boolean>(key, access!.directory) : undefined;
+    if (known !== undefined) return known;
+    const answer = await app.authorizer(principal, action, target);
+    if (key) caching!.access.set(key, access!.directory, answer);
+    return answer;
   };
 
   const observe = createRequestTelemetry();
@@ -105,8 +148,9 @@ export function createHandler(app: HttpApp, routes: readonly Route[], authentica
       }
 
       let principal: Principal | null = null;
+      const access = route.auth !== "principal" ? null : slot ? slot.access : await accessStamp(request);
       if (route.auth === "principal") {
-        principal = await authenticate(request);
+        principal = await principalOf(request, access);
         // decision D4: 401 only for a missing or invalid credential.
         if (!principal) throw new ApiError("unauthorized");
       }
@@ -132,7 +176,7 @@ export function createHandler(app: HttpApp, routes: readonly Route[], authentica
         },
         async authorize(target) {
           // decision D4: a valid credential without the permission gets 404, like a missing object.
-          if (!principal || !(await app.authorizer(principal, action, target))) throw new ApiError("not-found");
+          if (!principal || !(await allowed(principal, action, target, access))) throw new ApiError("not-found");
         },
       };
       const response = toResponse(await route.handle(ctx), slot);
