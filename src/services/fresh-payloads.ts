@@ -11,21 +11,32 @@
  */
 export function createFreshPayloads(maxChars = 16 * 1024 * 1024) {
   const held = new Map<string, string>();
+  // Ids in the order kept, oldest from `head`: a Map iterated from its start after many deletions
+  // walks their holes first, so eviction reads this list instead. Taken ids are skipped here and
+  // the list is rebuilt from `held` when mostly stale.
+  let order: string[] = [];
+  let head = 0;
   let chars = 0;
   const drop = (id: string, text: string): void => {
     held.delete(id);
     chars -= text.length;
+  };
+  const evictFor = (size: number): void => {
+    while (chars + size > maxChars && head < order.length) {
+      const id = order[head++]!;
+      const text = held.get(id);
+      if (text !== undefined) drop(id, text);
+    }
+    if (order.length - head > 2 * held.size + 1024) (order = [...held.keys()]), (head = 0);
   };
   return {
     /** Keeps the texts of rows just stored (never before the write commits: a lost start sends nothing). */
     keep(rows: Iterable<{ id: string; text: string }>): void {
       for (const { id, text } of rows) {
         if (text.length > maxChars) continue;
-        for (const [oldId, old] of held) {
-          if (chars + text.length <= maxChars) break;
-          drop(oldId, old);
-        }
+        evictFor(text.length);
         held.set(id, text);
+        order.push(id);
         chars += text.length;
       }
     },

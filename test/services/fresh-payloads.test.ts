@@ -18,6 +18,13 @@ describe("fresh payloads", () => {
     expect([fresh.take("b"), fresh.take("c"), fresh.take("d"), fresh.take("huge")]).toStrictEqual([undefined, "abcd", "efgh", undefined]);
     expect(fresh.size()).toBe(0);
   });
+
+  it("still pushes out the oldest held text after many taken ones", () => {
+    const fresh = createFreshPayloads(8);
+    for (let i = 0; i < 5000; i++) fresh.keep([{ id: `t${i}`, text: "x" }]), fresh.take(`t${i}`);
+    fresh.keep([{ id: "a", text: "1234" }, { id: "b", text: "5678" }, { id: "c", text: "9" }]);
+    expect([fresh.take("a"), fresh.take("b"), fresh.take("c")]).toStrictEqual([undefined, "5678", "9"]);
+  });
 });
 
 let receiver: LoopbackServer;
