@@ -91,8 +91,10 @@ export interface RunplaneOptions {
   /**
    * Repeated reads of a workspace's variables are answered from memory while the storage's revision
    * counters (`Storage.revisions`) say nothing they depend on changed; every request still reads
-   * those counters, so writes from any process are seen at once. On only with the default
-   * authenticator and a storage that keeps revisions. Default `{ maxBytes: 8 MiB }`; `false` turns it off.
+   * those counters, so writes from any process are seen at once. Every request, reads and writes,
+   * also reuses its token's principal and authorization decisions while the directory's counter
+   * stands (at most 10,000 entries, one minute each). On only with the default authenticator and a
+   * storage that keeps revisions. Default `{ maxBytes: 8 MiB }`; `false` turns both off.
    */
   readCache?: false | { maxBytes?: number };
   /**
