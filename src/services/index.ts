@@ -6,7 +6,7 @@ import { createPolicySetParameterService } from "./policy-set-parameters.js";
 import { createRunTaskService } from "./run-tasks.js";
 import { createTeamProjectService } from "./team-projects.js";
 import { createVarEngine } from "./var-engine.js";
-import { createVariableService } from "./variables.js";
+import { createVariableService, createVariableWriter } from "./variables.js";
 
 /** Every service of one runplane instance, built over one context. */
 export function createServices(ctx: ServiceContext) {
@@ -15,6 +15,8 @@ export function createServices(ctx: ServiceContext) {
     context: ctx,
     directory: createDirectory(ctx),
     variables: createVariableService(ctx, varEngine),
+    /** For the HTTP route, which has read and authorized the workspace already. */
+    variableWriter: createVariableWriter(ctx, varEngine),
     policySetParameters: createPolicySetParameterService(ctx, varEngine),
     teamProjects: createTeamProjectService(ctx),
     agentTokens: createAgentTokenService(ctx),

@@ -14,9 +14,22 @@ import type { VarEngine } from "./var-engine.js";
 const ATTRIBUTES = "/data/attributes";
 const ownerOf = (workspaceId: string) => ({ kind: "workspace", id: workspaceId }) as const;
 
+/**
+ * Creates variables in a workspace its caller has just read (the HTTP route reads and authorizes it
+ * first): no second read of the workspace, a statement per write on PostgreSQL (issue 28).
+ */
+export function createVariableWriter(ctx: Pick<ServiceContext, "dialect">, engine: VarEngine) {
+  const schemas = workspaceVariableSchemas(ctx.dialect);
+  return {
+    create: (workspaceId: string, input: WorkspaceVariableCreate): Promise<VariableView> =>
+      engine.create(ownerOf(workspaceId), parseOrThrow(schemas.create, input, ATTRIBUTES)),
+  };
+}
+
 /** Workspace variables (spec 2.5, 4.5; decisions D10-D12) for the host's trusted code. */
 export function createVariableService(ctx: ServiceContext, engine: VarEngine) {
   const schemas = workspaceVariableSchemas(ctx.dialect);
+  const writer = createVariableWriter(ctx, engine);
   const requireWorkspace = async (workspaceId: string) => {
     const workspace = await ctx.storage.workspaces.get(workspaceId);
     if (!workspace) throw notFound();
@@ -35,7 +48,7 @@ export function createVariableService(ctx: ServiceContext, engine: VarEngine) {
     },
     async create(workspaceId: string, input: WorkspaceVariableCreate): Promise<VariableView> {
       await requireWorkspace(workspaceId);
-      return engine.create(ownerOf(workspaceId), parseOrThrow(schemas.create, input, ATTRIBUTES));
+      return writer.create(workspaceId, input);
     },
     async update(workspaceId: string, variableId: string, patch: WorkspaceVariableUpdate): Promise<VariableView> {
       return engine.update(ownerOf(workspaceId), variableId, parseOrThrow(schemas.update, patch, ATTRIBUTES));

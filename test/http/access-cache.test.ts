@@ -26,6 +26,16 @@ describe("access cache: repeated writes with one token", () => {
     expect(grants).toHaveBeenCalledTimes(1);
   });
 
+  it("read the workspace once each, by the route that authorizes it", async () => {
+    const app = await createTestApp();
+    await create(app);
+    const workspace = vi.spyOn(app.storage.workspaces, "get");
+    expect((await create(app)).status).toBe(201);
+    expect(workspace).toHaveBeenCalledTimes(1);
+    // The programmatic API still checks the workspace itself.
+    await expect(app.runplane.variables.create("ws-missing", { key: "k", value: "v", category: "env" })).rejects.toMatchObject({ status: 404 });
+  });
+
   it("answer 401 once the token is revoked", async () => {
     const app = await createTestApp();
     expect((await create(app)).status).toBe(201);

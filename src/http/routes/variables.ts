@@ -86,7 +86,7 @@ export const variableRoutes: Route[] = [
       const body = readResourceBody(ctx.body, ["vars"]);
       checkDeprecatedFilter(body.document, workspace);
       // The service validates the attributes with zod; the cast only names the expected shape.
-      const v = await ctx.app.services.variables.create(workspace.id, body.attributes as WorkspaceVariableCreate);
+      const v = await ctx.app.services.variableWriter.create(workspace.id, body.attributes as WorkspaceVariableCreate);
       return { status: 201, document: ctx.app.jsonapi.resource("vars", toData(ctx.app, workspace, v)) };
     },
   },
