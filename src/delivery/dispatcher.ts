@@ -135,6 +135,8 @@ export function createDispatcher(runplane: DispatcherHost, options: DispatcherOp
   const deps: AttemptDeps = { deliveries, transport, random: options.random ?? Math.random, failpoint, begin };
   const leaseMargin = Math.min(leaseMs / 2, MAX_LEASE_MARGIN_MS);
   const sweeper = createSweeper(deliveries, failpoint);
+  // Issue 28: this instance's new request texts are kept for first attempts while a dispatcher exists.
+  const releaseTexts = deliveries.holdTexts?.() ?? ((): void => undefined);
 
   const inflight = new Map<string, Promise<Outcome>>();
   // One signal for every attempt: stop() abandons them all at once, and a controller per attempt
@@ -326,6 +328,7 @@ export function createDispatcher(runplane: DispatcherHost, options: DispatcherOp
         await Promise.allSettled(inflight.values());
       }
       await deliveries.flush();
+      releaseTexts();
       if (ownTransport) await transport.close();
     },
     tick,

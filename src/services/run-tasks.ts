@@ -20,7 +20,7 @@ export function createRunTaskService(ctx: ServiceContext) {
   const events = createRunTaskEmitter(ctx.logger, ctx.storage.changes);
   const config = createRunTaskConfig(ctx);
   // Issue 28: the texts this instance enqueues go to its own dispatcher's first attempts unsealed.
-  const fresh = createFreshPayloads();
+  const fresh = createFreshPayloads({ now: () => ctx.now().getTime() });
   const stages = createTaskStageService(ctx, settings, events, fresh);
   const callbacks = createTaskCallbackService(ctx, settings, stages);
   const deliveries = createTaskDeliveryService(ctx, settings, stages, { fresh });

@@ -244,6 +244,11 @@ export function createTaskDeliveryService(
   }
 
   return {
+    /**
+     * Issue 28: while held (a dispatcher's life), the request texts this instance enqueues are kept
+     * for its own first attempts; resolves the release. Without `fresh`, nothing is kept.
+     */
+    holdTexts: (): (() => void) => options.fresh?.hold() ?? (() => undefined),
     /** The instance's clock and logger, so a dispatcher reads the same time and logs to the same place. */
     now: (): Date => ctx.now(),
     logger: ctx.logger,

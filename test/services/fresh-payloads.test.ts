@@ -9,8 +9,13 @@ import { deliveryApp, rowOf, startRun, tasksAnswer, type DeliveryApp } from "../
 // not by opening the sealed payload again; every other attempt opens the stored value.
 
 describe("fresh payloads", () => {
+  const held = (options: { maxChars?: number; maxAgeMs?: number; now?: () => number } = {}) => {
+    const fresh = createFreshPayloads({ now: () => 0, ...options });
+    return { fresh, release: fresh.hold() };
+  };
+
   it("gives each text once and pushes the oldest out past its bound", () => {
-    const fresh = createFreshPayloads(10);
+    const { fresh } = held({ maxChars: 10 });
     fresh.keep([{ id: "a", text: "1234" }, { id: "b", text: "5678" }]);
     expect(fresh.take("a")).toBe("1234");
     expect(fresh.take("a")).toBeUndefined();
@@ -20,10 +25,28 @@ describe("fresh payloads", () => {
   });
 
   it("still pushes out the oldest held text after many taken ones", () => {
-    const fresh = createFreshPayloads(8);
+    const { fresh } = held({ maxChars: 8 });
     for (let i = 0; i < 5000; i++) fresh.keep([{ id: `t${i}`, text: "x" }]), fresh.take(`t${i}`);
     fresh.keep([{ id: "a", text: "1234" }, { id: "b", text: "5678" }, { id: "c", text: "9" }]);
     expect([fresh.take("a"), fresh.take("b"), fresh.take("c")]).toStrictEqual([undefined, "5678", "9"]);
+  });
+
+  it("keeps nothing without a holder, forgets all at the last release, and nothing past maxAgeMs", () => {
+    let t = 0;
+    const fresh = createFreshPayloads({ maxAgeMs: 100, now: () => t });
+    fresh.keep([{ id: "a", text: "1" }]);
+    expect(fresh.size()).toBe(0);
+    const first = fresh.hold();
+    const second = fresh.hold();
+    fresh.keep([{ id: "a", text: "1" }, { id: "b", text: "2" }]);
+    first();
+    first();
+    expect(fresh.size()).toBe(2);
+    t = 100;
+    expect(fresh.take("a")).toBeUndefined();
+    fresh.keep([{ id: "c", text: "3" }]);
+    second();
+    expect([fresh.size(), fresh.take("c")]).toStrictEqual([0, undefined]);
   });
 });
 
@@ -51,11 +74,13 @@ describe("a stage's first attempts", () => {
     receiver = await startLoopbackServer(tasksAnswer({ kind: "respond", status: 200 }));
     const a = await deliveryApp();
     apps.push(a);
+    // The dispatcher exists before the stage starts: its instance keeps the texts it enqueues.
+    const first = recording([500, 200]);
+    const dispatcher = a.dispatcher({ transport: first.transport });
     const { resultIds } = await startRun(a, [receiver.url("/0"), receiver.url("/1")]);
     const payloadOpens = (): number => open.mock.calls.filter(([, binding]) => String(binding).startsWith("task_deliveries|payload|")).length;
     const open = vi.spyOn(a.keyring, "open");
-    const first = recording([500, 200]);
-    await a.dispatcher({ transport: first.transport }).tick();
+    await dispatcher.tick();
     expect(first.sent).toHaveLength(2);
     expect(payloadOpens()).toBe(0);
     // Exactly the sealed bytes (D14): what was sent is what storage holds.
