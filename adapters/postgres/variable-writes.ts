@@ -3,6 +3,9 @@ import { toVariableRow, VARIABLES, type VariableRow } from "../sql/rows.js";
 import { rowsOf, sql, type PgPoolLike } from "./driver.js";
 import { insertManySql, qualified } from "./sql.js";
 import { createWriteGroup } from "./write-group.js";
+import { isStorageUnavailableError } from "../../src/storage/unavailable.js";
+
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 
 /** Writes one statement carries at most. */
 const MAX_GROUP = 100;
@@ -28,7 +31,9 @@ function grouped<Row extends Owned>(write: (rows: Row[]) => Promise<Set<string>>
     if (rows.length === 1) return run(rows);
     try {
       return await run(rows);
-    } catch {
+    } catch (error) {
+      // An unreachable database fails every row alike: answer at once (D28), not row by row.
+      if (isStorageUnavailableError(error)) throw error;
       const answers: (boolean | Error)[] = [];
       for (const row of rows) answers.push(await run([row]).then(([out]) => out!, toError));
       return answers;
@@ -53,8 +58,10 @@ export function createVariableWrites(pool: PgPoolLike, q: string) {
     ON CONFLICT (owner_kind, owner_id, key, category) DO NOTHING RETURNING id`);
   const remove = sql(`DELETE FROM ${q}variables v USING json_to_recordset(@rows::json) AS x(id text, owner_kind text, owner_id text)
     WHERE v.id = x.id AND v.owner_kind = x.owner_kind AND v.owner_id = x.owner_id RETURNING v.id`);
+  // A lone surrogate is not JSON PostgreSQL accepts; a lone statement parameter stored it as U+FFFD.
+  const json = (rows: object[]): string => JSON.stringify(rows, (_key, value: unknown) => (typeof value === "string" ? value.replace(LONE_SURROGATE, "\uFFFD") : value));
   const ids = async (statement: typeof insert, rows: object[]) =>
-    new Set((await rowsOf<{ id: string }>(pool, statement, { rows: JSON.stringify(rows) })).map((r) => r.id));
+    new Set((await rowsOf<{ id: string }>(pool, statement, { rows: json(rows) })).map((r) => r.id));
 
   const inserted = grouped<VariableRow>((rows) => ids(insert, rows));
   const deleted = grouped<Owned>((rows) => ids(remove, rows));

@@ -32,7 +32,8 @@ export function createRouter(routes: readonly Route[]) {
         } catch {
           return null;
         }
-        if (value === "") return null;
+        // No stored id or name holds NUL (PostgreSQL text cannot): such a path names nothing.
+        if (value === "" || value.includes("\u0000")) return null;
         params[p.slice(1)] = value;
       } else if (p !== a) return null;
     }

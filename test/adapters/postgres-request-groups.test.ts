@@ -102,5 +102,55 @@ if (await postgresReachable("postgres request groups")) {
       expect(count(/FROM \S+api_tokens WHERE digest/)).toBe(1);
       expect(count(/FROM unnest\(\$1::text\[\]\) AS k\(key\)/)).toBe(1);
     });
+
+    // A review found one request's NUL (`/workspaces/%00/vars`, before authentication) failing
+    // every read of its event-loop turn with PostgreSQL's 22021, as a 500 to each other request.
+    it("a key PostgreSQL refuses fails no other read of its turn", async () => {
+      const s = await storage;
+      const inTurn = <T>(read: () => Promise<T>) => new Promise<T>((resolve, reject) => setImmediate(() => read().then(resolve, reject)));
+      const outcomes = await Promise.allSettled([
+        inTurn(() => s.revisions!.read(["directory"])),
+        inTurn(() => s.revisions!.read(["directory", "vars:workspace:\u0000"])),
+        inTurn(() => s.apiTokens.findByDigest("d1")),
+        inTurn(() => s.apiTokens.findByDigest("d\u0000")),
+        inTurn(() => s.workspaces.get("x\u0000")),
+      ]);
+      expect(outcomes.map((o) => o.status)).toStrictEqual(["fulfilled", "fulfilled", "fulfilled", "fulfilled", "fulfilled"]);
+      expect(outcomes.slice(2).map((o) => (o as PromiseFulfilledResult<unknown>).value)).toStrictEqual([expect.objectContaining({ id: "at-1" }), null, null]);
+      expect((outcomes[1] as PromiseFulfilledResult<number[]>).value[1]).toBe(0);
+    });
+
+    it("stores a lone surrogate as U+FFFD, as a lone statement did, beside other writes of its turn", async () => {
+      const s = await storage;
+      const written = await Promise.all([s.variables.insert(variable({ id: vid(20), key: "odd", value: "a\ud800" })), s.variables.insert(variable({ id: vid(21), key: "even" }))]);
+      expect(written).toStrictEqual([{ ok: true }, { ok: true }]);
+      expect((await s.variables.get(WS, vid(20)))?.value).toBe("a\ufffd");
+    });
+  });
+
+  describe("postgres adapter: a variable write group while the database is away", () => {
+    const schema = uniqueSchema("groupsdown");
+    const { pool, wrapped, seen } = countingPool();
+    let away = false;
+    const failing: PgPoolLike = {
+      ...wrapped,
+      query(config: PgQueryConfig) {
+        if (away && /^INSERT INTO \S+variables/.test(config.text)) return (seen.push(config.text), Promise.reject(Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" })));
+        return wrapped.query(config);
+      },
+    };
+    afterAll(async () => {
+      await dropSchema(pool, schema);
+      await pool.end();
+    });
+
+    it("fails every write at once, not row by row", async () => {
+      const s = await createPostgresStorage(failing, { schema });
+      away = true;
+      seen.length = 0;
+      const outcomes = await Promise.allSettled([1, 2, 3].map((n) => s.variables.insert(variable({ id: vid(30 + n), key: `k${n}` }))));
+      expect(outcomes.map((o) => o.status)).toStrictEqual(["rejected", "rejected", "rejected"]);
+      expect(seen.filter((text) => /^INSERT INTO \S+variables/.test(text))).toHaveLength(1);
+    });
   });
 }

@@ -84,3 +84,15 @@ describe("hostile input: page numbers", () => {
     expect(last.json.data).toStrictEqual([]);
   });
 });
+
+describe("hostile input: NUL in a path", () => {
+  // No stored id holds NUL (PostgreSQL text cannot): the path names nothing, before any credential
+  // or storage read (a review found PostgreSQL failing the other reads of the turn on one).
+  it("answers 404 whoever asks, and the same request without NUL still works", async () => {
+    app = await createTestApp();
+    for (const path of ["/api/v2/workspaces/%00/vars", "/api/v2/workspaces/ws-a%00/vars", "/api/v2/task-results/%00/callback"]) {
+      expect((await app.call("GET", path, { token: null })).status, path).toBe(404);
+    }
+    expect((await app.call("GET", "/api/v2/workspaces/ws-a/vars")).status).toBe(200);
+  });
+});
