@@ -10,6 +10,11 @@ export function clone<T>(value: T): T {
   if (Array.isArray(value)) return value.map(clone) as T;
   if (Object.getPrototypeOf(value) !== Object.prototype) return structuredClone(value);
   const out: Record<string, unknown> = {};
-  for (const key in value) out[key] = clone((value as Record<string, unknown>)[key]);
+  // Own keys only; an own `__proto__` stays a property rather than setting the copy's prototype.
+  for (const key of Object.keys(value)) {
+    const copy = clone((value as Record<string, unknown>)[key]);
+    if (key === "__proto__") Object.defineProperty(out, key, { value: copy, enumerable: true, writable: true, configurable: true });
+    else out[key] = copy;
+  }
   return out as T;
 }

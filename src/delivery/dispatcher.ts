@@ -327,8 +327,11 @@ export function createDispatcher(runplane: DispatcherHost, options: DispatcherOp
         abandoned.abort();
         await Promise.allSettled(inflight.values());
       }
-      await deliveries.flush();
-      releaseTexts();
+      try {
+        await deliveries.flush();
+      } finally {
+        releaseTexts();
+      }
       if (ownTransport) await transport.close();
     },
     tick,

@@ -36,7 +36,7 @@ interface AccessStamp {
   directory: number;
 }
 
-const targetKey = (action: string, t: AuthorizationTarget): string => `${action} ${t.organization} ${t.projectId ?? ""} ${t.workspaceId ?? ""}`;
+const targetKey = (action: string, t: AuthorizationTarget): string => JSON.stringify([action, t.organization, t.projectId ?? null, t.workspaceId ?? null]);
 
 const jsonText = (status: number, body: string | Uint8Array<ArrayBuffer>, headers: Record<string, string> = {}): Response =>
   new Response(body, { status, headers: { "content-type": MEDIA_TYPE, ...headers } });
