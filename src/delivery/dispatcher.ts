@@ -7,6 +7,7 @@
  * them when its lease runs out.
  */
 import { randomUUID } from "node:crypto";
+import { setMaxListeners } from "node:events";
 import { hostname } from "node:os";
 import type { StageStatusEvent } from "../services/run-task-events.js";
 import type { RunTaskSettings } from "../services/run-task-settings.js";
@@ -141,7 +142,14 @@ export function createDispatcher(runplane: DispatcherHost, options: DispatcherOp
   const inflight = new Map<string, Promise<Outcome>>();
   // One signal for every attempt: stop() abandons them all at once, and a controller per attempt
   // was 2 % of a delivery's CPU (issue 28). Replaced when used, so a later tick() starts clean.
-  let abandon = new AbortController();
+  // Each attempt in flight may listen on it: up to `concurrency` listeners are expected, more
+  // still warn (a transport that never removes its listener).
+  const abandoner = (): AbortController => {
+    const controller = new AbortController();
+    setMaxListeners(concurrency + 10, controller.signal);
+    return controller;
+  };
+  let abandon = abandoner();
   const claim = (limit: number) => deliveries.claim({ owner, leaseMs, limit });
 
   /**
@@ -323,7 +331,7 @@ export function createDispatcher(runplane: DispatcherHost, options: DispatcherOp
       clearTimeout(grace);
       if (!finished) {
         const abandoned = abandon;
-        abandon = new AbortController();
+        abandon = abandoner();
         abandoned.abort();
         await Promise.allSettled(inflight.values());
       }

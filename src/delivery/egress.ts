@@ -16,7 +16,11 @@ export interface HttpRequest {
   method?: "POST";
   headers: Record<string, string>;
   body: Uint8Array | string;
-  /** Abandons the attempt (an `aborted` EgressError), e.g. when a dispatcher stops. */
+  /**
+   * Abandons the attempt (an `aborted` EgressError), e.g. when a dispatcher stops. A dispatcher
+   * gives all its attempts one signal: a transport that listens on it removes its listener when
+   * the request ends.
+   */
   signal?: AbortSignal;
 }
 

@@ -103,6 +103,31 @@ describe("dispatcher: background loop", () => {
   });
 });
 
+describe("dispatcher: one abort signal for its attempts", () => {
+  // Issue 28 shares one signal between the attempts in flight; Node warned (MaxListenersExceeded)
+  // at the 11th listener, in every full bench run and in CI.
+  it("lets every attempt in flight listen on it without a warning, and aborts them all at stop", async () => {
+    receiver = await startLoopbackServer(tasksAnswer({ kind: "respond", status: 200 }));
+    a = await deliveryApp();
+    const warnings: string[] = [];
+    const onWarning = (w: Error): void => void warnings.push(w.name);
+    process.on("warning", onWarning);
+    try {
+      const held = heldTransport();
+      await startRun(a, Array.from({ length: 20 }, (_, i) => receiver.url(`/${i}`)));
+      const dispatcher = a.dispatcher({ transport: held.transport, concurrency: 20, pollIntervalMs: 60_000 });
+      dispatcher.start();
+      await vi.waitFor(() => expect(held.waiting).toHaveLength(20), { timeout: 2_000, interval: 5 });
+      await dispatcher.stop({ graceMs: 10 });
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(warnings).toStrictEqual([]);
+      expect(held.waiting.every((w) => w.req.signal?.aborted)).toBe(true);
+    } finally {
+      process.off("warning", onWarning);
+    }
+  });
+});
+
 describe("dispatcher: a dead dispatcher's rows", () => {
   it("go to another dispatcher once the lease runs out, and the dead one's late answer writes nothing", async () => {
     receiver = await startLoopbackServer(tasksAnswer({ kind: "respond", status: 200 }));
