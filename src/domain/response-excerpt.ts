@@ -81,9 +81,10 @@ export function responseExcerpt(input: ExcerptInput): Excerpt {
   const secrets = input.secrets.filter((s) => s !== "");
   if (secrets.some((s) => s.length < MIN_SECRET && text.includes(s))) return NONE;
   const forms = secrets.flatMap(secretForms).sort((a, b) => b.length - a.length);
-  // The window may end inside a secret: what it cut off cannot be recognised, so it goes too.
-  if (cut && forms.length > 0) text = text.slice(0, Math.max(0, text.length - (forms[0]!.length - 1)));
   if (forms.length > 0) text = text.replace(new RegExp(forms.map(escapeRegExp).join("|"), "gi"), REDACTED);
+  // The window may end inside a secret: what it cut off cannot be recognised, so it goes too. Only
+  // after redacting: trimmed first, the trim could end inside a whole copy and show its head.
+  if (cut && forms.length > 0) text = text.slice(0, Math.max(0, text.length - (forms[0]!.length - 1)));
   const head = byteHead(text, ATTEMPT_LIMITS.excerptBytes);
   return head.text === "" ? NONE : { text: head.text, truncated: cut || head.cut };
 }
