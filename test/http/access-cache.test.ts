@@ -75,6 +75,22 @@ describe("access cache: repeated writes with one token", () => {
   });
 });
 
+describe("access cache: one token, two actions on one workspace", () => {
+  it("lets a read-only team token list variables but not create one", async () => {
+    const app = await createTestApp();
+    await app.runplane.teamProjects.create("prj-a", "team-devs", { access: "read" });
+    const { token } = await app.runplane.directory.createApiToken({ organization: "acme", kind: "team", teamId: "team-devs" });
+    expect((await create(app)).status).toBe(201);
+    const before = await app.call("GET", LIST, { token });
+    expect(before.status).toBe(200);
+    expect(before.json.data).toHaveLength(1);
+    // decision D4: a valid credential without the permission gets 404, like a missing object.
+    expect((await create(app, token)).status).toBe(404);
+    // Nothing was created: the owner sees the same list the team saw.
+    expect((await app.call("GET", LIST)).json.data).toStrictEqual(before.json.data);
+  });
+});
+
 describe("access cache: two instances sharing one SQLite file", () => {
   const file = useTempSqliteFile("rp-access-cache-");
 
