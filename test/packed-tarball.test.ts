@@ -5,7 +5,7 @@ import { join } from "node:path";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { COMMAND_HELP } from "../src/cli/help.js";
-import { buildAndPack, installInto, ROOT, run, runplaneCli, serveFrom, userEnv, type Served } from "./helpers/packed.js";
+import { packAsPublished, installInto, ROOT, run, runplaneCli, serveFrom, userEnv, type Served } from "./helpers/packed.js";
 import { DATABASE_URL, dropSchema, postgresReachable, uniqueSchema } from "./helpers/postgres.js";
 
 /**
@@ -26,7 +26,7 @@ let app = "";
 
 beforeAll(() => {
   scratch = mkdtempSync(join(tmpdir(), "runplane-consumer-"));
-  const packed = buildAndPack(scratch);
+  const packed = packAsPublished(scratch);
   packedFrom = packed.packedFrom;
   tarball = packed.tarball;
   bare = join(scratch, "bare");
@@ -51,6 +51,20 @@ describe("the packed tarball's contents (issue 17.6)", () => {
     expect(readFileSync(join(installed, "LICENSE"), "utf8")).toMatch(/^MIT License/);
     expect(readFileSync(join(installed, "README.md"), "utf8")).toContain("createRunplane");
     expect(existsSync(join(installed, "src/index.ts"))).toBe(false);
+  });
+
+  it("holds every file package.json points at, built by npm pack itself from a clean checkout", () => {
+    const listed = run("tar", ["tzf", tarball], scratch).split("\n").map((f) => f.replace(/^package\//, ""));
+    const manifest = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { exports: Record<string, Record<string, string>>; bin: Record<string, string> };
+    const targets = [...Object.values(manifest.exports).flatMap((e) => Object.values(e)), ...Object.values(manifest.bin)];
+    for (const target of targets) expect(listed, target).toContain(target.replace(/^\.\//, ""));
+  });
+
+  it("names the repository, homepage and issue tracker the npm README sends users to", () => {
+    const manifest = JSON.parse(readFileSync(join(app, "node_modules/runplane/package.json"), "utf8")) as Record<string, unknown>;
+    expect(manifest.repository).toMatchObject({ type: "git", url: expect.stringMatching(/^git\+https:\/\//) });
+    expect(manifest.homepage).toMatch(/^https:\/\//);
+    expect(manifest.bugs).toMatchObject({ url: expect.stringMatching(/^https:\/\//) });
   });
 
   it("ships the library user's README, and packing puts the repository's README back", () => {
@@ -136,6 +150,42 @@ describe("a library user's project (issues 17.6 and 24)", () => {
     expect(run(process.execPath, ["snippets/out/hono.js"], app, env).trim()).toBe("204");
     expect(run(process.execPath, ["snippets/out/express.js"], app, env).trim()).toBe("204");
   }, 90_000);
+});
+
+/**
+ * Issue 33.2: `@opentelemetry/api` is a peer, so the embedder's copy is the one runplane reports to.
+ * Installed from the registry as users install it, beside the SDK versions embedders use: sdk-metrics
+ * 2.x pins the API to 1.9.x and 3.x to 1.10.x, and with the API as runplane's own dependency the
+ * first got two copies (and no runplane metrics) and the second an ERESOLVE.
+ */
+describe("an embedder's own OpenTelemetry SDK (issue 33.2)", () => {
+  const consumer = `
+    import { metrics } from "@opentelemetry/api";
+    import { MeterProvider, MetricReader } from "@opentelemetry/sdk-metrics";
+    class Reader extends MetricReader { async onForceFlush() {} async onShutdown() {} }
+    const reader = new Reader();
+    metrics.setGlobalMeterProvider(new MeterProvider({ readers: [reader] }));
+    const { createRunplane } = await import("runplane");
+    const { createMemoryStorage } = await import("runplane/adapters/memory");
+    const key = Buffer.alloc(32, 7).toString("base64");
+    const runplane = createRunplane({ storage: createMemoryStorage(), keyring: { keys: [{ id: "k1", key }] }, publicUrl: "https://infra.example.com" });
+    await runplane.handler(new Request("http://localhost/api/v2/workspaces/ws-none/vars"));
+    const { resourceMetrics } = await reader.collect();
+    console.log(JSON.stringify(resourceMetrics.scopeMetrics.flatMap((s) => s.metrics.map((m) => m.descriptor.name))));
+  `;
+  it.each([
+    ["sdk-metrics 2.x with API 1.9", ["@opentelemetry/api@1.9", "@opentelemetry/sdk-metrics@2"]],
+    ["sdk-metrics 3.x", ["@opentelemetry/api", "@opentelemetry/sdk-metrics@3"]],
+  ])("installs beside %s with one API copy, and the embedder's provider collects runplane's metrics", (_, packages) => {
+    const dir = join(scratch, `otel-${packages.length}-${packages[1]!.split("@").at(-1)}`);
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, "package.json"), JSON.stringify({ name: "embedder", private: true, type: "module" }));
+    run("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", tarball, ...packages], dir, userEnv());
+    expect(existsSync(join(dir, "node_modules/runplane/node_modules/@opentelemetry/api")), "a second API copy under runplane").toBe(false);
+    writeFileSync(join(dir, "embedder.mjs"), consumer);
+    const names = JSON.parse(run(process.execPath, ["embedder.mjs"], dir, userEnv()).trim()) as string[];
+    expect(names).toContain("runplane.http.requests");
+  }, 180_000);
 });
 
 describe("the runplane command from the tarball, production dependencies only (issue 24)", () => {

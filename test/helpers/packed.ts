@@ -15,19 +15,33 @@ export const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 export const run = (file: string, args: string[], cwd: string, env?: NodeJS.ProcessEnv) =>
   execFileSync(file, args, { cwd, env, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
 
-/** Builds with tsup and packs from a copy of what npm reads (prepack's README swap never touches the worktree). Returns the tarball. */
-export function buildAndPack(scratch: string): { tarball: string; packedFrom: string } {
-  run(process.execPath, [join(ROOT, "node_modules/tsup/dist/cli-default.js"), "--silent"], ROOT);
+/**
+ * Packs as `npm publish` does from a clean checkout (issue 33.1): the tracked files only, no `dist`,
+ * the repository's node_modules linked in as a developer's `npm ci` would leave them, then
+ * `npm pack`, whose lifecycle scripts must build and swap the README. The test builds nothing itself,
+ * so a `prepack` that forgets the build ships no `dist` and fails here. Returns the tarball.
+ */
+export function packAsPublished(scratch: string): { tarball: string; packedFrom: string } {
   const packing = join(scratch, "packing");
-  for (const entry of ["package.json", "README.md", "LICENSE", "dist", "docs", "scripts"]) cpSync(join(ROOT, entry), join(packing, entry), { recursive: true });
+  const tracked = run("git", ["ls-files", "-z"], ROOT).split("\0").filter(Boolean);
+  for (const file of tracked) if (existsSync(join(ROOT, file))) cpSync(join(ROOT, file), join(packing, file), { recursive: true });
+  symlinkSync(join(ROOT, "node_modules"), join(packing, "node_modules"), "dir");
   const name = run("npm", ["pack", "--silent", "--pack-destination", scratch], packing).trim().split("\n").at(-1)!;
   return { tarball: join(scratch, name), packedFrom: packing };
 }
 
 interface Manifest {
   dependencies: Record<string, string>;
+  peerDependencies: Record<string, string>;
+  peerDependenciesMeta: Record<string, { optional?: boolean }>;
   bin: Record<string, string>;
 }
+
+/** What npm 7+ installs with the package: its dependencies and its peers not marked optional. */
+const installedWith = (m: Manifest): string[] => [
+  ...Object.keys(m.dependencies),
+  ...Object.keys(m.peerDependencies).filter((name) => !m.peerDependenciesMeta[name]?.optional),
+];
 
 /** A fresh ESM project at `dir` with the tarball installed and `extra` packages (from the repository's node_modules) "installed" by the user. */
 export function installInto(dir: string, tarball: string, extra: string[] = []): void {
@@ -35,7 +49,7 @@ export function installInto(dir: string, tarball: string, extra: string[] = []):
   mkdirSync(installed, { recursive: true });
   run("tar", ["xzf", tarball, "-C", installed, "--strip-components=1"], dir);
   const manifest = JSON.parse(readFileSync(join(installed, "package.json"), "utf8")) as Manifest;
-  for (const dep of [...Object.keys(manifest.dependencies), ...extra]) link(dir, dep);
+  for (const dep of [...installedWith(manifest), ...extra]) link(dir, dep);
   mkdirSync(join(dir, "node_modules/.bin"), { recursive: true });
   for (const [name, target] of Object.entries(manifest.bin)) {
     chmodSync(join(installed, target), 0o755);
