@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { STORAGES } from "../helpers/storages.js";
 import { callbackBody, deliverDue, outcomeItem, runTaskApp, sendCallback, startedRun, tokenOf, type RunTaskApp } from "../helpers/run-tasks.js";
+import type { Storage } from "../../src/storage/types.js";
 
 const OUTCOMES = (id: string) => `/api/v2/task-results/${id}/outcomes`;
 
@@ -402,5 +403,76 @@ describe.each(STORAGES)("outcome limits per result (D26, $name)", (setup) => {
     const bodies = await Promise.all(["x", "y"].map((p) => sendCallback(a, other, otherToken, callbackBody("running", {}, [withBody(p, 600 * 1024)]))));
     expect(bodies.map((r) => r.status).sort()).toStrictEqual([200, 422]);
     expect((await a.storage.taskResults.get(other))!.outcomesCount).toBe(10);
+  });
+});
+
+/**
+ * A storage in which someone else deletes a result between a callback's read and its write: after
+ * `deleteBeforeWrite(id)`, the next compare-and-set of that result finds the row gone (nothing is
+ * written) and every later read finds nothing, as a row deleted in between would.
+ */
+function deletingStorage(inner: Storage) {
+  const deleted = new Set<string>();
+  let doomed: string | null = null;
+  const results = inner.taskResults;
+  const taskResults: Storage["taskResults"] = {
+    get: async (id) => (deleted.has(id) ? null : results.get(id)),
+    listByStage: async (stageId) => (await results.listByStage(stageId)).filter((r) => !deleted.has(r.id)),
+    findByTokenDigest: async (digest) => {
+      const row = await results.findByTokenDigest(digest);
+      return row && !deleted.has(row.id) ? row : null;
+    },
+    transition: async (id, expected, next, outcomes) => {
+      if (id === doomed) (doomed = null), deleted.add(id);
+      return deleted.has(id) ? null : results.transition(id, expected, next, outcomes);
+    },
+    listPastDeadline: async (now, limit) => (await results.listPastDeadline(now, limit)).filter((r) => !deleted.has(r.id)),
+  };
+  return {
+    storage: { ...inner, taskResults } as Storage,
+    deleteBeforeWrite: (id: string) => void (doomed = id),
+    wasDeleted: (id: string) => deleted.has(id),
+  };
+}
+
+describe.each(STORAGES)("a result deleted while its callback is under way (D17a, $name)", (setup) => {
+  let dispose = () => {};
+  afterEach(() => dispose());
+
+  it("answers 401 with the document an unknown result gets, never 404, and stores nothing", async () => {
+    let race!: ReturnType<typeof deletingStorage>;
+    const deleting = {
+      name: setup.name,
+      create: () => {
+        const made = setup.create();
+        race = deletingStorage(made.storage);
+        return { storage: race.storage, dispose: made.dispose };
+      },
+    };
+    const a = await runTaskApp(deleting, (d) => (dispose = d));
+    const { resultIds } = await startedRun(a, ["mandatory", "advisory"]);
+    const [id, other] = resultIds as [string, string];
+    const token = await tokenOf(a, id);
+
+    const unknown = await sendCallback(a, "taskrs-doesnotexist0000", token, callbackBody("passed", {}, [outcomeItem("A")]));
+    expect(unknown.status).toBe(401);
+
+    // The callback reads the result (token valid, not final, no deadline yet); the write finds it
+    // gone. The service (a host's own code calls it too) refuses that as unauthorized...
+    race.deleteBeforeWrite(other);
+    await expect(a.runplane.runTasks.callback(other, await tokenOf(a, other), callbackBody("running"))).rejects.toMatchObject({ code: "unauthorized", status: 401 });
+    expect(race.wasDeleted(other)).toBe(true);
+
+    // ...and over HTTP the answer is the one an unknown result gets.
+    race.deleteBeforeWrite(id);
+    const raced = await sendCallback(a, id, token, callbackBody("passed", {}, [outcomeItem("A")]));
+    expect(race.wasDeleted(id)).toBe(true);
+    expect(raced.status, raced.text).toBe(401);
+    expect(raced.text).toBe(unknown.text);
+    expect(raced.headers.get("content-type")).toBe(unknown.headers.get("content-type"));
+    expect((await a.storage.taskResultOutcomes.list(id, { sort: "position" }, { offset: 0, limit: 10 })).total).toBe(0);
+
+    // Its token stands for nothing any more: the next callback is refused the same way.
+    expect((await sendCallback(a, id, token, callbackBody("running"))).status).toBe(401);
   });
 });
