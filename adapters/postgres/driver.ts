@@ -27,6 +27,8 @@ export interface PgQueryConfig {
   values?: unknown[];
   /** A prepared statement's name: each connection parses and plans it once. */
   name?: string;
+  /** node-postgres fails the statement after this many ms without an answer (bounded-pool.ts). */
+  query_timeout?: number;
 }
 
 export interface PgQueryResult {

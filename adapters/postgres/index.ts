@@ -6,6 +6,7 @@ import { createCommentStore } from "./comments.js";
 import { createAttemptStore } from "./delivery-attempts.js";
 import { createApiTokenStore } from "./api-tokens.js";
 import { createDirectoryStores } from "./directory.js";
+import { boundedPool } from "./bounded-pool.js";
 import type { PgPoolLike } from "./driver.js";
 import { createRevisionStore } from "./revisions.js";
 import { createRunTaskStores } from "./run-tasks.js";
@@ -48,6 +49,13 @@ export interface PostgresStorageOptions {
    * runplane instances side by side. A lower-case identifier.
    */
   schema?: string;
+  /**
+   * How long one statement, or the wait for a connection, may take before the storage counts as
+   * unavailable (decision D28: the API answers 503 with Retry-After, `health()` says so), so a
+   * database that goes silent never hangs requests. Default 5000; 0 leaves it to the pool's own
+   * options. Set the pool's `connectionTimeoutMillis`, `keepAlive` and `idleTimeoutMillis` too.
+   */
+  timeoutMs?: number;
 }
 
 /**
@@ -70,21 +78,23 @@ export async function createPostgresStorage(poolOrUrl: PgPoolLike | string, opti
   const schema = options.schema ?? "public";
   const q = schemaPrefix(schema);
   const owned = typeof poolOrUrl === "string";
-  const pool = owned ? await openPool(poolOrUrl) : poolOrUrl;
+  const given = owned ? await openPool(poolOrUrl) : poolOrUrl;
   const onError = (error: Error): void => {
     // The pool has already dropped the connection and opens a new one on demand. Only the
     // SQLSTATE (or error name) is logged: a message may quote connection details.
     const code = (error as { code?: unknown }).code;
     console.warn(`runplane postgres: an idle connection failed (${typeof code === "string" ? code : error.name}); the pool replaces it`);
   };
-  pool.on("error", onError);
+  given.on("error", onError);
   try {
-    await migrate(pool, schema);
+    await migrate(given, schema);
   } catch (error) {
-    if (owned) await pool.end().catch(() => undefined);
-    pool.removeListener("error", onError);
+    if (owned) await given.end().catch(() => undefined);
+    given.removeListener("error", onError);
     throw error;
   }
+  // After the migrations, which may take longer than one statement should.
+  const pool = boundedPool(given, options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
 
   // Tells this instance's own status changes from other instances' (events.ts).
   const origin = randomUUID();
@@ -117,7 +127,17 @@ export async function createPostgresStorage(poolOrUrl: PgPoolLike | string, opti
   };
 }
 
+const DEFAULT_TIMEOUT_MS = 5_000;
+
+/** The pool options a silent database needs (decision D28), for the pool the adapter opens itself. */
+export const SILENT_DATABASE_POOL_OPTIONS = {
+  connectionTimeoutMillis: DEFAULT_TIMEOUT_MS,
+  idleTimeoutMillis: 30_000,
+  keepAlive: true,
+  keepAliveInitialDelayMillis: 10_000,
+} as const;
+
 async function openPool(connectionString: string): Promise<PgPoolLike> {
   const { Pool } = (await importOptional(() => import("pg"), "pg", "createPostgresStorage with a connection URL")).default;
-  return new Pool({ connectionString });
+  return new Pool({ connectionString, ...SILENT_DATABASE_POOL_OPTIONS });
 }

@@ -11,7 +11,7 @@ import { lockDataDir } from "./lock.js";
 import { ownersToken } from "./owners-token.js";
 import { openDataDir } from "./state.js";
 import { installMetrics, mountObservability, serverLogger } from "./observability.js";
-import { openServerStorage } from "./storage.js";
+import { openServerStorage, startingResponse } from "./storage.js";
 
 /**
  * The reference server: runplane mounted in Hono over an embedded SQLite file, or over PostgreSQL
@@ -34,9 +34,9 @@ const dataDir = openDataDir(config.dataDir);
 if (!(config.databaseUrl && config.adminToken)) lockDataDir(config.dataDir);
 
 // Bind first: runplane's publicUrl (callback URLs) needs the real port when PORT=0. Requests that
-// arrive before the app is ready get 503.
+// arrive before the app is ready get a JSON:API 503 that says when to try again (issue 33.7).
 let app: Hono | null = null;
-const http = await listen((request) => (app ? app.fetch(request) : new Response("starting\n", { status: 503 })), port, host, "PORT");
+const http = await listen((request) => (app ? app.fetch(request) : startingResponse()), port, host, "PORT");
 // The address this host bound; PUBLIC_URL (a load balancer, another host) may differ from it.
 const bound = `http://${host === "0.0.0.0" || host === "::" ? "127.0.0.1" : host.includes(":") ? `[${host}]` : host}:${http.port}`;
 const origin = config.publicUrl ?? bound;

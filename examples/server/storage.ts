@@ -1,6 +1,6 @@
 import { chmodSync, closeSync, openSync } from "node:fs";
 import type pg from "pg";
-import { createPostgresStorage } from "../../adapters/postgres/index.js";
+import { createPostgresStorage, SILENT_DATABASE_POOL_OPTIONS } from "../../adapters/postgres/index.js";
 import { openSqliteStorage } from "../../adapters/sqlite/index.js";
 import type { Storage } from "../../src/index.js";
 import { importOptional } from "../../src/optional-peer.js";
@@ -47,7 +47,8 @@ export async function openServerStorage(options: ServerStorageOptions): Promise<
   if (!/^postgres(ql)?:\/\//.test(url)) throw new Error("DATABASE_URL must be a postgres:// or postgresql:// URL");
   const schema = options.schema?.trim() || "public";
   const { Pool } = (await importOptional(() => import("pg"), "pg", "DATABASE_URL (PostgreSQL)")).default;
-  const pool = new Pool({ connectionString: url, max: options.poolSize ?? 10 });
+  // decision D28: a database that goes silent fails connections and statements within seconds.
+  const pool = new Pool({ connectionString: url, max: options.poolSize ?? 10, ...SILENT_DATABASE_POOL_OPTIONS });
   // The adapter adds its own listener; this one covers the pool until then and after it closed.
   pool.on("error", () => undefined);
   try {
@@ -87,4 +88,10 @@ async function withAdvisoryLock<T>(pool: pg.Pool, name: string, fn: () => Promis
     // After a failure the connection may still hold the lock or be broken: close it, never reuse it.
     client.release(failed);
   }
+}
+
+/** What every route answers while the server starts: JSON:API 503, as for a storage that is away (D28). */
+export function startingResponse(): Response {
+  const errors = [{ status: "503", title: "service unavailable", detail: "the server is starting; try again in a moment" }];
+  return new Response(JSON.stringify({ errors }), { status: 503, headers: { "content-type": "application/vnd.api+json", "retry-after": "1" } });
 }

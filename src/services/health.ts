@@ -28,18 +28,34 @@ const PROBE = "runplane-health-probe";
 /** One check: null when healthy, else its reason. */
 type Check = () => Promise<string | null>;
 
+/**
+ * How long the probe waits: a storage that goes silent (a partition, a hung server) answers neither
+ * way for minutes, and a health check that hangs with it tells a load balancer nothing.
+ */
+export const HEALTH_PROBE_TIMEOUT_MS = 2_000;
+
 const storageCheck =
   (storage: Storage): Check =>
   async () => {
+    let timer: NodeJS.Timeout | undefined;
+    const silent = new Promise<string>((resolve) => (timer = setTimeout(() => resolve(`storage unreachable: no answer within ${HEALTH_PROBE_TIMEOUT_MS} ms`), HEALTH_PROBE_TIMEOUT_MS)));
     try {
-      await storage.organizations.get(PROBE);
-      return null;
-    } catch (error) {
-      if (isStorageUnavailableError(error)) return `storage unreachable: ${error.reason}`;
-      // Only the error's name: a driver's message may quote a host or a value.
-      return `storage read failed: ${error instanceof Error ? error.name : typeof error}`;
+      return await Promise.race([read(storage), silent]);
+    } finally {
+      clearTimeout(timer);
     }
   };
+
+const read = async (storage: Storage): Promise<string | null> => {
+  try {
+    await storage.organizations.get(PROBE);
+    return null;
+  } catch (error) {
+    if (isStorageUnavailableError(error)) return `storage unreachable: ${error.reason}`;
+    // Only the error's name: a driver's message may quote a host or a value.
+    return `storage read failed: ${error instanceof Error ? error.name : typeof error}`;
+  }
+};
 
 /**
  * `health()`: the storage probe, then the deliveries (issue 26: this process's attempt window in

@@ -4,7 +4,9 @@ import net, { type AddressInfo } from "node:net";
  * A loopback TCP proxy in front of a server (PostgreSQL here), to take the server away from one
  * client without touching the server others share (decision D28 tests): `close()` stops listening
  * (new connections are refused) and drops every open connection, with a FIN or, with `reset`, an
- * RST; `open()` listens again on the same port.
+ * RST; `open()` listens again on the same port. `blackhole()` is a partition instead: connections
+ * stay open and new ones are accepted, but no byte passes either way and nothing is closed, as when
+ * packets are dropped; `open()` ends it, dropping the connections the partition held.
  */
 export interface TcpProxy {
   readonly port: number;
@@ -12,14 +14,21 @@ export interface TcpProxy {
   readonly connections: number;
   close(options?: { reset?: boolean }): Promise<void>;
   open(): Promise<void>;
+  blackhole(): void;
 }
 
 export async function startTcpProxy(target: { host: string; port: number }): Promise<TcpProxy> {
   const pairs = new Set<[net.Socket, net.Socket]>();
   let server: net.Server | null = null;
   let port = 0;
+  let silent = false;
+  const held = new Set<net.Socket>();
 
   const accept = (client: net.Socket): void => {
+    if (silent) {
+      held.add(client.on("error", () => undefined).pause());
+      return;
+    }
     const upstream = net.connect(target.port, target.host);
     const pair: [net.Socket, net.Socket] = [client, upstream];
     pairs.add(pair);
@@ -32,7 +41,17 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
     client.pipe(upstream).pipe(client);
   };
 
+  const dropHeld = (): void => {
+    for (const socket of held) socket.destroy();
+    held.clear();
+  };
+
   const open = async (): Promise<void> => {
+    if (silent) {
+      silent = false;
+      dropHeld();
+      for (const pair of [...pairs]) for (const socket of pair) socket.destroy();
+    }
     if (server) return;
     const next = net.createServer(accept);
     await new Promise<void>((resolve, reject) => next.once("error", reject).listen(port, "127.0.0.1", () => resolve()));
@@ -48,7 +67,17 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
     get connections() {
       return pairs.size;
     },
+    blackhole() {
+      silent = true;
+      for (const [client, upstream] of pairs) {
+        client.unpipe(upstream).pause();
+        upstream.unpipe(client).pause();
+        held.add(client).add(upstream);
+      }
+    },
     async close(options = {}) {
+      silent = false;
+      dropHeld();
       const closing = server;
       server = null;
       for (const pair of [...pairs]) {
