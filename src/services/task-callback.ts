@@ -132,8 +132,30 @@ export function createTaskCallbackService(ctx: ServiceContext, settings: RunTask
   };
 
   /**
+   * decision D28: a write answered 503 may have been committed (the connection cut after COMMIT), and
+   * the integration then sends its final callback again. That callback, the very one stored (same
+   * status, message and url where it gives them, and exactly the outcomes stored with the final
+   * status), is answered 200 and changes nothing; any other callback to a final result stays 409.
+   */
+  const isStoredRepeat = async (stored: TaskResultRecord, body: unknown): Promise<boolean> => {
+    const parsed = CallbackSchema.safeParse(body);
+    if (!parsed.success) return false;
+    const input = parsed.data;
+    if (input.status !== stored.status) return false;
+    if ((input.message !== undefined && input.message !== stored.message) || (input.url !== undefined && input.url !== stored.url)) return false;
+    // The final callback's outcomes are those stamped with its time; one more is read to see where they start.
+    const take = Math.min(input.outcomes.length + 1, stored.outcomesCount);
+    const tail = await s.taskResultOutcomes.list(stored.id, { sort: "position" }, { offset: stored.outcomesCount - take, limit: take });
+    const own = tail.items.filter((o) => o.createdAt === stored.updatedAt);
+    const same = (o: TaskResultOutcomeRecord, i: OutcomeInput): boolean =>
+      o.outcomeId === i.outcomeId && o.description === i.description && o.body === (i.body ?? null) && o.url === (i.url ?? null) && JSON.stringify(o.tags) === JSON.stringify(i.tags);
+    return own.length === input.outcomes.length && own.every((o, n) => same(o, input.outcomes[n]!));
+  };
+
+  /**
    * `PATCH task-results/:id/callback` (D17). Order of checks: unknown id, missing or wrong token
-   * 401 alike (D17a: the answer never tells whether the result exists); result already final 409;
+   * 401 alike (D17a: the answer never tells whether the result exists); result already final 409
+   * (200 for a repeat of the stored final callback, `isStoredRepeat`);
    * deadline passed 401; only then is the body read
    * (`readBody`, D26: an unauthenticated request never makes the server buffer a body), and an
    * invalid one is 422. The status change and the new outcomes are one compare-and-set: of racing
@@ -143,7 +165,10 @@ export function createTaskCallbackService(ctx: ServiceContext, settings: RunTask
   async function receiveCallback(resultId: string, token: string | null, readBody: () => Promise<unknown>): Promise<void> {
     const first = await s.taskResults.get(resultId);
     if (!first || !tokenMatches(first, token)) throw UNAUTHORIZED();
-    if (isFinalResultStatus(first.status)) throw ALREADY_FINAL();
+    if (isFinalResultStatus(first.status)) {
+      if (await isStoredRepeat(first, await readBody())) return;
+      throw ALREADY_FINAL();
+    }
     if (expired(first, ctx.now())) throw UNAUTHORIZED();
     const input = parseOrThrow(CallbackSchema, await readBody(), "");
 

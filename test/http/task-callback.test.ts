@@ -140,6 +140,29 @@ describe.each(STORAGES)("run task callback and outcomes over HTTP ($name)", (set
     expect(await snapshot(a, id)).toStrictEqual(before);
   });
 
+  it("answers 200 to the stored final callback sent again (its 503 came after the commit), and 409 to any other", async () => {
+    const a = await app();
+    const { resultIds } = await startedRun(a, ["mandatory"]);
+    const id = resultIds[0]!;
+    const token = await tokenOf(a, id);
+    expect((await sendCallback(a, id, token, callbackBody("running", {}, [outcomeItem("early")]))).status).toBe(200);
+    const final = callbackBody("failed", { message: "2 findings" }, [outcomeItem("f1"), outcomeItem("f2")]);
+    expect((await sendCallback(a, id, token, final)).status).toBe(200);
+    const before = await snapshot(a, id);
+    const again = await sendCallback(a, id, token, final);
+    expect(again.status, again.text).toBe(200);
+    expect(await snapshot(a, id)).toStrictEqual(before);
+    const others = [
+      callbackBody("passed", { message: "2 findings" }, [outcomeItem("f1"), outcomeItem("f2")]),
+      callbackBody("failed", { message: "3 findings" }, [outcomeItem("f1"), outcomeItem("f2")]),
+      callbackBody("failed", { message: "2 findings" }, [outcomeItem("f1")]),
+      callbackBody("failed", { message: "2 findings" }, [outcomeItem("early"), outcomeItem("f1"), outcomeItem("f2")]),
+      callbackBody("failed", { message: "2 findings" }, [outcomeItem("f2"), outcomeItem("f1")]),
+    ];
+    for (const other of others) expect((await sendCallback(a, id, token, other)).status).toBe(409);
+    expect(await snapshot(a, id)).toStrictEqual(before);
+  });
+
   it("lets exactly one of racing final callbacks win; running callbacks racing keep every outcome", async () => {
     const a = await app();
     const { stageId, resultIds } = await startedRun(a, ["mandatory", "advisory"]);
