@@ -1,10 +1,13 @@
 import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
 import type { PgPoolLike, PgQueryConfig } from "../../adapters/postgres/driver.js";
+import { PostgresStorageError } from "../../adapters/postgres/driver.js";
 import { createPostgresStorage } from "../../adapters/postgres/index.js";
+import { isStorageUnavailableError } from "../../src/storage/unavailable.js";
 import { apiToken, variable, WS, WS2 } from "../../src/testing/conformance/fixtures.js";
 import { teamProject } from "../../src/testing/conformance/team-projects.cases.js";
 import { DATABASE_URL, dropSchema, postgresReachable, uniqueSchema } from "../helpers/postgres.js";
+import { startTcpProxy, throughProxy } from "../helpers/tcp-proxy.js";
 
 /** A pool that counts statements by the first words that tell them apart. */
 function countingPool() {
@@ -120,11 +123,67 @@ if (await postgresReachable("postgres request groups")) {
       expect((outcomes[1] as PromiseFulfilledResult<number[]>).value[1]).toBe(0);
     });
 
+    // NUL is dropped before any SQL only when it is in the key itself: a grant lookup's key is the
+    // JSON of its call, where a NUL project id is the escape \u0000, which reaches PostgreSQL and
+    // fails the whole grouped statement (22P05) when it is cast to text.
+    it("a key that fails the grouped statement fails alone: the other reads of its turn get their rows", async () => {
+      const s = await storage;
+      const grants = [
+        teamProject({ id: "tprj-40", teamId: "team-1", projectId: "prj-40" }),
+        teamProject({ id: "tprj-41", teamId: "team-2", projectId: "prj-41" }),
+      ];
+      for (const g of grants) await s.teamProjects.insert(g);
+      seen.length = 0;
+      const [first, refused, second] = await Promise.allSettled([
+        s.teamProjects.listForTeams("prj-40", ["team-1"]),
+        s.teamProjects.listForTeams("prj-\u0000", ["team-1"]),
+        s.teamProjects.listForTeams("prj-41", ["team-1", "team-2"]),
+      ]);
+      expect(first).toStrictEqual({ status: "fulfilled", value: [grants[0]] });
+      expect(second).toStrictEqual({ status: "fulfilled", value: [grants[1]] });
+      expect(refused.status).toBe("rejected");
+      expect((refused as PromiseRejectedResult).reason).toBeInstanceOf(PostgresStorageError);
+      // The three shared one statement first: the grouping holds for keys PostgreSQL accepts.
+      expect(seen[0]).toMatch(/FROM unnest\(\$1::text\[\]\) AS k\(key\)/);
+    });
+
     it("stores a lone surrogate as U+FFFD, as a lone statement did, beside other writes of its turn", async () => {
       const s = await storage;
       const written = await Promise.all([s.variables.insert(variable({ id: vid(20), key: "odd", value: "a\ud800" })), s.variables.insert(variable({ id: vid(21), key: "even" }))]);
       expect(written).toStrictEqual([{ ok: true }, { ok: true }]);
       expect((await s.variables.get(WS, vid(20)))?.value).toBe("a\ufffd");
+    });
+  });
+
+  describe("postgres adapter: a grouped read while the database is away", () => {
+    const schema = uniqueSchema("readsdown");
+    const { pool, wrapped } = countingPool();
+    /** A pool whose server is gone: every connection it opens is refused. */
+    let gone: pg.Pool | undefined;
+    afterAll(async () => {
+      await gone?.end();
+      await dropSchema(pool, schema);
+      await pool.end();
+    });
+
+    it("tries one statement for all its keys, not one more per key, and fails every caller as unavailable", async () => {
+      const target = new URL(DATABASE_URL);
+      const closed = await startTcpProxy({ host: target.hostname, port: Number(target.port || 5432) });
+      await closed.close();
+      gone = new pg.Pool({ connectionString: throughProxy(DATABASE_URL, closed), max: 4 });
+      gone.on("error", () => undefined);
+      // The storage is created while the database answers; then its statements go to the closed port.
+      const whileAway: string[] = [];
+      let away = false;
+      const switching: PgPoolLike = {
+        ...wrapped,
+        query: (config) => (away ? (whileAway.push(config.text), gone!.query(config)) : wrapped.query(config)),
+      };
+      const s = await createPostgresStorage(switching, { schema });
+      away = true;
+      const outcomes = await Promise.allSettled(["d1", "d2", "d3", "d4"].map((digest) => s.apiTokens.findByDigest(digest)));
+      expect(outcomes.map((o) => o.status === "rejected" && isStorageUnavailableError(o.reason))).toStrictEqual([true, true, true, true]);
+      expect(whileAway.filter((text) => /FROM \S+api_tokens WHERE digest/.test(text))).toHaveLength(1);
     });
   });
 

@@ -1,9 +1,11 @@
+import net, { type AddressInfo, type LookupFunction } from "node:net";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { PostgresStorageError, run, sql, transaction } from "../../adapters/postgres/driver.js";
+import { PostgresStorageError, run, sql, transaction, type PgPoolLike } from "../../adapters/postgres/driver.js";
 import { createPostgresStorage } from "../../adapters/postgres/index.js";
 import { postgresUnavailable } from "../../adapters/postgres/unavailable.js";
 import { isStorageUnavailableError, StorageUnavailableError } from "../../src/storage/unavailable.js";
+import { createTestApp } from "../helpers/app.js";
 import { DATABASE_URL, dropSchema, postgresReachable, uniqueSchema } from "../helpers/postgres.js";
 import { startTcpProxy, throughProxy, type TcpProxy } from "../helpers/tcp-proxy.js";
 
@@ -158,6 +160,140 @@ describe.skipIf(!reachable)("the PostgreSQL adapter says when the database canno
     } finally {
       await storage.close();
       await dropSchema(admin, schema);
+    }
+  });
+});
+
+/**
+ * A server in the place of PostgreSQL that answers every connection's startup as PgBouncer does
+ * when it cannot serve it: a FATAL ErrorResponse of SQLSTATE class 08 (08P01), then it hangs up.
+ */
+async function refusingPooler(): Promise<{ port: number; close(): Promise<void> }> {
+  const field = (type: string, text: string): Buffer => Buffer.from(`${type}${text}\0`);
+  const body = Buffer.concat([field("S", "FATAL"), field("V", "FATAL"), field("C", "08P01"), field("M", "no more connections allowed (max_client_conn)"), Buffer.from([0])]);
+  const head = Buffer.alloc(5);
+  head.write("E", 0);
+  head.writeInt32BE(body.length + 4, 1);
+  const server = net.createServer((socket) => {
+    socket.on("error", () => undefined);
+    socket.once("data", () => socket.end(Buffer.concat([head, body])));
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return { port: (server.address() as AddressInfo).port, close: () => new Promise((resolve) => server.close(() => resolve())) };
+}
+
+/** A port nothing listens on. */
+async function closedPort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/**
+ * Pool options for a database host name with two addresses, 127.0.0.1 and ::1 (what `localhost`
+ * is on most hosts), at `port`: Node tries each (autoSelectFamily) and reports one AggregateError.
+ */
+const twoAddressHost = (port: number): pg.PoolConfig => {
+  const lookup: LookupFunction = (_name, _options, callback) =>
+    (callback as (error: null, addresses: { address: string; family: number }[]) => void)(null, [
+      { address: "127.0.0.1", family: 4 },
+      { address: "::1", family: 6 },
+    ]);
+  return {
+    host: "db.runplane.test",
+    port,
+    user: "postgres",
+    database: "test",
+    stream: () => {
+      const socket = new net.Socket();
+      const connect = socket.connect.bind(socket) as (options: net.TcpSocketConnectOpts) => net.Socket;
+      // node-postgres calls connect(port, host); the name resolves through `lookup` instead of the system.
+      socket.connect = ((p: number, host: string) => connect({ port: p, host, lookup, autoSelectFamily: true })) as typeof socket.connect;
+      return socket;
+    },
+  };
+};
+
+describe("postgresUnavailable: connection failures besides the socket codes (D28)", () => {
+  const econnrefused = (address: string) => Object.assign(new Error(`connect ECONNREFUSED ${address}:5432`), { code: "ECONNREFUSED", address });
+
+  it("calls every SQLSTATE of class 08 (connection exception) unavailable, as a pooler in front of the server sends them", () => {
+    for (const code of ["08000", "08001", "08003", "08004", "08006", "08007", "08P01"]) {
+      const error = postgresUnavailable(Object.assign(new Error("server closed the connection"), { code }));
+      expect(error, code).toBeInstanceOf(StorageUnavailableError);
+      expect([error?.reason, error?.code]).toStrictEqual(["connection exception", code]);
+    }
+    // Other classes stay the statement's own failure.
+    for (const code of ["22P02", "23505", "42P01", "0800", "080000"]) expect(postgresUnavailable(Object.assign(new Error("x"), { code })), code).toBeNull();
+  });
+
+  it("calls an AggregateError of refused addresses 'connection refused', with or without a code of its own", () => {
+    const errors = [econnrefused("::1"), econnrefused("127.0.0.1")];
+    // Node 20 copies the first error's code onto the aggregate; other producers do not.
+    for (const aggregate of [new AggregateError(errors), Object.assign(new AggregateError(errors), { code: "ECONNREFUSED" })]) {
+      const error = postgresUnavailable(aggregate);
+      expect(error).toBeInstanceOf(StorageUnavailableError);
+      expect([error?.reason, error?.code]).toStrictEqual(["connection refused", "ECONNREFUSED"]);
+    }
+    expect(postgresUnavailable(new AggregateError([]))).toBeNull();
+  });
+
+  it("calls a pooler's class 08 refusal 'connection exception' and a name whose addresses all refuse 'connection refused', on real connections", async () => {
+    const pooler = await refusingPooler();
+    const pools = [
+      new pg.Pool({ host: "127.0.0.1", port: pooler.port, user: "postgres", database: "test" }),
+      new pg.Pool(twoAddressHost(await closedPort())),
+    ];
+    for (const p of pools) p.on("error", () => undefined);
+    try {
+      expect((await expectUnavailable(run(pools[0]!, sql("SELECT 1")), "connection exception")).code).toBe("08P01");
+      // What node-postgres hands over for the two-address name is Node's AggregateError itself.
+      expect(await rejection(pools[1]!.query("SELECT 1"))).toBeInstanceOf(AggregateError);
+      expect((await expectUnavailable(run(pools[1]!, sql("SELECT 1")), "connection refused")).code).toBe("ECONNREFUSED");
+    } finally {
+      for (const p of pools) await p.end();
+      await pooler.close();
+    }
+  });
+});
+
+describe.skipIf(!reachable)("the API over PostgreSQL answers 503 when its connections fail (D28)", () => {
+  it("for a pooler's class 08 refusal and for a database name whose addresses all refuse", async () => {
+    const live = new pg.Pool({ connectionString: DATABASE_URL, max: 4 });
+    const pooler = await refusingPooler();
+    const outages = {
+      "a pooler refusing with 08P01": new pg.Pool({ host: "127.0.0.1", port: pooler.port, user: "postgres", database: "test" }),
+      "a name whose two addresses refuse": new pg.Pool(twoAddressHost(await closedPort())),
+    };
+    for (const p of [live, ...Object.values(outages)]) p.on("error", () => undefined);
+    // The storage is created and seeded while the database answers; then its statements go to `current`.
+    let current: pg.Pool = live;
+    const switching: PgPoolLike = {
+      query: (config) => current.query(config),
+      connect: () => current.connect(),
+      on: (event, listener) => live.on(event, listener),
+      removeListener: (event, listener) => live.removeListener(event, listener),
+      end: () => live.end(),
+    };
+    const schema = uniqueSchema("d28api");
+    const app = await createTestApp({ storage: await createPostgresStorage(switching, { schema }) });
+    try {
+      expect((await app.call("GET", "/api/v2/workspaces/ws-a/vars")).status).toBe(200);
+      for (const [outage, pool] of Object.entries(outages)) {
+        current = pool;
+        const res = await app.call("GET", "/api/v2/workspaces/ws-a/vars");
+        expect([outage, res.status, res.headers.has("retry-after")]).toStrictEqual([outage, 503, true]);
+      }
+      current = live;
+      expect((await app.call("GET", "/api/v2/workspaces/ws-a/vars")).status).toBe(200);
+    } finally {
+      await app.runplane.close();
+      for (const p of Object.values(outages)) await p.end();
+      await pooler.close();
+      await dropSchema(live, schema);
+      await live.end();
     }
   });
 });

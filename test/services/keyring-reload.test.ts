@@ -63,6 +63,23 @@ describe("runplane.keyring.reload (D29)", () => {
     expect(runplane.keyring.keyIds).toStrictEqual(["k1"]);
   });
 
+  it("reencrypt on a host that missed a rotation reloads its keyring, then moves every value to the new active key", async () => {
+    // Two hosts share a database and a keyring file; the operator rotates it, B starts after, A is not told.
+    const storage = createMemoryStorage();
+    let file: KeyringOptions = { keys: [k1] };
+    const host = () => createRunplane({ storage, logger: silentLogger, transport: answering200(), keyring: createKeyring({ ...file, source: () => file }) });
+    const a = host();
+    await a.directory.organizations.create({ name: "o" });
+    await a.runTasks.tasks.create("o", { name: "before", url: "https://scanner.example/hook", "hmac-key": "secret-before" });
+    file = { keys: [k1, k2], active: "k2" };
+    const b = host();
+    await b.runTasks.tasks.create("o", { name: "after", url: "https://scanner.example/hook", "hmac-key": "secret-after" });
+
+    expect(await a.reencrypt()).toBe(1);
+    expect(a.keyring.activeKeyId).toBe("k2");
+    expect(await a.sealedValues()).toStrictEqual({ k2: { "tasks.hmac_key": 2 } });
+  });
+
   it("is an option error when keyring.source is not a function", () => {
     expect(() => createRunplane({ storage: createMemoryStorage(), keyring: { keys: [k1], source: "keyring.json" as never } })).toThrow(RunplaneOptionsError);
   });

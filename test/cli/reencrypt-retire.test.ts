@@ -1,0 +1,88 @@
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
+import { openSqliteStorage } from "../../adapters/sqlite/index.js";
+import { reencrypt } from "../../src/cli/reencrypt.js";
+import { createRunplane, generateKey, silentLogger, type KeyringOptions } from "../../src/index.js";
+import type { Storage } from "../../src/storage/types.js";
+import { answering200 } from "../helpers/app.js";
+
+// Decision D29: `runplane reencrypt --retire <key id>` removes a key from keyring.json only once it
+// seals nothing. A host that has not made the new key active yet still seals with the old one, also
+// while reencrypt runs: the value it writes then is the one the refusal protects.
+
+/** What a host that still seals with the old key writes while `reencrypt` walks the stored values. */
+const hooks = vi.hoisted(() => ({ whileReencrypting: null as ((storage: Storage) => Promise<void>) | null }));
+vi.mock("../../src/services/sealing.js", async (importOriginal) => {
+  const actual = await importOriginal<typeof import("../../src/services/sealing.js")>();
+  return {
+    ...actual,
+    reencryptAll: async (ctx: Parameters<typeof actual.reencryptAll>[0]) => {
+      const moved = await actual.reencryptAll(ctx);
+      await hooks.whileReencrypting?.(ctx.storage);
+      return moved;
+    },
+  };
+});
+
+const root = mkdtempSync(join(tmpdir(), "runplane-retire-"));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+afterEach(() => {
+  hooks.whileReencrypting = null;
+  vi.unstubAllEnvs();
+});
+
+const k1 = { id: "k1", key: generateKey() };
+const k2 = { id: "k2", key: generateKey() };
+
+/** A server's data directory: workspace ws-1 holding one secret sealed with k1, and keyring.json with k2 made active. */
+async function rotatedDataDir(name: string): Promise<string> {
+  const dir = join(root, name);
+  mkdirSync(dir, { mode: 0o700 });
+  const runplane = createRunplane({ storage: await openSqliteStorage(join(dir, "runplane.db")), keyring: { keys: [k1] }, logger: silentLogger, transport: answering200() });
+  await runplane.directory.organizations.create({ name: "o" });
+  await runplane.directory.projects.create({ id: "prj-1", name: "p", organization: "o" });
+  await runplane.directory.workspaces.create({ id: "ws-1", name: "w", organization: "o", projectId: "prj-1" });
+  await runplane.variables.create("ws-1", { key: "early", value: "s3cret", category: "env", sensitive: true });
+  await runplane.close();
+  writeFileSync(join(dir, "keyring.json"), JSON.stringify({ keys: [k1, k2], active: "k2" }), { mode: 0o600 });
+  // The server's SQLite file, whatever database the environment of this test names.
+  vi.stubEnv("DATABASE_URL", "");
+  vi.stubEnv("RUNPLANE_KEYRING", "");
+  return dir;
+}
+
+describe("runplane reencrypt --retire (D29)", () => {
+  it("refuses, keeping the key in keyring.json, while the key still seals a single value", async () => {
+    const dir = await rotatedDataDir("one-left");
+    const before = readFileSync(join(dir, "keyring.json"), "utf8");
+    hooks.whileReencrypting = async (storage) => {
+      const stale = createRunplane({ storage, keyring: { keys: [k1] }, logger: silentLogger, transport: answering200() });
+      await stale.variables.create("ws-1", { key: "late", value: "written-with-k1", category: "env", sensitive: true });
+    };
+    const lines: string[] = [];
+
+    expect(await reencrypt(["--data-dir", dir, "--retire", "k1"], (line) => lines.push(line))).toBe(false);
+    expect(lines).toStrictEqual([
+      "re-encrypted 1 value with the active key k2",
+      "  k1: 1 value (1 variable value)",
+      "  k2 (active): 1 value (1 variable value)",
+      "not retired: k1 still seals 1 value (1 variable value), sealed by a host that does not seal with the new key yet: make it active in every host's keyring, let them reload, and run this again",
+    ]);
+    expect(readFileSync(join(dir, "keyring.json"), "utf8")).toBe(before);
+    // Both secrets still open with the keyring the hosts read.
+    const after = createRunplane({ storage: await openSqliteStorage(join(dir, "runplane.db")), keyring: JSON.parse(before) as KeyringOptions, logger: silentLogger });
+    expect((await after.variables.resolveForRun("ws-1")).map((v) => v.value).sort()).toStrictEqual(["s3cret", "written-with-k1"]);
+    await after.close();
+  });
+
+  it("retires the key once it seals nothing", async () => {
+    const dir = await rotatedDataDir("none-left");
+    const lines: string[] = [];
+
+    expect(await reencrypt(["--data-dir", dir, "--retire", "k1"], (line) => lines.push(line))).toBe(true);
+    expect(lines.at(-1)).toBe(`retired k1: removed from ${join(dir, "keyring.json")}; remove it from every other host's keyring too`);
+    expect((JSON.parse(readFileSync(join(dir, "keyring.json"), "utf8")) as KeyringOptions).keys.map((k) => k.id)).toStrictEqual(["k2"]);
+  });
+});
