@@ -13,13 +13,34 @@ const SOCKET_REASONS: Readonly<Record<string, string>> = {
   EAI_AGAIN: "host name not resolved",
 };
 
-/** SQLSTATEs of a server that is going away, starting, full or waiting on a lock. */
+/**
+ * SQLSTATEs named one by one: a server going away, starting or full, and a database an operator
+ * took away without stopping the server (issue 33.4): `ALTER DATABASE ... ALLOW_CONNECTIONS false` (55000), a primary that became a read-only
+ * standby after a failover (25006), a dropped database (3D000), a lock wait past `lock_timeout`.
+ */
 const SQLSTATE_REASONS: Readonly<Record<string, string>> = {
   "57P01": "administrator shutdown",
   "57P02": "crash shutdown",
   "57P03": "cannot connect now",
+  "57014": "statement canceled",
   "53300": "too many connections",
+  "55000": "database not accepting connections",
   "55P03": "lock timeout",
+  "25006": "database is read-only",
+  "3D000": "database does not exist",
+};
+
+/**
+ * SQLSTATE classes that mean the database, not the statement: a connection exception (08), too
+ * many connections or no memory or disk (53), a shutdown, a cancel or a server not ready (57), a
+ * system or I/O error (58), a login refused (28: a changed password, a role removed).
+ */
+const CLASS_REASONS: Readonly<Record<string, string>> = {
+  "08": "connection exception",
+  "53": "insufficient resources",
+  "57": "operator intervention",
+  "58": "system error",
+  "28": "login refused",
 };
 
 /**
@@ -38,14 +59,15 @@ const MESSAGE_REASONS: readonly (readonly [string, string])[] = [
 /**
  * decision D28: the {@link StorageUnavailableError} that a node-postgres error means, or null when
  * it is a statement's own failure (a constraint, a syntax error, a missing table), which stays
- * what it is. Class 08 (connection exception) is unavailable as a whole.
+ * what it is.
  */
 export function postgresUnavailable(error: unknown): StorageUnavailableError | null {
   if (isStorageUnavailableError(error)) return error;
   if (typeof error !== "object" || error === null) return null;
   const { code, message } = error as { code?: unknown; message?: unknown };
   if (typeof code === "string") {
-    const reason = SOCKET_REASONS[code] ?? SQLSTATE_REASONS[code] ?? (/^08[0-9A-Z]{3}$/.test(code) ? "connection exception" : undefined);
+    const sqlState = /^[0-9A-Z]{5}$/.test(code);
+    const reason = SOCKET_REASONS[code] ?? (sqlState ? (SQLSTATE_REASONS[code] ?? CLASS_REASONS[code.slice(0, 2)]) : undefined);
     if (reason !== undefined) return new StorageUnavailableError(reason, code);
   }
   // Node reports a connection to a name with several addresses as one AggregateError.
