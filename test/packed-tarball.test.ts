@@ -196,6 +196,12 @@ describe("the runplane command from the tarball, production dependencies only (i
     expect(out.code).toBe(0);
   });
 
+  it("prints the package's version with --version (issue 33.8)", async () => {
+    const out = await runplaneCli(bare, ["--version"]);
+    expect(out.stdout).toBe(`${JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")).version}\n`);
+    expect(out.code).toBe(0);
+  });
+
   it("makes a keyring key with keygen", async () => {
     const out = await runplaneCli(bare, ["keygen"]);
     expect(Buffer.from(out.stdout.trim(), "base64")).toHaveLength(32);
@@ -230,6 +236,7 @@ describe("the runplane command from the tarball, production dependencies only (i
 
 describe("the runplane command from the tarball with better-sqlite3 (issue 24)", () => {
   it("migrates the SQLite file, then finds it up to date, and doctor checks it", async () => {
+    mkdirSync(join(app, "migrated"));
     const first = await runplaneCli(app, ["migrate", "--data-dir", "migrated"]);
     expect(first.stdout).toMatch(/^applied: /m);
     expect(first.code).toBe(0);

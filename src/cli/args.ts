@@ -23,6 +23,12 @@ export const SERVER_FLAGS = {
 } as const;
 
 export type ServerVariable = (typeof SERVER_FLAGS)[keyof typeof SERVER_FLAGS];
+export type ServerFlag = keyof typeof SERVER_FLAGS;
+
+/** The server flags of `migrate`: where the server's database is. */
+export const DATABASE_FLAGS = ["data-dir", "database-url", "database-schema"] as const satisfies readonly ServerFlag[];
+/** The server flags of `reencrypt` and `token`: the database and the keyring that opens it. */
+export const DATA_FLAGS = [...DATABASE_FLAGS, "keyring"] as const satisfies readonly ServerFlag[];
 
 /** `PORT (--port)`: how messages name a setting, since either spelling may have set it. */
 export function settingName(variable: string): string {
@@ -39,10 +45,14 @@ export interface Parsed {
   env: NodeJS.ProcessEnv;
 }
 
-/** Parses `args` strictly (an unknown flag is an error) with `own` flags plus, unless told otherwise, the server flags. */
-export function parse(args: string[], own: Options = {}, serverFlags = true, env: NodeJS.ProcessEnv = process.env): Parsed {
+/**
+ * Parses `args` strictly (an unknown flag is an error) with `own` flags plus the server flags the
+ * command takes: all of them (`serve`, `doctor`), the ones listed, or none.
+ */
+export function parse(args: string[], own: Options = {}, serverFlags: boolean | readonly ServerFlag[] = true, env: NodeJS.ProcessEnv = process.env): Parsed {
   const options: Options = { ...own };
-  if (serverFlags) for (const flag of Object.keys(SERVER_FLAGS)) options[flag] = { type: "string" };
+  const taken = serverFlags === true ? Object.keys(SERVER_FLAGS) : serverFlags === false ? [] : serverFlags;
+  for (const flag of taken) options[flag] = { type: "string" };
   const { values, positionals } = parseStrictly(args, options);
   const merged: NodeJS.ProcessEnv = { ...env };
   for (const [flag, name] of Object.entries(SERVER_FLAGS)) {

@@ -1,4 +1,4 @@
-import { SERVER_FLAGS } from "./args.js";
+import { DATA_FLAGS, DATABASE_FLAGS, SERVER_FLAGS, type ServerFlag } from "./args.js";
 
 /** What each server flag takes; typed by SERVER_FLAGS, so a new flag cannot go undocumented. */
 const SERVER_FLAG_HELP: Record<keyof typeof SERVER_FLAGS, string> = {
@@ -20,26 +20,29 @@ const SERVER_FLAG_HELP: Record<keyof typeof SERVER_FLAGS, string> = {
 
 /**
  * `runplane --help` and `runplane <command> --help` (issue 24): what each command does and every
- * flag it takes. The server flags are listed from SERVER_FLAGS, so a new one cannot be left out.
+ * flag it takes, and only those (issue 33.8). The server flags are listed from SERVER_FLAGS, so a
+ * new one cannot be left out.
  */
-const SERVER = Object.entries(SERVER_FLAGS)
-  .map(([flag, name]) => `  --${flag.padEnd(22)} ${name.padEnd(21)} ${SERVER_FLAG_HELP[flag as keyof typeof SERVER_FLAGS]}`)
-  .join("\n");
+const flagsNote = (flags: readonly ServerFlag[], title: string): string =>
+  `${title} (each wins over its environment variable):\n` +
+  flags.map((flag) => `  --${flag.padEnd(22)} ${SERVER_FLAGS[flag].padEnd(21)} ${SERVER_FLAG_HELP[flag]}`).join("\n");
 
-const SERVER_NOTE = `server flags (each wins over its environment variable):\n${SERVER}`;
+const SERVER_NOTE = flagsNote(Object.keys(SERVER_FLAGS) as ServerFlag[], "server flags");
+const DATABASE_NOTE = flagsNote(DATABASE_FLAGS, "database flags");
+const DATA_NOTE = flagsNote(DATA_FLAGS, "data flags");
 
 export const COMMAND_HELP: Record<string, string> = {
   serve: `usage: runplane serve [server flags]\nthe reference server: the API under /api/v2, the results page, the demo and its example integration\n${SERVER_NOTE}`,
   keygen: "usage: runplane keygen [--json] [--id <key id>]\na new 32-byte keyring key, base64 (--json: a whole keyring with that key active)",
-  migrate: `usage: runplane migrate [--dry-run] [server flags]\napply pending schema migrations to the server's database (--dry-run: list them, apply nothing)\n${SERVER_NOTE}`,
-  reencrypt: `usage: runplane reencrypt [--retire <key id>] [server flags]\nmove every sealed value to the keyring's active key (in an existing data directory or database) and print what each key seals\n--retire <key id>: then remove that key from keyring.json, refused while it is active or still seals a value\n${SERVER_NOTE}`,
-  token: `usage: runplane token create [--team <id>] [--organization <name>] [--description <text>] [server flags]\na new API token for the owners team of organization demo (or --team of --organization), printed once; needs the server's existing data\n${SERVER_NOTE}`,
+  migrate: `usage: runplane migrate [--dry-run] [database flags]\napply pending schema migrations to the server's database (--dry-run: list them, apply nothing)\n${DATABASE_NOTE}`,
+  reencrypt: `usage: runplane reencrypt [--retire <key id>] [data flags]\nmove every sealed value to the keyring's active key (in an existing data directory or database) and print what each key seals\n--retire <key id>: then remove that key from keyring.json, refused while it is active or still seals a value\n${DATA_NOTE}`,
+  token: `usage: runplane token create [--team <id>] [--organization <name>] [--description <text>] [data flags]\na new API token for the owners team of organization demo (or --team of --organization), printed once; needs the server's existing data\n${DATA_NOTE}`,
   doctor: `usage: runplane doctor [server flags]\nrun the checks serve runs before it starts (options, data directory, keyring against the database, storage, ports, egress), changing nothing\n${SERVER_NOTE}`,
   "check-integration":
     "usage: runplane check-integration <url> --hmac-key <key> [--stage post_plan]... [--dialect default|hcp-terraform] [--timeout <ms>]\nplay the platform against a run task integration and report on the contract",
 };
 
-export const USAGE = `usage: runplane <command> [flags]   (runplane <command> --help for its flags)
+export const USAGE = `usage: runplane <command> [flags]   (runplane <command> --help for its flags; runplane --version)
   serve       the reference server (flags mirror its environment variables)
   keygen      a new keyring key (--json: a whole keyring)
   migrate     apply pending schema migrations (--dry-run: list them)

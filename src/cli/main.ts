@@ -7,6 +7,7 @@ import { migrate } from "./migrate.js";
 import { reencrypt } from "./reencrypt.js";
 import { serve } from "./serve.js";
 import { token } from "./token.js";
+import { packageVersion } from "./version.js";
 
 /**
  * The `runplane` command (issue 17): one file per command in this folder. Every error is one line
@@ -25,6 +26,10 @@ const COMMANDS: Record<string, (args: string[]) => Promise<boolean | void> | boo
 };
 
 const [name, ...args] = process.argv.slice(2);
+if (name === "--version" || name === "-v" || name === "version") {
+  out(packageVersion());
+  process.exit(0);
+}
 const command = name ? COMMANDS[name] : undefined;
 if (!command) {
   const help = name === "help" || name === "--help" || name === "-h";

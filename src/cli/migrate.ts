@@ -4,7 +4,7 @@ import { migrate as migratePostgres, pendingMigrations as pendingPostgres } from
 import { MIGRATIONS, migrate as migrateSqlite, pendingMigrations as pendingSqlite } from "../../adapters/sqlite/schema.js";
 import { openDataDir } from "../../examples/server/state.js";
 import { importOptional } from "../optional-peer.js";
-import { dataDirOf, parse } from "./args.js";
+import { DATABASE_FLAGS, dataDirOf, parse } from "./args.js";
 
 /**
  * `runplane migrate [--dry-run]`: brings the server's database (the SQLite file in the data
@@ -13,7 +13,7 @@ import { dataDirOf, parse } from "./args.js";
  * adapter's own lock and re-reads the version).
  */
 export async function migrate(args: string[], out: (line: string) => void): Promise<void> {
-  const { values, env } = parse(args, { "dry-run": { type: "boolean" } });
+  const { values, env } = parse(args, { "dry-run": { type: "boolean" } }, DATABASE_FLAGS);
   const dryRun = values["dry-run"] === true;
   const url = env.DATABASE_URL?.trim();
   const pending = url ? await postgres(url, env.DATABASE_SCHEMA?.trim() || "public", dryRun) : await sqlite(env, dryRun);
@@ -22,9 +22,12 @@ export async function migrate(args: string[], out: (line: string) => void): Prom
 }
 
 async function sqlite(env: NodeJS.ProcessEnv, dryRun: boolean): Promise<string[]> {
-  const path = join(dataDirOf(env), "runplane.db");
+  const dir = dataDirOf(env);
+  const path = join(dir, "runplane.db");
   // A dry run creates nothing: an absent file is an empty database.
   if (dryRun && !existsSync(path)) return MIGRATIONS.map((m) => m.name);
+  // A mistyped folder would become a new, empty database that no server uses (issue 33.8).
+  if (!existsSync(dir)) throw new Error(`data directory ${dir} does not exist: create it (mkdir ${dir}) or point --data-dir (DATA_DIR) at the server's data directory`);
   if (!dryRun) {
     openDataDir(dataDirOf(env), env);
     closeSync(openSync(path, "a", 0o600));

@@ -2,7 +2,7 @@ import { keyringFileOf, removeKeyFromFile } from "../../examples/server/keyring-
 import type { Runplane } from "../index.js";
 import { describeSealed } from "../services/keyring-control.js";
 import { sealedBy, type SealedValueCounts } from "../services/sealing.js";
-import { dataDirOf, parse } from "./args.js";
+import { DATA_FLAGS, dataDirOf, parse } from "./args.js";
 import { withServerData } from "./open.js";
 
 /**
@@ -14,7 +14,7 @@ import { withServerData } from "./open.js";
  * yet made the new key active and reloaded.
  */
 export async function reencrypt(args: string[], out: (line: string) => void): Promise<boolean> {
-  const { env, values } = parse(args, { retire: { type: "string" } });
+  const { env, values } = parse(args, { retire: { type: "string" } }, DATA_FLAGS);
   const retire = typeof values.retire === "string" ? values.retire : undefined;
   return withServerData(env, async (runplane) => {
     const { activeKeyId, keyIds } = runplane.keyring;

@@ -1,5 +1,5 @@
 import { DEMO, seedDemo } from "../../examples/server/demo.js";
-import { parse } from "./args.js";
+import { DATA_FLAGS, parse } from "./args.js";
 import { withServerData } from "./open.js";
 
 /**
@@ -12,7 +12,7 @@ export async function token(args: string[], out: (line: string) => void): Promis
     team: { type: "string" },
     organization: { type: "string" },
     description: { type: "string" },
-  });
+  }, DATA_FLAGS);
   if (positionals[0] !== "create" || positionals.length !== 1) throw new Error("usage: runplane token create [--team <id>] [--organization <name>]");
   const organization = typeof values.organization === "string" ? values.organization : DEMO.organization;
   const teamId = typeof values.team === "string" ? values.team : DEMO.ownersTeam;

@@ -18,6 +18,12 @@ import { authorized, BASE_ENV, killAll, run, serve } from "./helpers.js";
 const root = mkdtempSync(join(tmpdir(), "runplane-cli-"));
 let n = 0;
 const fresh = () => join(root, `d${n++}`);
+/** A new, empty data directory, as an operator makes one before `migrate`. */
+const made = (): string => {
+  const dir = fresh();
+  mkdirSync(dir);
+  return dir;
+};
 afterAll(() => {
   killAll();
   rmSync(root, { recursive: true, force: true });
@@ -36,6 +42,27 @@ describe("runplane keygen", () => {
   });
 });
 
+describe("runplane help and version (issue 33.8)", () => {
+  it("prints its version", async () => {
+    const result = await run(["--version"]);
+    expect(result.stdout).toBe(`${JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")).version}\n`);
+    expect(result.code).toBe(0);
+  });
+
+  it.each([
+    ["migrate", ["--data-dir", "--database-url", "--database-schema"]],
+    ["reencrypt", ["--data-dir", "--database-url", "--database-schema", "--keyring"]],
+    ["token", ["--data-dir", "--database-url", "--database-schema", "--keyring"]],
+  ])("lists only the flags %s takes, and refuses the server's others", async (command, flags) => {
+    const help = (await run([command, "--help"])).stdout;
+    const listed = [...help.matchAll(/^ {2}(--[a-z-]+)/gm)].map((m) => m[1]);
+    expect(listed).toStrictEqual(flags);
+    const refused = await run([command, ...(command === "token" ? ["create"] : []), "--port", "9000"]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/unknown flag --port/);
+  });
+});
+
 describe("runplane migrate (SQLite)", () => {
   it("lists every pending step with --dry-run and creates nothing, then applies them, then has nothing left", async () => {
     const dir = fresh();
@@ -45,6 +72,13 @@ describe("runplane migrate (SQLite)", () => {
     expect(dry.stdout).toBe(names.map((name) => `pending: ${name}\n`).join(""));
     expect(existsSync(dir)).toBe(false);
 
+    // Issue 33.8: a missing data directory is refused, not made into a database no server uses.
+    const missing = await run(["migrate", "--data-dir", dir]);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toBe(`runplane migrate: data directory ${dir} does not exist: create it (mkdir ${dir}) or point --data-dir (DATA_DIR) at the server's data directory\n`);
+    expect(existsSync(dir)).toBe(false);
+
+    mkdirSync(dir);
     const applied = await run(["migrate", "--data-dir", dir]);
     expect(applied.stdout).toBe(names.map((name) => `applied: ${name}\n`).join(""));
     const db = new Database(join(dir, "runplane.db"), { readonly: true });
@@ -54,7 +88,7 @@ describe("runplane migrate (SQLite)", () => {
   });
 
   it("refuses, in one line, a database a newer runplane migrated further", async () => {
-    const dir = fresh();
+    const dir = made();
     await run(["migrate", "--data-dir", dir]);
     const db = new Database(join(dir, "runplane.db"));
     db.pragma(`user_version = ${SQLITE_MIGRATIONS.length + 1}`);
@@ -107,7 +141,7 @@ describe("runplane token create", () => {
   });
 
   it("refuses an unknown team in one line, exit 1", async () => {
-    const dir = fresh();
+    const dir = made();
     await run(["migrate", "--data-dir", dir]);
     const result = await run(["token", "create", "--team", "team-nope", "--data-dir", dir]);
     expect(result.code).toBe(1);
@@ -116,7 +150,7 @@ describe("runplane token create", () => {
   });
 
   it("says an unknown organization is not found, and which one there is (issue 24.7)", async () => {
-    const dir = fresh();
+    const dir = made();
     await run(["migrate", "--data-dir", dir]);
     const result = await run(["token", "create", "--organization", "nope", "--data-dir", dir]);
     expect(result.code).toBe(1);
@@ -173,7 +207,7 @@ describe("runplane reencrypt", () => {
 
 describe("runplane doctor", () => {
   it("prints one ok line per check and exits 0 on a healthy setup", async () => {
-    const dir = fresh();
+    const dir = made();
     await run(["migrate", "--data-dir", dir]);
     const result = await run(["doctor", "--data-dir", dir, "--port", "0", "--integration-port", "0"]);
     expect(result.code).toBe(0);
@@ -235,7 +269,10 @@ describe("runplane doctor fails for each setup runplane serve refuses (issue 24.
     ["an ADMIN_TOKEN shorter than 16 characters", { env: { ADMIN_TOKEN: "short-token" }, check: "options", says: "ADMIN_TOKEN (--admin-token) must be at least 16 characters; it has 11" }],
     ["an unknown dialect", { args: ["--dialect", "tfc"], check: "options", says: 'RUNPLANE_DIALECT (--dialect) must be "default" or "hcp-terraform"' }],
     ["a port that is not a number", { args: ["--port", "abc"], check: "options", says: 'PORT (--port) must be an integer from 0 to 65535 (0: any free port); got "abc"' }],
+    ["a port above 65535", { args: ["--port", "65536"], check: "options", says: 'PORT (--port) must be an integer from 0 to 65535 (0: any free port); got "65536"' }],
+    ["a port that is not an integer", { args: ["--integration-port", "1.5"], check: "options", says: 'INTEGRATION_PORT (--integration-port) must be an integer from 0 to 65535 (0: any free port); got "1.5"' }],
     ["a pool size below 2", { env: { DATABASE_POOL_SIZE: "-3" }, check: "options", says: 'DATABASE_POOL_SIZE (--database-pool-size) must be an integer of at least 2 (one connection holds the startup lock); got "-3"' }],
+    ["a pool size of 1, which would wait on its own startup lock", { env: { DATABASE_POOL_SIZE: "1" }, check: "options", says: 'DATABASE_POOL_SIZE (--database-pool-size) must be an integer of at least 2 (one connection holds the startup lock); got "1"' }],
     ["a wrong EGRESS_ALLOW entry", { args: ["--egress-allow", "127.0.0.1:9000,10.0.0.0/99"], check: "options", says: 'EGRESS_ALLOW (--egress-allow) entry "10.0.0.0/99" has an invalid prefix length (0-32)' }],
   ];
 
