@@ -3,7 +3,8 @@ import { join } from "node:path";
 import { readServerConfig, type ServerConfig } from "../../examples/server/config.js";
 import { openDataDir, parseKeyring } from "../../examples/server/state.js";
 import { openServerStorage, type ServerStorage } from "../../examples/server/storage.js";
-import { createRunplane, type KeyringOptions, type Runplane } from "../index.js";
+import { createKeyring, createRunplane, type KeyringOptions, type Runplane } from "../index.js";
+import { inspectSealedValues } from "../services/sealed-values.js";
 
 /** The settings these commands read; a wrong one is refused naming it, like `serve` does. */
 const READ = ["DATA_DIR", "DATABASE_URL", "DATABASE_SCHEMA"];
@@ -14,7 +15,11 @@ const READ = ["DATA_DIR", "DATABASE_URL", "DATABASE_SCHEMA"];
  * closes. It never creates that data (issue 25): a folder or database that does not exist is
  * refused, naming the folder, instead of a new one holding a token for no server.
  */
-export async function withServerData<T>(env: NodeJS.ProcessEnv, fn: (runplane: Runplane, store: ServerStorage) => Promise<T>): Promise<T> {
+export async function withServerData<T>(
+  env: NodeJS.ProcessEnv,
+  fn: (runplane: Runplane, store: ServerStorage) => Promise<T>,
+  options: { keyringMustOpen?: boolean } = {},
+): Promise<T> {
   const { config, problems } = readServerConfig(env);
   const wrong = problems.filter((p) => READ.includes(p.variable));
   if (wrong.length) throw new Error(wrong.map((p) => p.message).join("; "));
@@ -27,11 +32,22 @@ export async function withServerData<T>(env: NodeJS.ProcessEnv, fn: (runplane: R
   });
   const runplane = createRunplane({ storage: store.storage, keyring });
   try {
+    if (options.keyringMustOpen) await keyringOpens(store, keyring);
     return await fn(runplane, store);
   } finally {
     await runplane.close();
     await store.close();
   }
+}
+
+/**
+ * Refuses a keyring that does not open the values the database holds (D11, D29): a key under a
+ * known id with other bytes would otherwise re-encrypt nothing and report success, as serve and
+ * doctor already refuse it.
+ */
+async function keyringOpens(store: ServerStorage, keyring: KeyringOptions): Promise<void> {
+  const { failure } = await inspectSealedValues(store.storage, createKeyring(keyring));
+  if (failure) throw new Error(`the keyring does not open the database's sealed values: ${failure}`);
 }
 
 /** The server's keyring, once its data is known to exist. */

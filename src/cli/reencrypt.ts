@@ -25,7 +25,7 @@ export async function reencrypt(args: string[], out: (line: string) => void): Pr
     const counts = await runplane.sealedValues();
     for (const line of keyLines(runplane, counts)) out(line);
     return retire === undefined ? true : retireKey(retire, counts, env, out);
-  });
+  }, { keyringMustOpen: true });
 }
 
 /** One line per key held or found in storage: `  k1: 0 values` / `  k2 (active): 3 values (...)`. */

@@ -203,6 +203,20 @@ describe("runplane reencrypt", () => {
     db.close();
     expect(sealed.map((r) => r.value.split(":")[1])).toEqual(["k2"]);
   });
+
+  it("refuses a keyring whose key under a known id is not the one that sealed the values, changing nothing (issue 33.8)", async () => {
+    const dir = fresh();
+    const s = await serve(dir);
+    expect(await s.stop()).toBe(0);
+    const file = join(dir, "keyring.json");
+    writeFileSync(file, JSON.stringify({ keys: [{ id: "k1", key: generateKey() }, { id: "k2", key: generateKey() }], active: "k2" }));
+    const before = readFileSync(join(dir, "runplane.db"));
+    const result = await run(["reencrypt", "--data-dir", dir]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/^runplane reencrypt: the keyring does not open the database's sealed values: .*k1/);
+    expect(result.stdout).toBe("");
+    expect(readFileSync(join(dir, "runplane.db")).equals(before)).toBe(true);
+  });
 });
 
 describe("runplane doctor", () => {
