@@ -213,8 +213,10 @@ describe("the runplane command from the tarball, production dependencies only (i
     ["migrate on PostgreSQL", ["migrate", "--database-url", "postgres://127.0.0.1:1/none"], "pg"],
   ])("says in one line which package to install for %s", async (_, args, name) => {
     const out = await runplaneCli(bare, args);
-    expect(out.stderr).toBe(`runplane ${args[0]}: ${args[0] === "serve" ? "openSqliteStorage" : "DATABASE_URL (PostgreSQL)"} needs the package ${name}, which is not installed: npm install ${name}\n`);
+    expect(out.stderr).toBe(`runplane ${args[0]}: ${args[0] === "serve" ? "serve on the SQLite file (without DATABASE_URL)" : "DATABASE_URL (PostgreSQL)"} needs the package ${name}, which is not installed: npm install ${name}\n`);
     expect(out.code).toBe(1);
+    // Issue 33.8: nothing is left behind (serve made ./d1 with a keyring before it found the driver missing).
+    expect(existsSync(join(bare, "d1"))).toBe(false);
   });
 
   it("bundles nothing CommonJS and imports only declared packages", () => {

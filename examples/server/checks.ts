@@ -9,6 +9,7 @@ import { keyringCheck } from "./check-keyring.js";
 import { keysCheck } from "./check-keys.js";
 import { portTaken, readServerConfig, type Problem, type ServerConfig } from "./config.js";
 import { externalIntegration, INTEGRATION_HOST } from "./integration.js";
+import { lockOwner } from "./lock.js";
 
 /** One check's verdict: what to fix, a note for its ok line, or why it could not be checked. */
 export type Verdict = { fix: string } | { note: string } | { skip: string };
@@ -106,9 +107,13 @@ async function ports(input: CheckInput): Promise<Verdict> {
   // The bundled integration runs only without INTEGRATION_URL.
   if (!config.integrationUrl) wanted.push(["INTEGRATION_PORT", config.integrationPort, INTEGRATION_HOST]);
   const notes: string[] = [];
+  // Issue 33.8: doctor beside the running server finds its ports taken by that server, which is no fault
+  // (serve itself is then stopped by the data directory's lock, naming the pid).
+  const running = lockOwner(config.dataDir);
   for (const [variable, port, host] of wanted) {
     if (port === 0) notes.push(`${variable} 0: an ephemeral port`);
     else if (await isFree(port, host)) notes.push(`${host}:${port} is free (${variable})`);
+    else if (running !== null) notes.push(`${host}:${port} is taken, by the runplane server running on this data directory (pid ${running}) (${variable})`);
     else return fail(portTaken(variable, port, host));
   }
   return ok(notes.join(", "));

@@ -37,6 +37,12 @@ export function lockDataDir(dir: string): { release(): void } {
   return { release };
 }
 
+/** The pid of the live server holding `dir`'s lock, or null when none does. */
+export function lockOwner(dir: string): number | null {
+  const owner = readOwner(join(dir, "server.lock"));
+  return owner !== null && isAlive(owner) ? owner : null;
+}
+
 function readOwner(file: string): number | null {
   try {
     return Number(readFileSync(file, "utf8").trim());

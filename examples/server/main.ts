@@ -12,6 +12,7 @@ import { ownersToken } from "./owners-token.js";
 import { openDataDir } from "./state.js";
 import { installMetrics, mountObservability, serverLogger } from "./observability.js";
 import { openServerStorage, startingResponse } from "./storage.js";
+import { importOptional } from "../../src/optional-peer.js";
 
 /**
  * The reference server: runplane mounted in Hono over an embedded SQLite file, or over PostgreSQL
@@ -29,6 +30,8 @@ import { openServerStorage, startingResponse } from "./storage.js";
 // The checks `runplane doctor` prints, before anything is created, bound or logged (issue 24.7).
 const config = await preflight(process.env);
 const { port, host, integrationPort, dialect } = config;
+// Before the data directory is made: without the driver the start ends creating nothing (issue 33.8).
+if (!config.databaseUrl) await importOptional(() => import("better-sqlite3"), "better-sqlite3", "serve on the SQLite file (without DATABASE_URL)");
 const dataDir = openDataDir(config.dataDir);
 // One server per DATA_DIR, checked before anything is bound or revoked; PostgreSQL hosts sharing one ADMIN_TOKEN share it on purpose.
 if (!(config.databaseUrl && config.adminToken)) lockDataDir(config.dataDir);

@@ -220,6 +220,18 @@ describe("runplane reencrypt", () => {
 });
 
 describe("runplane doctor", () => {
+  it("beside the running server reports its port as that server's, not as taken (issue 33.8)", async () => {
+    const dir = fresh();
+    const s = await serve(dir);
+    try {
+      const result = await run(["doctor", "--data-dir", dir, "--port", String(s.port), "--integration-port", "0"]);
+      expect(result.stdout).toMatch(new RegExp(`127\\.0\\.0\\.1:${s.port} is taken, by the runplane server running on this data directory \\(pid \\d+\\)`));
+      expect(result.code, result.stdout + result.stderr).toBe(0);
+    } finally {
+      expect(await s.stop()).toBe(0);
+    }
+  });
+
   it("prints one ok line per check and exits 0 on a healthy setup", async () => {
     const dir = made();
     await run(["migrate", "--data-dir", dir]);
@@ -238,14 +250,21 @@ describe("runplane doctor", () => {
   it("says what to fix, one line each, and exits 1: a bad key, a taken port, a bad option", async () => {
     const dir = fresh();
     const s = await serve(dir);
+    // A port another program holds (the server's own port is no fault: see the case above).
+    const other = createServer();
+    await new Promise<void>((resolve) => other.listen(0, "127.0.0.1", resolve));
+    const taken = (other.address() as { port: number }).port;
     writeFileSync(join(dir, "keyring.json"), JSON.stringify({ keys: [{ id: "k1", key: Buffer.alloc(8).toString("base64") }] }));
-    const result = await run(["doctor", "--data-dir", dir, "--port", String(s.port), "--integration-port", "0", "--dialect", "klingon"]);
+    const result = await run(["doctor", "--data-dir", dir, "--port", "0", "--integration-port", "0", "--dialect", "klingon"]);
     expect(result.code).toBe(1);
     expect(result.stdout).toContain('FAIL options: RUNPLANE_DIALECT (--dialect) must be "default" or "hcp-terraform" ("hcp-terraform" for real Terraform clients and integrations); got "klingon"\n');
     expect(result.stdout).toMatch(/FAIL keyring: .*keyring\.json: keyring key "k1" must be 32 bytes of base64 .*runplane keygen.*\n/);
-    expect(result.stdout).toContain(`FAIL port: PORT (--port): port ${s.port} on 127.0.0.1 is taken by another process: stop it, or choose another port (0: any free one)\n`);
     expect(result.stdout).toContain(`lock held by pid ${s.child.pid}`);
     expect(await s.stop()).toBe(0);
+    const alone = await run(["doctor", "--data-dir", fresh(), "--port", String(taken), "--integration-port", "0"]);
+    other.close();
+    expect(alone.stdout).toContain(`FAIL port: PORT (--port): port ${taken} on 127.0.0.1 is taken by another process: stop it, or choose another port (0: any free one)\n`);
+    expect(alone.code).toBe(1);
   });
 
   it("names a port that is not a number, and does not try it (issue 24.7)", async () => {
