@@ -1,4 +1,4 @@
-import { createDispatcher, createKeyring, generateKey, type Keyring, type TickReport } from "../../src/index.js";
+import { createDispatcher, createKeyring, generateKey, type HttpTransport, type Keyring, type TickReport } from "../../src/index.js";
 import type { RunStage } from "../../src/schemas/run-tasks.js";
 import { deliveryPayloadBinding } from "../../src/services/task-stages.js";
 import type { Storage } from "../../src/storage/types.js";
@@ -119,4 +119,19 @@ export async function startedRun(
  */
 export function deliverDue(a: RunTaskApp): Promise<TickReport> {
   return createDispatcher(a.runplane).tick();
+}
+
+/**
+ * An integration that answers every run task request `status` and the verification request of a
+ * task's create or update (its `access_token` is `test-token`) 200, so tasks save and deliveries retry.
+ */
+export function answeringRunTasks(status: number): HttpTransport {
+  return {
+    async send(req) {
+      const body = typeof req.body === "string" ? req.body : new TextDecoder().decode(req.body);
+      const token = (JSON.parse(body) as { access_token?: string }).access_token;
+      return { status: token === "test-token" ? 200 : status, headers: {}, body: "", bodyTruncated: false };
+    },
+    async close() {},
+  };
 }

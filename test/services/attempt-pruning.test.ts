@@ -1,23 +1,14 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { createDispatcher, type HttpRequest, type HttpResponse, type HttpTransport } from "../../src/index.js";
+import { createDispatcher } from "../../src/index.js";
 import { createTestApp, type TestApp } from "../helpers/app.js";
-import { attachTask, createTask } from "../helpers/run-tasks.js";
+import { answeringRunTasks, attachTask, createTask } from "../helpers/run-tasks.js";
 import { manualClock, MINUTE } from "../delivery/support.js";
 
 // decision D31: attempts older than `attempts.retention` are pruned. The storage removes them in
 // batches (500 at a time); one prune keeps asking for batches until one comes back short, so a
 // retry load that made more than a batch of attempts since the last prune is cleared in one call.
 
-const text = (body: HttpRequest["body"]): string => (typeof body === "string" ? body : new TextDecoder().decode(body));
-
-/** Answers verification requests 200 and run task requests 503. */
-const unavailable: HttpTransport = {
-  async send(req): Promise<HttpResponse> {
-    const token = (JSON.parse(text(req.body)) as { access_token?: string }).access_token;
-    return { status: token === "test-token" ? 200 : 503, headers: {}, body: "", bodyTruncated: false };
-  },
-  async close() {},
-};
+const unavailable = answeringRunTasks(503);
 
 /** A result keeps its newest 20 attempts; 26 results retried 20 times each make 520, more than one batch of 500. */
 const RESULTS = 26;

@@ -1,23 +1,14 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { createDispatcher, createResultsPage, type HttpRequest, type HttpResponse, type HttpTransport } from "../../src/index.js";
+import { createDispatcher, createResultsPage } from "../../src/index.js";
 import { createTestApp, type TestApp } from "../helpers/app.js";
-import { attachTask, createTask } from "../helpers/run-tasks.js";
+import { answeringRunTasks, attachTask, createTask } from "../helpers/run-tasks.js";
 import { manualClock, MINUTE, type ManualClock } from "../delivery/support.js";
 
 // decision D31: "an attempt is under way" means a dispatcher holds the row's lease now. A host that
 // claimed the row and then crashed holds it only until the lease runs out: from that instant the
 // delivery status, and the results page that words it, stop saying an attempt is under way.
 
-const text = (body: HttpRequest["body"]): string => (typeof body === "string" ? body : new TextDecoder().decode(body));
-
-/** Answers verification requests 200 and run task requests 503. */
-const unavailable: HttpTransport = {
-  async send(req): Promise<HttpResponse> {
-    const token = (JSON.parse(text(req.body)) as { access_token?: string }).access_token;
-    return { status: token === "test-token" ? 200 : 503, headers: {}, body: "", bodyTruncated: false };
-  },
-  async close() {},
-};
+const unavailable = answeringRunTasks(503);
 
 const LEASE_MS = 30_000;
 
