@@ -7,6 +7,7 @@ import type { ResultStatusEvent, StageStatusEvent } from "../../src/services/run
 import { at } from "../../src/testing/conformance/fixtures.js";
 import { delivery, result, rid, run, stage, started } from "../../src/testing/conformance/run-task-fixtures.js";
 import { createTestApp } from "../helpers/app.js";
+import { firstPassOver } from "../helpers/dispatcher-passes.js";
 import { DATABASE_URL, dropSchema, postgresReachable, uniqueSchema } from "../helpers/postgres.js";
 
 // Decision D27: every stage and result status change sends NOTIFY runplane_events inside its
@@ -14,7 +15,6 @@ import { DATABASE_URL, dropSchema, postgresReachable, uniqueSchema } from "../he
 // runTasks.on(...) in every process hears every change exactly once.
 
 const reachable = await postgresReachable("postgres events");
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const PENDING = { statuses: ["pending" as const], version: 1 };
 const WINDOW = { ms: 600_000, maxMs: null };
 
@@ -46,6 +46,20 @@ describe.skipIf(!reachable)("postgres: status changes across instances", () => {
     await s.changes.subscribe((change) => changes.push(change));
     return changes;
   };
+  /**
+   * Starts the stage of a further run (`n` > 1) stored through `s`: a change stored after every
+   * earlier one, so a listener that has heard it has heard everything committed before it
+   * (PostgreSQL delivers notifications in commit order). The tests use it as a fence instead of
+   * waiting a while to see that nothing more comes.
+   */
+  const startAnother = async (s: PostgresStorage, n: number) => {
+    const next = { run: run({ id: rid("run", n) }), stage: stage({ id: rid("ts", n), runId: rid("run", n) }) };
+    const r = result({ id: rid("taskrs", n), stageId: next.stage.id, runId: next.run.id });
+    await s.runs.create(next.run, [next.stage], [r]);
+    const row = delivery({ id: rid("dlv", n), taskResultId: r.id, stageId: next.stage.id, runId: next.run.id });
+    await s.taskStages.start(started(next.stage), PENDING, [{ next: { ...r, version: 2 }, expected: PENDING }], [row]);
+    return next.stage.id;
+  };
   /** A run with one stage and one result, stored through `s`. */
   const create = async (s: PostgresStorage) => {
     const r = result({ id: rid("taskrs", 1) });
@@ -61,9 +75,11 @@ describe.skipIf(!reachable)("postgres: status changes across instances", () => {
 
     const stageChange = { kind: "stage", stageId: stage().id, runId: run().id, workspaceId: stage().workspaceId, stage: "post_plan", from: "pending", to: "running", at: started(stage()).updatedAt };
     await vi.waitFor(() => expect(onB).toStrictEqual([stageChange]), { timeout: 2_000, interval: 10 });
-    await sleep(100);
-    expect(onA).toStrictEqual([]);
-    expect(onB).toHaveLength(1);
+    // B's later change reaches A after A's own would have: A hears B's only.
+    const fence = await startAnother(b, 2);
+    await vi.waitFor(() => expect(onA).toHaveLength(1), { timeout: 2_000, interval: 10 });
+    expect(onA.map((c) => (c.kind === "stage" ? c.stageId : c.kind))).toStrictEqual([fence]);
+    expect(onB).toStrictEqual([stageChange]);
   });
 
   it("reports `from` as the row held it, for transitions and settle advances, and nothing for a rollback, a claim or a token", async () => {
@@ -90,8 +106,10 @@ describe.skipIf(!reachable)("postgres: status changes across instances", () => {
       ["result", "running", "passed", at(12)],
     ]);
     expect(onB[2]).toStrictEqual({ kind: "result", ...common, from: "running", to: "passed", at: at(12) });
-    await sleep(100);
-    expect(onB).toHaveLength(3);
+    // Nothing else came from those writes: A's next change is the next B hears.
+    const fence = await startAnother(a, 2);
+    await vi.waitFor(() => expect(onB).toHaveLength(4), { timeout: 2_000, interval: 10 });
+    expect(onB[3]).toMatchObject({ kind: "stage", stageId: fence, from: "pending", to: "running" });
   });
 
   it("hears only its own schema, and stops hearing once unsubscribed", async () => {
@@ -101,14 +119,20 @@ describe.skipIf(!reachable)("postgres: status changes across instances", () => {
     const stop = await mine.changes.subscribe((change) => changes.push(change));
     const theirs = await create(other);
     await other.taskStages.start(started(stage()), PENDING, [theirs.write], [theirs.row]);
-    await sleep(150);
-    expect(changes).toStrictEqual([]);
+    // A change in its own schema, stored after theirs, is the first it hears.
+    const ours = await startAnother(peer, 2);
+    const heardOurs = () => expect(changes.some((c) => c.kind === "stage" && c.stageId === ours)).toBe(true);
+    await vi.waitFor(heardOurs, { timeout: 2_000, interval: 10 });
+    expect(changes).toStrictEqual([expect.objectContaining({ kind: "stage", stageId: ours })]);
 
+    // Unsubscribed, it hears nothing that a subscriber after it hears.
     await stop();
-    const ours = await create(peer);
-    await peer.taskStages.start(started(stage()), PENDING, [ours.write], [ours.row]);
-    await sleep(150);
-    expect(changes).toStrictEqual([]);
+    const later: StatusChange[] = [];
+    await mine.changes.subscribe((change) => later.push(change));
+    const fence = await startAnother(peer, 3);
+    await vi.waitFor(() => expect(later).toHaveLength(1), { timeout: 2_000, interval: 10 });
+    expect(later[0]).toMatchObject({ kind: "stage", stageId: fence });
+    expect(changes).toHaveLength(1);
   });
 
   it("holds one LISTEN connection for wake-ups and changes, and brings both back when the server drops it", async () => {
@@ -134,11 +158,7 @@ describe.skipIf(!reachable)("postgres: status changes across instances", () => {
 
     // Wake-ups stop alone; changes still come on the same connection.
     await stopWakes();
-    const second = { run: run({ id: rid("run", 2) }), stage: stage({ id: rid("ts", 2), runId: rid("run", 2) }) };
-    const r2 = result({ id: rid("taskrs", 2), stageId: second.stage.id, runId: second.run.id });
-    await b.runs.create(second.run, [second.stage], [r2]);
-    const row2 = delivery({ id: rid("dlv", 2), taskResultId: r2.id, stageId: second.stage.id, runId: second.run.id });
-    await b.taskStages.start(started(second.stage), PENDING, [{ next: { ...r2, version: 2 }, expected: PENDING }], [row2]);
+    await startAnother(b, 2);
     await vi.waitFor(() => expect(onA).toHaveLength(2), { timeout: 5_000, interval: 10 });
     expect(wakes).toBe(2);
     // Closed, the storage gives the connection back to the host's pool, listening to nothing.
@@ -189,8 +209,15 @@ describe.skipIf(!reachable)("runplane: events across hosts sharing one database"
         expect(events.a).toStrictEqual(expected);
         expect(events.b).toStrictEqual(expected);
       }, { timeout: 2_000, interval: 10 });
-      await sleep(100);
-      expect(events).toStrictEqual({ a: expected, b: expected });
+      // Fences instead of a pause: what a host hears from the other comes after the echo of its
+      // own changes would have (commit order), so each hears the other's next change and nothing more.
+      const { run: next } = await a.runplane.runTasks.createRun({ workspaceId: "ws-a", configurationVersionId: "cv-2" });
+      await a.runplane.runTasks.startStage(next.id, "post_plan");
+      await vi.waitFor(() => expect(events.b).toHaveLength(4), { timeout: 2_000, interval: 10 });
+      expect(events.b).toStrictEqual([...expected, "stage pending->running"]);
+      await b.runTasks.cancelRun(next.id);
+      await vi.waitFor(() => expect(events.a).toHaveLength(6), { timeout: 2_000, interval: 10 });
+      expect(events).toStrictEqual({ a: [...expected, ...expected], b: [...expected, ...expected] });
     } finally {
       await a.runplane.close();
       await b.close();
@@ -205,19 +232,24 @@ describe.skipIf(!reachable)("runplane: events across hosts sharing one database"
     const storage = await createPostgresStorage(DATABASE_URL, { schema });
     const app = await createTestApp({ storage });
     const sent: string[] = [];
+    let arrived = (): void => undefined;
+    const first = new Promise<void>((resolve) => (arrived = resolve));
     const dispatcher = createDispatcher(app.runplane, {
-      transport: { send: async (req) => (sent.push(req.url), { status: 200, headers: {}, body: "", bodyTruncated: false }), close: async () => undefined },
+      transport: { send: async (req) => (sent.push(req.url), arrived(), { status: 200, headers: {}, body: "", bodyTruncated: false }), close: async () => undefined },
       pollIntervalMs: 60_000,
     });
     try {
+      const firstPass = firstPassOver(app.runplane.runTasks.deliveries);
       dispatcher.start();
+      await firstPass;
       const task = await app.runplane.runTasks.tasks.create("acme", { name: "scanner", url: "https://scanner.example/hook" });
       await app.runplane.runTasks.workspaceTasks.create("ws-a", task.id, { "enforcement-level": "mandatory", stages: ["post_plan"] });
       const { run: created } = await app.runplane.runTasks.createRun({ workspaceId: "ws-a", configurationVersionId: "cv-1" });
       await app.runplane.runTasks.startStage(created.id, "post_plan");
 
-      // Woken by its own start at once, not by its 60 s poll...
-      await vi.waitFor(() => expect(sent).toStrictEqual(["https://scanner.example/hook"]), { timeout: 2_000, interval: 10 });
+      // Woken by its own start: its first pass is over and its next poll (60 s) comes after the test's timeout...
+      await first;
+      expect(sent).toStrictEqual(["https://scanner.example/hook"]);
       // ...without hearing, and parsing, every change the other hosts store.
       expect(await app.runplane.runTasks.listening()).toBe(false);
     } finally {

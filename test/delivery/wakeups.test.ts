@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { createMemoryStorage } from "../../adapters/memory/index.js";
 import { createDispatcher, type DispatcherHost, type Logger } from "../../src/index.js";
 import type { Storage, StopListening } from "../../src/storage/types.js";
+import { firstPassOver } from "../helpers/dispatcher-passes.js";
 import { startLoopbackServer, type LoopbackServer } from "../helpers/loopback-server.js";
 import { deliveryApp, resultOf, startRun, tasksAnswer, type DeliveryApp } from "./support.js";
 
@@ -41,13 +42,38 @@ const withoutEvents = (app: DeliveryApp): DispatcherHost => ({
   transport: app.runplane.transport,
 });
 
+/** Counts the run task requests the receiver answers; `reached(n)` resolves once `n` have come. */
+function countArrivals() {
+  let count = 0;
+  let waiting: { n: number; resolve(): void }[] = [];
+  return {
+    arrive(): void {
+      count++;
+      waiting = waiting.filter((w) => (w.n <= count ? (w.resolve(), false) : true));
+    },
+    reached: (n: number) => new Promise<void>((resolve) => (count >= n ? resolve() : void waiting.push({ n, resolve }))),
+  };
+}
+let arrivals: ReturnType<typeof countArrivals>;
+
+/**
+ * A dispatcher over memory storage with controlled wake-ups that polls once a minute, longer than
+ * a test may take: between polls only a wake-up (or a pass it runs at start) moves it. `claimed`
+ * waits for its claims, so a test can tell when a start-up pass is over.
+ */
 async function world(wakeups: ReturnType<typeof controlledWakeups>, logger?: Logger) {
-  receiver = await startLoopbackServer(tasksAnswer({ kind: "respond", status: 200 }));
+  const counter = (arrivals = countArrivals());
+  receiver = await startLoopbackServer(tasksAnswer(() => (counter.arrive(), { kind: "respond", status: 200 })));
   const storage: Storage = Object.assign(createMemoryStorage(), { listen: wakeups.listen });
   a = await deliveryApp({ storage, ...(logger ? { logger } : {}) });
-  return createDispatcher(withoutEvents(a), { random: () => 0, owner: "woken", pollIntervalMs: 60_000 });
+  const claims = vi.spyOn(a.runplane.runTasks.deliveries, "claim");
+  const dispatcher = createDispatcher(withoutEvents(a), { random: () => 0, owner: "woken", pollIntervalMs: 60_000 });
+  /** Resolves once `n` claims have been answered (a bounded wait for a pass known to be under way). */
+  const claimed = (n: number) => vi.waitFor(() => expect(claims.mock.settledResults.length).toBeGreaterThanOrEqual(n), { timeout: 5_000, interval: 5 });
+  return { dispatcher, claimed };
 }
 
+/** The results' requests were answered, and once the dispatcher stopped (recording them), each result is running. */
 const running = async (ids: string[]) => {
   for (const id of ids) expect((await resultOf(a, id)).status).toBe("running");
 };
@@ -55,32 +81,40 @@ const running = async (ids: string[]) => {
 describe("dispatcher: wake-ups from the storage", () => {
   it("claims at once on a wake-up although its next poll is a minute away, and stops listening on stop()", async () => {
     const wakeups = controlledWakeups();
-    const dispatcher = await world(wakeups);
-    wakeups.open();
+    const { dispatcher, claimed } = await world(wakeups);
+    const firstPass = firstPassOver(a.runplane.runTasks.deliveries);
     dispatcher.start();
-    await vi.waitFor(() => expect(wakeups.state.subscribed).toBe(1));
-    // Let the first pass and the catch-up pass find nothing.
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // One start-up pass at a time, each over before the next and before the stage starts: the
+    // first pass, then the catch-up pass once listening (one claim, nothing else to do).
+    await firstPass;
+    wakeups.open();
+    await claimed(2);
+    expect(wakeups.state.subscribed).toBe(1);
     const { resultIds } = await startRun(a, [receiver.url("/1"), receiver.url("/2")]);
     expect((await resultOf(a, resultIds[0]!)).status).toBe("pending");
 
     wakeups.wake();
-    await vi.waitFor(() => running(resultIds), { timeout: 1_000, interval: 5 });
+    await arrivals.reached(2);
     await dispatcher.stop();
+    await running(resultIds);
     expect(wakeups.state.stopped).toBe(1);
     expect(wakeups.subscribers.size).toBe(0);
   });
 
   it("runs a catch-up pass once listening, for rows enqueued before the subscription took hold", async () => {
     const wakeups = controlledWakeups();
-    const dispatcher = await world(wakeups);
+    const { dispatcher } = await world(wakeups);
+    const firstPass = firstPassOver(a.runplane.runTasks.deliveries);
     dispatcher.start();
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // The first pass is over and found nothing; the subscription is still pending.
+    await firstPass;
     const { resultIds } = await startRun(a, [receiver.url("/1")]);
+    expect(wakeups.state.subscribed).toBe(0);
 
     wakeups.open();
-    await vi.waitFor(() => running(resultIds), { timeout: 1_000, interval: 5 });
+    await arrivals.reached(1);
     await dispatcher.stop();
+    await running(resultIds);
     expect(wakeups.state).toStrictEqual({ subscribed: 1, stopped: 1 });
   });
 
@@ -88,12 +122,13 @@ describe("dispatcher: wake-ups from the storage", () => {
     const wakeups = controlledWakeups({ fail: true });
     const warnings: string[] = [];
     const logger: Logger = { debug() {}, info() {}, error() {}, warn: (message) => void warnings.push(message) };
-    const dispatcher = await world(wakeups, logger);
+    const { dispatcher } = await world(wakeups, logger);
     wakeups.open();
     const { resultIds } = await startRun(a, [receiver.url("/1")]);
     dispatcher.start();
-    await vi.waitFor(() => running(resultIds), { timeout: 1_000, interval: 5 });
+    await arrivals.reached(1);
     await dispatcher.stop();
+    await running(resultIds);
     expect(warnings).toStrictEqual(["run task dispatcher hears no wake-ups from other processes; polling only"]);
   });
 });

@@ -130,15 +130,15 @@ describe.skipIf(skip)("examples/cluster: reference hosts on one PostgreSQL datab
     expect(output()).toContain(`public URL (every host's callbacks and links): http://127.0.0.1:${base}/api/v2\n`);
     const generated = /^ADMIN_TOKEN \(generated, valid on every host\): (\S+)$/m.exec(output())![1]!;
     expect(output()).toContain(`the hosts' curl lines read $ADMIN_TOKEN; first, in the shell you paste them into: export ADMIN_TOKEN=${generated}\n`);
-    const started = Date.now();
+    // B answers with both stages passed although every callback was stored by A: B learned of
+    // A's writes. No stopwatch: the outcome is the proof; that the change reaches B as an event
+    // (and not through B re-reading) is checked in test/adapters/postgres-events.test.ts.
     const demo = await fetch(`${b!.replace(/\/api\/v2$/, "")}/demo/runs`, {
       method: "POST",
       headers: { authorization: `Bearer ${generated}`, "content-type": "application/json" },
       body: JSON.stringify({ message: "callbacks land on host A" }),
     });
     expect(((await demo.json()) as any).stages).toStrictEqual({ post_plan: "passed", pre_apply: "passed" });
-    // Without cross-host events B would only notice at its 60 s wait's end.
-    expect(Date.now() - started).toBeLessThan(15_000);
     const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
     child.kill("SIGINT");
     expect(await exited).toBe(0);

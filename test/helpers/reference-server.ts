@@ -11,6 +11,11 @@ export interface SpawnedServer {
   /** The printed owners token, or null when the server used `ADMIN_TOKEN`. */
   token: string | null;
   output: () => string;
+  /**
+   * Resolves once the output matches `pattern` at least `times` times (as it arrives, no polling
+   * and no deadline of its own: the test's timeout bounds it); rejects if the process exits first.
+   */
+  printed(pattern: RegExp, times?: number): Promise<void>;
   /** SIGTERM, then the exit code. */
   stop(): Promise<number | null>;
 }
@@ -25,8 +30,19 @@ export async function spawnServer(args: string[], env: NodeJS.ProcessEnv, until 
   const child = spawn(process.execPath, ["--import", "tsx", ...args], { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
   children.push(child);
   let out = "";
-  child.stdout!.on("data", (c: Buffer) => (out += c.toString()));
-  child.stderr!.on("data", (c: Buffer) => (out += c.toString()));
+  const waiters = new Set<() => void>();
+  const append = (c: Buffer): void => {
+    out += c.toString();
+    for (const check of [...waiters]) check();
+  };
+  child.stdout!.on("data", append);
+  child.stderr!.on("data", append);
+  // "close", not "exit": by then everything it printed has arrived.
+  let closed = false;
+  child.once("close", () => {
+    closed = true;
+    for (const check of [...waiters]) check();
+  });
   const deadline = Date.now() + 20_000;
   while (!until.test(out)) {
     if (Date.now() > deadline || child.exitCode !== null) throw new Error(`server did not start:\n${out}`);
@@ -37,11 +53,22 @@ export async function spawnServer(args: string[], env: NodeJS.ProcessEnv, until 
     child.kill("SIGTERM");
     return exited;
   };
+  const printed = (pattern: RegExp, times = 1): Promise<void> =>
+    new Promise<void>((resolve, reject) => {
+      const all = new RegExp(pattern.source, pattern.flags.includes("g") ? pattern.flags : `${pattern.flags}g`);
+      const check = (): void => {
+        if ((out.match(all)?.length ?? 0) >= times) waiters.delete(check), resolve();
+        else if (closed) waiters.delete(check), reject(new Error(`exited before printing ${pattern} ${times} time(s):\n${out}`));
+      };
+      waiters.add(check);
+      check();
+    });
   return {
     child,
     api: /listening on (\S+)/.exec(out)![1]!,
     token: /owners token \(printed once[^:]*: (\S+)/.exec(out)?.[1] ?? null,
     output: () => out,
+    printed,
     stop,
   };
 }

@@ -1,4 +1,5 @@
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
+import { firstPassOver } from "../helpers/dispatcher-passes.js";
 import { loopbacksClosedAfterEach, type LoopbackServer, type Script } from "../helpers/loopback-server.js";
 import { callbackBody, sendCallback } from "../helpers/run-tasks.js";
 import { bodyOf, deliveriesTo, deliveryApp, MINUTE, resultOf, startRun, tasksAnswer, type DeliveryApp } from "../delivery/support.js";
@@ -94,19 +95,24 @@ describe("POST /task-results/:id/actions/retry (D31)", () => {
 
   it("wakes a running dispatcher, which sends the attempt without waiting for its poll", async () => {
     const { server, resultId } = await retrying();
-    // The first pass ends with a sweep (which prunes): after it the dispatcher waits an hour.
-    const attempts = a.runplane.runTasks.deliveries.attempts;
-    const prune = attempts.prune;
-    const swept = new Promise<void>((resolve) => (attempts.prune = () => prune().finally(resolve)));
+    // After its first pass the dispatcher polls again in an hour, long after this test's timeout,
+    // and the manual clock never makes the retry due: only the wake-up can send it.
     const dispatcher = a.dispatcher({ pollIntervalMs: 3_600_000 });
+    const firstPass = firstPassOver(a.runplane.runTasks.deliveries);
     dispatcher.start();
-    await swept;
+    let stopped = false;
     try {
+      await firstPass;
+      const arrived = new Promise<void>((resolve) => server.setScript(tasksAnswer(() => (resolve(), { kind: "respond", status: 200 }))));
       expect((await a.call("POST", retryPath(resultId))).status).toBe(202);
-      await vi.waitFor(async () => expect((await resultOf(a, resultId)).status).toBe("running"), { timeout: 5_000 });
+      await arrived;
+      // stop() lets the attempt finish and writes its record.
+      await dispatcher.stop();
+      stopped = true;
+      expect((await resultOf(a, resultId)).status).toBe("running");
       expect(deliveriesTo(server.requests).map((r) => bodyOf(r).task_result_id)).toStrictEqual([resultId, resultId]);
     } finally {
-      await dispatcher.stop();
+      if (!stopped) await dispatcher.stop({ graceMs: 0 });
     }
   });
 

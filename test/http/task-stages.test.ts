@@ -306,9 +306,12 @@ describe.each(STORAGES)("task stages and results over HTTP ($name)", (setup) => 
   it("fires stage-status and result-status events after the change is stored; a failing listener breaks nothing", async () => {
     const a = await app();
     const seen: string[] = [];
-    a.runplane.runTasks.on("stage-status", async (e) => {
-      const stored = await a.storage.taskStages.get(e.stageId);
-      seen.push(`stage ${e.from}->${e.to} stored=${stored?.status}`);
+    // The stage listener reads the storage: the test waits for those reads, not for a while.
+    const reads: Promise<void>[] = [];
+    a.runplane.runTasks.on("stage-status", (e) => {
+      const read = a.storage.taskStages.get(e.stageId).then((stored) => void seen.push(`stage ${e.from}->${e.to} stored=${stored?.status}`));
+      reads.push(read);
+      return read;
     });
     a.runplane.runTasks.on("result-status", (e) => {
       seen.push(`result ${e.from}->${e.to}`);
@@ -321,7 +324,7 @@ describe.each(STORAGES)("task stages and results over HTTP ($name)", (setup) => 
     const token = await tokenOf(a, resultIds[0]!);
     expect((await sendCallback(a, resultIds[0]!, token, callbackBody("running"))).status).toBe(200);
     expect((await sendCallback(a, resultIds[0]!, token, callbackBody("passed"))).status).toBe(200);
-    await new Promise((resolve) => setTimeout(resolve, 10));
+    await Promise.all(reads);
     expect(seen).toStrictEqual([
       "stage pending->running stored=running",
       "result pending->running",

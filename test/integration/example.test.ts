@@ -1,4 +1,4 @@
-import { describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { verificationRequest } from "../../src/domain/run-task-request.js";
 import { CallbackSchema } from "../../src/schemas/run-tasks.js";
 import { createExampleIntegration } from "../../examples/integration/server.js";
@@ -15,15 +15,20 @@ const planWith = (...changes: [string, string[]][]) => ({
  * the callbacks it sent, read with runplane's schema.
  */
 async function run(message: string, plan: unknown = planWith(["null_resource.a", ["create"]]), stage: "post_plan" | "pre_plan" = "post_plan") {
-  const { fetch, calls } = recordingFetch((call) =>
-    call.method === "GET" ? new Response(typeof plan === "string" ? plan : JSON.stringify(plan), { status: plan === 404 ? 404 : 200 }) : new Response(null, { status: 200 }),
-  );
   const errors: unknown[] = [];
-  const { handler } = createExampleIntegration({ hmacKey: HMAC_KEY, fetch, onError: (error) => errors.push(error) });
+  // Its work is over at its second callback (or an error): resolved as it happens, not polled.
+  let over = (): void => undefined;
+  const done = new Promise<void>((resolve) => (over = resolve));
+  const patches = () => calls.filter((call) => call.method === "PATCH");
+  const check = (): void => void (patches().length + errors.length >= 2 && over());
+  const { fetch, calls } = recordingFetch((call) => {
+    check();
+    return call.method === "GET" ? new Response(typeof plan === "string" ? plan : JSON.stringify(plan), { status: plan === 404 ? 404 : 200 }) : new Response(null, { status: 200 });
+  });
+  const { handler } = createExampleIntegration({ hmacKey: HMAC_KEY, fetch, onError: (error) => (errors.push(error), check()) });
   const payload = runTaskRequest({ stage, run: { ...requestInput().run, message } });
   const response = await handler(signedPost(payload));
-  const patches = () => calls.filter((call) => call.method === "PATCH");
-  await vi.waitFor(() => expect(patches().length + errors.length).toBeGreaterThanOrEqual(2));
+  await done;
   const downloads = calls.filter((call) => call.method === "GET");
   return { response, payload, calls: patches(), downloads, errors, callbacks: patches().map((call) => CallbackSchema.parse(call.json)) };
 }
@@ -93,12 +98,24 @@ describe("example integration", () => {
   });
 
   it("answers the verification request and a badly signed one without calling back", async () => {
-    const { fetch, calls } = recordingFetch();
+    let over = (): void => undefined;
+    const done = new Promise<void>((resolve) => (over = resolve));
+    const { fetch, calls } = recordingFetch(() => {
+      if (calls.filter((call) => call.method === "PATCH").length === 2) over();
+      return new Response(null, { status: 200 });
+    });
     const { handler } = createExampleIntegration({ hmacKey: HMAC_KEY, fetch });
     const verification = verificationRequest({ organizationName: "acme", urls: requestInput().urls, at: new Date(0) });
     expect((await handler(signedPost(verification))).status).toBe(200);
     expect((await handler(signedPost(runTaskRequest(), { key: "wrong" }))).status).toBe(401);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-    expect(calls).toEqual([]);
+    // A request it accepts afterwards starts after anything the first two could have started:
+    // once its work is over, every call made so far is one of its own.
+    const accepted = runTaskRequest({ accessToken: "at-accepted-after", stage: "pre_plan" });
+    expect((await handler(signedPost(accepted))).status).toBe(200);
+    await done;
+    expect(calls.map((call) => [call.method, call.headers.get("authorization")])).toEqual([
+      ["PATCH", "Bearer at-accepted-after"],
+      ["PATCH", "Bearer at-accepted-after"],
+    ]);
   });
 });

@@ -47,13 +47,18 @@ describe("createRunTaskHandler", () => {
   });
 
   it("answers 401 to a wrong signature or an unsigned request, and does nothing", async () => {
-    const { handler, received } = handlerWith();
+    const { handler, received, handled } = handlerWith();
     expect((await handler(signedPost(payload, { key: "other-key" }))).status).toBe(401);
     expect((await handler(signedPost(payload, { key: null }))).status).toBe(401);
     const noKey = handlerWith(null);
     expect((await noKey.handler(signedPost(payload))).status).toBe(401);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-    expect([...received, ...noKey.received]).toEqual([]);
+    // A request each handler accepts afterwards is handed over after anything scheduled before it
+    // (onRequest runs in order): once it is, the refused ones have had their chance.
+    const accepted = runTaskRequest({ accessToken: "at-accepted-after" });
+    expect((await handler(signedPost(accepted))).status).toBe(200);
+    expect((await noKey.handler(signedPost(accepted, { key: null }))).status).toBe(200);
+    await Promise.all([handled, noKey.handled]);
+    expect([...received, ...noKey.received]).toEqual([accepted, accepted]);
   });
 
   it("answers 400 with JSON:API errors to a signed but invalid payload", async () => {
@@ -68,13 +73,15 @@ describe("createRunTaskHandler", () => {
   });
 
   it("answers the verification request 200 without calling onRequest, even when its payload is partial", async () => {
-    const { handler, received } = handlerWith();
+    const { handler, received, handled } = handlerWith();
     const verification = verificationRequest({ organizationName: "acme", urls, at: new Date(0) });
     expect((await handler(signedPost(verification))).status).toBe(200);
     const partial = new TextEncoder().encode(JSON.stringify({ payload_version: 1, access_token: "test-token" }));
     expect((await handler(signedPost(partial))).status).toBe(200);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-    expect(received).toEqual([]);
+    // The next real request is the first one handed over (onRequest runs in order).
+    expect((await handler(signedPost(payload))).status).toBe(200);
+    expect(await handled).toEqual(payload);
+    expect(received).toEqual([payload]);
   });
 
   it("answers 405 to other methods and 413 past the body limit", async () => {

@@ -67,6 +67,9 @@ export const failedAttempts = (hosts: HostProcess[]): Set<string> =>
     ),
   );
 
+/** How many of a host's background dispatcher passes failed so far (`run task dispatcher pass failed`). */
+export const failedPasses = (host: HostProcess): number => host.stderr().split("\n").filter((l) => l.includes('"run task dispatcher pass failed"')).length;
+
 /** Starts the receiver through `receive`; callbacks go to `hostPorts()` in turn. */
 export async function outageIntegration(receive: Receive, hostPorts: () => number[]): Promise<{ receiver: Receiver; integration: OutageIntegration }> {
   const held = new Set<string>();

@@ -2,30 +2,43 @@ import { describe, expect, it, vi } from "vitest";
 import { postgresReachable } from "../helpers/postgres.js";
 import { attachTasks, useCluster, type HostProcess, type Parent } from "./cluster.js";
 
-// Decision D27 in real processes: a host's dispatcher that polls only every minute still sends a
-// stage started elsewhere at once (NOTIFY runplane_deliveries), catches up after its LISTEN
-// connection is killed, and survives the server killing its idle pool connections.
+// Decision D27 in real processes: a host's dispatcher whose next poll is ten minutes away still
+// sends a stage started elsewhere (NOTIFY runplane_deliveries), catches up after its LISTEN
+// connection is killed, and survives the server killing its idle pool connections. No stopwatch:
+// each case ends long before such a poll could come, so a request that arrives at all came from a
+// wake-up (or a catch-up pass), and `sent` says which host sent it.
 
 const reachable = await postgresReachable("multihost wake-ups");
-const MINUTE = "60000";
+/** Longer than any case here may run (30 s). */
+const POLL_MS = "600000";
 
 describe.skipIf(!reachable)("several hosts on one database: wake-ups", () => {
   const cluster = useCluster("wakeups");
   let parent: Parent;
-  const arrivals = new Map<string, number>();
+  /** Resolves when the integration receives the request of a result, by result id. */
+  const arrivals = new Map<string, { arrived: Promise<void>; arrive(): void }>();
+  const arrival = (resultId: string) => {
+    let entry = arrivals.get(resultId);
+    if (!entry) {
+      let arrive = (): void => undefined;
+      const arrived = new Promise<void>((resolve) => (arrive = resolve));
+      arrivals.set(resultId, (entry = { arrived, arrive }));
+    }
+    return entry;
+  };
 
   const host = async (name: string, env: Record<string, string> = {}): Promise<HostProcess> => {
     const h = cluster.spawn("host", name, env);
     await h.line(/^ready/);
     return h;
   };
-  /** A dispatching host that polls once a minute: between polls only wake-ups move it. */
-  const slowPoller = (name: string) => host(name, { RUNPLANE_DISPATCHERS: "1", RUNPLANE_POLL_MS: MINUTE });
-  /** Runs of one result each (one task), created through the parent; the receiver notes arrival times. */
+  /** A dispatching host whose next poll is after the case's end: only wake-ups move it once ready. */
+  const slowPoller = (name: string) => host(name, { RUNPLANE_DISPATCHERS: "1", RUNPLANE_POLL_MS: POLL_MS });
+  /** Runs of one result each (one task), created through the parent; the receiver reports each arrival. */
   async function world(runs: number) {
     arrivals.clear();
     parent = await cluster.open();
-    const receiver = await cluster.receive({ "/hook": (body) => (arrivals.set(body.task_result_id, Date.now()), 200) });
+    const receiver = await cluster.receive({ "/hook": (body) => (arrival(String(body.task_result_id)).arrive(), 200) });
     await attachTasks(parent.runplane, [receiver.url("/hook")]);
     const created = [];
     for (let i = 0; i < runs; i++) {
@@ -35,7 +48,8 @@ describe.skipIf(!reachable)("several hosts on one database: wake-ups", () => {
     }
     return created;
   }
-  const deliveredWithin = (resultId: string, ms: number) => vi.waitFor(() => expect(arrivals.has(resultId)).toBe(true), { timeout: ms, interval: 10 });
+  /** The result's request reached the integration (bounded by the case's timeout only). */
+  const delivered = (resultId: string) => arrival(resultId).arrived;
   const stop = async (h: HostProcess): Promise<number[]> => {
     h.send("stop");
     const sent = (await h.line(/^sent (.*)$/))[1]!.split(",").map(Number);
@@ -57,17 +71,14 @@ describe.skipIf(!reachable)("several hosts on one database: wake-ups", () => {
     return rows.filter((r: { ok: boolean }) => r.ok).length;
   };
 
-  it("a stage started on host A reaches the integration through host B's dispatcher in under 1 s while B polls every 60 s", async () => {
+  it("a stage started on host A reaches the integration through host B's dispatcher, whose next poll is minutes away", async () => {
     const [run] = await world(1);
     const a = await host("wake-a");
+    // Ready: B's start-up passes are over and it listens; A runs no dispatcher.
     const b = await slowPoller("wake-b");
-    const startedAt = Date.now();
     a.send(`start ${run!.runId}`);
     await a.line(/^ok start$/);
-    await deliveredWithin(run!.resultId, 5_000);
-    const latency = arrivals.get(run!.resultId)! - startedAt;
-    console.info(`wake-up: stage started on A, request from B after ${latency} ms`);
-    expect(latency).toBeLessThan(1_000);
+    await delivered(run!.resultId);
     expect(await stop(b)).toStrictEqual([1]);
     await stop(a);
   }, 30_000);
@@ -80,12 +91,13 @@ describe.skipIf(!reachable)("several hosts on one database: wake-ups", () => {
     await vi.waitFor(async () => expect(await terminate("relisten-b", "LISTEN%")).toBe(1), { timeout: 5_000, interval: 50 });
     await parent.runplane.runTasks.startStage(first!.runId, "post_plan");
     b.child.kill("SIGCONT");
-    await deliveredWithin(first!.resultId, 5_000);
+    // Only the catch-up pass once B listens again can send it.
+    await delivered(first!.resultId);
 
-    const startedAt = Date.now();
+    // B listens on its new connection by now (the catch-up follows the LISTEN): only a wake-up
+    // heard on it can send this one.
     await parent.runplane.runTasks.startStage(second!.runId, "post_plan");
-    await deliveredWithin(second!.resultId, 5_000);
-    expect(arrivals.get(second!.resultId)! - startedAt).toBeLessThan(1_000);
+    await delivered(second!.resultId);
     expect(await stop(b)).toStrictEqual([2]);
   }, 30_000);
 
@@ -97,7 +109,7 @@ describe.skipIf(!reachable)("several hosts on one database: wake-ups", () => {
     // is where the process would crash (an unhandled 'error' event).
     await vi.waitFor(() => expect(b.stderr()).toContain("an idle connection failed (57P01)"), { timeout: 5_000, interval: 10 });
     await parent.runplane.runTasks.startStage(run!.runId, "post_plan");
-    await deliveredWithin(run!.resultId, 5_000);
+    await delivered(run!.resultId);
     expect(await stop(b)).toStrictEqual([1]);
     expect(b.stderr()).not.toContain('"level":"error"');
   }, 30_000);

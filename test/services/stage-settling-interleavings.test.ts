@@ -49,9 +49,15 @@ describe("stage settling under interleavings", () => {
     // The first callback's recompute reads {passed, pending} and is held before it decides.
     const one = sendCallback(a, first, await tokenOf(a, first), callbackBody("passed"));
     await held;
-    // The second result is written meanwhile; its callback finds the recompute in flight.
+    // The second result is written meanwhile; its callback finds the recompute in flight. Its
+    // result event comes once the write is stored, in the same turn that it asks for another pass.
+    const secondStored = new Promise<void>((resolve) =>
+      a.runplane.runTasks.onOwn("result-status", (e) => {
+        if (e.taskResultId === second) resolve();
+      }),
+    );
     const two = sendCallback(a, second, await tokenOf(a, second), callbackBody("passed"));
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await secondStored;
     stalling.release();
     expect((await one).status).toBe(200);
     expect((await two).status).toBe(200);
