@@ -88,11 +88,13 @@ export async function startIntegration(options: { hmacKey: string; port: number 
  * later start it reuses them, pointing them at the integration's current URL and HMAC key (a
  * change re-sends the verification request).
  */
-export async function ensureDemoTasks(runplane: Runplane, integration: { url: string; hmacKey: string }): Promise<void> {
+export async function ensureDemoTasks(runplane: Runplane, integration: { url: string; hmacKey: string; keep?: boolean }): Promise<void> {
   const { tasks, workspaceTasks } = runplane.runTasks;
   const attached = new Set((await workspaceTasks.list(DEMO.workspace)).items.map((w) => w.taskId));
   for (const task of DEMO_TASKS) {
     const existing = await tasks.get(task.id).catch(() => null);
+    // `keep`: another host's bundled integration is the target of every host (demo-target.ts).
+    if (existing && integration.keep) continue;
     if (existing) {
       // Same URL and key: nothing to verify, nothing changes but the version.
       await tasks.update(task.id, { url: integration.url, "hmac-key": integration.hmacKey, enabled: true });

@@ -12,6 +12,7 @@ import { ownersToken } from "./owners-token.js";
 import { openDataDir } from "./state.js";
 import { installMetrics, mountObservability, serverLogger } from "./observability.js";
 import { openServerStorage, startingResponse } from "./storage.js";
+import { demoTarget } from "./demo-target.js";
 import { importOptional } from "../../src/optional-peer.js";
 
 /**
@@ -58,26 +59,31 @@ const store = await openServerStorage({
 });
 // Before createRunplane: its instruments bind to the provider registered when it is built.
 const observed = await installMetrics();
-const runplane: Runplane = createRunplane({
-  storage: store.storage,
-  // decision D29: keyring.json is read again on SIGHUP, when it changes, and for a key it lacks.
-  keyring: reloadableKeyring(dataDir.keyring(), keyringFileOf(config.dataDir, process.env)),
-  dialect,
-  logger: serverLogger(config.logLevel),
-  publicUrl: origin,
-  // decision D15: private addresses stay refused, except the integration's address on its port
-  // and what the operator names in EGRESS_ALLOW.
-  egress: { allow: [integration.allow, ...config.egressAllow] },
-  // decision D24: the plan JSON and configuration archive the integration downloads; issue 27: the plan log.
-  artifacts: { ...demoArtifacts, planLog: demoPlanLog },
-  // issue 27: what only the host knows of a run, for integrations that read it.
-  runs: demoRunDetails,
-});
-// Checked and written once, however many hosts start together on one database.
-const { token, fromEnv } = await store.exclusively(async () => {
+const build = (allow: string[]): Runplane =>
+  createRunplane({
+    storage: store.storage,
+    // decision D29: keyring.json is read again on SIGHUP, when it changes, and for a key it lacks.
+    keyring: reloadableKeyring(dataDir.keyring(), keyringFileOf(config.dataDir, process.env)),
+    dialect,
+    logger: serverLogger(config.logLevel),
+    publicUrl: origin,
+    // decision D15: private addresses stay refused, except the demo integration's address on its
+    // port and what the operator names in EGRESS_ALLOW.
+    egress: { allow: [...allow, ...config.egressAllow] },
+    // decision D24: the plan JSON and configuration archive the integration downloads; issue 27: the plan log.
+    artifacts: { ...demoArtifacts, planLog: demoPlanLog },
+    // issue 27: what only the host knows of a run, for integrations that read it.
+    runs: demoRunDetails,
+  });
+let runplane!: Runplane;
+// Checked and written once, however many hosts start together on one database; the demo tasks'
+// target is read under the same lock, so hosts starting together share it (issue 33.7).
+const { token, fromEnv, target } = await store.exclusively(async () => {
+  const target = await demoTarget(store.storage, integration, Boolean(config.databaseUrl && !config.integrationUrl));
+  runplane = build(target.allow);
   await seedDemo(runplane);
-  await ensureDemoTasks(runplane, { url: integration.url, hmacKey });
-  return ownersToken(runplane, dataDir, config.adminToken);
+  await ensureDemoTasks(runplane, { url: target.url, hmacKey, keep: target.keep });
+  return { ...(await ownersToken(runplane, dataDir, config.adminToken)), target };
 });
 watchKeyring(runplane, keyringFileOf(config.dataDir, process.env), (line) => void process.stdout.write(`${line}\n`));
 const dispatcher = createDispatcher(runplane, { pollIntervalMs: 250 });
@@ -140,8 +146,10 @@ process.stdout.write(
       : "dialect: default (signs with X-SVC-Task-Signature, category word config); existing HCP Terraform integrations need RUNPLANE_DIALECT=hcp-terraform",
     `results page: ${origin}/app/runs/<run id>, ${origin}/app/ (your organizations, workspaces and recent runs), ${origin}/app/<organization>/<workspace>[/runs/<run id>]`,
     observed.off ? `health: ${origin}/healthz, OpenAPI: ${origin}/openapi.json; ${observed.off}` : `metrics: ${origin}/metrics, health: ${origin}/healthz, OpenAPI: ${origin}/openapi.json`,
-    `example integration: ${integration.url} (run tasks task-demo, mandatory at post_plan, and task-demo-advisory, advisory at pre_apply, on ${DEMO.workspace})`,
-    `egress: run tasks may reach public addresses, the example integration (${integration.allow})${egressNote}`,
+    target.keep
+      ? `example integration: the demo tasks use ${target.url}, the bundled integration of the host that saved them first (hosts on one database share it; this host's own listens at ${integration.url})`
+      : `example integration: ${integration.url} (run tasks task-demo, mandatory at post_plan, and task-demo-advisory, advisory at pre_apply, on ${DEMO.workspace})`,
+    `egress: run tasks may reach public addresses, the example integration (${target.allow.join(", ")})${egressNote}`,
     fromEnv ? "owners token: using ADMIN_TOKEN" : `owners token (printed once, revoked at next start): ${token}`,
     "",
     "try (the demo run answers with its run_id; put it in place of RUN_ID; a message containing \"fail\" fails the mandatory check, and so does \"destroy\": its plan deletes a resource):",

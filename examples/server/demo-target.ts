@@ -1,0 +1,30 @@
+import type { Storage } from "../../src/index.js";
+import { DEMO_TASKS, INTEGRATION_HOST, type StartedIntegration } from "./integration.js";
+
+/** Where the demo tasks send their requests, and the egress entries that let this host reach it. */
+export interface DemoTarget {
+  url: string;
+  allow: string[];
+  /** The tasks already point at another host's bundled integration: leave them as they are. */
+  keep: boolean;
+}
+
+const BUNDLED = new RegExp(`^http://${INTEGRATION_HOST.replace(/\./g, "\\.")}:(\\d+)/run-task$`);
+
+/**
+ * Issue 33.7: hosts sharing one database share one decision about the demo tasks. Each used to
+ * point the tasks at its own bundled integration and allow only that port, so deliveries went
+ * through or were refused depending on which host claimed them. On a shared database the first
+ * host's bundled integration stays the target (its URL and HMAC key are what the tasks hold), and
+ * every host allows that address, and nothing else private, for them. INTEGRATION_URL names one
+ * integration for all hosts instead; on SQLite (one host) the tasks follow the host's integration.
+ * Read inside the storage's startup lock, so hosts starting together agree.
+ */
+export async function demoTarget(storage: Storage, own: StartedIntegration, shared: boolean): Promise<DemoTarget> {
+  const ownTarget = { url: own.url, allow: [own.allow], keep: false };
+  if (!shared) return ownTarget;
+  const saved = await storage.runTasks.get(DEMO_TASKS[0].id);
+  const port = saved ? BUNDLED.exec(saved.url)?.[1] : undefined;
+  if (!saved || port === undefined || saved.url === own.url) return ownTarget;
+  return { url: saved.url, allow: [`${INTEGRATION_HOST}:${port}`], keep: true };
+}
