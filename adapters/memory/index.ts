@@ -167,7 +167,17 @@ function digestRows<T extends { id: string; digest: string; lastUsedAt: string |
 }
 
 function apiTokenStore(): ApiTokenStore {
-  return digestRows<ApiTokenRecord>().store;
+  const { rows, store } = digestRows<ApiTokenRecord>();
+  return {
+    ...store,
+    async list(filter, page?: PageRequest): Promise<Page<ApiTokenRecord>> {
+      const matches = (r: ApiTokenRecord): boolean =>
+        r.organization === filter.organization && (filter.teamId === undefined || (r.kind === "team" && r.teamId === filter.teamId));
+      const all = [...rows.values()].filter(matches).sort(byCreation);
+      const items = page ? all.slice(page.offset, page.offset + page.limit) : all;
+      return { items: items.map(clone), total: all.length };
+    },
+  };
 }
 
 function variableStore(rows: Map<string, VariableRecord>): VariableStore {

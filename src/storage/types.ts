@@ -144,6 +144,20 @@ export interface ApiTokenStore {
    */
   touch(id: string, at: string): Promise<boolean>;
   delete(id: string): Promise<boolean>;
+  /**
+   * The tokens of `filter.organization` (of every kind), or only those of team `filter.teamId`,
+   * ordered by `createdAt`, then `id`, and their total; every one when `page` is omitted. Another
+   * organization's tokens are never listed, whatever the team id. A deleted token is listed no more.
+   * Records come whole (digests included): the core decides what leaves it (issue 33.3).
+   */
+  list(filter: ApiTokenListFilter, page?: PageRequest): Promise<Page<ApiTokenRecord>>;
+}
+
+/** Which API tokens `ApiTokenStore.list` returns. */
+export interface ApiTokenListFilter {
+  organization: string;
+  /** Only tokens of this team (`kind: "team"`); absent: every token of the organization. */
+  teamId?: string;
 }
 
 /**

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { race, wins, type ConformanceContext } from "./context.js";
 import { apiToken, at } from "./fixtures.js";
+import { describeApiTokenListCases } from "./api-token-list.cases.js";
 
 const DIGEST_2 = "60303ae22b998861bce3b28f33eec1be758a213c86c93c076dbe9f558c11c752";
 
@@ -98,4 +99,5 @@ export function describeApiTokenCases(ctx: ConformanceContext): void {
       expect(await tokens().findByDigest(DIGEST_2)).toBeNull();
     });
   });
+  describeApiTokenListCases(ctx);
 }
