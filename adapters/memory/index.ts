@@ -16,6 +16,7 @@ import type { AgentTokenStore } from "../../src/storage/types.js";
 import { createMemoryRunTaskStores } from "./run-tasks.js";
 import { createMemorySealedValueStore, memorySealedSlots } from "./sealed-values.js";
 import { createMemoryCommentStore } from "./comments.js";
+import { createMemoryHostStore } from "./hosts.js";
 import { clone } from "./clone.js";
 
 /**
@@ -41,6 +42,7 @@ export function createMemoryStorage(): Storage {
     ...runTasks.stores,
     teamProjects: createMemoryTeamProjectStore(),
     comments: createMemoryCommentStore(),
+    hosts: createMemoryHostStore(),
     sealedValues: createMemorySealedValueStore(memorySealedSlots({ variables: variableRows, ...runTasks.sealed })),
     async close() {},
   });

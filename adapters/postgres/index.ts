@@ -6,6 +6,7 @@ import { createCommentStore } from "./comments.js";
 import { createAttemptStore } from "./delivery-attempts.js";
 import { createApiTokenStore } from "./api-tokens.js";
 import { createDirectoryStores } from "./directory.js";
+import { createHostStore } from "./hosts.js";
 import { boundedPool } from "./bounded-pool.js";
 import type { PgPoolLike } from "./driver.js";
 import { createRevisionStore } from "./revisions.js";
@@ -110,6 +111,7 @@ export async function createPostgresStorage(poolOrUrl: PgPoolLike | string, opti
     agentTokens: createAgentTokenStore(pool, q),
     teamProjects: createTeamProjectStore(pool, q),
     comments: createCommentStore(pool, q),
+    hosts: createHostStore(pool, q),
     deliveryAttempts: createAttemptStore(pool, q),
     ...createRunTaskStores(pool, q),
     ...createTaskStageStores(pool, q, schema, origin),

@@ -3,6 +3,7 @@ import type { PgPoolLike, Queryable } from "./driver.js";
 import { transaction } from "./driver.js";
 import { RUN_COMMENTS_MIGRATION } from "./comments.js";
 import { DELIVERY_ATTEMPTS_MIGRATION } from "./delivery-attempts.js";
+import { HOSTS_MIGRATION } from "./hosts.js";
 import { STATUS_EVENTS_MIGRATION } from "./events.js";
 import { REVISIONS_MIGRATION } from "./revisions.js";
 import { OUTBOX_HOT_UPDATES_MIGRATION, RUN_ARTIFACTS_MIGRATION, RUN_TASK_GLOBAL_CONFIGURATION_MIGRATION, RUN_TASKS_MIGRATION, RUNS_BY_WORKSPACE_MIGRATION } from "./run-task-migration.js";
@@ -103,6 +104,7 @@ export const MIGRATIONS: readonly PgMigration[] = [
   OUTBOX_HOT_UPDATES_MIGRATION,
   RUN_COMMENTS_MIGRATION,
   DELIVERY_ATTEMPTS_MIGRATION,
+  HOSTS_MIGRATION,
 ];
 
 /** Every runplane process takes this transaction-scoped lock to migrate ("runplane" in ASCII). */

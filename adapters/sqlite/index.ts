@@ -12,6 +12,7 @@ import { createSqliteTeamProjectStore } from "./team-projects.js";
 import { createRunTaskStores } from "./run-tasks.js";
 import { createTaskStageStores } from "./task-stages.js";
 import { createCommentStore } from "./comments.js";
+import { createHostStore } from "./hosts.js";
 
 export type { SqliteDatabase, SqliteStatement, SqliteTransaction } from "./driver.js";
 
@@ -70,6 +71,7 @@ export function createSqliteStorage(db: SqliteDatabase, options: SqliteStorageOp
     agentTokens: createAgentTokenStore(db),
     teamProjects: createSqliteTeamProjectStore(db),
     comments: createCommentStore(db),
+    hosts: createHostStore(db),
     ...createRunTaskStores(db),
     ...createTaskStageStores(db),
     revisions: createRevisionStore(db),

@@ -3,6 +3,7 @@ import type { SqliteDatabase } from "./driver.js";
 import { immediateTx } from "./driver.js";
 import { RUN_COMMENTS_MIGRATION } from "./comments.js";
 import { DELIVERY_ATTEMPTS_MIGRATION } from "./delivery-attempts.js";
+import { HOSTS_MIGRATION } from "./hosts.js";
 import { REVISIONS_MIGRATION } from "./revisions.js";
 import { DELIVERY_DISPATCH_MIGRATION, DELIVERY_PAYLOADS_MIGRATION, RUN_ARTIFACTS_MIGRATION, RUN_TASK_GLOBAL_CONFIGURATION_MIGRATION, RUN_TASKS_MIGRATION, RUNS_BY_WORKSPACE_MIGRATION } from "./run-task-migration.js";
 
@@ -183,6 +184,7 @@ export const MIGRATIONS: readonly Migration[] = [
   RUNS_BY_WORKSPACE_MIGRATION,
   RUN_COMMENTS_MIGRATION,
   DELIVERY_ATTEMPTS_MIGRATION,
+  HOSTS_MIGRATION,
 ];
 
 /**

@@ -1,5 +1,6 @@
 import type { CommentStore } from "./comments-types.js";
 import type { DeliveryAttemptStore } from "./attempts-types.js";
+import type { HostStore } from "./hosts-types.js";
 import type { StatusChangeFeed, StopListening } from "./notifications.js";
 import type { RevisionStore } from "./revisions.js";
 import type { SealedValueStore } from "./sealed-values.js";
@@ -64,6 +65,8 @@ export interface Storage {
   readonly sealedValues: SealedValueStore;
   /** Comments on runs (`./comments-types.ts`, issue 27). */
   readonly comments: CommentStore;
+  /** The hosts using this storage, their keys and last beat (`./hosts-types.ts`, decision D29a). */
+  readonly hosts: HostStore;
   /**
    * Optional change counters (`./revisions.ts`). An adapter that keeps them lets the core answer a
    * repeated read (a workspace's variable list) from memory after one counter read; without them
@@ -266,6 +269,8 @@ export interface TeamProjectStore {
 export type * from "./run-tasks-types.js";
 export type * from "./comments-types.js";
 export type * from "./attempts-types.js";
+export type * from "./hosts-types.js";
+export type { HostRecord } from "../schemas/hosts.js";
 export type { RevisionStore } from "./revisions.js";
 export type { SealedColumn, SealedValue, SealedValueScan, SealedValueStore } from "./sealed-values.js";
 export type { ResultStatusChange, StageStatusChange, StatusChange, StatusChangeFeed, StopListening } from "./notifications.js";

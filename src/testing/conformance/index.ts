@@ -5,6 +5,7 @@ import { describeApiTokenCases } from "./api-tokens.cases.js";
 import type { ConformanceContext, ConformanceSetup } from "./context.js";
 import { describeDirectoryCases } from "./directory.cases.js";
 import { describeGeneralCases } from "./general.cases.js";
+import { describeHostCases } from "./hosts.cases.js";
 import { describeSealedValueCases } from "./sealed-values.cases.js";
 import { describeVariableCases } from "./variables.cases.js";
 import { describeTeamProjectCases } from "./team-projects.cases.js";
@@ -72,5 +73,6 @@ export function runStorageConformance(name: string, setup: ConformanceSetup): vo
     describeCommentCases(ctx);
     describeDeliveryAttemptCases(ctx);
     describeRetryNowCases(ctx);
+    describeHostCases(ctx);
   });
 }
