@@ -27,6 +27,7 @@ import { createAuthorizer } from "./services/authorizer.js";
 import type { ServiceContext } from "./services/context.js";
 import { createServices } from "./services/index.js";
 import { createKeyringControl } from "./services/keyring-control.js";
+import { createSessions } from "./services/sessions.js";
 import { countSealedValues, reencryptAll } from "./services/sealing.js";
 import { createHealthCheck } from "./services/health.js";
 import { createTokenAuthenticator, TOUCH_INTERVAL_MS } from "./services/principals.js";
@@ -235,7 +236,7 @@ export function createRunplane(options: RunplaneOptions): Runplane {
     basePath,
     routes: routes.map((r) => ({ method: r.method, path: `${basePath}${r.path}` })),
     openapi: () => (openapi ??= buildOpenApiDocument({ routes, definitions, dialect, basePath })),
-    auth: { authenticate, authorize: authorizer },
+    auth: { authenticate, authorize: authorizer, sessions: createSessions(ctx, services.directory) },
     transport,
     health: createHealthCheck(options.storage, services.runTasks.deliveries, settings.health),
     close: async () => {

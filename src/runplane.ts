@@ -5,6 +5,7 @@ import type { OpenApiDocument } from "./openapi/document.js";
 import type { AgentTokenService } from "./services/agent-tokens.js";
 import type { KeyringControl } from "./services/keyring-control.js";
 import type { SealedValueCounts } from "./services/sealing.js";
+import type { Sessions } from "./services/sessions.js";
 import type { Directory } from "./services/directory.js";
 import type { RunplaneHealth } from "./services/health.js";
 import type { PolicySetParameterService } from "./services/policy-set-parameters.js";
@@ -82,9 +83,11 @@ export interface Runplane {
    * The API's own credential checks, for pages and tools the host serves next to it:
    * `authenticate(request)` resolves the caller (or null, 401), `authorize(principal, action,
    * target)` decides an action such as `runs:read` on `{ organization, projectId?, workspaceId? }`
-   * exactly as the routes do (D4, D21).
+   * exactly as the routes do (D4, D21). `sessions` are the results page's sign-in sessions (issue
+   * 33.3): token records the API refuses, ending after a lifetime, with the token signed in with,
+   * or at sign-out.
    */
-  auth: { authenticate: Authenticate; authorize: Authorizer };
+  auth: { authenticate: Authenticate; authorize: Authorizer; sessions: Sessions };
   /**
    * Outbound HTTP (decision D15): the SSRF-guarded transport verification requests use and
    * `createDispatcher` sends run task requests through unless given its own.

@@ -45,19 +45,45 @@ export async function principalForToken(ctx: ServiceContext, record: ApiTokenRec
   }
 }
 
-/** The default authenticator: `Authorization: Bearer <token>` against stored SHA-256 digests (D11). */
+/** The stored record of the API token whose secret is `token`, or null. */
+export async function findTokenRecord(ctx: ServiceContext, token: string): Promise<ApiTokenRecord | null> {
+  const digest = sha256Hex(token);
+  const record = await ctx.storage.apiTokens.findByDigest(digest);
+  // The lookup is by digest; the constant-time compare guards an adapter that matches loosely.
+  return record && safeEqual(record.digest, digest) ? record : null;
+}
+
+/** Writes `last-used-at`, at most once per {@link TOUCH_INTERVAL_MS}. */
+export async function touchTokenRecord(ctx: ServiceContext, record: ApiTokenRecord): Promise<void> {
+  if (!record.lastUsedAt || ctx.now().getTime() - Date.parse(record.lastUsedAt) >= TOUCH_INTERVAL_MS) {
+    await ctx.storage.apiTokens.touch(record.id, isoNow(ctx));
+  }
+}
+
+// Issue 33.3: a results page session is an API token record (no table of its own) marked by its
+// description, which names the token signed in with and the session's end (src/services/sessions.ts).
+const SESSION_DESCRIPTION = /^results page session of (\S+) until (\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z)$/;
+
+export const sessionDescription = (parentId: string, expiresAt: string): string => `results page session of ${parentId} until ${expiresAt}`;
+
+/** The token a session was signed in with and its end, or null when the record is no session. */
+export function sessionOf(record: Pick<ApiTokenRecord, "description">): { parentId: string; expiresAt: string } | null {
+  const match = SESSION_DESCRIPTION.exec(record.description);
+  return match ? { parentId: match[1]!, expiresAt: match[2]! } : null;
+}
+
+/**
+ * The default authenticator: `Authorization: Bearer <token>` against stored SHA-256 digests (D11).
+ * A results page session is refused (issue 33.3): it lives in a browser cookie and only the page
+ * accepts it, so a leaked cookie is never an API credential.
+ */
 export function createTokenAuthenticator(ctx: ServiceContext) {
   return async (request: Request): Promise<Principal | null> => {
     const token = bearerToken(request);
     if (token === null) return null;
-    const digest = sha256Hex(token);
-    const record = await ctx.storage.apiTokens.findByDigest(digest);
-    // The lookup is by digest; the constant-time compare guards an adapter that matches loosely.
-    if (!record || !safeEqual(record.digest, digest)) return null;
-    const now = ctx.now();
-    if (!record.lastUsedAt || now.getTime() - Date.parse(record.lastUsedAt) >= TOUCH_INTERVAL_MS) {
-      await ctx.storage.apiTokens.touch(record.id, isoNow(ctx));
-    }
+    const record = await findTokenRecord(ctx, token);
+    if (!record || sessionOf(record)) return null;
+    await touchTokenRecord(ctx, record);
     return principalForToken(ctx, record);
   };
 }
