@@ -1,12 +1,12 @@
 import { RETRY_AFTER_SECONDS } from "../errors.js";
 import type { Authenticate } from "../http/handler.js";
 import { createConsoleLogger, failureFrames, type Logger } from "../logger.js";
-import type { Principal } from "../schemas/common.js";
 import { isStorageUnavailableError } from "../storage/unavailable.js";
 import { loadRunPage, parseFilter } from "./data.js";
 import { html } from "./escape.js";
 import { layout, loginForm, messagePage, notFoundPage, unauthorizedPage, type Chrome } from "./layout.js";
 import { clearedCookie, isCrossSite, isSameOriginPost, readCookie, readForm, safeNext, sessionCookie, withBearer } from "./login.js";
+import { createSignIn, DEFAULT_SESSION_LIFETIME_MS, type Caller } from "./sign-in.js";
 import { mayRetry, noticeOf, RETRY_PATH, retryResult } from "./retry-action.js";
 import { runPage } from "./render.js";
 import { loadOverview, mayReadRuns } from "./home.js";
@@ -23,12 +23,14 @@ export interface ResultsPageOptions {
   /**
    * Replaces the page's own authentication: resolves the caller of a page request, `null` answers
    * 401. Use it when the host already has sessions. Default: the `runplane_token` cookie set by the
-   * sign-in form, else the request as is (an `Authorization: Bearer` header), both checked with the
-   * runplane instance's API authenticator.
+   * sign-in form, which holds a session (`runplane.auth.sessions`, issue 33.3), else the request as is
+   * (an `Authorization: Bearer` header) checked with the runplane instance's API authenticator.
    */
   authenticate?: Authenticate;
   /** Serve the sign-in form (`<prefix>/login`) and sign-out. Default: true unless `authenticate` is given. */
   login?: boolean;
+  /** How long a sign-in lasts, in milliseconds, however busy the person is. Default 8 hours. */
+  sessionLifetimeMs?: number;
   /** Outcomes loaded per result, most severe first. Default 500. */
   maxOutcomesPerResult?: number;
   /** Mark the cookie `Secure`. Default: when the request URL is https. */
@@ -71,12 +73,6 @@ function normalizePrefix(prefix: string): string {
 /** Paths of one segment that are never an organization's page. */
 const RESERVED = new Set(["/runs", "/login", "/logout"]);
 
-interface Caller {
-  principal: Principal | null;
-  /** The caller came with the page's cookie (it may be stale). */
-  cookie: boolean;
-}
-
 /** Path segments, decoded; null when one is not valid percent-encoding (answered 404). */
 function decodeSegments(raw: readonly string[]): string[] | null {
   try {
@@ -106,14 +102,9 @@ export function createResultsPage(source: ResultsPageSource, options: ResultsPag
   const login = options.login ?? options.authenticate === undefined;
   const maxOutcomes = options.maxOutcomesPerResult ?? 500;
   const logger = options.logger ?? createConsoleLogger();
-
-  async function identify(request: Request): Promise<Caller> {
-    if (options.authenticate) return { principal: await options.authenticate(request), cookie: false };
-    const token = login && !request.headers.has("authorization") ? readCookie(request) : null;
-    if (token === null) return { principal: await source.auth.authenticate(request), cookie: false };
-    const bearer = withBearer(request, token);
-    return { principal: bearer ? await source.auth.authenticate(bearer) : null, cookie: true };
-  }
+  const lifetimeMs = options.sessionLifetimeMs ?? DEFAULT_SESSION_LIFETIME_MS;
+  const signIn = createSignIn(source, { login, authenticate: options.authenticate, lifetimeMs });
+  const identify = signIn.identify;
 
   function unauthorized(url: URL, chrome: Chrome, caller: Caller, next = `${url.pathname}${url.search}`): Response {
     // decision D4: 401 only for a missing or invalid credential; a stale cookie is cleared.
@@ -177,12 +168,15 @@ export function createResultsPage(source: ResultsPageSource, options: ResultsPag
     const next = safeNext(form.get("next"), prefix);
     const token = (form.get("token") ?? "").trim();
     const bearer = token === "" ? null : withBearer(request, token);
+    // The API must accept the token (a host's own authenticator too), and it must be an API token
+    // of runplane's directory: the cookie then holds a session of it, never the token (issue 33.3).
     const principal = bearer ? await source.auth.authenticate(bearer) : null;
-    if (!principal) {
+    const session = principal ? await signIn.start(request, token) : null;
+    if (!session) {
       const problem = token === "" ? "Enter a token." : "That token was not accepted.";
       return page(401, layout(chrome, "Sign in", html`<h1>Sign in</h1>${loginForm(chrome, next, problem)}`));
     }
-    return redirect(next ?? `${prefix}/`, { "set-cookie": sessionCookie(prefix, token, secure(url)) });
+    return redirect(next ?? `${prefix}/`, { "set-cookie": sessionCookie(prefix, session, secure(url)) });
   }
 
   /**
@@ -226,11 +220,11 @@ export function createResultsPage(source: ResultsPageSource, options: ResultsPag
       );
     }
     if (rest === "/logout" && login) {
-      return allow("POST", () =>
-        isCrossSite(request, url)
-          ? page(403, messagePage(chrome, "Forbidden", "Sign out from this site's own page."))
-          : redirect(`${prefix}/login`, { "set-cookie": clearedCookie(prefix, secure(url)) }),
-      );
+      return allow("POST", async () => {
+        if (isCrossSite(request, url)) return page(403, messagePage(chrome, "Forbidden", "Sign out from this site's own page."));
+        await signIn.end(request);
+        return redirect(`${prefix}/login`, { "set-cookie": clearedCookie(prefix, secure(url)) });
+      });
     }
     if (rest === "/runs") {
       return allow("GET", () => {

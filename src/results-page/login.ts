@@ -1,4 +1,4 @@
-/** The sign-in cookie: reading it, setting it, clearing it, and where to go after signing in. */
+/** The sign-in cookie (it holds a session, src/results-page/sign-in.ts): reading it, setting it, clearing it, and where to go after signing in. */
 
 export const COOKIE_NAME = "runplane_token";
 /** A token form is tiny; anything bigger is not a sign-in. */
@@ -22,9 +22,12 @@ export function readCookie(request: Request, name: string = COOKIE_NAME): string
 
 const attributes = (prefix: string, secure: boolean): string => `HttpOnly; SameSite=Strict; Path=${prefix}/${secure ? "; Secure" : ""}`;
 
-/** A session cookie (no Max-Age): the token is forgotten when the browser session ends. */
-export const sessionCookie = (prefix: string, token: string, secure: boolean): string =>
-  `${COOKIE_NAME}=${encodeURIComponent(token)}; ${attributes(prefix, secure)}`;
+/**
+ * The cookie of a sign-in session (issue 33.3: a session's secret, never an API token). No
+ * Max-Age: the browser forgets it when its session ends, the server when the sign-in's lifetime does.
+ */
+export const sessionCookie = (prefix: string, session: string, secure: boolean): string =>
+  `${COOKIE_NAME}=${encodeURIComponent(session)}; ${attributes(prefix, secure)}`;
 
 export const clearedCookie = (prefix: string, secure: boolean): string => `${COOKIE_NAME}=; ${attributes(prefix, secure)}; Max-Age=0`;
 

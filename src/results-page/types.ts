@@ -2,6 +2,7 @@ import type { Authenticate } from "../http/handler.js";
 import type { Principal } from "../schemas/common.js";
 import type { Workspace } from "../schemas/directory.js";
 import type { RunTaskService } from "../services/run-tasks.js";
+import type { Sessions } from "../services/sessions.js";
 
 /** The authorization target of a run: its organization, workspace and the workspace's project (D21). */
 export interface RunTarget {
@@ -15,13 +16,15 @@ export type PageAction = "runs:read" | "run-tasks:manage";
 
 /**
  * What the results page needs of a runplane instance (structurally a `Runplane`): its
- * authenticator and authorizer, read access to runs, stages, results, outcomes, delivery attempts
+ * authenticator, authorizer and sign-in sessions, read access to runs, stages, results, outcomes, delivery attempts
  * and workspaces, and "retry now" (D31).
  */
 export interface ResultsPageSource {
   auth: {
     authenticate: Authenticate;
     authorize(principal: Principal, action: PageAction, target: RunTarget): Promise<boolean>;
+    /** The sign-in sessions the page's cookie holds (issue 33.3). */
+    sessions: Sessions;
   };
   runTasks: Pick<
     RunTaskService,
