@@ -1,11 +1,11 @@
-import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createPostgresStorage, type PostgresStorage } from "../../adapters/postgres/index.js";
+import type { PostgresStorage } from "../../adapters/postgres/index.js";
 import { createDispatcher, createKeyring, generateKey } from "../../src/index.js";
 import { createTestApp, type TestResponse } from "../helpers/app.js";
-import { DATABASE_URL, dropSchema, postgresReachable, uniqueSchema } from "../helpers/postgres.js";
+import { postgresReachable } from "../helpers/postgres.js";
+import { proxiedPostgres, type ProxiedPostgres } from "../helpers/proxied-postgres.js";
 import { attachTask, callbackBody, createTask, fakeClock, outcomeItem, payloadOf, sendCallback, type RunTaskApp } from "../helpers/run-tasks.js";
-import { startTcpProxy, throughProxy, type TcpProxy } from "../helpers/tcp-proxy.js";
+import type { TcpProxy } from "../helpers/tcp-proxy.js";
 
 // Issue 25 defect 3, decision D28: PostgreSQL goes away while integrations send their callbacks.
 // The host's pool reaches the server through a loopback proxy that is closed (every connection
@@ -31,33 +31,21 @@ const deferred = () => {
 };
 
 describe.skipIf(!reachable)("PostgreSQL going away under callback load (D28)", () => {
+  let db: ProxiedPostgres;
   let proxy: TcpProxy;
-  let admin: pg.Pool;
-  let pool: pg.Pool;
   let storage: PostgresStorage;
   let app: RunTaskApp;
-  const schema = uniqueSchema("outage");
 
   beforeAll(async () => {
-    const target = new URL(DATABASE_URL);
-    proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port || 5432) });
-    admin = new pg.Pool({ connectionString: DATABASE_URL, max: 1 });
-    pool = new pg.Pool({ connectionString: throughProxy(DATABASE_URL, proxy), max: 8, connectionTimeoutMillis: 1000 });
-    storage = await createPostgresStorage(pool, { schema });
+    db = await proxiedPostgres("outage", { max: 8, connectionTimeoutMillis: 1000 });
+    ({ proxy, storage } = db);
     const keyring = createKeyring({ keys: [{ id: "k1", key: generateKey() }] });
     const clock = fakeClock();
     const base = await createTestApp({ storage, keyring, clock, publicUrl: "https://runplane.example" });
     app = Object.assign(base, { keyring, clock });
   });
   afterAll(async () => {
-    await proxy?.open();
-    await app?.runplane.close();
-    await pool?.end().catch(() => undefined);
-    if (admin) {
-      await dropSchema(admin, schema);
-      await admin.end();
-    }
-    await proxy?.close();
+    await db?.close(() => app?.runplane.close());
   });
 
   it("answers only 2xx, 4xx or 503 with Retry-After, and applies every callback retried after its 503", async () => {

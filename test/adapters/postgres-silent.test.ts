@@ -1,9 +1,9 @@
 import pg from "pg";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { createPostgresStorage, type PostgresStorage } from "../../adapters/postgres/index.js";
 import { createTestApp, type TestApp, type TestResponse } from "../helpers/app.js";
-import { DATABASE_URL, dropSchema, postgresReachable, uniqueSchema } from "../helpers/postgres.js";
-import { startTcpProxy, throughProxy, type TcpProxy } from "../helpers/tcp-proxy.js";
+import { postgresReachable } from "../helpers/postgres.js";
+import { proxiedPostgres, type ProxiedPostgres } from "../helpers/proxied-postgres.js";
+import type { TcpProxy } from "../helpers/tcp-proxy.js";
 
 // Issue 33.4, decision D28: a database that goes silent (packets dropped, no reset: a partition, a
 // hung server) or a pool with no connection to spare is an unavailable storage. The host's pool
@@ -13,12 +13,10 @@ import { startTcpProxy, throughProxy, type TcpProxy } from "../helpers/tcp-proxy
 const reachable = await postgresReachable("postgres silent");
 
 describe.skipIf(!reachable)("a PostgreSQL that goes silent (D28)", () => {
+  let db: ProxiedPostgres;
   let proxy: TcpProxy;
-  let admin: pg.Pool;
   let pool: pg.Pool;
-  let storage: PostgresStorage;
   let app: TestApp;
-  const schema = uniqueSchema("silent");
   const readVars = (): Promise<TestResponse> => app.call("GET", "/api/v2/workspaces/ws-a/vars");
   const unavailable = (res: TestResponse): void => {
     expect(res.status, res.text).toBe(503);
@@ -31,27 +29,17 @@ describe.skipIf(!reachable)("a PostgreSQL that goes silent (D28)", () => {
   };
 
   beforeAll(async () => {
-    const target = new URL(DATABASE_URL);
-    proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port || 5432) });
-    admin = new pg.Pool({ connectionString: DATABASE_URL, max: 1 });
-    pool = new pg.Pool({ connectionString: throughProxy(DATABASE_URL, proxy), max: 3 });
-    pool.on("error", () => undefined);
-    storage = await createPostgresStorage(pool, { schema, timeoutMs: 300 });
-    app = await createTestApp({ storage });
+    // The host's pool sets none of node-postgres' timeouts; the adapter's own bound is 300 ms.
+    db = await proxiedPostgres("silent", { max: 3 }, { timeoutMs: 300 });
+    ({ proxy, pool } = db);
+    app = await createTestApp({ storage: db.storage });
   });
   beforeEach(async () => {
     await proxy.open();
     await recovered();
   });
   afterAll(async () => {
-    await proxy?.open();
-    await app?.runplane.close();
-    await pool?.end().catch(() => undefined);
-    if (admin) {
-      await dropSchema(admin, schema);
-      await admin.end();
-    }
-    await proxy?.close();
+    await db?.close(() => app?.runplane.close());
   });
 
   it("answers 503 with Retry-After on its open connections, and recovers when the network heals", async () => {
