@@ -32,15 +32,18 @@ export function createSessions(ctx: ServiceContext, directory: Pick<Directory, "
     if (!Number.isFinite(lifetimeMs) || lifetimeMs <= 0) throw new RangeError("a session lifetime is a positive number of milliseconds");
     const parent = await findTokenRecord(ctx, token);
     if (!parent || sessionOf(parent)) return null;
-    const expiresAt = new Date(ctx.now().getTime() + lifetimeMs).toISOString();
+    const expiresAt = new Date(ctx.now().getTime() + lifetimeMs);
+    const description = Number.isNaN(expiresAt.getTime()) ? "" : sessionDescription(parent.id, expiresAt.toISOString());
+    // Fail closed: a record not read back as a session would be a plain API token in a cookie.
+    if (!sessionOf({ description })) throw new RangeError("a session lifetime must end before the year 10000");
     const session = await directory.createApiToken({
       organization: parent.organization,
       kind: parent.kind,
       ...(parent.userId === null ? {} : { userId: parent.userId }),
       ...(parent.teamId === null ? {} : { teamId: parent.teamId }),
-      description: sessionDescription(parent.id, expiresAt),
+      description,
     });
-    return { token: session.token, expiresAt };
+    return { token: session.token, expiresAt: expiresAt.toISOString() };
   }
 
   async function authenticate(sessionToken: string): Promise<Principal | null> {

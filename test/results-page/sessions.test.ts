@@ -106,6 +106,8 @@ describe("results page sessions", () => {
     seeded.app.clock.advance(60_000);
     await expectSignedOut(cookie, short);
     expect(() => resultsPageFor(seeded.app, { sessionLifetimeMs: 0 })).toThrow(/sessionLifetimeMs/);
+    // A session whose end could not be written down would be a plain API token: refused, none made.
+    await expect(seeded.app.runplane.auth.sessions.create(seeded.app.ownerToken, 1e15)).rejects.toThrow(/lifetime/);
   });
 
   it("keeps a session's end on the server: an edited cookie or a hand-written session record extends nothing", async () => {
