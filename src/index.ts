@@ -3,6 +3,7 @@ import { newId } from "./crypto/random.js";
 import { createHandler, type Authenticate } from "./http/handler.js";
 import { createJsonApi } from "./http/jsonapi.js";
 import { agentTokenResource, agentTokenRoutes } from "./http/routes/agent-tokens.js";
+import { teamTokenRoutes } from "./http/routes/team-tokens.js";
 import { pingRoutes } from "./http/routes/ping.js";
 import { policySetParameterResource, policySetParameterRoutes } from "./http/routes/policy-set-parameters.js";
 import { variableResource, variableRoutes } from "./http/routes/variables.js";
@@ -205,7 +206,7 @@ export function createRunplane(options: RunplaneOptions): Runplane {
     artifacts: options.artifacts ?? {},
     runs: options.runs ?? {},
   };
-  const routes: Route[] = [...pingRoutes, ...teamProjectRoutes, ...variableRoutes, ...policySetParameterRoutes, ...agentTokenRoutes, ...runTaskRoutes, ...taskStageRoutes, ...deliveryAttemptRoutes, ...artifactRoutes, ...runRoutes, ...planRoutes, ...runEventRoutes, ...commentRoutes, ...policyCheckRoutes];
+  const routes: Route[] = [...pingRoutes, ...teamProjectRoutes, ...variableRoutes, ...policySetParameterRoutes, ...agentTokenRoutes, ...teamTokenRoutes, ...runTaskRoutes, ...taskStageRoutes, ...deliveryAttemptRoutes, ...artifactRoutes, ...runRoutes, ...planRoutes, ...runEventRoutes, ...commentRoutes, ...policyCheckRoutes];
   const authenticate: Authenticate = options.authenticate ?? createTokenAuthenticator(ctx);
   // The read cache keys entries by bearer token: only the default authenticator reads nothing else.
   const caching =

@@ -34,6 +34,7 @@ export const ORGANIZATION_ACTIONS = [
   "policy-set-parameters:read",
   "policy-set-parameters:write",
   "agent-tokens:manage",
+  "api-tokens:manage",
   "run-tasks:configure",
 ] as const;
 export type OrganizationAction = (typeof ORGANIZATION_ACTIONS)[number];
@@ -76,13 +77,15 @@ const ACTION_RULES = {
   },
 } as const satisfies Record<Action, ActionRule>;
 
-// decision D21: owners, or the one organization permission named here.
+// decision D21: owners, or the one organization permission named here; null: owners only.
 const ORGANIZATION_ACTION_RULES = {
   "policy-set-parameters:read": "manage-policies",
   "policy-set-parameters:write": "manage-policies",
   "agent-tokens:manage": "manage-agent-pools",
+  // issue 33.3: API tokens act as their team, owners' included; no permission short of owners lists or revokes them.
+  "api-tokens:manage": null,
   "run-tasks:configure": "manage-run-tasks",
-} as const satisfies Record<OrganizationAction, OrgPermission>;
+} as const satisfies Record<OrganizationAction, OrgPermission | null>;
 
 const explain = (reasons: readonly AccessReason[]): string =>
   reasons.length === 0 ? "no source" : reasons.map(describeReason).join(", ");
@@ -132,7 +135,8 @@ export function canInOrganization(scope: OrganizationScope, action: Organization
   }
   const owner = ownerReason(principal);
   if (owner) return { allowed: true, reasons: [owner] };
-  const needed = ORGANIZATION_ACTION_RULES[action];
+  const needed: OrgPermission | null = ORGANIZATION_ACTION_RULES[action];
+  if (needed === null) return { allowed: false, reason: `${action} needs an organization owner` };
   const reasons = orgPermissionReasons(principal, teams).filter((r) => r.permission === needed);
   if (reasons.length > 0) return { allowed: true, reasons };
   return { allowed: false, reason: `${action} needs an organization owner or the organization permission ${needed}` };

@@ -11,6 +11,7 @@ export const ROUTE_ACTIONS = [
   "project:read",
   "team-access:manage",
   "agent-tokens:manage",
+  "api-tokens:manage",
   "runs:read",
   "runs:override",
   "run-tasks:configure",
@@ -43,8 +44,13 @@ export const ROUTE_PERMISSIONS: Readonly<Record<string, RouteAction>> = {
   // decision D21: reading agent tokens needs the same right as managing them (owners or manage-agent-pools).
   "GET /agent-pools/:agent_pool_id/authentication-tokens": "agent-tokens:manage",
   "POST /agent-pools/:agent_pool_id/authentication-tokens": "agent-tokens:manage",
+  // An API token's id is checked against api-tokens:manage by the route itself: HCP Terraform
+  // serves agent and team tokens under this one path, the id tells which (issue 33.3).
   "GET /authentication-tokens/:token_id": "agent-tokens:manage",
   "DELETE /authentication-tokens/:token_id": "agent-tokens:manage",
+
+  // issue 33.3: API tokens (the owners' included) are listed and revoked by owners only.
+  "GET /teams/:team_id/authentication-tokens": "api-tokens:manage",
 
   // decision D21: organization run tasks need manage-run-tasks (or owners); workspace tasks the
   // project's run-tasks permission; stages, results and outcomes runs >= read; override its own right.

@@ -13,7 +13,8 @@ import {
   type User,
 } from "../schemas/directory.js";
 import { API_TOKEN_KINDS, type ApiTokenRecord, type VarOwnerKind } from "../schemas/records.js";
-import type { DirectoryStore } from "../storage/types.js";
+import type { Page, PageRequest } from "../schemas/records.js";
+import type { ApiTokenListFilter, DirectoryStore } from "../storage/types.js";
 import { isoNow, type ServiceContext } from "./context.js";
 import { parseOrThrow } from "./validate.js";
 
@@ -79,6 +80,10 @@ export const ApiTokenRequestSchema = z.object({
   secret: z.string().min(API_TOKEN_SECRET_MIN_LENGTH).optional(),
 });
 export type ApiTokenRequest = z.input<typeof ApiTokenRequestSchema>;
+
+/** An API token as operators see it: everything but its digest (issue 33.3). */
+export type ApiTokenView = Omit<ApiTokenRecord, "digest">;
+const toApiTokenView = ({ digest: _digest, ...view }: ApiTokenRecord): ApiTokenView => view;
 
 /**
  * Host-side records the API refers to but does not manage over HTTP (organizations, projects,
@@ -159,7 +164,17 @@ export function createDirectory(ctx: ServiceContext) {
     },
     /** The stored record of an API token whose secret is `token`, or null. */
     findApiToken: (token: string) => s.apiTokens.findByDigest(sha256Hex(token)),
+    /** Revokes at once: the access cache holds nothing past the directory change it makes (D21). */
     revokeApiToken: (id: string) => s.apiTokens.delete(id),
+    /** An organization's API tokens (or one team's) by creation, metadata only; all without `page`. */
+    async listApiTokens(filter: ApiTokenListFilter, page?: PageRequest): Promise<Page<ApiTokenView>> {
+      const { items, total } = await s.apiTokens.list(filter, page);
+      return { items: items.map(toApiTokenView), total };
+    },
+    getApiToken: async (id: string): Promise<ApiTokenView | null> => {
+      const record = await s.apiTokens.get(id);
+      return record && toApiTokenView(record);
+    },
   };
 }
 export type Directory = ReturnType<typeof createDirectory>;

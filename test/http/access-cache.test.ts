@@ -43,6 +43,15 @@ describe("access cache: repeated writes with one token", () => {
     expect((await create(app)).status).toBe(401);
   });
 
+  it("answer 401 once an owner revoked the token over the API (issue 33.3)", async () => {
+    const app = await createTestApp();
+    await app.runplane.teamProjects.create("prj-a", "team-devs", { access: "write" });
+    expect((await create(app, app.devToken)).status).toBe(201);
+    const dev = (await app.runplane.directory.findApiToken(app.devToken))!.id;
+    expect((await app.call("DELETE", `/api/v2/authentication-tokens/${dev}`)).status).toBe(204);
+    expect((await create(app, app.devToken)).status).toBe(401);
+  });
+
   it("answer 404 once the team's access drops to read, and once the caller leaves the team", async () => {
     const app = await createTestApp();
     const grant = await app.runplane.teamProjects.create("prj-a", "team-devs", { access: "write" });
@@ -105,6 +114,13 @@ describe("access cache: two instances sharing one SQLite file", () => {
     expect((await create(app)).status).toBe(201);
     await other.directory.revokeApiToken((await other.directory.findApiToken(app.ownerToken))!.id);
     expect((await create(app)).status).toBe(401);
+    // issue 33.3: revoked over the other instance's API, refused by this one's next request.
+    const owners = await other.directory.createApiToken({ organization: "acme", kind: "team", teamId: "team-owners" });
+    expect((await create(app, owners.token)).status).toBe(201);
+    const dev = (await other.directory.findApiToken(app.devToken))!.id;
+    const revoked = await other.handler(new Request(`http://localhost/api/v2/authentication-tokens/${dev}`, { method: "DELETE", headers: { authorization: `Bearer ${owners.token}` } }));
+    expect(revoked.status).toBe(204);
+    expect((await create(app, app.devToken)).status).toBe(401);
     await other.close();
   });
 });

@@ -69,6 +69,8 @@ const tpBody = (attributes: Record<string, unknown>, relationships?: { project: 
 });
 const newVariable = async (w: World) => (await w.runplane.variables.create("ws-a", { key: unique("k"), category: "env" })).id;
 const newParameter = async (w: World) => (await w.runplane.policySetParameters.create("polset-a", { key: unique("p"), category: "policy-set" })).id;
+const newTeamToken = async (w: World) =>
+  (await w.runplane.directory.createApiToken({ organization: "acme", kind: "team", teamId: "team-public", description: "matrix" })).id;
 const newAgentToken = async (w: World) =>
   (await w.runplane.agentTokens.create("apool-a", { description: "matrix", createdBy: { type: "organizations", id: "acme" } })).id;
 
@@ -132,6 +134,10 @@ const MATRIX: Row[] = [
   { route: "POST /agent-pools/:agent_pool_id/authentication-tokens", ok: 201, expect: organization("agent-tokens:manage"), prepare: async () => ({ path: "/api/v2/agent-pools/apool-a/authentication-tokens", body: { data: { type: "authentication-tokens", attributes: { description: "m" } } } }) },
   { route: "GET /authentication-tokens/:token_id", ok: 200, expect: organization("agent-tokens:manage"), prepare: async (w) => ({ path: `/api/v2/authentication-tokens/${await newAgentToken(w)}` }) },
   { route: "DELETE /authentication-tokens/:token_id", ok: 204, expect: organization("agent-tokens:manage"), prepare: async (w) => ({ path: `/api/v2/authentication-tokens/${await newAgentToken(w)}` }) },
+  // issue 33.3: team API tokens under the same paths, owners only.
+  { route: "GET /teams/:team_id/authentication-tokens", ok: 200, expect: organization("api-tokens:manage"), prepare: async () => ({ path: "/api/v2/teams/team-public/authentication-tokens" }) },
+  { route: "GET /authentication-tokens/:token_id", variant: "team API token", ok: 200, expect: organization("api-tokens:manage"), prepare: async (w) => ({ path: `/api/v2/authentication-tokens/${await newTeamToken(w)}` }) },
+  { route: "DELETE /authentication-tokens/:token_id", variant: "team API token", ok: 204, expect: organization("api-tokens:manage"), prepare: async (w) => ({ path: `/api/v2/authentication-tokens/${await newTeamToken(w)}` }) },
 
   { route: "GET /organizations/:organization_name/tasks", ok: 200, expect: organization("run-tasks:configure"), prepare: async () => ({ path: "/api/v2/organizations/acme/tasks" }) },
   { route: "POST /organizations/:organization_name/tasks", ok: 201, expect: organization("run-tasks:configure"), prepare: async () => ({ path: "/api/v2/organizations/acme/tasks", body: { data: { type: "tasks", attributes: { name: unique("task"), url: "https://scan.example/hook" } } } }) },
@@ -240,8 +246,8 @@ const LEVELS: { name: string; grant: TeamProjectCreateAttributes | null }[] = [
   { name: "custom runs apply, overrides, run tasks", grant: { access: "custom", "workspace-access": { runs: "apply", "policy-overrides": true, "run-tasks": true } } },
 ];
 
-/** The caller's team's organization permissions. */
-const ORG_SETTINGS: { name: string; permissions: OrgPermission[] }[] = [
+/** The caller's team's organization permissions; `owner`: the caller also belongs to the owners team. */
+const ORG_SETTINGS: { name: string; permissions: OrgPermission[]; owner?: boolean }[] = [
   { name: "none", permissions: [] },
   { name: "manage-projects", permissions: ["manage-projects"] },
   { name: "manage-workspaces", permissions: ["manage-workspaces"] },
@@ -249,6 +255,8 @@ const ORG_SETTINGS: { name: string; permissions: OrgPermission[] }[] = [
   { name: "manage-agent-pools", permissions: ["manage-agent-pools"] },
   { name: "manage-run-tasks", permissions: ["manage-run-tasks"] },
   { name: "manage-policy-overrides", permissions: ["manage-policy-overrides"] },
+  // Owners-only routes (issue 33.3) are allowed somewhere too, so their rows are not vacuous.
+  { name: "owners team member", permissions: [], owner: true },
 ];
 
 const label = (row: Row): string => `${row.route}${row.variant ? ` (${row.variant})` : ""}`;
@@ -274,6 +282,7 @@ describe.each(ORG_SETTINGS)("permission matrix, team organization permissions: $
     });
     const d = app.runplane.directory;
     await d.teams.update("team-devs", { orgPermissions: setting.permissions });
+    if (setting.owner) await d.teams.update("team-owners", { members: ["user-owner", "user-dev"] });
     await d.users.create({ id: "user-ops", username: "ops" });
     await d.teams.create({ id: "team-ops", name: "ops", organization: "acme", visibility: "secret", members: ["user-ops"] });
     await d.teams.create({ id: "team-public", name: "public", organization: "acme", visibility: "organization" });
@@ -293,20 +302,21 @@ describe.each(ORG_SETTINGS)("permission matrix, team organization permissions: $
   /** What the resolver says, from the same directory and grants the server sees. */
   const expected = async (row: Row): Promise<boolean> => {
     const team = (await w.storage.teams.get("team-devs"))!;
+    const teams = setting.owner ? [team, (await w.storage.teams.get("team-owners"))!] : [team];
     const principal: Principal = {
       organization: "acme",
       kind: "user",
       userId: "user-dev",
-      teamIds: ["team-devs"],
-      isOwner: false,
+      teamIds: teams.map((t) => t.id),
+      isOwner: setting.owner === true,
       orgPermissions: team.orgPermissions,
     };
     const e = row.expect;
     if (e.kind === "public") return true;
-    if (e.kind === "organization") return canInOrganization({ principal, teams: [team], organization: "acme" }, e.action).allowed;
+    if (e.kind === "organization") return canInOrganization({ principal, teams, organization: "acme" }, e.action).allowed;
     const prj = (await w.storage.projects.get("prj-a"))!;
     const grants = (await w.storage.teamProjects.listByProject("prj-a", {}, { offset: 0, limit: 100 })).items;
-    const effective = resolveProjectAccess({ principal, teams: [team], grants, project: prj });
+    const effective = resolveProjectAccess({ principal, teams, grants, project: prj });
     if (e.kind === "project") return can(effective, e.action).allowed;
     if (e.kind === "project-all") return e.actions.every((action) => can(effective, action).allowed);
     const grant = grants.find((g) => g.id === (e.whose === "own" ? w.ownGrantId : w.otherGrantId))!;

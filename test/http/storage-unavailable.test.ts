@@ -95,6 +95,7 @@ async function world(): Promise<World> {
     },
     "GET /authentication-tokens/:token_id": { path: `/api/v2/authentication-tokens/${agentTokenId}` },
     "DELETE /authentication-tokens/:token_id": { path: `/api/v2/authentication-tokens/${agentTokenId}` },
+    "GET /teams/:team_id/authentication-tokens": { path: "/api/v2/teams/team-owners/authentication-tokens" },
     "GET /organizations/:organization_name/tasks": { path: "/api/v2/organizations/acme/tasks" },
     "POST /organizations/:organization_name/tasks": { path: "/api/v2/organizations/acme/tasks", body: taskBody({ name: "new", url: "https://new.example/hook" }) },
     "GET /tasks/:task_id": { path: `/api/v2/tasks/${taskId}` },

@@ -7,6 +7,7 @@ import type { ResourceDefinition } from "../jsonapi.js";
 import { AgentTokenAttributes } from "../../schemas/wire.js";
 import { toPageRequest } from "../pagination.js";
 import type { Route, RouteContext } from "../types.js";
+import { apiTokenData, loadApiToken } from "./team-tokens.js";
 
 const TYPE = "authentication-tokens";
 /** decision D22: go-tfe sends `agent-tokens`, the spec says `authentication-tokens`; both work. */
@@ -44,10 +45,18 @@ async function loadPool(ctx: RouteContext): Promise<AgentPool> {
   return pool;
 }
 
-async function loadToken(ctx: RouteContext): Promise<AgentTokenView> {
-  const view = await ctx.app.services.agentTokens.get(ctx.params.token_id!);
+/**
+ * The token behind `/authentication-tokens/:token_id`: HCP Terraform serves agent tokens and team
+ * API tokens there alike (issue 33.3), so an API token's id is tried first (owners only), then an
+ * agent token's (this route's action). Neither, or not the caller's to see: 404 (D4).
+ */
+async function loadToken(ctx: RouteContext): Promise<{ kind: "api" | "agent"; id: string; data: Record<string, unknown> }> {
+  const id = ctx.params.token_id!;
+  const api = await loadApiToken(ctx, id);
+  if (api) return { kind: "api", id, data: apiTokenData(api) };
+  const view: AgentTokenView = await ctx.app.services.agentTokens.get(id);
   await ctx.authorize({ organization: view.organization });
-  return view;
+  return { kind: "agent", id, data: toData(view) };
 }
 
 export const agentTokenRoutes: Route[] = [
@@ -73,7 +82,7 @@ export const agentTokenRoutes: Route[] = [
     path: "/authentication-tokens/:token_id",
     auth: "principal",
     async handle(ctx) {
-      return { status: 200, document: ctx.app.jsonapi.resource(TYPE, toData(await loadToken(ctx))) };
+      return { status: 200, document: ctx.app.jsonapi.resource(TYPE, (await loadToken(ctx)).data) };
     },
   },
   {
@@ -96,8 +105,10 @@ export const agentTokenRoutes: Route[] = [
     path: "/authentication-tokens/:token_id",
     auth: "principal",
     async handle(ctx) {
-      const view = await loadToken(ctx);
-      await ctx.app.services.agentTokens.delete(view.id);
+      const token = await loadToken(ctx);
+      if (token.kind === "agent") await ctx.app.services.agentTokens.delete(token.id);
+      // A racing revoke got there first: gone either way, answered like any missing token.
+      else if (!(await ctx.app.services.directory.revokeApiToken(token.id))) throw notFound();
       return { status: 204 };
     },
   },

@@ -97,7 +97,22 @@ export function configurationOperations(dialect: Dialect): Record<string, Operat
       body: { types: ["authentication-tokens", "agent-tokens"], attributes: AgentTokenCreateSchema },
       success: { status: 201, body: { resource: "authentication-tokens" } },
     },
-    "GET /authentication-tokens/:token_id": { tag: tokenTag, summary: "Show a token (`token` is null)", success: { status: 200, body: { resource: "authentication-tokens" } } },
-    "DELETE /authentication-tokens/:token_id": { tag: tokenTag, summary: "Revoke a token", success: { status: 204, body: null } },
+    "GET /authentication-tokens/:token_id": {
+      tag: tokenTag,
+      summary: "Show an agent token, or (owners only) a team API token; `token` is null",
+      success: { status: 200, body: { resource: "authentication-tokens" } },
+    },
+    "DELETE /authentication-tokens/:token_id": {
+      tag: tokenTag,
+      summary: "Revoke an agent token, or (owners only) a team API token, effective on the next request",
+      success: { status: 204, body: null },
+    },
+    "GET /teams/:team_id/authentication-tokens": {
+      tag: "Team tokens",
+      summary: "List a team's API tokens, metadata only (owners only; 404 otherwise)",
+      query: PAGE_PARAMS,
+      success: { status: 200, body: { collection: "authentication-tokens", paging: "always" } },
+      errors: [422],
+    },
   };
 }
