@@ -28,6 +28,7 @@ import { createAuthorizer } from "./services/authorizer.js";
 import type { ServiceContext } from "./services/context.js";
 import { createServices } from "./services/index.js";
 import { createKeyringControl } from "./services/keyring-control.js";
+import { createHostHeartbeat, type HostOptions } from "./services/host-heartbeat.js";
 import { createSessions } from "./services/sessions.js";
 import { countSealedValues, reencryptAll } from "./services/sealing.js";
 import { createHealthCheck } from "./services/health.js";
@@ -131,6 +132,14 @@ export interface RunplaneOptions {
    * minAttempts: 5, retryingFor: "5m" }`.
    */
   health?: RunTaskOptions["health"];
+  /**
+   * decision D29a: this instance records in the storage the keys it seals with and when it was last
+   * alive (`{ name?, intervalMs? }`: default the machine's host name, every 15 s; live for 3
+   * intervals), at once when its keyring reloads, and removes the record at `close()`, so
+   * `runplane reencrypt --retire` refuses a key a live host still seals with and `runplane doctor`
+   * lists the hosts. On by default, off the request path; `false` for a process that never seals.
+   */
+  host?: false | HostOptions;
 }
 
 const isKeyring = (k: Keyring | KeyringOptions): k is Keyring => "seal" in k;
@@ -170,10 +179,11 @@ export function createRunplane(options: RunplaneOptions): Runplane {
     userAgent: settings.userAgent,
     now: clock,
   });
+  const host = options.host === false ? null : createHostHeartbeat({ storage: options.storage, keyring, logger, now: clock }, options.host);
   const ctx: ServiceContext = {
     storage: options.storage,
     keyring,
-    keys: createKeyringControl(keyring, options.storage, logger),
+    keys: createKeyringControl(keyring, options.storage, logger, host ?? undefined),
     logger,
     dialect,
     now: clock,
@@ -241,6 +251,7 @@ export function createRunplane(options: RunplaneOptions): Runplane {
     transport,
     health: createHealthCheck(options.storage, services.runTasks.deliveries, settings.health),
     close: async () => {
+      await host?.stop();
       await services.runTasks.close();
       if (options.transport === undefined) await transport.close();
       await options.storage.close();
@@ -256,6 +267,7 @@ export type { OpenApiDocument } from "./openapi/document.js";
 export { ApiError, isApiError, type ErrorCode } from "./errors.js";
 export { createKeyring, generateKey, type Keyring, type KeyringOptions, type KeyringKey, type KeyringSource } from "./crypto/keyring.js";
 export type { KeyringControl, KeyringReload } from "./services/keyring-control.js";
+export type { HostOptions } from "./services/host-heartbeat.js";
 export type { SealedValueCounts } from "./services/sealing.js";
 export { createConsoleLogger, silentLogger, type ConsoleLoggerOptions, type LogLevel, type Logger, type PinoLikeLogger } from "./logger.js";
 export type { Principal, OrgPermission, Dialect } from "./schemas/common.js";

@@ -42,6 +42,7 @@ const FIXES: Record<string, string> = {
   userAgent: 'pass a non-empty string such as "my-platform/1.0"',
   attempts: 'pass { retention: "30d" } (milliseconds or strings such as "12h", "7d"), or leave it out to keep attempts 30 days',
   health: 'pass { window: "5m", failureShare: 0.5, minAttempts: 5, retryingFor: "5m" } (any of them), or leave it out for these defaults',
+  host: 'pass { name: "web-1", intervalMs: 15000 } (either), false for a process that never seals a value, or leave it out',
 };
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null;
@@ -100,6 +101,24 @@ const HealthSchema = z.strictObject({
   retryingFor: duration.optional(),
 });
 
+/** decision D29a: how this instance records itself among the hosts of the storage. */
+const HostSchema = z.strictObject({
+  name: z.string({ error: "must be a string" }).min(1, "must not be empty").optional(),
+  intervalMs: z.custom((v) => Number.isSafeInteger(v) && (v as number) >= 100, { error: "must be an integer number of milliseconds, at least 100" }).optional(),
+  schedule: fn(),
+});
+
+// `false` or the object, with each issue at its own path (a union would name only `host`).
+function checkHost(value: unknown, ctx: z.RefinementCtx): void {
+  if (value === false || value === undefined) return;
+  const result = HostSchema.safeParse(value);
+  if (result.success) return;
+  for (const issue of result.error.issues) {
+    const message = issue.code === "unrecognized_keys" ? `has no option ${issue.keys.join(", ")} (it has ${Object.keys(HostSchema.shape).join(", ")})` : issue.message;
+    ctx.addIssue({ code: "custom", path: issue.path as PropertyKey[], message: isRecord(value) ? message : "must be false or { name?, intervalMs? }" });
+  }
+}
+
 const OptionsSchema = z.strictObject({
   storage: z.custom(isStorage, { error: (iss) => (iss.input === undefined ? "is required" : "must be a storage adapter") }),
   basePath: z
@@ -124,6 +143,7 @@ const OptionsSchema = z.strictObject({
   runs: RunsSchema.optional(),
   attempts: AttemptsSchema.optional(),
   health: HealthSchema.optional(),
+  host: z.unknown().superRefine(checkHost).optional(),
 });
 
 /** Every option name of `createRunplane`; a test keeps it equal to the keys of `RunplaneOptions`. */
@@ -139,6 +159,7 @@ const KNOWN_KEYS: Record<string, readonly string[]> = {
   readCache: ["maxBytes"],
   attempts: Object.keys(AttemptsSchema.shape),
   health: Object.keys(HealthSchema.shape),
+  host: Object.keys(HostSchema.shape),
 };
 
 /** A short, secret-free description of what was given. */

@@ -1,5 +1,6 @@
 import { createKeyring, type Keyring, type KeyringOptions } from "../crypto/keyring.js";
 import type { Logger } from "../logger.js";
+import type { HostHeartbeat } from "./host-heartbeat.js";
 import type { SealedColumn } from "../storage/sealed-values.js";
 import type { Storage } from "../storage/types.js";
 import { countSealedValues, sealedBy, type SealedValueCounts } from "./sealing.js";
@@ -49,7 +50,16 @@ export function describeSealed(counts: SealedValueCounts, keyId: string): string
 const sameKeys = (keyring: Keyring, next: Keyring): boolean =>
   keyring.activeKeyId === next.activeKeyId && keyring.keyIds.join() === next.keyIds.join();
 
-export function createKeyringControl(keyring: Keyring, storage: Storage, logger: Logger): KeyringControl {
+/**
+ * `host` (decision D29a) hears every change of keys: before the active key switches it records
+ * both keys as ones this host seals with (a failure refuses the reload), after it the new keys.
+ */
+export function createKeyringControl(
+  keyring: Keyring,
+  storage: Storage,
+  logger: Logger,
+  host?: Pick<HostHeartbeat, "beforeSwitch" | "afterReload">,
+): KeyringControl {
   let reading: Promise<KeyringReload> | null = null;
 
   async function apply(options: KeyringOptions): Promise<KeyringReload> {
@@ -67,8 +77,15 @@ export function createKeyringControl(keyring: Keyring, storage: Storage, logger:
         throw new Error(`the new keyring drops a key in use (${what}): keeping the current keys; run \`runplane reencrypt\` with ${next.activeKeyId} active on every host, then remove the key`);
       }
     }
+    const previous = keyring.activeKeyId;
+    if (host && next.activeKeyId !== previous) {
+      await host.beforeSwitch(next.activeKeyId).catch((error: unknown) => {
+        throw new Error(`${error instanceof Error ? error.message : String(error)}: keeping the current keys`);
+      });
+    }
     keyring.replace(options);
     logger.info("keyring reloaded", { keyIds: held.keyIds.join(","), activeKeyId: held.activeKeyId });
+    await host?.afterReload(previous);
     return { changed: true, ...held };
   }
 

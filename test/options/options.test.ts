@@ -132,6 +132,7 @@ describe("createRunplane refuses options it does not know (issue 24.6)", () => {
       runs: { details: () => ({ status: "applied" }), policyChecks: () => [] },
       attempts: { retention: "7d" },
       health: { window: "10m", failureShare: 0.25, minAttempts: 10, retryingFor: 120_000 },
+      host: { name: "web-1", intervalMs: 5_000, schedule: () => () => undefined },
     } satisfies Required<Omit<RunplaneOptions, "transport">>);
     await runplane.close();
   });
@@ -161,6 +162,8 @@ describe("every option error names its option and comes before anything is logge
     ["health.failureShare", { health: { failureShare: 0 } }, "must be a share above 0 and at most 1, such as 0.5; got 0"],
     ["health.failureShare", { health: { failureShare: 50 } }, "must be a share above 0 and at most 1, such as 0.5; got 50"],
     ["health.minAttempts", { health: { minAttempts: 2.5 } }, "must be a positive integer; got 2.5"],
+    ["host.intervalMs", { host: { intervalMs: 10 } }, "at least 100; got 10"],
+    ["host.name", { host: { name: "" } }, "must not be empty"],
   ])("names %s", (option, given, text) => {
     const { logger, warnings } = recording();
     const error = attempt({ storage: storage(), ...(given as Partial<RunplaneOptions>), logger });

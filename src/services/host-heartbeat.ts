@@ -1,0 +1,124 @@
+import { hostname } from "node:os";
+import type { Keyring } from "../crypto/keyring.js";
+import { newId } from "../crypto/random.js";
+import type { Logger } from "../logger.js";
+import type { HostRecord } from "../schemas/hosts.js";
+import type { Storage } from "../storage/types.js";
+
+/** Options of a runplane's host record (`createRunplane({ host })`, decision D29a). */
+export interface HostOptions {
+  /** The name recorded for this host (`doctor`, `reencrypt --retire` show it). Default: the machine's host name. */
+  name?: string;
+  /** How often the host records that it is alive, in ms. Default 15 s; it counts as live for 3 of these. */
+  intervalMs?: number;
+  /**
+   * Calls `beat` every `intervalMs` until the returned function is called. Default: an unref'd
+   * `setInterval`, so the heartbeat never keeps a process alive. Tests pass their own.
+   */
+  schedule?: (intervalMs: number, beat: () => void) => () => void;
+}
+
+export const DEFAULT_HOST_INTERVAL_MS = 15_000;
+/** A host silent this long is removed at the next start of any host: it is long gone. */
+export const HOST_RETENTION_MS = 24 * 3_600_000;
+
+export interface HostHeartbeat {
+  readonly id: string;
+  /** Records this host now (its keys as the keyring holds them). Beats of one host never overlap. */
+  beat(): Promise<void>;
+  /**
+   * Before the keyring makes `nextActive` its active key: records both keys as ones this host
+   * seals with, so no retirement of either can slip between the switch and the next beat. Rejects
+   * when that could not be recorded (the switch must not happen then).
+   */
+  beforeSwitch(nextActive: string): Promise<void>;
+  /** After a reload: records the new keys at once; the key switched away from stays one it may seal with for one interval. */
+  afterReload(previousActive: string): Promise<void>;
+  /** Stops beating and removes this host's record (a clean stop). */
+  stop(): Promise<void>;
+}
+
+const defaultSchedule = (intervalMs: number, beat: () => void): (() => void) => {
+  const timer = setInterval(beat, intervalMs);
+  timer.unref();
+  return () => clearInterval(timer);
+};
+
+export interface HeartbeatDeps {
+  storage: Storage;
+  keyring: Keyring;
+  logger: Logger;
+  now: () => Date;
+}
+
+/**
+ * Decision D29a: this runplane instance's record in `storage.hosts`, written at start, every
+ * `intervalMs`, and around every keyring reload; removed by `stop`. Off the request path: nothing
+ * a request does waits for it.
+ */
+export function createHostHeartbeat(deps: HeartbeatDeps, options: HostOptions = {}): HostHeartbeat {
+  const { storage, keyring, logger, now } = deps;
+  const intervalMs = options.intervalMs ?? DEFAULT_HOST_INTERVAL_MS;
+  const id = newId("host");
+  const name = options.name ?? hostname();
+  const startedAt = now().toISOString();
+  let chain: Promise<unknown> = Promise.resolve();
+  let stopped = false;
+  let switchingTo: string | null = null;
+  let previous: { keyId: string; until: number } | null = null;
+
+  const sealingKeyIds = (at: Date): string[] => {
+    if (previous && at.getTime() >= previous.until) previous = null;
+    const ids = [previous?.keyId, keyring.activeKeyId, switchingTo].filter((k): k is string => k !== undefined && k !== null);
+    return [...new Set(ids)];
+  };
+  const record = (): HostRecord => {
+    const at = now();
+    const common = { id, name, pid: process.pid, intervalMs, startedAt };
+    return { ...common, activeKeyId: keyring.activeKeyId, keyIds: [...keyring.keyIds], sealingKeyIds: sealingKeyIds(at), lastSeenAt: at.toISOString() };
+  };
+  // One write at a time, each reading the keys when it runs: a later beat never lands before an earlier one.
+  const write = (): Promise<void> => {
+    const next = chain.then(async () => {
+      if (!stopped) await storage.hosts.beat(record());
+    });
+    chain = next.catch(() => undefined);
+    return next;
+  };
+  const logged = (): Promise<void> =>
+    write().catch((error: unknown) => logger.warn("host heartbeat failed", { reason: error instanceof Error ? error.message : String(error) }));
+
+  const cancel = (options.schedule ?? defaultSchedule)(intervalMs, () => void logged());
+  void storage.hosts
+    .prune(new Date(now().getTime() - HOST_RETENTION_MS).toISOString())
+    .catch(() => undefined);
+  void logged();
+
+  return {
+    id,
+    beat: logged,
+    async beforeSwitch(nextActive) {
+      switchingTo = nextActive;
+      try {
+        await write();
+      } catch (error) {
+        switchingTo = null;
+        throw new Error(`could not record in storage that this host switches to ${nextActive} (${error instanceof Error ? error.message : String(error)})`);
+      }
+    },
+    async afterReload(previousActive) {
+      switchingTo = null;
+      if (previousActive !== keyring.activeKeyId) previous = { keyId: previousActive, until: now().getTime() + intervalMs };
+      await logged();
+    },
+    async stop() {
+      if (stopped) return;
+      // A beat already writing finishes first; one queued behind it writes nothing, so no beat
+      // lands after the removal and records the host again.
+      stopped = true;
+      cancel();
+      await chain;
+      await storage.hosts.remove(id).catch((error: unknown) => logger.warn("host record not removed", { reason: error instanceof Error ? error.message : String(error) }));
+    },
+  };
+}
