@@ -1,5 +1,7 @@
 import { keyringFileOf, removeKeyFromFile } from "../../examples/server/keyring-file.js";
 import type { Runplane } from "../index.js";
+import { describeHost, hostsSealingWith } from "../domain/hosts.js";
+import type { Storage } from "../storage/types.js";
 import { describeSealed } from "../services/keyring-control.js";
 import { sealedBy, type SealedValueCounts } from "../services/sealing.js";
 import { DATA_FLAGS, dataDirOf, parse } from "./args.js";
@@ -9,14 +11,16 @@ import { withServerData } from "./open.js";
  * `runplane reencrypt [--retire <key id>]` (decisions D11, D29): moves every sealed value
  * (sensitive variables and parameters, run task HMAC keys, delivery payloads) to the keyring's
  * active key, then prints what each key still seals. `--retire` also checks that the key seals
- * nothing any more and only then removes it from keyring.json; it refuses (exit 1, the keyring
- * unchanged) while the key is active or still seals a value, which happens while a host has not
- * yet made the new key active and reloaded.
+ * nothing any more and that no live host seals with it (decision D29a: every host records its
+ * keys in storage), and only then removes it from keyring.json; it refuses (exit 1, the keyring
+ * unchanged) while the key is active here, still seals a value, or is the key a live host seals
+ * with (naming each such host), which happens while a host has not yet made the new key active
+ * and reloaded. A host that stopped beating long ago (not live) does not block.
  */
 export async function reencrypt(args: string[], out: (line: string) => void): Promise<boolean> {
   const { env, values } = parse(args, { retire: { type: "string" } }, DATA_FLAGS);
   const retire = typeof values.retire === "string" ? values.retire : undefined;
-  return withServerData(env, async (runplane) => {
+  return withServerData(env, async (runplane, store) => {
     const { activeKeyId, keyIds } = runplane.keyring;
     if (retire === activeKeyId) throw new Error(`--retire ${retire}: it is the active key; make another key active on every host first`);
     if (retire !== undefined && !keyIds.includes(retire)) throw new Error(`--retire ${retire}: the keyring holds no such key (it holds ${keyIds.join(", ")})`);
@@ -24,7 +28,7 @@ export async function reencrypt(args: string[], out: (line: string) => void): Pr
     out(`re-encrypted ${count} value${count === 1 ? "" : "s"} with the active key ${activeKeyId}`);
     const counts = await runplane.sealedValues();
     for (const line of keyLines(runplane, counts)) out(line);
-    return retire === undefined ? true : retireKey(retire, counts, env, out);
+    return retire === undefined ? true : retireKey(retire, counts, store.storage, env, out);
   }, { keyringMustOpen: true });
 }
 
@@ -38,9 +42,20 @@ export function keyLines(runplane: Pick<Runplane, "keyring">, counts: SealedValu
   });
 }
 
-function retireKey(id: string, counts: SealedValueCounts, env: NodeJS.ProcessEnv, out: (line: string) => void): boolean {
+async function retireKey(id: string, counts: SealedValueCounts, storage: Storage, env: NodeJS.ProcessEnv, out: (line: string) => void): Promise<boolean> {
+  const refusals: string[] = [];
   if (sealedBy(counts, [id]) > 0) {
-    out(`not retired: ${id} still seals ${describeSealed(counts, id)}, sealed by a host that does not seal with the new key yet: make it active in every host's keyring, let them reload, and run this again`);
+    refusals.push(`not retired: ${id} still seals ${describeSealed(counts, id)}, sealed by a host that does not seal with the new key yet: make it active in every host's keyring, let them reload, and run this again`);
+  }
+  // Read last, nearest the removal: a host that makes the key active again records that first.
+  const now = new Date();
+  const sealing = hostsSealingWith(await storage.hosts.list(), id, now);
+  if (sealing.length > 0) {
+    const who = sealing.map((h) => `${describeHost(h, now)}, ${h.activeKeyId === id ? "active" : `switching from it to ${h.activeKeyId}`}`).join("; ");
+    refusals.push(`not retired: ${id} is the key ${sealing.length === 1 ? "a live host seals" : `${sealing.length} live hosts seal`} with: ${who}. Make another key active in their keyring and let them reload (or stop them), then run this again`);
+  }
+  if (refusals.length > 0) {
+    for (const line of refusals) out(line);
     return false;
   }
   const file = keyringFileOf(dataDirOf(env), env);

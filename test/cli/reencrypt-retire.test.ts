@@ -64,12 +64,15 @@ describe("runplane reencrypt --retire (D29)", () => {
     const lines: string[] = [];
 
     expect(await reencrypt(["--data-dir", dir, "--retire", "k1"], (line) => lines.push(line))).toBe(false);
-    expect(lines).toStrictEqual([
+    expect(lines.slice(0, 4)).toStrictEqual([
       "re-encrypted 1 value with the active key k2",
       "  k1: 1 value (1 variable value)",
       "  k2 (active): 1 value (1 variable value)",
       "not retired: k1 still seals 1 value (1 variable value), sealed by a host that does not seal with the new key yet: make it active in every host's keyring, let them reload, and run this again",
     ]);
+    // D29a: the stale host recorded that it seals with k1, and is still live.
+    expect(lines[4]).toMatch(/^not retired: k1 is the key a live host seals with: .+ pid \d+ \(host-\w{16}\), last seen \d+ s ago, active\. /);
+    expect(lines).toHaveLength(5);
     expect(readFileSync(join(dir, "keyring.json"), "utf8")).toBe(before);
     // Both secrets still open with the keyring the hosts read.
     const after = createRunplane({ storage: await openSqliteStorage(join(dir, "runplane.db")), keyring: JSON.parse(before) as KeyringOptions, logger: silentLogger });
@@ -84,5 +87,74 @@ describe("runplane reencrypt --retire (D29)", () => {
     expect(await reencrypt(["--data-dir", dir, "--retire", "k1"], (line) => lines.push(line))).toBe(true);
     expect(lines.at(-1)).toBe(`retired k1: removed from ${join(dir, "keyring.json")}; remove it from every other host's keyring too`);
     expect((JSON.parse(readFileSync(join(dir, "keyring.json"), "utf8")) as KeyringOptions).keys.map((k) => k.id)).toStrictEqual(["k2"]);
+  });
+});
+
+// Issue 33.6, decision D29a: a host still sealing with the key blocks its retirement even when no
+// stored value uses the key yet (the defect: its next deliveries and a new secret became unreadable).
+describe("runplane reencrypt --retire sees every host (D29a)", () => {
+  /** A second host on the server's SQLite file, with its own clock offset and beat timer (no wall-time waits). */
+  async function secondHost(dir: string) {
+    let offset = 0;
+    let beat: () => void = () => undefined;
+    const host = createRunplane({
+      storage: await openSqliteStorage(join(dir, "runplane.db")),
+      keyring: { keys: [k1, k2], active: "k1" },
+      logger: silentLogger,
+      transport: answering200(),
+      clock: () => new Date(Date.now() + offset),
+      host: { name: "web-2", schedule: (_, fn) => ((beat = fn), () => undefined) },
+    });
+    await new Promise((resolve) => setImmediate(resolve));
+    const tick = async (ms: number) => {
+      offset += ms;
+      beat();
+      await new Promise((resolve) => setImmediate(resolve));
+    };
+    return { host, tick };
+  }
+  const retire = async (dir: string) => {
+    const lines: string[] = [];
+    const ok = await reencrypt(["--data-dir", dir, "--retire", "k1"], (line) => lines.push(line));
+    return { ok, lines };
+  };
+
+  it("refuses while a live host seals with the key, naming it; retires once it has switched and beaten again", async () => {
+    const dir = await rotatedDataDir("live-host");
+    const before = readFileSync(join(dir, "keyring.json"), "utf8");
+    const { host, tick } = await secondHost(dir);
+
+    const first = await retire(dir);
+    expect(first.ok).toBe(false);
+    expect(first.lines).toContain("  k1: 0 values");
+    expect(first.lines.at(-1)).toMatch(
+      new RegExp(`^not retired: k1 is the key a live host seals with: web-2 pid ${process.pid} \\(host-\\w{16}\\), last seen 0 s ago, active\\. Make another key active in their keyring and let them reload \\(or stop them\\), then run this again$`),
+    );
+    expect(readFileSync(join(dir, "keyring.json"), "utf8")).toBe(before);
+
+    // Switched, but values it sealed with k1 just before may still be on their way: one interval more.
+    await host.keyring.reload({ keys: [k1, k2], active: "k2" });
+    const switching = await retire(dir);
+    expect(switching.ok).toBe(false);
+    expect(switching.lines.at(-1)).toMatch(/web-2 pid \d+ \(host-\w{16}\), last seen \d+ s ago, switching from it to k2\. /);
+    expect(readFileSync(join(dir, "keyring.json"), "utf8")).toBe(before);
+
+    await tick(15_000);
+    const done = await retire(dir);
+    expect(done.lines.at(-1)).toBe(`retired k1: removed from ${join(dir, "keyring.json")}; remove it from every other host's keyring too`);
+    expect(done.ok).toBe(true);
+    await host.close();
+  });
+
+  it("is not blocked by a host that stopped beating long ago", async () => {
+    const dir = await rotatedDataDir("silent-host");
+    const storage = await openSqliteStorage(join(dir, "runplane.db"));
+    const lastSeenAt = new Date(Date.now() - 10 * 60_000).toISOString();
+    await storage.hosts.beat({ id: "host-crashed", name: "web-9", pid: 99, activeKeyId: "k1", keyIds: ["k1"], sealingKeyIds: ["k1"], intervalMs: 15_000, startedAt: lastSeenAt, lastSeenAt });
+    await storage.close();
+
+    const { ok, lines } = await retire(dir);
+    expect(lines.at(-1)).toMatch(/^retired k1/);
+    expect(ok).toBe(true);
   });
 });
