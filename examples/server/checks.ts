@@ -7,6 +7,7 @@ import { createEgressPolicy } from "../../src/delivery/egress.js";
 import { inspectDatabase } from "./check-storage.js";
 import { keyringCheck } from "./check-keyring.js";
 import { keysCheck } from "./check-keys.js";
+import { hostsCheck } from "./check-hosts.js";
 import { portTaken, readServerConfig, type Problem, type ServerConfig } from "./config.js";
 import { externalIntegration, INTEGRATION_HOST } from "./integration.js";
 import { lockOwner } from "./lock.js";
@@ -42,6 +43,7 @@ export const SERVER_CHECKS: readonly ServerCheck[] = [
   { name: "keyring", run: keyringCheck },
   { name: "keys", run: keysCheck },
   { name: "storage", run: storage },
+  { name: "hosts", run: hostsCheck },
   { name: "port", run: ports },
   { name: "egress", run: egress },
 ];

@@ -1,0 +1,32 @@
+import { hostLine, isLive } from "../../src/domain/hosts.js";
+import type { HostRecord } from "../../src/schemas/hosts.js";
+import { inspectDatabase } from "./check-storage.js";
+import type { CheckInput, Verdict } from "./checks.js";
+
+/** Under `ok   hosts: `, so each host's line starts below the note's first word. */
+const INDENT = "       ";
+
+/**
+ * Decision D29a: the hosts that recorded themselves in the database, one line each with the key
+ * it seals with (`doctor`). Never fails: a silent host is shown, not an error; it only stops
+ * blocking `reencrypt --retire` once it is not live.
+ */
+export async function hostsCheck({ config, problems }: CheckInput): Promise<Verdict> {
+  if (problems.some((p) => p.variable === "DATABASE_URL" || p.variable === "DATABASE_SCHEMA")) return { skip: "not checked: the database settings are not valid (see options)" };
+  const hosts = await inspectDatabase(config, async (db) => {
+    const storage = await db.storage();
+    return storage ? storage.hosts.list() : null;
+  });
+  if (hosts === null) return { note: "none recorded yet (the database is new, or its migrations are pending)" };
+  return { note: hostsNote(hosts, new Date()) };
+}
+
+/** `2 live, 1 silent` and one line per host, live ones first, each group by name then pid. */
+export function hostsNote(hosts: readonly HostRecord[], now: Date): string {
+  if (hosts.length === 0) return "none running (no host has recorded itself in the database)";
+  const live = hosts.filter((h) => isLive(h, now));
+  const silent = hosts.length - live.length;
+  const order = (a: HostRecord, b: HostRecord): number => Number(isLive(b, now)) - Number(isLive(a, now)) || a.name.localeCompare(b.name) || a.pid - b.pid;
+  const summary = `${live.length} live${silent ? `, ${silent} silent (stopped without removing their record, or cannot reach the database)` : ""}`;
+  return [summary, ...[...hosts].sort(order).map((h) => `${INDENT}${hostLine(h, now)}`)].join("\n");
+}
