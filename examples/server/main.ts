@@ -8,7 +8,7 @@ import { preflight } from "./checks.js";
 import { ensureDemoTasks, externalIntegration, listen, startIntegration } from "./integration.js";
 import { keyringFileOf, reloadableKeyring, watchKeyring } from "./keyring-file.js";
 import { lockDataDir } from "./lock.js";
-import { ownersToken } from "./owners-token.js";
+import { describeRevoked, ownersToken } from "./owners-token.js";
 import { openDataDir } from "./state.js";
 import { installMetrics, mountObservability, serverLogger } from "./observability.js";
 import { openServerStorage, startingResponse } from "./storage.js";
@@ -78,7 +78,7 @@ const build = (allow: string[]): Runplane =>
 let runplane!: Runplane;
 // Checked and written once, however many hosts start together on one database; the demo tasks'
 // target is read under the same lock, so hosts starting together share it (issue 33.7).
-const { token, fromEnv, target } = await store.exclusively(async () => {
+const { token, fromEnv, revoked, target } = await store.exclusively(async () => {
   const target = await demoTarget(store.storage, integration, Boolean(config.databaseUrl && !config.integrationUrl));
   runplane = build(target.allow);
   await seedDemo(runplane);
@@ -150,7 +150,9 @@ process.stdout.write(
       ? `example integration: the demo tasks use ${target.url}, the bundled integration of the host that saved them first (hosts on one database share it; this host's own listens at ${integration.url})`
       : `example integration: ${integration.url} (run tasks task-demo, mandatory at post_plan, and task-demo-advisory, advisory at pre_apply, on ${DEMO.workspace})`,
     `egress: run tasks may reach public addresses, the example integration (${target.allow.join(", ")})${egressNote}`,
-    fromEnv ? "owners token: using ADMIN_TOKEN" : `owners token (printed once, revoked at next start): ${token}`,
+    // Issue 33.3: exactly what this start revoked, so the line is true whatever the last one set.
+    (fromEnv ? "owners token: using ADMIN_TOKEN" : `owners token (printed once, revoked at next start): ${token}`) +
+      (revoked.length ? ` (${describeRevoked(revoked)})` : ""),
     "",
     "try (the demo run answers with its run_id; put it in place of RUN_ID; a message containing \"fail\" fails the mandatory check, and so does \"destroy\": its plan deletes a resource):",
     // The token came from this process's environment, which the shell the lines are pasted into

@@ -2,24 +2,61 @@ import type { Runplane } from "../../src/index.js";
 import { DEMO } from "./demo.js";
 import type { DataDir } from "./state.js";
 
+/** The description that marks the owners team's ADMIN_TOKEN record. */
+export const ADMIN_TOKEN_DESCRIPTION = "ADMIN_TOKEN";
+
+/** A token a start revoked: an ADMIN_TOKEN the environment no longer sets, or the token this DATA_DIR printed last. */
+export interface RevokedToken {
+  id: string;
+  was: "ADMIN_TOKEN" | "printed";
+}
+
+export interface OwnersToken {
+  token: string;
+  fromEnv: boolean;
+  revoked: RevokedToken[];
+}
+
 /**
- * The reference server's owners token. With `adminToken` (ADMIN_TOKEN) every host uses that one
- * token: the first start stores its digest, later starts (of this host or any other sharing the
- * database) find it, and nothing is revoked, so hosts starting or restarting never lock each other
- * out. Without it a start issues a fresh token to print and revokes the one this DATA_DIR printed
- * at its previous start, so exactly one printed token is valid at a time. Run it inside the
- * storage's startup lock: two hosts then never both create the ADMIN_TOKEN record.
+ * The reference server's owners token (issue 33.3). With `adminToken` (ADMIN_TOKEN) every host
+ * uses that one token: the first start stores its digest under the description ADMIN_TOKEN, later
+ * starts with the same value (of this host or any other sharing the database) find it and revoke
+ * nothing of it, so hosts never lock each other out. A start with another value, or without
+ * ADMIN_TOKEN, revokes the ADMIN_TOKEN records the environment no longer names: the last start
+ * wins. Without ADMIN_TOKEN a start issues a fresh token to print; either way the token this
+ * DATA_DIR printed at its previous start is revoked, so "revoked at next start" holds. Run it
+ * inside the storage's startup lock: two hosts then never both create the ADMIN_TOKEN record.
  */
-export async function ownersToken(runplane: Runplane, dataDir: DataDir, adminToken: string | undefined): Promise<{ token: string; fromEnv: boolean }> {
+export async function ownersToken(runplane: Runplane, dataDir: DataDir, adminToken: string | undefined): Promise<OwnersToken> {
   const { directory } = runplane;
   const owners = { organization: DEMO.organization, kind: "team", teamId: DEMO.ownersTeam } as const;
+  const revoked: RevokedToken[] = [];
+  let token: string;
+  let keep: string;
   if (adminToken) {
-    if (!(await directory.findApiToken(adminToken))) await directory.createApiToken({ ...owners, secret: adminToken, description: "ADMIN_TOKEN" });
-    return { token: adminToken, fromEnv: true };
+    const found = await directory.findApiToken(adminToken);
+    keep = found?.id ?? (await directory.createApiToken({ ...owners, secret: adminToken, description: ADMIN_TOKEN_DESCRIPTION })).id;
+    token = adminToken;
+  } else {
+    const issued = await directory.createApiToken({ ...owners, description: "reference server" });
+    ({ id: keep, token } = issued);
   }
-  const issued = await directory.createApiToken({ ...owners, description: "reference server" });
+  // The new token exists before any old one goes: a start that fails halfway locks nobody out.
+  const listed = await directory.listApiTokens({ organization: owners.organization, teamId: owners.teamId });
+  for (const old of listed.items) {
+    if (old.description !== ADMIN_TOKEN_DESCRIPTION || old.id === keep) continue;
+    if (await directory.revokeApiToken(old.id)) revoked.push({ id: old.id, was: "ADMIN_TOKEN" });
+  }
   const previous = dataDir.lastTokenId();
-  if (previous && previous !== issued.id) await directory.revokeApiToken(previous);
-  dataDir.rememberTokenId(issued.id);
-  return { token: issued.token, fromEnv: false };
+  if (previous && previous !== keep && (await directory.revokeApiToken(previous))) revoked.push({ id: previous, was: "printed" });
+  if (adminToken) dataDir.forgetTokenId();
+  else dataDir.rememberTokenId(keep);
+  return { token, fromEnv: Boolean(adminToken), revoked };
+}
+
+/** What the banner says a start revoked: `revoked the previous ADMIN_TOKEN, id at-...`, or "". */
+export function describeRevoked(revoked: readonly RevokedToken[]): string {
+  if (revoked.length === 0) return "";
+  const what = (r: RevokedToken) => (r.was === "ADMIN_TOKEN" ? `the previous ADMIN_TOKEN, id ${r.id}` : `the token the previous start printed, id ${r.id}`);
+  return `revoked ${revoked.map(what).join("; ")}`;
 }

@@ -48,6 +48,10 @@ export function openDataDir(dir: string, env: NodeJS.ProcessEnv = process.env) {
       writeFileSync(stateFile, JSON.stringify({ tokenId: id }), { mode: 0o600 });
       chmodSync(stateFile, 0o600);
     },
+    /** A start with ADMIN_TOKEN printed nothing: no token of this directory's to revoke next. */
+    forgetTokenId(): void {
+      rmSync(stateFile, { force: true });
+    },
   };
 }
 

@@ -27,6 +27,12 @@ const flagsNote = (flags: readonly ServerFlag[], title: string): string =>
   `${title} (each wins over its environment variable):\n` +
   flags.map((flag) => `  --${flag.padEnd(22)} ${SERVER_FLAGS[flag].padEnd(21)} ${SERVER_FLAG_HELP[flag]}`).join("\n");
 
+/** A subcommand's own flags, listed like the server flags. */
+const ownFlags = (flags: readonly (readonly [string, string, string])[]): string =>
+  `flags:\n${flags.map(([flag, value, what]) => `  --${flag.padEnd(22)} ${value.padEnd(21)} ${what}\n`).join("")}`;
+const TEAM_FLAG = ["team", "<id>", "the team (default: the owners team, which acts as owners)"] as const;
+const ORGANIZATION_FLAG = ["organization", "<name>", "the organization (default: demo)"] as const;
+
 const SERVER_NOTE = flagsNote(Object.keys(SERVER_FLAGS) as ServerFlag[], "server flags");
 const DATABASE_NOTE = flagsNote(DATABASE_FLAGS, "database flags");
 const DATA_NOTE = flagsNote(DATA_FLAGS, "data flags");
@@ -36,7 +42,15 @@ export const COMMAND_HELP: Record<string, string> = {
   keygen: "usage: runplane keygen [--json] [--id <key id>]\na new 32-byte keyring key, base64 (--json: a whole keyring with that key active)",
   migrate: `usage: runplane migrate [--dry-run] [database flags]\napply pending schema migrations to the server's database (--dry-run: list them, apply nothing)\n${DATABASE_NOTE}`,
   reencrypt: `usage: runplane reencrypt [--retire <key id>] [data flags]\nmove every sealed value to the keyring's active key (in an existing data directory or database) and print what each key seals\n--retire <key id>: then remove that key from keyring.json, refused while it is active or still seals a value\n${DATA_NOTE}`,
-  token: `usage: runplane token create [--team <id>] [--organization <name>] [--description <text>] [data flags]\na new API token for the owners team of organization demo (or --team of --organization), printed once; needs the server's existing data\n${DATA_NOTE}`,
+  token:
+    "usage: runplane token create [--team <id>] [--organization <name>] [--description <text>] [data flags]\n" +
+    "       runplane token list [--team <id>] [--organization <name>] [data flags]\n" +
+    "       runplane token revoke <token id> [data flags]\n" +
+    `API tokens of the server's existing data (runplane token <subcommand> --help for each one's flags)\n${DATA_NOTE}`,
+  // issue 33.3: each subcommand lists only the flags it takes.
+  "token create": `usage: runplane token create [flags] [data flags]\na new API token for the owners team of organization demo (or --team of --organization), printed once; needs the server's existing data\n${ownFlags([TEAM_FLAG, ORGANIZATION_FLAG, ["description", "<text>", "what the token is for (default: runplane token create)"]])}${DATA_NOTE}`,
+  "token list": `usage: runplane token list [flags] [data flags]\nthe API tokens of organization demo (or --organization), oldest first, one line each: id, team, created, last used, description; never a secret\n${ownFlags([["team", "<id>", "only this team's tokens"], ORGANIZATION_FLAG])}${DATA_NOTE}`,
+  "token revoke": `usage: runplane token revoke <token id> [data flags]\nrevoke an API token (its id from runplane token list): the server refuses it from its next request on\n${DATA_NOTE}`,
   doctor: `usage: runplane doctor [server flags]\nrun the checks serve runs before it starts (options, data directory, keyring against the database, storage, ports, egress), changing nothing\n${SERVER_NOTE}`,
   "check-integration":
     "usage: runplane check-integration <url> --hmac-key <key> [--stage post_plan]... [--dialect default|hcp-terraform] [--timeout <ms>]\nplay the platform against a run task integration and report on the contract",
@@ -47,7 +61,7 @@ export const USAGE = `usage: runplane <command> [flags]   (runplane <command> --
   keygen      a new keyring key (--json: a whole keyring)
   migrate     apply pending schema migrations (--dry-run: list them)
   reencrypt   move sealed values to the keyring's active key (--retire: then drop an unused key)
-  token       token create [--team <id>]: a new owners (or team) API token
+  token       token create|list|revoke: API tokens (a new one printed once; list; revoke)
   doctor      check options, storage, keyring and egress
   check-integration <url> --hmac-key <key> [--stage post_plan] [--dialect default|hcp-terraform]
               play the platform against a run task integration and report`;

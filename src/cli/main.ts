@@ -38,7 +38,8 @@ if (!command) {
   process.exit(help ? 0 : 2);
 }
 if (wantsHelp(args)) {
-  process.stdout.write(`${COMMAND_HELP[name!]}\n`);
+  // A subcommand's own help when it has one (`runplane token list --help`, issue 33.3).
+  process.stdout.write(`${COMMAND_HELP[`${name} ${args[0]}`] ?? COMMAND_HELP[name!]}\n`);
   process.exit(0);
 }
 try {
