@@ -51,7 +51,7 @@ async function retireKey(id: string, counts: SealedValueCounts, storage: Storage
   const now = new Date();
   const sealing = hostsSealingWith(await storage.hosts.list(), id, now);
   if (sealing.length > 0) {
-    const who = sealing.map((h) => `${describeHost(h, now)}, ${h.activeKeyId === id ? "active" : `switching from it to ${h.activeKeyId}`}`).join("; ");
+    const who = sealing.map((h) => `${describeHost(h, now)}, ${h.activeKeyId === id ? "active" : `making it active (now ${h.activeKeyId})`}`).join("; ");
     refusals.push(`not retired: ${id} is the key ${sealing.length === 1 ? "a live host seals" : `${sealing.length} live hosts seal`} with: ${who}. Make another key active in their keyring and let them reload (or stop them), then run this again`);
   }
   if (refusals.length > 0) {

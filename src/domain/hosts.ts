@@ -11,7 +11,7 @@ export const LIVE_INTERVALS = 3;
 export const isLive = (host: HostRecord, now: Date): boolean =>
   now.getTime() - Date.parse(host.lastSeenAt) <= LIVE_INTERVALS * host.intervalMs;
 
-/** The live hosts that may still seal with `keyId` (it is, or just was, their active key). */
+/** The live hosts that may seal with `keyId`: it is their active key, or about to be. */
 export const hostsSealingWith = (hosts: readonly HostRecord[], keyId: string, now: Date): HostRecord[] =>
   hosts.filter((h) => isLive(h, now) && h.sealingKeyIds.includes(keyId));
 
@@ -30,12 +30,12 @@ export const describeHost = (host: HostRecord, now: Date): string =>
 
 /**
  * One line per host for `doctor`: `web-1 pid 4242 (host-abc): active k2, keys k1, k2, last seen
- * 5 s ago`, plus `, switching from k1` while it may still seal with another key, or `, silent`
+ * 5 s ago`, plus `, switching to k1` while it makes another key active, or `, silent`
  * for a host that is not live (it stopped without saying so, or cannot reach the database).
  */
 export function hostLine(host: HostRecord, now: Date): string {
   const others = host.sealingKeyIds.filter((id) => id !== host.activeKeyId);
-  const switching = others.length ? `, switching from ${others.join(", ")}` : "";
+  const switching = others.length ? `, switching to ${others.join(", ")}` : "";
   const silent = isLive(host, now) ? "" : ", silent (not live)";
   return `${host.name} pid ${host.pid} (${host.id}): active ${host.activeKeyId}${switching}, keys ${host.keyIds.join(", ")}, last seen ${ago(host.lastSeenAt, now)}${silent}`;
 }

@@ -14,8 +14,8 @@ export interface HostRecord {
   keyIds: string[];
   /**
    * The keys the host may seal with right now: its active key, and while it is switching (from
-   * just before the switch until one beat interval after it) the key it switched from, whose
-   * values may still be on their way to storage. A key in here must not be retired.
+   * just before the switch until the beat right after it) the key it switches to as well, so a key
+   * made active again is recorded before its first value is sealed. A key in here must not be retired.
    */
   sealingKeyIds: string[];
   /** How often the host beats, in ms; it counts as live for 3 of these after `lastSeenAt`. */

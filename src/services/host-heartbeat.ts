@@ -32,8 +32,8 @@ export interface HostHeartbeat {
    * when that could not be recorded (the switch must not happen then).
    */
   beforeSwitch(nextActive: string): Promise<void>;
-  /** After a reload: records the new keys at once; the key switched away from stays one it may seal with for one interval. */
-  afterReload(previousActive: string): Promise<void>;
+  /** After a reload: records the new keys at once. */
+  afterReload(): Promise<void>;
   /** Stops beating and removes this host's record (a clean stop). */
   stop(): Promise<void>;
 }
@@ -65,17 +65,12 @@ export function createHostHeartbeat(deps: HeartbeatDeps, options: HostOptions = 
   let chain: Promise<unknown> = Promise.resolve();
   let stopped = false;
   let switchingTo: string | null = null;
-  let previous: { keyId: string; until: number } | null = null;
 
-  const sealingKeyIds = (at: Date): string[] => {
-    if (previous && at.getTime() >= previous.until) previous = null;
-    const ids = [previous?.keyId, keyring.activeKeyId, switchingTo].filter((k): k is string => k !== undefined && k !== null);
-    return [...new Set(ids)];
-  };
+  const sealingKeyIds = (): string[] => [...new Set([keyring.activeKeyId, ...(switchingTo ? [switchingTo] : [])])];
   const record = (): HostRecord => {
     const at = now();
     const common = { id, name, pid: process.pid, intervalMs, startedAt };
-    return { ...common, activeKeyId: keyring.activeKeyId, keyIds: [...keyring.keyIds], sealingKeyIds: sealingKeyIds(at), lastSeenAt: at.toISOString() };
+    return { ...common, activeKeyId: keyring.activeKeyId, keyIds: [...keyring.keyIds], sealingKeyIds: sealingKeyIds(), lastSeenAt: at.toISOString() };
   };
   // One write at a time, each reading the keys when it runs: a later beat never lands before an earlier one.
   const write = (): Promise<void> => {
@@ -106,9 +101,8 @@ export function createHostHeartbeat(deps: HeartbeatDeps, options: HostOptions = 
         throw new Error(`could not record in storage that this host switches to ${nextActive} (${error instanceof Error ? error.message : String(error)})`);
       }
     },
-    async afterReload(previousActive) {
+    async afterReload() {
       switchingTo = null;
-      if (previousActive !== keyring.activeKeyId) previous = { keyId: previousActive, until: now().getTime() + intervalMs };
       await logged();
     },
     async stop() {

@@ -85,7 +85,7 @@ export function createKeyringControl(
     }
     keyring.replace(options);
     logger.info("keyring reloaded", { keyIds: held.keyIds.join(","), activeKeyId: held.activeKeyId });
-    await host?.afterReload(previous);
+    await host?.afterReload();
     return { changed: true, ...held };
   }
 

@@ -62,8 +62,8 @@ describe("runplane doctor: hosts (D29a)", () => {
 
   it("says when no host is running, and marks a host that is switching keys", () => {
     expect(hostsNote([], NOW)).toBe("none running (no host has recorded itself in the database)");
-    expect(hostsNote([record({ activeKeyId: "k2", sealingKeyIds: ["k1", "k2"] })], NOW)).toBe(
-      "1 live\n       web-1 pid 42 (host-a): active k2, switching from k1, keys k1, k2, last seen 5 s ago",
+    expect(hostsNote([record({ activeKeyId: "k2", sealingKeyIds: ["k2", "k1"] })], NOW)).toBe(
+      "1 live\n       web-1 pid 42 (host-a): active k2, switching to k1, keys k1, k2, last seen 5 s ago",
     );
   });
 });

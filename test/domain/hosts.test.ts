@@ -24,10 +24,10 @@ describe("hosts (D29a)", () => {
     expect(isLive(host({ intervalMs: 60_000, lastSeenAt: seenAgo(180_000) }), NOW)).toBe(true);
   });
 
-  it("finds the live hosts that may seal with a key: active, or just switched away from", () => {
+  it("finds the live hosts that may seal with a key: active, or being made active", () => {
     const hosts = [
       host({ id: "host-active" }),
-      host({ id: "host-switching", activeKeyId: "k2", sealingKeyIds: ["k1", "k2"] }),
+      host({ id: "host-switching", activeKeyId: "k2", sealingKeyIds: ["k2", "k1"] }),
       host({ id: "host-done", activeKeyId: "k2", sealingKeyIds: ["k2"] }),
       host({ id: "host-silent", lastSeenAt: seenAgo(46_000) }),
     ];
@@ -44,7 +44,7 @@ describe("hosts (D29a)", () => {
 
   it("describes a host on one line: active key, a switch under way, keys, last beat, silence", () => {
     expect(hostLine(host(), NOW)).toBe("web-1 pid 42 (host-a): active k1, keys k1, k2, last seen 5 s ago");
-    expect(hostLine(host({ activeKeyId: "k2", sealingKeyIds: ["k1", "k2"] }), NOW)).toBe("web-1 pid 42 (host-a): active k2, switching from k1, keys k1, k2, last seen 5 s ago");
+    expect(hostLine(host({ activeKeyId: "k2", sealingKeyIds: ["k2", "k1"] }), NOW)).toBe("web-1 pid 42 (host-a): active k2, switching to k1, keys k1, k2, last seen 5 s ago");
     expect(hostLine(host({ lastSeenAt: seenAgo(600_000) }), NOW)).toBe("web-1 pid 42 (host-a): active k1, keys k1, k2, last seen 10 min ago, silent (not live)");
   });
 });
