@@ -30,7 +30,8 @@ export async function withServerData<T>(
     poolSize: 2,
     sqlitePath: join(config.dataDir, "runplane.db"),
   });
-  const runplane = createRunplane({ storage: store.storage, keyring });
+  // A command that opens the data for a moment is no host: it seals nothing after it ends (D29a).
+  const runplane = createRunplane({ storage: store.storage, keyring, host: false });
   try {
     if (options.keyringMustOpen) await keyringOpens(store, keyring);
     return await fn(runplane, store);
