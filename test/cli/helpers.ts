@@ -1,5 +1,8 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { expect } from "vitest";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, expect } from "vitest";
 import { killSpawnedServers, spawnServer, type SpawnedServer } from "../helpers/reference-server.js";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
@@ -39,3 +42,26 @@ export function killAll(): void {
 }
 
 export const authorized = (token: string) => ({ authorization: `Bearer ${token}`, "content-type": "application/vnd.api+json" });
+
+/**
+ * Fresh data directory paths under one temporary folder, removed (with every server and command
+ * the file started) after the file's tests: `fresh()` names one that does not exist yet, `made()`
+ * creates it empty, as an operator makes one before `migrate`.
+ */
+export function scratchDirs(): { fresh: () => string; made: () => string } {
+  const root = mkdtempSync(join(tmpdir(), "runplane-cli-"));
+  let n = 0;
+  const fresh = (): string => join(root, `d${n++}`);
+  afterAll(() => {
+    killAll();
+    rmSync(root, { recursive: true, force: true });
+  });
+  return {
+    fresh,
+    made: () => {
+      const dir = fresh();
+      mkdirSync(dir);
+      return dir;
+    },
+  };
+}
