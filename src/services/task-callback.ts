@@ -166,7 +166,8 @@ export function createTaskCallbackService(ctx: ServiceContext, settings: RunTask
     const first = await s.taskResults.get(resultId);
     if (!first || !tokenMatches(first, token)) throw UNAUTHORIZED();
     if (isFinalResultStatus(first.status)) {
-      if (await isStoredRepeat(first, await readBody())) return;
+      // The first try may have lost its answer before the stage was recomputed: settle it now.
+      if (await isStoredRepeat(first, await readBody())) return settleStored(first.stageId);
       throw ALREADY_FINAL();
     }
     if (expired(first, ctx.now())) throw UNAUTHORIZED();

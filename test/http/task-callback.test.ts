@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { STORAGES } from "../helpers/storages.js";
 import { callbackBody, deliverDue, outcomeItem, runTaskApp, sendCallback, startedRun, tokenOf, type RunTaskApp } from "../helpers/run-tasks.js";
 import type { Storage } from "../../src/storage/types.js";
+import { StorageUnavailableError } from "../../src/storage/unavailable.js";
 
 const OUTCOMES = (id: string) => `/api/v2/task-results/${id}/outcomes`;
 
@@ -497,5 +498,50 @@ describe.each(STORAGES)("a result deleted while its callback is under way (D17a,
 
     // Its token stands for nothing any more: the next callback is refused the same way.
     expect((await sendCallback(a, id, token, callbackBody("running"))).status).toBe(401);
+  });
+});
+
+describe.each(STORAGES)("a final callback whose commit lost its answer (D28, issue 33.5, $name)", (setup) => {
+  let dispose = () => {};
+  afterEach(() => dispose());
+
+  it("is answered 503, and the integration's retry of it 200, with the result and its outcomes stored once", async () => {
+    // The write commits, then the connection is cut before its answer: the adapter can only say unavailable.
+    let cutAfterCommit = false;
+    const cutting = {
+      name: setup.name,
+      create: () => {
+        const made = setup.create();
+        const results = made.storage.taskResults;
+        const taskResults: Storage["taskResults"] = {
+          ...results,
+          transition: async (id, expected, next, outcomes) => {
+            const stored = await results.transition(id, expected, next, outcomes);
+            if (cutAfterCommit && stored) {
+              cutAfterCommit = false;
+              throw new StorageUnavailableError("connection reset", "ECONNRESET");
+            }
+            return stored;
+          },
+        };
+        return { storage: { ...made.storage, taskResults } as Storage, dispose: made.dispose };
+      },
+    };
+    const a = await runTaskApp(cutting, (d) => (dispose = d));
+    const { resultIds } = await startedRun(a, ["mandatory"]);
+    const id = resultIds[0]!;
+    const token = await tokenOf(a, id);
+    const final = callbackBody("passed", { message: "clean" }, [outcomeItem("o1"), outcomeItem("o2")]);
+    cutAfterCommit = true;
+    const first = await sendCallback(a, id, token, final);
+    expect(first.status).toBe(503);
+    expect(first.headers.get("retry-after")).toMatch(/^[1-9][0-9]*$/);
+    const retry = await sendCallback(a, id, token, final);
+    expect(retry.status, retry.text).toBe(200);
+    expect(await a.storage.taskResults.get(id)).toMatchObject({ status: "passed", message: "clean", outcomesCount: 2 });
+    expect((await a.storage.taskResultOutcomes.list(id, { sort: "position" }, { offset: 0, limit: 10 })).total).toBe(2);
+    // The retry settles the stage the cut-off first try could not: no wait for the deadline sweep.
+    const result = await a.storage.taskResults.get(id);
+    expect((await a.storage.taskStages.get(result!.stageId))?.status).toBe("passed");
   });
 });
