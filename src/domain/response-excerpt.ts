@@ -1,9 +1,11 @@
 import { ATTEMPT_LIMITS } from "../schemas/delivery-attempts.js";
+import { foldForm, redactSpans, secretSpans } from "./secret-spans.js";
 
 /**
  * decision D31: the part of an integration's answer that is kept and shown. Pure. An integration
  * may echo the request it got, so the attempt's secrets (access token, HMAC key, signature) are
- * redacted wherever they appear: as sent, JSON- or URL-escaped, hex, and base64 at any alignment.
+ * redacted wherever they appear: as sent, JSON- or URL-escaped (every byte or some), hex, and base64
+ * at any alignment, with separators between their characters or not (secret-spans.ts).
  */
 
 export interface ExcerptInput {
@@ -36,7 +38,6 @@ const TEXTUAL = /^(text\/[\w.+-]+|application\/(json|xml|x-www-form-urlencoded|j
 const CONTROL = /[\u0000-\u0008\u000B-\u001F\u007F-\u009F\u200B-\u200F\u2028-\u202E\u2060-\u2069\uFEFF]/g;
 
 const mediaType = (contentType: string): string => contentType.split(";")[0]!.trim();
-const escapeRegExp = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
 /** The base64 characters that depend on `bytes` alone when they start `offset` bytes into a run. */
 function base64Core(bytes: Buffer, offset: number): string {
@@ -80,11 +81,12 @@ export function responseExcerpt(input: ExcerptInput): Excerpt {
   text = text.replace(CONTROL, "");
   const secrets = input.secrets.filter((s) => s !== "");
   if (secrets.some((s) => s.length < MIN_SECRET && text.includes(s))) return NONE;
-  const forms = secrets.flatMap(secretForms).sort((a, b) => b.length - a.length);
-  if (forms.length > 0) text = text.replace(new RegExp(forms.map(escapeRegExp).join("|"), "gi"), REDACTED);
-  // The window may end inside a secret: what it cut off cannot be recognised, so it goes too. Only
-  // after redacting: trimmed first, the trim could end inside a whole copy and show its head.
-  if (cut && forms.length > 0) text = text.slice(0, Math.max(0, text.length - (forms[0]!.length - 1)));
+  const forms = [...new Set(secrets.flatMap(secretForms).map(foldForm))].filter((f) => f.length >= MIN_SECRET).sort((a, b) => b.length - a.length);
+  const { spans, safeEnd } = secretSpans(text, forms);
+  // The window may end inside a secret: what it cut off cannot be recognised, so it goes too; but
+  // never into a whole copy, which is redacted instead (trimmed, its head would show).
+  const end = cut && forms.length > 0 ? Math.max(safeEnd(forms[0]!.length), ...spans.map((s) => s[1])) : text.length;
+  text = redactSpans(text.slice(0, end), spans, REDACTED);
   const head = byteHead(text, ATTEMPT_LIMITS.excerptBytes);
   return head.text === "" ? NONE : { text: head.text, truncated: cut || head.cut };
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { REDACTED, responseExcerpt } from "../../src/domain/response-excerpt.js";
-import { leakedSpellings, spellings } from "../helpers/secret-encodings.js";
+import { disguisedEchoes, leakedSpellings, leakedUndisguised, spellings } from "../helpers/secret-encodings.js";
 
 // An access token is base64url text (crypto/random.ts), so its base64 never holds `+` or `/`. An HMAC
 // key is any text its owner chose: this one is picked so that its base64, at the three alignments,
@@ -93,6 +93,15 @@ describe("response excerpt (D31)", () => {
     const { text } = excerpt(`${SIGNATURE}\n`.repeat(70), { contentType: "text/plain" });
     expect(text).toMatch(/^(\[redacted\]\n)+/);
     expect(leakedSpellings(text!, NAMED)).toStrictEqual([]);
+  });
+
+  // Issue 33's outside try: a read-only member recovered the callback token from an echo that
+  // percent-escaped every byte, and forged the result.
+  const disguised = [...disguisedEchoes("token", TOKEN), ...disguisedEchoes("key", KEY), ...disguisedEchoes("signature", SIGNATURE)].map((d) => [d.name, d.echo] as const);
+  it.each(disguised)("redacts %s", (_, echo) => {
+    const { text } = excerpt(`rejected, you sent: ${echo}\nplease retry`, { contentType: "text/plain" });
+    expect(text).toMatch(/^rejected, you sent: .*\[redacted\]/);
+    expect(leakedUndisguised(text!, NAMED)).toStrictEqual([]);
   });
 
   it("keeps nothing when a secret is too short to redact without giving it away", () => {

@@ -73,3 +73,49 @@ export function leakedSpellings(text: string, secrets: Record<string, string>): 
     })
     .map(({ name }) => name);
 }
+
+/** Characters an echo may put between a secret's characters, and that a reader can drop again. */
+const SEPARATORS = /[\s\-_:.,;|/+=]/g;
+
+/**
+ * Echoes that disguise a spelling so that it no longer appears as a run of characters (attack
+ * reported in issue 33's outside try): every byte percent-escaped, every character JSON
+ * `\u`-escaped, characters split by separators. Each is trivially undone by a reader.
+ */
+export function disguisedEchoes(name: string, secret: string): { name: string; echo: string }[] {
+  const bytes = [...Buffer.from(secret, "utf8")];
+  const hex = Buffer.from(secret, "utf8").toString("hex");
+  const percent = (upper: boolean) => bytes.map((b) => `%${b.toString(16).padStart(2, "0")}`).map((p) => (upper ? p.toUpperCase() : p)).join("");
+  const unicode = [...secret].map((ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, "0")}`).join("");
+  const split = (s: string, by: string, every: number) => s.match(new RegExp(`.{1,${every}}`, "gsu"))!.join(by);
+  return [
+    { name: `every byte of the ${name} percent-escaped`, echo: percent(true) },
+    { name: `every byte of the ${name} percent-escaped, lower case`, echo: percent(false) },
+    { name: `every character of the ${name} JSON-escaped`, echo: unicode },
+    { name: `the ${name} split by dashes`, echo: split(secret, "-", 4) },
+    { name: `the ${name} one character apart`, echo: split(secret, " ", 1) },
+    { name: `the hex of the ${name} split by colons`, echo: split(hex, ":", 2) },
+    { name: `the hex of the ${name} split by spaces`, echo: split(hex, " ", 8) },
+  ];
+}
+
+/** `text` as a reader undoes a disguise: escapes decoded, separators dropped. */
+const undisguise = (text: string): string =>
+  text
+    .replace(/%([0-9a-fA-F]{2})/g, (_, h: string) => String.fromCharCode(parseInt(h, 16)))
+    .replace(/\\u([0-9a-fA-F]{4})/g, (_, h: string) => String.fromCharCode(parseInt(h, 16)))
+    .replace(SEPARATORS, "");
+
+/** Like {@link leakedSpellings}, after undoing every disguise in `text` and the spellings alike. */
+export function leakedUndisguised(text: string, secrets: Record<string, string>): string[] {
+  const haystack = undisguise(text).toLowerCase();
+  return Object.entries(secrets)
+    .flatMap(([name, secret]) => spellings(name, secret).map((s) => ({ name: s.name, form: undisguise(s.form) })))
+    .filter(({ form }) => {
+      const run = Math.min(LEAK_CHARS, form.length);
+      const lower = form.toLowerCase();
+      for (let i = 0; i + run <= lower.length; i++) if (haystack.includes(lower.slice(i, i + run))) return true;
+      return false;
+    })
+    .map(({ name }) => name);
+}
