@@ -24,10 +24,38 @@ export interface Sessions {
   revoke(sessionToken: string): Promise<boolean>;
 }
 
+const PAGE = 500;
+
 const samePrincipal = (a: ApiTokenRecord, b: ApiTokenRecord): boolean =>
   a.organization === b.organization && a.kind === b.kind && a.userId === b.userId && a.teamId === b.teamId;
 
+/**
+ * Sessions one API token may hold at once: signing in again past it ends the oldest, so signing in
+ * in a loop cannot grow storage (found by issue 33's outside try: 2,500 sign-ins, 2,500 records).
+ */
+export const MAX_SESSIONS_PER_TOKEN = 5;
+
 export function createSessions(ctx: ServiceContext, directory: Pick<Directory, "createApiToken">): Sessions {
+  /** Deletes `parent`'s ended sessions, and its oldest live ones beyond MAX_SESSIONS_PER_TOKEN - 1. */
+  async function makeRoom(parent: ApiTokenRecord): Promise<void> {
+    const filter = { organization: parent.organization, ...(parent.teamId === null ? {} : { teamId: parent.teamId }) };
+    const mine: { id: string; ended: boolean }[] = [];
+    const now = ctx.now().getTime();
+    // Read whole before deleting: deleting while paging by offset would skip records.
+    for (let offset = 0; ; offset += PAGE) {
+      const { items } = await ctx.storage.apiTokens.list(filter, { offset, limit: PAGE });
+      for (const record of items) {
+        const session = sessionOf(record);
+        if (session?.parentId === parent.id) mine.push({ id: record.id, ended: Date.parse(session.expiresAt) <= now });
+      }
+      if (items.length < PAGE) break;
+    }
+    const live = mine.filter((m) => !m.ended);
+    // Listed oldest first: the oldest live ones go.
+    const doomed = [...mine.filter((m) => m.ended), ...live.slice(0, Math.max(0, live.length - (MAX_SESSIONS_PER_TOKEN - 1)))];
+    for (const { id } of doomed) await ctx.storage.apiTokens.delete(id);
+  }
+
   async function create(token: string, lifetimeMs: number): Promise<{ token: string; expiresAt: string } | null> {
     if (!Number.isFinite(lifetimeMs) || lifetimeMs <= 0) throw new RangeError("a session lifetime is a positive number of milliseconds");
     const parent = await findTokenRecord(ctx, token);
@@ -36,6 +64,7 @@ export function createSessions(ctx: ServiceContext, directory: Pick<Directory, "
     const description = Number.isNaN(expiresAt.getTime()) ? "" : sessionDescription(parent.id, expiresAt.toISOString());
     // Fail closed: a record not read back as a session would be a plain API token in a cookie.
     if (!sessionOf({ description })) throw new RangeError("a session lifetime must end before the year 10000");
+    await makeRoom(parent);
     const session = await directory.createApiToken({
       organization: parent.organization,
       kind: parent.kind,

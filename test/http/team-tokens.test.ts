@@ -34,6 +34,15 @@ describe("team API tokens over HTTP", () => {
     expect(paged.json.meta.pagination).toMatchObject({ "current-page": 2, "total-count": 2, "total-pages": 2 });
   });
 
+  it("lists a results page session with the time it ends as expired-at", async () => {
+    const a = await createTestApp();
+    const team = await issue(a, "team-owners", "signs in");
+    const session = await a.runplane.auth.sessions.create(team.token, 60_000);
+    const listed = (await a.call("GET", "/api/v2/teams/team-owners/authentication-tokens")).json.data;
+    const mine = listed.find((d: any) => d.attributes.description.startsWith("results page session"));
+    expect(mine.attributes["expired-at"]).toBe(session!.expiresAt);
+  });
+
   it("shows one API token to owners at /authentication-tokens/:id, where agent tokens still answer", async () => {
     const a = await createTestApp();
     const ci = await issue(a, "team-devs", "ci");

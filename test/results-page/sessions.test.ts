@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sessionDescription } from "../../src/services/principals.js";
+import { MAX_SESSIONS_PER_TOKEN } from "../../src/services/sessions.js";
 import { resultsPageFor, seedRun, type SeededRun } from "./fixtures.js";
 
 // Issue 33.3: the results page signs in with a server-side session, never the API token in the cookie.
@@ -158,5 +159,17 @@ describe("results page sessions", () => {
     expect(await directory().findApiToken(first)).toBeNull();
     await expectSignedOut(first);
     expect((await visit(second)).status).toBe(200);
+  });
+
+  it("keeps at most MAX_SESSIONS_PER_TOKEN sessions of one token, ending the oldest: signing in in a loop grows nothing", async () => {
+    const token = (await directory().createApiToken({ organization: "acme", kind: "user", userId: "user-dev" })).token;
+    const parentId = token.split(".")[0]!;
+    const sessions = async () =>
+      (await directory().listApiTokens({ organization: "acme" }, { offset: 0, limit: 1000 })).items.filter((t) => t.description.includes(`session of ${parentId} `));
+    const cookies: string[] = [];
+    for (let i = 0; i < 3 * MAX_SESSIONS_PER_TOKEN; i++) cookies.push(await signIn(token));
+    expect(await sessions()).toHaveLength(MAX_SESSIONS_PER_TOKEN);
+    for (const old of cookies.slice(0, -MAX_SESSIONS_PER_TOKEN)) await expectSignedOut(old);
+    for (const live of cookies.slice(-MAX_SESSIONS_PER_TOKEN)) expect(await seeded.app.runplane.auth.sessions.authenticate(live)).not.toBeNull();
   });
 });

@@ -1,5 +1,6 @@
 import { notFound } from "../../errors.js";
 import type { ApiTokenView } from "../../services/directory.js";
+import { sessionOf } from "../../services/principals.js";
 import { toPageRequest } from "../pagination.js";
 import type { Route, RouteContext } from "../types.js";
 
@@ -9,7 +10,8 @@ const TYPE = "authentication-tokens";
  * An API token as HCP Terraform shows a team token
  * (https://developer.hashicorp.com/terraform/cloud-docs/api-docs/team-tokens): the agent token
  * resource's shape, `token` always null (the secret is never shown again, D11), the team linked,
- * `expired-at` null (tokens here do not expire) and `created-by` null (not recorded).
+ * `expired-at` null (API tokens here do not expire; a results page session's end) and `created-by`
+ * null (not recorded).
  */
 export const apiTokenData = (view: ApiTokenView) => ({
   id: view.id,
@@ -17,7 +19,8 @@ export const apiTokenData = (view: ApiTokenView) => ({
   createdAt: view.createdAt,
   lastUsedAt: view.lastUsedAt,
   token: null,
-  expiredAt: null,
+  // A results page session ends (issue 33.3); an API token does not.
+  expiredAt: sessionOf(view)?.expiresAt ?? null,
   team: view.teamId,
   createdBy: null,
   createdByType: "users",
