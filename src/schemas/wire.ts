@@ -46,7 +46,7 @@ export const AgentTokenAttributes = z.object({
   createdAt: Timestamp,
   lastUsedAt: Timestamp.nullable(),
   token: z.string().nullable().describe("the secret, in the create response only; null everywhere else"),
-  expiredAt: z.null(),
+  expiredAt: Timestamp.nullable().describe("when a results page session ends; null for agent and API tokens, which do not expire"),
 });
 
 export const TaskAttributes = z.object({
