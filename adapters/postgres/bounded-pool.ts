@@ -13,8 +13,10 @@ import type { PgPoolClientLike, PgPoolLike, PgQueryConfig } from "./driver.js";
  *   could otherwise arrive for the next statement.
  * The pool's own `query` also waits for a connection, so it is bounded as a whole as well.
  */
-export function boundedPool(pool: PgPoolLike, timeoutMs: number): PgPoolLike {
+export function boundedPool(pool: PgPoolLike, timeoutMs: number, bound: { statements: boolean } = { statements: true }): PgPoolLike {
   if (!(timeoutMs > 0)) return pool;
+  // Migrations may run longer than a request's statement should: only their wait for a connection is bounded.
+  if (!bound.statements) return { ...forward(pool), connect: () => within(pool.connect(), timeoutMs, "no connection", (late) => late.release(true)) };
   const bounded = (config: PgQueryConfig): PgQueryConfig => ({ ...config, query_timeout: timeoutMs });
   const boundClient = (client: PgPoolClientLike): PgPoolClientLike => ({
     query: (config: PgQueryConfig) => client.query(bounded(config)),
@@ -23,13 +25,20 @@ export function boundedPool(pool: PgPoolLike, timeoutMs: number): PgPoolLike {
     release: (error) => client.release(error),
   });
   return {
+    ...forward(pool),
     query: (config) => within(pool.query(bounded(config)), timeoutMs, "no answer"),
     connect: () => within(pool.connect(), timeoutMs, "no connection", (late) => late.release(true)).then(boundClient),
-    on: (event, listener) => pool.on(event, listener),
-    removeListener: (event, listener) => pool.removeListener(event, listener),
-    end: () => pool.end(),
   };
 }
+
+/** The pool's own methods, as they are. */
+const forward = (pool: PgPoolLike): PgPoolLike => ({
+  query: (config) => pool.query(config),
+  connect: () => pool.connect(),
+  on: (event, listener) => pool.on(event, listener),
+  removeListener: (event, listener) => pool.removeListener(event, listener),
+  end: () => pool.end(),
+});
 
 /** `work`, or a StorageUnavailableError after `ms`; what arrives later is discarded (`late`) or ignored. */
 function within<T>(work: Promise<T>, ms: number, what: string, late?: (value: T) => void): Promise<T> {

@@ -79,7 +79,7 @@ export async function createPostgresStorage(poolOrUrl: PgPoolLike | string, opti
   const schema = options.schema ?? "public";
   const q = schemaPrefix(schema);
   const owned = typeof poolOrUrl === "string";
-  const given = owned ? await openPool(poolOrUrl) : poolOrUrl;
+  const given = owned ? await openPool(poolOrUrl, options.timeoutMs) : poolOrUrl;
   const onError = (error: Error): void => {
     // The pool has already dropped the connection and opens a new one on demand. Only the
     // SQLSTATE (or error name) is logged: a message may quote connection details.
@@ -87,15 +87,16 @@ export async function createPostgresStorage(poolOrUrl: PgPoolLike | string, opti
     console.warn(`runplane postgres: an idle connection failed (${typeof code === "string" ? code : error.name}); the pool replaces it`);
   };
   given.on("error", onError);
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   try {
-    await migrate(given, schema);
+    await migrate(boundedPool(given, timeoutMs, { statements: false }), schema);
   } catch (error) {
     if (owned) await given.end().catch(() => undefined);
     given.removeListener("error", onError);
     throw error;
   }
   // After the migrations, which may take longer than one statement should.
-  const pool = boundedPool(given, options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
+  const pool = boundedPool(given, timeoutMs);
 
   // Tells this instance's own status changes from other instances' (events.ts).
   const origin = randomUUID();
@@ -139,7 +140,7 @@ export const SILENT_DATABASE_POOL_OPTIONS = {
   keepAliveInitialDelayMillis: 10_000,
 } as const;
 
-async function openPool(connectionString: string): Promise<PgPoolLike> {
+async function openPool(connectionString: string, timeoutMs = DEFAULT_TIMEOUT_MS): Promise<PgPoolLike> {
   const { Pool } = (await importOptional(() => import("pg"), "pg", "createPostgresStorage with a connection URL")).default;
-  return new Pool({ connectionString, ...SILENT_DATABASE_POOL_OPTIONS });
+  return new Pool({ connectionString, ...SILENT_DATABASE_POOL_OPTIONS, ...(timeoutMs > 0 ? { connectionTimeoutMillis: timeoutMs } : {}) });
 }

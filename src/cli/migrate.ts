@@ -27,7 +27,7 @@ async function sqlite(env: NodeJS.ProcessEnv, dryRun: boolean): Promise<string[]
   // A dry run creates nothing: an absent file is an empty database.
   if (dryRun && !existsSync(path)) return MIGRATIONS.map((m) => m.name);
   // A mistyped folder would become a new, empty database that no server uses (issue 33.8).
-  if (!existsSync(dir)) throw new Error(`data directory ${dir} does not exist: create it (mkdir ${dir}) or point --data-dir (DATA_DIR) at the server's data directory`);
+  if (!existsSync(dir)) throw new Error(`data directory ${dir} does not exist: create it (mkdir -p ${dir}) or point --data-dir (DATA_DIR) at the server's data directory`);
   if (!dryRun) {
     openDataDir(dataDirOf(env), env);
     closeSync(openSync(path, "a", 0o600));

@@ -59,11 +59,12 @@ async function list(args: string[], out: (line: string) => void): Promise<void> 
 async function revoke(args: string[], out: (line: string) => void): Promise<void> {
   const { positionals, env } = parse(args, {}, DATA_FLAGS);
   if (positionals.length !== 1) throw new Error("usage: runplane token revoke <token id>");
-  const id = positionals[0]!;
+  // A whole token (`<id>.<secret>`) pasted in place of its id names its id; the secret is never repeated.
+  const id = positionals[0]!.split(".")[0]!;
   const revoked = await withServerData(env, async (runplane) => {
     const view = await runplane.directory.getApiToken(id);
     if (!view || !(await runplane.directory.revokeApiToken(id))) {
-      throw new Error(`API token ${id} not found: \`runplane token list\` shows the ids (agent tokens are revoked with DELETE /api/v2/authentication-tokens/<id>)`);
+      throw new Error(`API token ${id} not found (or already revoked): \`runplane token list\` shows the ids (agent tokens are revoked with DELETE /api/v2/authentication-tokens/<id>)`);
     }
     return view;
   });

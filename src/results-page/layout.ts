@@ -37,7 +37,7 @@ export function loginForm(chrome: Chrome, next: string | null, problem: string |
   if (!chrome.login) return html`<p>Sign in through your host application, then reload this page.</p>`;
   return html`<section class="card login">
 <h2>Sign in</h2>
-<p class="muted">Paste an API token. It is kept in an HttpOnly cookie for this browser session only.</p>
+<p class="muted">Paste an API token. It signs you in to a session of its own: the token itself is not kept in this browser.</p>
 ${problem ? html`<p class="error-text" role="alert">${problem}</p>` : null}
 <form method="post" action="${chrome.prefix}/login">
 ${next ? html`<input type="hidden" name="next" value="${next}">` : null}

@@ -1,9 +1,11 @@
 import pg from "pg";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createTestApp, type TestApp, type TestResponse } from "../helpers/app.js";
-import { postgresReachable } from "../helpers/postgres.js";
+import { createPostgresStorage } from "../../adapters/postgres/index.js";
+import { StorageUnavailableError } from "../../src/storage/unavailable.js";
+import { DATABASE_URL, postgresReachable } from "../helpers/postgres.js";
 import { proxiedPostgres, type ProxiedPostgres } from "../helpers/proxied-postgres.js";
-import type { TcpProxy } from "../helpers/tcp-proxy.js";
+import { throughProxy, type TcpProxy } from "../helpers/tcp-proxy.js";
 
 // Issue 33.4, decision D28: a database that goes silent (packets dropped, no reset: a partition, a
 // hung server) or a pool with no connection to spare is an unavailable storage. The host's pool
@@ -64,6 +66,18 @@ describe.skipIf(!reachable)("a PostgreSQL that goes silent (D28)", () => {
     const health = await app.runplane.health();
     expect(health.storage).toBe("unreachable");
     expect(health.reasons[0]).toMatch(/^storage unreachable: /);
+  });
+
+  it("refuses to start on a silent database within its bound, before any migration (StorageUnavailableError)", async () => {
+    proxy.blackhole();
+    const fresh = new pg.Pool({ connectionString: throughProxy(DATABASE_URL, proxy), max: 2 });
+    fresh.on("error", () => undefined);
+    try {
+      await expect(createPostgresStorage(fresh, { schema: "rp_silent_never", timeoutMs: 300 })).rejects.toBeInstanceOf(StorageUnavailableError);
+    } finally {
+      await proxy.open();
+      await fresh.end().catch(() => undefined);
+    }
   });
 
   it("answers 503 while every connection of the pool is held, and serves again once one is free", async () => {

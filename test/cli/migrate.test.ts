@@ -22,7 +22,7 @@ describe("runplane migrate (SQLite)", () => {
     // Issue 33.8: a missing data directory is refused, not made into a database no server uses.
     const missing = await run(["migrate", "--data-dir", dir]);
     expect(missing.code).toBe(1);
-    expect(missing.stderr).toBe(`runplane migrate: data directory ${dir} does not exist: create it (mkdir ${dir}) or point --data-dir (DATA_DIR) at the server's data directory\n`);
+    expect(missing.stderr).toBe(`runplane migrate: data directory ${dir} does not exist: create it (mkdir -p ${dir}) or point --data-dir (DATA_DIR) at the server's data directory\n`);
     expect(existsSync(dir)).toBe(false);
 
     mkdirSync(dir);

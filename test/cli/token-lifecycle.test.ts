@@ -55,9 +55,11 @@ describe("runplane token list and revoke (issue 33.3)", () => {
     expect(await statusWith(s, ci)).toBe(401);
     expect(await statusWith(s, s.token)).toBe(200);
     expect(await list(dir, "--team", "team-devs")).toStrictEqual(["no API tokens in organization demo for team team-devs"]);
-    const again = await run(["token", "revoke", id, "--data-dir", dir]);
+    // The whole token pasted instead of its id: its id is used, and its secret never printed.
+    const again = await run(["token", "revoke", ci, "--data-dir", dir]);
     expect(again.code).toBe(1);
-    expect(again.stderr).toMatch(new RegExp(`^runplane token: API token ${id} not found: \`runplane token list\` shows the ids`));
+    expect(again.stderr).toMatch(new RegExp(`^runplane token: API token ${id} not found \\(or already revoked\\): \`runplane token list\` shows the ids`));
+    expect(again.stdout + again.stderr).not.toContain(ci.split(".")[1]);
     expect(await s.stop()).toBe(0);
   }, 60_000);
 
