@@ -17,7 +17,7 @@ const reachable = await postgresReachable("shared demo target");
 
 describe.skipIf(!reachable)("reference hosts on one database share the demo tasks' integration", () => {
   const schema = uniqueSchema("demotarget");
-  const dirs = [mkdtempSync(join(tmpdir(), "runplane-a-")), mkdtempSync(join(tmpdir(), "runplane-b-"))];
+  const dirs = ["a", "b", "c"].map((host) => mkdtempSync(join(tmpdir(), `runplane-${host}-`)));
   const admin = new pg.Pool({ connectionString: DATABASE_URL, max: 1 });
   const token = "shared-demo-target-admin-token-0123";
   const keyring = JSON.stringify({ keys: [{ id: "k1", key: generateKey() }] });
@@ -52,5 +52,17 @@ describe.skipIf(!reachable)("reference hosts on one database share the demo task
     for (const host of [a, b]) expect(host.output().split("\n").filter((line) => /refused/.test(line) && !/^egress:/.test(line))).toStrictEqual([]);
     expect(await b.stop()).toBe(0);
     expect(await a.stop()).toBe(0);
+  }, 90_000);
+
+  it("points them at a starting host's own integration once nothing listens where they point (that host is gone)", async () => {
+    const c = await start(dirs[2]!);
+    const own = /example integration: (http:\S+) \(run tasks/.exec(c.output())?.[1];
+    expect(own, c.output()).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/run-task$/);
+    const headers = { authorization: `Bearer ${token}`, "content-type": "application/json" };
+    const task = (await (await fetch(`${c.api}/tasks/task-demo`, { headers })).json()) as { data: { attributes: { url: string } } };
+    expect(task.data.attributes.url).toBe(own);
+    const res = await fetch(`${c.api.replace(/\/api\/v2$/, "")}/demo/runs`, { method: "POST", headers, body: JSON.stringify({ message: "after the first host left" }) });
+    expect(((await res.json()) as { stages: unknown }).stages).toStrictEqual({ post_plan: "passed", pre_apply: "passed" });
+    expect(await c.stop()).toBe(0);
   }, 90_000);
 });
