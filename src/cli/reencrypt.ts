@@ -1,6 +1,6 @@
 import { keyringFileOf, removeKeyFromFile } from "../../examples/server/keyring-file.js";
 import type { Runplane } from "../index.js";
-import { describeHost, hostsSealingWith } from "../domain/hosts.js";
+import { describeHost, hostsLacking, hostsSealingWith } from "../domain/hosts.js";
 import type { Storage } from "../storage/types.js";
 import { describeSealed } from "../services/keyring-control.js";
 import { sealedBy, type SealedValueCounts } from "../services/sealing.js";
@@ -24,6 +24,15 @@ export async function reencrypt(args: string[], out: (line: string) => void): Pr
     const { activeKeyId, keyIds } = runplane.keyring;
     if (retire === activeKeyId) throw new Error(`--retire ${retire}: it is the active key; make another key active on every host first`);
     if (retire !== undefined && !keyIds.includes(retire)) throw new Error(`--retire ${retire}: the keyring holds no such key (it holds ${keyIds.join(", ")})`);
+    // Issue 33's operator try: values moved to a key some live hosts lack became unreadable there.
+    const now = new Date();
+    const lacking = hostsLacking(await store.storage.hosts.list(), activeKeyId, now);
+    if (lacking.length > 0) {
+      throw new Error(
+        `not re-encrypted: ${lacking.length === 1 ? "a live host does" : `${lacking.length} live hosts do`} not hold the active key ${activeKeyId}, so they could not open what it seals: ` +
+          `${lacking.map((h) => describeHost(h, now)).join("; ")}. Add ${activeKeyId} to every host's keyring, let them reload, and run this again`,
+      );
+    }
     const count = await runplane.reencrypt();
     out(`re-encrypted ${count} value${count === 1 ? "" : "s"} with the active key ${activeKeyId}`);
     const counts = await runplane.sealedValues();

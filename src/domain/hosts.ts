@@ -15,6 +15,10 @@ export const isLive = (host: HostRecord, now: Date): boolean =>
 export const hostsSealingWith = (hosts: readonly HostRecord[], keyId: string, now: Date): HostRecord[] =>
   hosts.filter((h) => isLive(h, now) && h.sealingKeyIds.includes(keyId));
 
+/** The live hosts whose keyring lacks `keyId`: what is sealed with it they cannot open. */
+export const hostsLacking = (hosts: readonly HostRecord[], keyId: string, now: Date): HostRecord[] =>
+  hosts.filter((h) => isLive(h, now) && !h.keyIds.includes(keyId));
+
 /** `5 s ago`, `3 min ago`, `2 h ago`, `4 d ago` (never negative: a clock a little ahead reads `0 s ago`). */
 export function ago(instant: string, now: Date): string {
   const seconds = Math.max(0, Math.round((now.getTime() - Date.parse(instant)) / 1000));

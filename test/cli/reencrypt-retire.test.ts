@@ -131,6 +131,27 @@ describe("runplane reencrypt --retire sees every host (D29a)", () => {
     await host.close();
   });
 
+  it("refuses to re-encrypt while a live host does not hold the active key, naming it, and moves nothing", async () => {
+    const dir = await rotatedDataDir("lacking-host");
+    // Issue 33's operator try: a host still on {k1} could open nothing reencrypt had moved to k2.
+    const behind = createRunplane({
+      storage: await openSqliteStorage(join(dir, "runplane.db")),
+      keyring: { keys: [k1] },
+      logger: silentLogger,
+      transport: answering200(),
+      host: { name: "web-3", schedule: () => () => undefined },
+    });
+    await new Promise((resolve) => setImmediate(resolve));
+    await expect(reencrypt(["--data-dir", dir], () => undefined)).rejects.toThrow(
+      new RegExp(`^not re-encrypted: a live host does not hold the active key k2, so they could not open what it seals: web-3 pid ${process.pid} \\(host-\\w{16}\\), last seen 0 s ago\\. Add k2 to every host's keyring`),
+    );
+    expect((await behind.variables.resolveForRun("ws-1")).map((v) => v.value)).toStrictEqual(["s3cret"]);
+    await behind.close();
+    const lines: string[] = [];
+    expect(await reencrypt(["--data-dir", dir], (line) => lines.push(line))).toBe(true);
+    expect(lines[0]).toBe("re-encrypted 1 value with the active key k2");
+  });
+
   it("is not blocked by a host that stopped beating long ago", async () => {
     const dir = await rotatedDataDir("silent-host");
     const storage = await openSqliteStorage(join(dir, "runplane.db"));
