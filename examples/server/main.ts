@@ -83,7 +83,7 @@ const { token, fromEnv, revoked, target } = await store.exclusively(async () => 
   runplane = build(target.allow);
   await seedDemo(runplane);
   await ensureDemoTasks(runplane, { url: target.url, hmacKey, keep: target.keep });
-  return { ...(await ownersToken(runplane, dataDir, config.adminToken)), target };
+  return { ...(await ownersToken(runplane, store.storage, dataDir, config.adminToken)), target };
 });
 watchKeyring(runplane, keyringFileOf(config.dataDir, process.env), (line) => void process.stdout.write(`${line}\n`));
 const dispatcher = createDispatcher(runplane, { pollIntervalMs: 250 });

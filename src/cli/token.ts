@@ -1,4 +1,5 @@
 import { DEMO, seedDemo } from "../../examples/server/demo.js";
+import { revokeToken } from "../../examples/server/owners-token.js";
 import type { Runplane } from "../index.js";
 import type { ApiTokenView } from "../services/directory.js";
 import { DATA_FLAGS, parse } from "./args.js";
@@ -61,9 +62,9 @@ async function revoke(args: string[], out: (line: string) => void): Promise<void
   if (positionals.length !== 1) throw new Error("usage: runplane token revoke <token id>");
   // A whole token (`<id>.<secret>`) pasted in place of its id names its id; the secret is never repeated.
   const id = positionals[0]!.split(".")[0]!;
-  const revoked = await withServerData(env, async (runplane) => {
+  const revoked = await withServerData(env, async (runplane, store) => {
     const view = await runplane.directory.getApiToken(id);
-    if (!view || !(await runplane.directory.revokeApiToken(id))) {
+    if (!view || !(await revokeToken(runplane, store.storage, id))) {
       throw new Error(`API token ${id} not found (or already revoked): \`runplane token list\` shows the ids (agent tokens are revoked with DELETE /api/v2/authentication-tokens/<id>)`);
     }
     return view;

@@ -73,16 +73,27 @@ export function sessionOf(record: Pick<ApiTokenRecord, "description">): { parent
 }
 
 /**
+ * The description of a record that remembers a revoked token (the reference server's ADMIN_TOKEN,
+ * issue 33.3) so that no start brings it back. Its digest is derived from the revoked token's, and
+ * it is never a credential.
+ */
+export const REVOKED_TOKEN_DESCRIPTION = "revoked token (a record that is never a credential)";
+
+/** Whether a record may authenticate: not a results page session, nor a revoked token's record. */
+export const isCredential = (record: Pick<ApiTokenRecord, "description">): boolean =>
+  sessionOf(record) === null && record.description !== REVOKED_TOKEN_DESCRIPTION;
+
+/**
  * The default authenticator: `Authorization: Bearer <token>` against stored SHA-256 digests (D11).
  * A results page session is refused (issue 33.3): it lives in a browser cookie and only the page
- * accepts it, so a leaked cookie is never an API credential.
+ * accepts it, so a leaked cookie is never an API credential; so is a revoked token's record.
  */
 export function createTokenAuthenticator(ctx: ServiceContext) {
   return async (request: Request): Promise<Principal | null> => {
     const token = bearerToken(request);
     if (token === null) return null;
     const record = await findTokenRecord(ctx, token);
-    if (!record || sessionOf(record)) return null;
+    if (!record || !isCredential(record)) return null;
     await touchTokenRecord(ctx, record);
     return principalForToken(ctx, record);
   };

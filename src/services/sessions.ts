@@ -2,7 +2,7 @@ import type { Principal } from "../schemas/common.js";
 import type { ApiTokenRecord } from "../schemas/records.js";
 import type { ServiceContext } from "./context.js";
 import type { Directory } from "./directory.js";
-import { findTokenRecord, principalForToken, sessionDescription, sessionOf, touchTokenRecord } from "./principals.js";
+import { findTokenRecord, isCredential, principalForToken, sessionDescription, sessionOf, touchTokenRecord } from "./principals.js";
 
 /**
  * Sign-in sessions of the results page (issue 33.3), so its cookie never holds an API token. A
@@ -59,7 +59,7 @@ export function createSessions(ctx: ServiceContext, directory: Pick<Directory, "
   async function create(token: string, lifetimeMs: number): Promise<{ token: string; expiresAt: string } | null> {
     if (!Number.isFinite(lifetimeMs) || lifetimeMs <= 0) throw new RangeError("a session lifetime is a positive number of milliseconds");
     const parent = await findTokenRecord(ctx, token);
-    if (!parent || sessionOf(parent)) return null;
+    if (!parent || !isCredential(parent)) return null;
     const expiresAt = new Date(ctx.now().getTime() + lifetimeMs);
     const description = Number.isNaN(expiresAt.getTime()) ? "" : sessionDescription(parent.id, expiresAt.toISOString());
     // Fail closed: a record not read back as a session would be a plain API token in a cookie.

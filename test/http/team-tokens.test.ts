@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { REVOKED_TOKEN_DESCRIPTION } from "../../src/services/principals.js";
 import { createTestApp, type TestApp } from "../helpers/app.js";
 
 const OWNERS = "/api/v2/teams/team-owners/authentication-tokens";
@@ -32,6 +33,13 @@ describe("team API tokens over HTTP", () => {
     const paged = await a.call("GET", `${OWNERS}?page%5Bsize%5D=1&page%5Bnumber%5D=2`);
     expect(paged.json.data.map((d: any) => d.id)).toStrictEqual([second.id]);
     expect(paged.json.meta.pagination).toMatchObject({ "current-page": 2, "total-count": 2, "total-pages": 2 });
+  });
+
+  it("never lets a revoked token's record authenticate, whoever knows its secret", async () => {
+    const a = await createTestApp();
+    const mark = await a.runplane.directory.createApiToken({ organization: "acme", kind: "team", teamId: "team-owners", secret: "revoked ADMIN_TOKEN 00", description: REVOKED_TOKEN_DESCRIPTION });
+    expect((await a.call("GET", VARS, { token: mark.token })).status).toBe(401);
+    expect(await a.runplane.auth.sessions.create(mark.token, 60_000)).toBeNull();
   });
 
   it("lists a results page session with the time it ends as expired-at", async () => {
