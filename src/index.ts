@@ -249,7 +249,7 @@ export function createRunplane(options: RunplaneOptions): Runplane {
     openapi: () => (openapi ??= buildOpenApiDocument({ routes, definitions, dialect, basePath })),
     auth: { authenticate, authorize: authorizer, sessions: createSessions(ctx, services.directory) },
     transport,
-    health: createHealthCheck(options.storage, services.runTasks.deliveries, settings.health),
+    health: createHealthCheck(options.storage, services.runTasks.deliveries, settings.health, async () => (host ? host.writeCheck() : null)),
     close: async () => {
       await host?.stop();
       await services.runTasks.close();

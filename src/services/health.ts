@@ -34,17 +34,20 @@ type Check = () => Promise<string | null>;
  */
 export const HEALTH_PROBE_TIMEOUT_MS = 2_000;
 
-const storageCheck =
-  (storage: Storage): Check =>
+/** `check`, or the silent storage's reason once it has waited HEALTH_PROBE_TIMEOUT_MS. */
+const bounded =
+  (check: Check): Check =>
   async () => {
     let timer: NodeJS.Timeout | undefined;
     const silent = new Promise<string>((resolve) => (timer = setTimeout(() => resolve(`storage unreachable: no answer within ${HEALTH_PROBE_TIMEOUT_MS} ms`), HEALTH_PROBE_TIMEOUT_MS)));
     try {
-      return await Promise.race([read(storage), silent]);
+      return await Promise.race([check(), silent]);
     } finally {
       clearTimeout(timer);
     }
   };
+
+const storageCheck = (storage: Storage): Check => bounded(() => read(storage));
 
 const read = async (storage: Storage): Promise<string | null> => {
   try {
@@ -61,10 +64,20 @@ const read = async (storage: Storage): Promise<string | null> => {
  * `health()`: the storage probe, then the deliveries (issue 26: this process's attempt window in
  * memory, and the outbox stats while the storage answers); at most two cheap reads, never throws.
  */
-export function createHealthCheck(storage: Storage, deliveries: DeliveryHealthSource, settings: DeliveryHealthSettings): () => Promise<RunplaneHealth> {
+export function createHealthCheck(
+  storage: Storage,
+  deliveries: DeliveryHealthSource,
+  settings: DeliveryHealthSettings,
+  /** Why this host's write (its heartbeat, D29a) fails, or null: a storage that reads but refuses writes. */
+  writeCheck: () => Promise<string | null> = async () => null,
+): () => Promise<RunplaneHealth> {
   const probeStorage = storageCheck(storage);
+  const probeWrites = bounded(async () => {
+    const failed = await writeCheck();
+    return failed === null ? null : `storage refuses writes: ${failed}`;
+  });
   return async () => {
-    const storageReason = await probeStorage();
+    const storageReason = (await probeStorage()) ?? (await probeWrites());
     const failing = await deliveryReasons(deliveries, settings, storageReason === null);
     const reasons = [storageReason, ...failing].filter((r): r is string => r !== null);
     return {

@@ -4,6 +4,7 @@ import { newId } from "../crypto/random.js";
 import type { Logger } from "../logger.js";
 import type { HostRecord } from "../schemas/hosts.js";
 import type { Storage } from "../storage/types.js";
+import { isStorageUnavailableError } from "../storage/unavailable.js";
 
 /** Options of a runplane's host record (`createRunplane({ host })`, decision D29a). */
 export interface HostOptions {
@@ -36,6 +37,12 @@ export interface HostHeartbeat {
   afterReload(): Promise<void>;
   /** Stops beating and removes this host's record (a clean stop). */
   stop(): Promise<void>;
+  /**
+   * Null when the last beat was written; else beats again and says why that one could not be
+   * written either (`database is read-only`, ...): the one write every host makes, so health can
+   * tell a storage that reads but refuses writes, and sees it cured at once.
+   */
+  writeCheck(): Promise<string | null>;
 }
 
 const defaultSchedule = (intervalMs: number, beat: () => void): (() => void) => {
@@ -73,9 +80,17 @@ export function createHostHeartbeat(deps: HeartbeatDeps, options: HostOptions = 
     return { ...common, activeKeyId: keyring.activeKeyId, keyIds: [...keyring.keyIds], sealingKeyIds: sealingKeyIds(), lastSeenAt: at.toISOString() };
   };
   // One write at a time, each reading the keys when it runs: a later beat never lands before an earlier one.
+  let failure: string | null = null;
   const write = (): Promise<void> => {
     const next = chain.then(async () => {
-      if (!stopped) await storage.hosts.beat(record());
+      if (stopped) return;
+      try {
+        await storage.hosts.beat(record());
+        failure = null;
+      } catch (error) {
+        failure = isStorageUnavailableError(error) ? error.reason : error instanceof Error ? error.name : "write failed";
+        throw error;
+      }
     });
     chain = next.catch(() => undefined);
     return next;
@@ -91,6 +106,11 @@ export function createHostHeartbeat(deps: HeartbeatDeps, options: HostOptions = 
 
   return {
     id,
+    async writeCheck() {
+      if (failure === null) return null;
+      await write().catch(() => undefined);
+      return failure;
+    },
     beat: logged,
     async beforeSwitch(nextActive) {
       switchingTo = nextActive;

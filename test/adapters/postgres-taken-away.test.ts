@@ -1,5 +1,5 @@
 import pg from "pg";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { createPostgresStorage, type PostgresStorage } from "../../adapters/postgres/index.js";
 import { createTestApp, type TestApp, type TestResponse } from "../helpers/app.js";
 import { DATABASE_URL, postgresReachable } from "../helpers/postgres.js";
@@ -20,6 +20,7 @@ describe.skipIf(!reachable)("a PostgreSQL database taken away by its operator (D
   let pool: pg.Pool;
   let storage: PostgresStorage;
   let app: TestApp;
+  let beatNow: () => void = () => undefined;
   const readVars = (): Promise<TestResponse> => app.call("GET", "/api/v2/workspaces/ws-a/vars");
   const createVar = (key: string): Promise<TestResponse> =>
     app.call("POST", "/api/v2/workspaces/ws-a/vars", { body: { data: { type: "vars", attributes: { key, value: "v", category: "env" } } } });
@@ -53,7 +54,8 @@ describe.skipIf(!reachable)("a PostgreSQL database taken away by its operator (D
     pool = new pg.Pool({ connectionString: url.toString(), max: 4 });
     pool.on("error", () => undefined);
     storage = await createPostgresStorage(pool, { timeoutMs: 2_000 });
-    app = await createTestApp({ storage });
+    // The host's heartbeat (its one write, D29a) runs when the test says: no 15 s timer to wait for.
+    app = await createTestApp({ storage, host: { schedule: (_, beat) => ((beatNow = beat), () => undefined) } });
   });
   afterAll(async () => {
     await app?.runplane.close();
@@ -79,6 +81,9 @@ describe.skipIf(!reachable)("a PostgreSQL database taken away by its operator (D
     await dropConnections();
     expect((await recovered(readVars)).status).toBe(200);
     unavailable(await createVar("during_failover"));
+    // Readiness says so too, though every read answers: the host's next beat could not be written.
+    beatNow();
+    await vi.waitFor(async () => expect(await healthReason()).toBe("storage refuses writes: database is read-only"));
     await admin.query(`ALTER DATABASE "${database}" RESET default_transaction_read_only`);
     await dropConnections();
     expect((await recovered(() => createVar("after_failover"))).status).toBe(201);
