@@ -139,6 +139,10 @@ process.stdout.write(
     // The address this host bound: several hosts behind one PUBLIC_URL each say their own (issue 24.7).
     `runplane listening on ${bound}/api/v2`,
     ...(origin !== bound ? [`public URL (callbacks and links): ${api}`] : []),
+    // The operator's outside try of issue 33: callbacks named one host, and died with it.
+    ...(config.databaseUrl && !config.publicUrl
+      ? ["several hosts on this database: set PUBLIC_URL to your load balancer, so integrations call back to whichever host is up (callbacks now name this host)"]
+      : []),
     `storage: ${store.description}`,
     // Issue 15.5: the dialect decides the signature header, so say it and how to switch.
     dialect === "hcp-terraform"
