@@ -15,6 +15,11 @@ export interface TcpProxy {
   close(options?: { reset?: boolean }): Promise<void>;
   open(): Promise<void>;
   blackhole(): void;
+  /**
+   * Arms a cut: the next answer of the server that holds `pattern` (e.g. the `COMMIT` tag of a
+   * CommandComplete) is not passed on, and its connection is dropped. Resolves once it happened.
+   */
+  cutAfter(pattern: string): Promise<void>;
 }
 
 export async function startTcpProxy(target: { host: string; port: number }): Promise<TcpProxy> {
@@ -38,8 +43,18 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
       upstream.destroy();
     };
     for (const socket of pair) socket.on("error", drop).on("close", drop);
-    client.pipe(upstream).pipe(client);
+    client.pipe(upstream);
+    // The server's answers pass unless a cut is armed and this chunk holds its pattern: then the
+    // connection ends with the answer unsent (the write is done on the server, the client never hears).
+    upstream.on("data", (chunk: Buffer) => {
+      if (cut && chunk.includes(cut.pattern)) {
+        cut.done();
+        cut = null;
+        drop();
+      } else client.write(chunk);
+    });
   };
+  let cut: { pattern: Buffer; done: () => void } | null = null;
 
   const dropHeld = (): void => {
     for (const socket of held) socket.destroy();
@@ -66,6 +81,9 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
     },
     get connections() {
       return pairs.size;
+    },
+    cutAfter(pattern) {
+      return new Promise<void>((done) => (cut = { pattern: Buffer.from(pattern), done }));
     },
     blackhole() {
       silent = true;
