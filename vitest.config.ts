@@ -1,11 +1,12 @@
 import { defineConfig } from "vitest/config";
+import { MULTIHOST } from "./vitest.multihost.config.js";
 
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts", "examples/**/*.test.ts"],
     // The shipped-package test and the multi-host suites run on their own, in CI after npm test:
     // `npm run test:shipped` (vitest.shipped.config.ts) and `npm run test:multihost` (vitest.multihost.config.ts).
-    exclude: ["**/node_modules/**", "test/packed-tarball.test.ts", "test/multihost/**"],
+    exclude: ["**/node_modules/**", "test/packed-tarball.test.ts", ...MULTIHOST],
     environment: "node",
     testTimeout: 20_000,
     hookTimeout: 30_000,

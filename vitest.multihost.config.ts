@@ -1,14 +1,16 @@
 import { defineConfig } from "vitest/config";
 
 /**
- * The multi-host suites (test/multihost): several runplane processes on one PostgreSQL, crashes,
- * restarts and key rotation across hosts. They take about two minutes of both cores, so they run
- * as `npm run test:multihost`, which CI runs right after `npm test` (which leaves them out to stay
- * within its six minutes).
+ * The multi-host and crash suites: several runplane processes on one PostgreSQL (test/multihost,
+ * the cluster and shared demo target examples), crashes, restarts and key rotation across hosts.
+ * They take about three minutes of both cores, so they run as `npm run test:multihost`, which CI
+ * runs right after `npm test` (which leaves them out to stay within its six minutes).
  */
+export const MULTIHOST = ["test/multihost/**/*.test.ts", "test/delivery/crash.test.ts", "test/examples/cluster.test.ts", "test/examples/shared-demo-target.test.ts"];
+
 export default defineConfig({
   test: {
-    include: ["test/multihost/**/*.test.ts"],
+    include: MULTIHOST,
     environment: "node",
     testTimeout: 20_000,
     hookTimeout: 30_000,
