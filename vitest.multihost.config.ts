@@ -6,7 +6,14 @@ import { defineConfig } from "vitest/config";
  * They take about three minutes of both cores, so they run as `npm run test:multihost`, which CI
  * runs right after `npm test` (which leaves them out to stay within its six minutes).
  */
-export const MULTIHOST = ["test/multihost/**/*.test.ts", "test/delivery/crash.test.ts", "test/examples/cluster.test.ts", "test/examples/shared-demo-target.test.ts"];
+export const MULTIHOST = [
+  "test/multihost/**/*.test.ts",
+  "test/delivery/crash.test.ts",
+  "test/examples/cluster.test.ts",
+  "test/examples/shared-demo-target.test.ts",
+  // Keyring rotation across server restarts.
+  "test/cli/key-rotation.test.ts",
+];
 
 export default defineConfig({
   test: {

@@ -65,3 +65,25 @@ export function scratchDirs(): { fresh: () => string; made: () => string } {
     },
   };
 }
+
+/** The status of a read of the demo workspace's variables with `token`. */
+export const statusWith = async (s: Served, token: string): Promise<number> =>
+  (await fetch(`${s.api}/workspaces/ws-demo/vars`, { headers: authorized(token) })).status;
+
+/** The banner's owners token line, once the server printed all of it. */
+export async function ownersLine(s: Served): Promise<string> {
+  await s.printed(/owners token[^\n]*\n/);
+  return /^owners token[^\n]*$/m.exec(s.output())![0];
+}
+
+/** `runplane token list` of a data directory, one line per token. */
+export const tokenList = async (dir: string, ...flags: string[]): Promise<string[]> => {
+  const result = await run(["token", "list", "--data-dir", dir, ...flags]);
+  expect(result.stderr).toBe("");
+  expect(result.code).toBe(0);
+  return result.stdout.trimEnd().split("\n");
+};
+
+/** The ids of the owners team's ADMIN_TOKEN records. */
+export const adminTokenIds = async (dir: string): Promise<string[]> =>
+  (await tokenList(dir, "--team", "team-owners")).filter((line) => line.endsWith('"ADMIN_TOKEN"')).map((line) => line.split(" ")[0]!);
