@@ -3,7 +3,17 @@ import type { Dialect } from "../schemas/common.js";
 import type { CheckedPolicyCheck, CheckedRunDetails, PhaseDetails } from "../schemas/run-details.js";
 import type { CommentRecord } from "../schemas/run-comments.js";
 import type { RunRecord } from "../schemas/run-task-records.js";
-import { ApplyAttributes, CommentAttributes, PlanAttributes, PolicyCheckAttributes, RunAttributes, RunEventAttributes, UserAttributes } from "../schemas/run-wire.js";
+import {
+  ApplyAttributes,
+  CommentAttributes,
+  ConfigurationVersionAttributes,
+  IngressAttributesAttributes,
+  PlanAttributes,
+  PolicyCheckAttributes,
+  RunAttributes,
+  RunEventAttributes,
+  UserAttributes,
+} from "../schemas/run-wire.js";
 import type { ResourceDefinition } from "./jsonapi.js";
 
 /**
@@ -60,6 +70,13 @@ export const runReadResources = (basePath: string): ResourceDefinition[] => [
     relationships: { runEvent: { type: "run-events" } },
   },
   { type: "users", attributes: UserAttributes },
+  // Included only (issue 34): runplane serves no route of their own.
+  {
+    type: "configuration-versions",
+    attributes: ConfigurationVersionAttributes,
+    relationships: { ingressAttributes: { type: "ingress-attributes" } },
+  },
+  { type: "ingress-attributes", attributes: IngressAttributesAttributes },
   {
     type: "policy-checks",
     attributes: PolicyCheckAttributes,

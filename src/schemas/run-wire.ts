@@ -92,3 +92,22 @@ export const PolicyCheckAttributes = z.object({
 
 /** A run event's actor, included on request (`include=actor`): a user of the directory. */
 export const UserAttributes = z.object({ username: z.string() });
+
+/**
+ * A run's configuration version, included on request (`include=configuration_version`, issue 34):
+ * runplane knows its id and whether the run is speculative; the rest of go-tfe's
+ * ConfigurationVersion (status, source, upload URL) is the host's and is not written.
+ */
+export const ConfigurationVersionAttributes = z.object({ speculative: z.boolean() });
+
+/**
+ * What the run task request carried of the commit (`include=configuration_version.ingress_attributes`):
+ * go-tfe's IngressAttributes names; an empty string where the host sent none.
+ */
+export const IngressAttributesAttributes = z.object({
+  branch: z.string(),
+  commitSha: z.string(),
+  commitUrl: z.string(),
+  pullRequestUrl: z.string(),
+  isPullRequest: z.boolean(),
+});

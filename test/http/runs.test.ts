@@ -84,7 +84,7 @@ describe.each(STORAGES)("the run read side ($name)", (setup) => {
     expect(res.json.included[1].attributes["resource-additions"]).toBe(2);
     const all = await a.call("GET", `/api/v2/runs/${run.id}?include=task-stages,apply,workspace`);
     expect(all.json.included.map((r: any) => r.type)).toStrictEqual(["task-stages", "applies", "workspaces"]);
-    const bad = await a.call("GET", `/api/v2/runs/${run.id}?include=cost_estimate`);
+    const bad = await a.call("GET", `/api/v2/runs/${run.id}?include=costs`);
     expect(bad.status).toBe(400);
     expect(bad.json.errors[0].detail).toContain("Invalid include parameter");
     expect((await a.call("GET", `/api/v2/runs/${run.id}`)).json.included).toBeUndefined();

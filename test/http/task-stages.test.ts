@@ -271,7 +271,7 @@ describe.each(STORAGES)("task stages and results over HTTP ($name)", (setup) => 
       const included = res.json.included.find((r: any) => r.type === "task-results");
       expect(Object.keys(included.attributes).sort()).toStrictEqual(RESULT_ATTRIBUTES);
     }
-    const bad = await a.call("GET", `/api/v2/task-stages/${stageId}?include=task_results,cost_estimate`);
+    const bad = await a.call("GET", `/api/v2/task-stages/${stageId}?include=task_results,costs`);
     expect(bad.status).toBe(400);
     expect(bad.json.errors[0].detail).toContain("Invalid include parameter");
     expect((await a.call("GET", `/api/v2/task-stages/${stageId}`)).json.included).toBeUndefined();

@@ -1,6 +1,7 @@
 import type { RunRecord } from "../../schemas/run-task-records.js";
 import type { JsonApiDocument } from "../jsonapi.js";
 import type { AuthTarget, Route, RouteContext } from "../types.js";
+import { configurationVersionResource, creatorResource, ingressAttributesResource } from "./run-includes.js";
 import { applyResource, loadRun, planResource, runResourceOf } from "./run-read-support.js";
 import { workspaceResource } from "./run-task-support.js";
 import { stageData } from "./task-stages.js";
@@ -11,14 +12,36 @@ import { stageData } from "./task-stages.js";
  * A trailing slash is the same route (the router ignores it everywhere).
  */
 
-/** decision D8: both spellings; what go-tfe's `RunIncludeOpt` names and runplane can write. */
+/**
+ * decision D8: both spellings of every value of go-tfe's `RunIncludeOpt` (issue 34): none is 400.
+ * `cost_estimate` includes nothing: runplane has no cost estimates, so the relation's data is null,
+ * as HCP Terraform answers for a run without one (docs/reference/includes.md).
+ */
 export const RUN_INCLUDES = {
   task_stages: "task-stages",
   "task-stages": "task-stages",
   plan: "plan",
   apply: "apply",
   workspace: "workspace",
+  created_by: "created-by",
+  "created-by": "created-by",
+  cost_estimate: "cost-estimate",
+  "cost-estimate": "cost-estimate",
+  configuration_version: "configuration-version",
+  "configuration-version": "configuration-version",
+  "configuration_version.ingress_attributes": "configuration-version.ingress-attributes",
+  "configuration-version.ingress-attributes": "configuration-version.ingress-attributes",
 } as const;
+
+/** The host-related resources of a run the caller asked for: creator, configuration version, its ingress attributes. */
+async function relatedOf(ctx: RouteContext, run: RunRecord): Promise<JsonApiDocument[]> {
+  const includes = ctx.query.includes;
+  const out: (JsonApiDocument | null)[] = [];
+  if (includes.has("created-by")) out.push(await creatorResource(ctx, run));
+  if (includes.has("configuration-version")) out.push(configurationVersionResource(ctx, run));
+  if (includes.has("configuration-version.ingress-attributes")) out.push(ingressAttributesResource(ctx, run));
+  return out.filter((r): r is JsonApiDocument => r !== null);
+}
 
 async function runDocument(ctx: RouteContext, run: RunRecord, target: AuthTarget): Promise<JsonApiDocument> {
   const { app } = ctx;
@@ -36,6 +59,7 @@ async function runDocument(ctx: RouteContext, run: RunRecord, target: AuthTarget
     const workspace = await workspaceResource(app, run.workspaceId);
     if (workspace) included.push(workspace);
   }
+  included.push(...(await relatedOf(ctx, run)));
   return { data, included };
 }
 

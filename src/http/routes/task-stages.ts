@@ -113,26 +113,37 @@ export async function stageData(ctx: RouteContext, stage: TaskStageView, target:
   };
 }
 
-async function stageDocument(ctx: RouteContext, stage: TaskStageView, target: AuthTarget): Promise<JsonApiDocument> {
-  const data = await stageData(ctx, stage, target);
-  const doc = ctx.app.jsonapi.resource("task-stages", data);
+type StageData = Awaited<ReturnType<typeof stageData>>;
+
+/**
+ * What `include` adds to one stage or a page of them (D8; issue 34 for the list): the run and its
+ * workspace once each (all stages of a list share them), and every result of every stage.
+ * `policy-evaluations`: runplane evaluates no policies, so nothing is ever included for it.
+ */
+async function stagesIncluded(ctx: RouteContext, stages: readonly TaskStageView[], data: readonly StageData[]): Promise<JsonApiDocument[]> {
   const includes = ctx.query.includes;
-  if (includes.size === 0) return doc;
   const included: JsonApiDocument[] = [];
-  if (includes.has("run")) {
-    const run = await ctx.app.services.runTasks.getRun(stage.runId);
+  const first = stages[0];
+  if (first && includes.has("run")) {
+    const run = await ctx.app.services.runTasks.getRun(first.runId);
     // The whole run, as `GET /runs/:id` writes it (issue 27).
     if (run) included.push((await runResourceOf(ctx, run)).data);
   }
-  if (includes.has("run.workspace")) {
-    const workspace = await workspaceResource(ctx.app, stage.workspaceId);
+  if (first && includes.has("run.workspace")) {
+    const workspace = await workspaceResource(ctx.app, first.workspaceId);
     if (workspace) included.push(workspace);
   }
   if (includes.has("task-results")) {
-    for (const r of data.results) included.push((await resultResource(ctx, r)).data as JsonApiDocument);
+    for (const r of data.flatMap((d) => d.results)) included.push((await resultResource(ctx, r)).data as JsonApiDocument);
   }
-  // policy-evaluations: runplane evaluates no policies, so nothing is ever included for it.
-  return { ...doc, included };
+  return included;
+}
+
+async function stageDocument(ctx: RouteContext, stage: TaskStageView, target: AuthTarget): Promise<JsonApiDocument> {
+  const data = await stageData(ctx, stage, target);
+  const doc = ctx.app.jsonapi.resource("task-stages", data);
+  if (ctx.query.includes.size === 0) return doc;
+  return { ...doc, included: await stagesIncluded(ctx, [stage], [data]) };
 }
 
 const outcomeData = (o: OutcomeView) => ({
@@ -166,14 +177,17 @@ export const taskStageRoutes: Route[] = [
     method: "GET",
     path: "/runs/:run_id/task-stages",
     auth: "principal",
-    query: { page: "always" },
+    // issue 34: the stage includes here too (`include=task_results` was ignored).
+    query: { page: "always", include: STAGE_INCLUDES },
     async handle(ctx) {
       const { record: run, target } = await authorizedIn(ctx, () => ctx.app.services.runTasks.getRun(ctx.params.run_id!));
       const page = ctx.query.page!;
       const result = await ctx.app.services.runTasks.listStages(run.id, toPageRequest(page));
       const items = await Promise.all(result.items.map((stage) => stageData(ctx, stage, target)));
       const options = { url: ctx.url, pagination: { ...page, total: result.total } };
-      return { status: 200, document: ctx.app.jsonapi.collection("task-stages", items, options) };
+      const doc = ctx.app.jsonapi.collection("task-stages", items, options);
+      if (ctx.query.includes.size === 0) return { status: 200, document: doc };
+      return { status: 200, document: { ...doc, included: await stagesIncluded(ctx, result.items, items) } };
     },
   },
   {

@@ -59,7 +59,13 @@ export function runTaskOperations(): Record<string, OperationDoc> {
     },
     "DELETE /workspaces/:workspace_id/tasks/:workspace_task_id": { tag: tasks, summary: "Detach a run task from a workspace", success: { status: 204, body: null } },
 
-    "GET /runs/:run_id/task-stages": { tag: stages, summary: "List a run's task stages", query: PAGE_PARAMS, success: { status: 200, body: { collection: "task-stages", paging: "always" } }, errors: [400, 422] },
+    "GET /runs/:run_id/task-stages": {
+      tag: stages,
+      summary: "List a run's task stages",
+      query: [includeParam(STAGE_INCLUDES), ...PAGE_PARAMS],
+      success: { status: 200, body: { collection: "task-stages", paging: "always", included: ["runs", "workspaces", "task-results"] } },
+      errors: [400, 422],
+    },
     "GET /task-stages/:task_stage_id": {
       tag: stages,
       summary: "Show a task stage",

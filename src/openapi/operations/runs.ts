@@ -21,7 +21,7 @@ export function runReadOperations(): Record<string, OperationDoc> {
       summary: "Show a run: what runplane stores, what the host gives, its task stages, plan and apply",
       description: `${host} A trailing slash is the same route.`,
       query: [includeParam(Object.keys(RUN_INCLUDES))],
-      success: { status: 200, body: { resource: "runs", included: ["task-stages", "plans", "applies", "workspaces"] } },
+      success: { status: 200, body: { resource: "runs", included: ["task-stages", "plans", "applies", "workspaces", "users", "configuration-versions", "ingress-attributes"] } },
       errors: [400],
     },
     "GET /runs/:run_id/plan": { tag, summary: "Show a run's plan", description: host, security: "api-or-access-token", success: { status: 200, body: { resource: "plans" } } },
