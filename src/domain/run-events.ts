@@ -2,13 +2,14 @@ import { createHash } from "node:crypto";
 import type { CommentRecord } from "../schemas/run-comments.js";
 import type { RunRecord, StatusTimestampMap } from "../schemas/run-task-records.js";
 import type { RunStage } from "../schemas/run-tasks.js";
+import { OVERRIDDEN_AT } from "./stage-machine.js";
 
 /**
  * The events of a run that runplane knows (issue 27): its creation, every status each task stage
  * and each task result reached, an override, and every comment. HCP Terraform lists a run's events
  * at `GET /runs/:id/run-events` (go-tfe `RunEvent`: action, created-at, description, actor,
- * comment); runplane derives them from what it stores, so they need no storage of their own and
- * their ids are stable: `re-` and 16 base62 characters of a digest of the run and the event.
+ * comment); runplane derives them from what it stores, so they need no storage of their own.
+ * Their ids are stable and name their run (D34): `GET /run-events/:id` finds the run from the id.
  */
 
 export interface RunEventTarget {
@@ -38,13 +39,27 @@ export interface RunEventStage {
 }
 
 const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+const EVENT_ID = /^re-([A-Za-z0-9_-]+)\.([0-9A-Za-z]{16})$/;
 
-/** A stable event id: the same run and event always give the same id, another one almost surely not. */
+/**
+ * A stable event id (D34): `re-`, the run id in base64url, `.`, and 16 base62 characters of a
+ * digest of the run and the event. The same run and event always give the same id; the run id
+ * may be any string the host chose, and base64url keeps the id to go-tfe's `[A-Za-z0-9._-]`.
+ */
 export function runEventId(runId: string, key: string): string {
   const digest = createHash("sha256").update(`${runId}\n${key}`).digest();
-  let id = "re-";
+  let id = `re-${Buffer.from(runId, "utf8").toString("base64url")}.`;
   for (let i = 0; i < 16; i++) id += BASE62[digest[i]! % 62];
   return id;
+}
+
+/** The run an event id names, or null when it is not one (ids before D34 had no run in them). */
+export function runIdOfEvent(eventId: string): string | null {
+  const match = EVENT_ID.exec(eventId);
+  if (!match) return null;
+  const runId = Buffer.from(match[1]!, "base64url").toString("utf8");
+  // Only the canonical spelling: one event has one id, and bytes that are not UTF-8 name no run.
+  return runId !== "" && Buffer.from(runId, "utf8").toString("base64url") === match[1] ? runId : null;
 }
 
 /** The comment's event id, which its `run-event` relationship names. */
@@ -56,7 +71,8 @@ const utc = (at: string): string => new Date(at).toISOString();
 
 function stageEvents(runId: string, stage: RunEventStage): RunEvent[] {
   const target: RunEventTarget = { type: "task-stages", id: stage.id };
-  const events: RunEvent[] = Object.entries(stage.statusTimestamps).map(([key, at]) => ({
+  const statuses = Object.entries(stage.statusTimestamps).filter(([key]) => key !== OVERRIDDEN_AT);
+  const events: RunEvent[] = statuses.map(([key, at]) => ({
     id: runEventId(runId, `stage ${stage.id} ${key}`),
     action: `task_stage_${statusOf(key)}`,
     description: `The ${stage.stage} task stage is ${statusOf(key).replaceAll("_", " ")}.`,
@@ -65,8 +81,8 @@ function stageEvents(runId: string, stage: RunEventStage): RunEvent[] {
     comment: null,
     target,
   }));
-  // decision D13: the override moves the stage to running again, so its time is the latest running-at.
-  const overriddenAt = stage.statusTimestamps["running-at"];
+  // D34: `overridden-at` is the override's own time; stages overridden before it re-stamped `running-at`.
+  const overriddenAt = stage.statusTimestamps[OVERRIDDEN_AT] ?? stage.statusTimestamps["running-at"];
   if (stage.overridden && overriddenAt !== undefined) {
     const why = stage.overrideComment ? `: ${stage.overrideComment}` : ".";
     events.push({ id: runEventId(runId, `override ${stage.id}`), action: "overridden", description: `The ${stage.stage} task stage was overridden${why}`, createdAt: utc(overriddenAt), actor: null, comment: null, target });
@@ -90,25 +106,42 @@ function stageEvents(runId: string, stage: RunEventStage): RunEvent[] {
 }
 
 /**
- * Every event of the run, oldest first. Status timestamps have whole seconds (D9), so events are
- * ordered by their second and, within one, keep the order they are made in: creation, then each
- * stage with its results, then comments.
+ * Where an event falls among those of the same millisecond (D34), in the order things happen to a
+ * stage: it starts, its results run and finish, it waits for an override, is overridden, finishes.
+ */
+function rankOf(action: string): number {
+  if (action === "created") return 0;
+  if (action === "task_stage_pending") return 1;
+  if (action === "task_stage_running") return 2;
+  if (action === "task_result_pending") return 3;
+  if (action === "task_result_running") return 4;
+  if (action.startsWith("task_result_")) return 5;
+  if (action === "task_stage_awaiting_override") return 6;
+  if (action === "overridden") return 7;
+  if (action.startsWith("task_stage_")) return 8;
+  return 9;
+}
+
+/**
+ * Every event of the run, oldest first (D34): by time to the millisecond (stored second-precision
+ * times read as `.000`); within one millisecond the run's creation first, then stage by stage in
+ * run order, within a stage by `rankOf`, then in the order made (results by position), comments last.
  */
 export function runEventsOf(run: RunRecord, stages: readonly RunEventStage[], comments: readonly CommentRecord[]): RunEvent[] {
-  const events: RunEvent[] = [
-    { id: runEventId(run.id, "created"), action: "created", description: "The run was created.", createdAt: utc(run.createdAt), actor: null, comment: null, target: { type: "runs", id: run.id } },
-    ...stages.flatMap((stage) => stageEvents(run.id, stage)),
-    ...comments.map((c) => ({
-      id: commentEventId(run.id, c.id),
-      action: "commented",
-      description: "A comment was added.",
-      createdAt: utc(c.createdAt),
-      actor: c.authorId,
-      comment: c.id,
-      target: { type: "comments", id: c.id } as const,
-    })),
-  ];
-  const second = (e: RunEvent): string => e.createdAt.slice(0, 19);
-  // Array.prototype.sort is stable.
-  return events.sort((a, b) => (second(a) < second(b) ? -1 : second(a) > second(b) ? 1 : 0));
+  const created: RunEvent = { id: runEventId(run.id, "created"), action: "created", description: "The run was created.", createdAt: utc(run.createdAt), actor: null, comment: null, target: { type: "runs", id: run.id } };
+  const commented = comments.map((c): RunEvent => ({
+    id: commentEventId(run.id, c.id),
+    action: "commented",
+    description: "A comment was added.",
+    createdAt: utc(c.createdAt),
+    actor: c.authorId,
+    comment: c.id,
+    target: { type: "comments", id: c.id },
+  }));
+  // group: 0 the run, 1..n its stages in run order, n + 1 comments; index: the order made.
+  const keyed = [[created], ...stages.map((stage) => stageEvents(run.id, stage)), commented].flatMap((events, group) =>
+    events.map((event) => ({ event, group, time: Date.parse(event.createdAt), rank: rankOf(event.action) })),
+  );
+  keyed.sort((a, b) => a.time - b.time || a.group - b.group || a.rank - b.rank);
+  return keyed.map((k) => k.event);
 }

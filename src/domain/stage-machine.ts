@@ -8,15 +8,22 @@ import type { CallbackStatus, EnforcementLevel, ResultStatus, StageStatus } from
 /** `awaiting_override` becomes `awaiting-override-at` (D9: hyphenated `<status>-at` keys). */
 export type TimestampKey<S extends string> = S extends `${infer A}_${infer B}` ? `${A}-${TimestampKey<B>}` : `${S}-at`;
 export type StatusTimestamps<S extends string> = Partial<Record<TimestampKey<S>, string>>;
-export type StageTimestamps = StatusTimestamps<StageStatus>;
+/** A stage's map also records `overridden-at`, the override's own time (D34): not a status. */
+export type StageTimestamps = StatusTimestamps<StageStatus> & { "overridden-at"?: string };
 export type ResultTimestamps = StatusTimestamps<ResultStatus>;
 
 export const timestampKey = <S extends string>(status: S): TimestampKey<S> =>
   `${status.replaceAll("_", "-")}-at` as TimestampKey<S>;
 
-/** RFC 3339 with an offset and no fraction, as HCP Terraform writes status timestamps (D9). */
+/** The key the override stamps (D34): the stage's status becomes `running` again but `running-at` keeps its first time. */
+export const OVERRIDDEN_AT = "overridden-at";
+
+/**
+ * RFC 3339 with an offset and milliseconds (D34, was whole seconds under D9): events of one second
+ * keep their order. go-tfe parses fractions; stored values without one still parse.
+ */
 export function rfc3339(date: Date): string {
-  return `${date.toISOString().slice(0, 19)}+00:00`;
+  return `${date.toISOString().slice(0, 23)}+00:00`;
 }
 
 /** Message stored on a result whose deadline passed (decision D16). */
@@ -140,17 +147,19 @@ function apply<S extends string, E extends string>(
     return { ok: true, status: target, statusTimestamps: current.statusTimestamps, changed: false };
   }
   const stamps = current.statusTimestamps as Record<string, string | undefined>;
+  // D34: the override stamps only what it changes, its own time; the first `running-at` stays.
+  const key = event === "override" ? OVERRIDDEN_AT : timestampKey(target);
   return {
     ok: true,
     status: target,
-    statusTimestamps: { ...current.statusTimestamps, [timestampKey(target)]: monotonic(stamps, at) },
+    statusTimestamps: { ...current.statusTimestamps, [key]: monotonic(stamps, at) },
     changed: true,
   };
 }
 
 /** A new status time is never earlier than one already recorded: clocks of two workers differ. */
 function monotonic(stamps: Record<string, string | undefined>, at: Date): string {
-  let latest = Math.floor(at.getTime() / 1000) * 1000;
+  let latest = at.getTime();
   for (const value of Object.values(stamps)) {
     const time = value === undefined ? Number.NaN : Date.parse(value);
     if (time > latest) latest = time;

@@ -102,8 +102,8 @@ describe("stage and deadline telemetry", () => {
     expect(point?.attributes).toEqual({ status: "unreachable", stage: "post_plan" });
   });
 
-  // Issue 24: the status timestamps keep whole seconds on the wire (D9); the measurement must not.
-  it("measures a stage that took 36 ms to the millisecond while its status timestamps keep whole seconds", async () => {
+  // Issue 24: the measurement keeps milliseconds; since D34 the status timestamps keep them too.
+  it("measures a stage that took 36 ms to the millisecond, and its status timestamps show the same 36 ms", async () => {
     receiver = await startLoopbackServer(tasksAnswer({ kind: "respond", status: 200 }));
     a = await deliveryApp({ logger: logger() });
     const { resultIds, stageId } = await startRun(a, [receiver.url("/hook")]);
@@ -115,7 +115,7 @@ describe("stage and deadline telemetry", () => {
     expect(point?.attributes).toEqual({ status: "passed", stage: "post_plan" });
     expect((point?.value as Histogram).sum).toBe(0.036);
     const stage = await a.runplane.runTasks.getStageById(stageId);
-    expect(stage?.statusTimestamps).toEqual({ "running-at": "2026-01-01T00:00:00+00:00", "passed-at": "2026-01-01T00:00:00+00:00" });
+    expect(stage?.statusTimestamps).toEqual({ "running-at": "2026-01-01T00:00:00.000+00:00", "passed-at": "2026-01-01T00:00:00.036+00:00" });
   });
 });
 

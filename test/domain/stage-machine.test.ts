@@ -111,11 +111,11 @@ describe("stage machine", () => {
     stage = stageAfter(stage, { type: "result", results, overridable: false }, at(9));
     expect(stage).toEqual({
       status: "passed",
-      statusTimestamps: { "running-at": "2024-01-01T00:00:01+00:00", "passed-at": "2024-01-01T00:00:09+00:00" },
+      statusTimestamps: { "running-at": "2024-01-01T00:00:01.000+00:00", "passed-at": "2024-01-01T00:00:09.000+00:00" },
     });
     expect(results[1]!.statusTimestamps).toEqual({
-      "running-at": "2024-01-01T00:00:02+00:00",
-      "passed-at": "2024-01-01T00:00:09+00:00",
+      "running-at": "2024-01-01T00:00:02.000+00:00",
+      "passed-at": "2024-01-01T00:00:09.000+00:00",
     });
   });
 
@@ -125,17 +125,19 @@ describe("stage machine", () => {
     const awaiting = stageAfter(running, { type: "result", results: failed, overridable: true }, at(2));
     expect(awaiting.status).toBe("awaiting_override");
 
+    // D34: the override stamps its own time; the stage's first running-at is not stamped again.
     const overridden = stageAfter(awaiting, { type: "override" }, at(3));
     expect(overridden.status).toBe("running");
     expect(overridden.statusTimestamps).toEqual({
-      "running-at": "2024-01-01T00:00:03+00:00",
-      "awaiting-override-at": "2024-01-01T00:00:02+00:00",
+      "running-at": "2024-01-01T00:00:01.000+00:00",
+      "awaiting-override-at": "2024-01-01T00:00:02.000+00:00",
+      "overridden-at": "2024-01-01T00:00:03.000+00:00",
     });
 
     const after = [view("failed", "mandatory", true), view("passed")];
-    const passed = stageAfter(overridden, { type: "result", results: after, overridable: true }, at(3));
+    const passed = stageAfter(overridden, { type: "result", results: after, overridable: true }, at(3.25));
     expect(passed.status).toBe("passed");
-    expect(passed.statusTimestamps["passed-at"]).toBe("2024-01-01T00:00:03+00:00");
+    expect(passed.statusTimestamps["passed-at"]).toBe("2024-01-01T00:00:03.250+00:00");
   });
 
   it("does not allow a second override", () => {
@@ -159,7 +161,7 @@ describe("stage machine", () => {
   it("cancels a pending, running or awaiting stage, but not a finished one", () => {
     for (const status of ["pending", "running", "awaiting_override"] as const) {
       const next = transitionStage({ status, statusTimestamps: {} }, { type: "cancel" }, at(7));
-      expect(next).toMatchObject({ ok: true, status: "canceled", statusTimestamps: { "canceled-at": "2024-01-01T00:00:07+00:00" } });
+      expect(next).toMatchObject({ ok: true, status: "canceled", statusTimestamps: { "canceled-at": "2024-01-01T00:00:07.000+00:00" } });
     }
     for (const status of ["passed", "failed", "errored", "canceled", "unreachable"] as const) {
       expect(transitionStage({ status, statusTimestamps: {} }, { type: "cancel" }, at(7)).ok).toBe(false);
@@ -221,8 +223,15 @@ describe("result machine", () => {
 });
 
 describe("status timestamps", () => {
-  it("are RFC 3339 with an offset and no fraction", () => {
-    expect(rfc3339(new Date("2024-06-08T12:31:56.948Z"))).toBe("2024-06-08T12:31:56+00:00");
+  it("are RFC 3339 with an offset and milliseconds (D34)", () => {
+    expect(rfc3339(new Date("2024-06-08T12:31:56.948Z"))).toBe("2024-06-08T12:31:56.948+00:00");
+    expect(rfc3339(new Date("2024-06-08T12:31:56Z"))).toBe("2024-06-08T12:31:56.000+00:00");
+  });
+
+  it("keep the milliseconds of two changes in one second, in order", () => {
+    const running = stageAfter({ status: "pending", statusTimestamps: {} }, { type: "start" }, at(1.1));
+    const failed = stageAfter(running, { type: "result", results: [view("failed")], overridable: false }, at(1.9));
+    expect(failed.statusTimestamps).toEqual({ "running-at": "2024-01-01T00:00:01.100+00:00", "failed-at": "2024-01-01T00:00:01.900+00:00" });
   });
 
   it("use hyphenated <status>-at keys", () => {
@@ -230,10 +239,10 @@ describe("status timestamps", () => {
     expect(timestampKey("running")).toBe("running-at");
   });
 
-  it("never go back in time when a later event carries an earlier clock", () => {
+  it("never go back in time when a later event carries an earlier clock, reading stored whole-second values", () => {
     const running: Stage = { status: "running", statusTimestamps: { "running-at": "2024-01-01T00:01:00+00:00" } };
     const next = transitionStage(running, { type: "cancel" }, at(10));
-    expect(next).toMatchObject({ ok: true, statusTimestamps: { "canceled-at": "2024-01-01T00:01:00+00:00" } });
+    expect(next).toMatchObject({ ok: true, statusTimestamps: { "running-at": "2024-01-01T00:01:00+00:00", "canceled-at": "2024-01-01T00:01:00.000+00:00" } });
   });
 });
 
@@ -282,7 +291,7 @@ function checkMonotonic(before: Record<string, string | undefined>, after: Recor
   const latest = Math.max(0, ...Object.values(before).map((v) => Date.parse(v ?? "")).filter(Number.isFinite));
   for (const [key, value] of Object.entries(after)) {
     if (before[key] === value) continue;
-    expect(value).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00$/);
+    expect(value).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}\+00:00$/);
     expect(Date.parse(value ?? "")).toBeGreaterThanOrEqual(latest);
   }
 }

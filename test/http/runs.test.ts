@@ -69,7 +69,7 @@ describe.each(STORAGES)("the run read side ($name)", (setup) => {
       const attrs = (await a.call("GET", `/api/v2/runs/${s.run.id}`)).json.data.attributes;
       expect(attrs).toMatchObject({ status: "planned_and_finished", "has-changes": true, "terraform-version": "1.9.5", source: "tfe-api" });
       // D9: status timestamps as task stages write them, whether the host gave a string or a Date.
-      expect(attrs["status-timestamps"]).toStrictEqual({ "plan-queued-at": "2026-01-01T00:00:01+00:00", "planned-and-finished-at": "2026-01-01T00:00:09+00:00" });
+      expect(attrs["status-timestamps"]).toStrictEqual({ "plan-queued-at": "2026-01-01T00:00:01.000+00:00", "planned-and-finished-at": "2026-01-01T00:00:09.000+00:00" });
       expect("is-destroy" in attrs).toBe(dialect === "hcp-terraform");
       dispose();
     }
@@ -103,7 +103,7 @@ describe.each(STORAGES)("the run read side ($name)", (setup) => {
     const plan = (await a.call("GET", `/api/v2/runs/${run.id}/plan`)).json.data;
     expect(plan).toMatchObject({ id: run.planId, type: "plans", links: { self: `/api/v2/plans/${run.planId}` } });
     expect(plan.attributes).toStrictEqual({
-      "log-read-url": null, status: "finished", "status-timestamps": { "finished-at": "2026-01-01T00:00:08+00:00" },
+      "log-read-url": null, status: "finished", "status-timestamps": { "finished-at": "2026-01-01T00:00:08.000+00:00" },
       "resource-additions": 2, "resource-changes": 1, "resource-destructions": 0,
     });
     expect((await a.call("GET", `/api/v2/plans/${run.planId}`)).json).toStrictEqual({ data: plan });

@@ -33,7 +33,7 @@ const RESULT_ATTRIBUTES = [
   "workspace-task-enforcement-level",
   "workspace-task-id",
 ];
-const RFC3339 = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00$/;
+const RFC3339 = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}\+00:00$/;
 
 describe.each(STORAGES)("task stages and results over HTTP ($name)", (setup) => {
   let dispose = () => {};
@@ -236,11 +236,12 @@ describe.each(STORAGES)("task stages and results over HTTP ($name)", (setup) => 
     expect(overridden.json.data.id).toBe(stageId);
     expect(overridden.json.data.attributes.status).toBe("passed");
     expect(overridden.json.data.attributes.actions).toStrictEqual({ "is-overridable": false });
-    expect(Object.keys(overridden.json.data.attributes["status-timestamps"]).sort()).toStrictEqual([
-      "awaiting-override-at",
-      "passed-at",
-      "running-at",
-    ]);
+    // D34: the override stamps its own time and leaves the stage's first running-at as it was.
+    const stamps = overridden.json.data.attributes["status-timestamps"];
+    expect(Object.keys(stamps).sort()).toStrictEqual(["awaiting-override-at", "overridden-at", "passed-at", "running-at"]);
+    expect(stamps["running-at"]).toBe(waiting.attributes["status-timestamps"]["running-at"]);
+    const order = ["running-at", "awaiting-override-at", "overridden-at", "passed-at"].map((k) => Date.parse(stamps[k]));
+    expect(order).toStrictEqual([...order].sort((x, y) => x - y));
     const again = await a.call("POST", `/api/v2/task-stages/${stageId}/actions/override`);
     expect(again.status).toBe(409);
     expect(again.json.errors[0].detail).toBe("transition not allowed");

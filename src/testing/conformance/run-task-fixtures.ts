@@ -158,7 +158,7 @@ export function delivery(overrides: Partial<TaskDeliveryRecord> = {}): TaskDeliv
 export const started = (s: TaskStageRecord): TaskStageRecord => ({
   ...s,
   status: "running",
-  statusTimestamps: { "running-at": "2024-05-01T10:00:02+00:00" },
+  statusTimestamps: { "running-at": "2024-05-01T10:00:02.000+00:00" },
   version: s.version + 1,
   updatedAt: at(2),
 });

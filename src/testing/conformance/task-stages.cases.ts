@@ -167,7 +167,7 @@ export function describeTaskStageCases(ctx: ConformanceContext): void {
     const running = (r: TaskResultRecord, version: number): TaskResultRecord => ({
       ...r,
       status: "running",
-      statusTimestamps: { "running-at": "2024-05-01T10:00:03+00:00" },
+      statusTimestamps: { "running-at": "2024-05-01T10:00:03.000+00:00" },
       message: "working",
       version,
     });
