@@ -14,6 +14,7 @@ export const ERROR_CODES = [
   "payload-too-large",
   "unsupported-media-type",
   "invalid-attribute",
+  "too-many-requests",
   "internal",
   "unavailable",
 ] as const;
@@ -28,6 +29,7 @@ export const STATUS_BY_CODE = {
   "payload-too-large": 413,
   "unsupported-media-type": 415,
   "invalid-attribute": 422,
+  "too-many-requests": 429,
   internal: 500,
   unavailable: 503,
 } as const satisfies Record<ErrorCode, number>;
@@ -42,6 +44,7 @@ export const TITLE_BY_CODE = {
   "payload-too-large": "payload too large",
   "unsupported-media-type": "unsupported media type",
   "invalid-attribute": "invalid attribute",
+  "too-many-requests": "too many requests",
   internal: "internal server error",
   unavailable: "service unavailable",
 } as const satisfies Record<ErrorCode, string>;
@@ -59,13 +62,16 @@ export class ApiError extends Error {
   readonly code: ErrorCode;
   readonly status: number;
   readonly items: readonly ApiErrorItem[];
+  /** Response headers the answer carries (decision D33: a 429's `Retry-After` and `X-RateLimit-*`). */
+  readonly headers: Readonly<Record<string, string>>;
 
-  constructor(code: ErrorCode, items: ApiErrorItem | readonly ApiErrorItem[] = {}) {
+  constructor(code: ErrorCode, items: ApiErrorItem | readonly ApiErrorItem[] = {}, headers: Record<string, string> = {}) {
     const list = Array.isArray(items) ? (items as readonly ApiErrorItem[]) : [items as ApiErrorItem];
     super(list[0]?.detail ?? TITLE_BY_CODE[code]);
     this.code = code;
     this.status = STATUS_BY_CODE[code];
     this.items = list.length > 0 ? list : [{}];
+    this.headers = headers;
   }
 }
 
@@ -80,6 +86,10 @@ export const invalid = (pointer: string, detail: string): ApiError =>
 export const conflict = (detail: string): ApiError => new ApiError("conflict", { detail });
 export const badRequest = (detail: string, parameter?: string): ApiError =>
   new ApiError("bad-request", parameter === undefined ? { detail } : { detail, parameter });
+
+/** decision D33: 429 with `Retry-After` (whole seconds, at least 1) and any other headers given. */
+export const tooManyRequests = (detail: string, waitMs: number, headers: Record<string, string> = {}): ApiError =>
+  new ApiError("too-many-requests", { detail }, { ...headers, "retry-after": String(Math.max(1, Math.ceil(waitMs / 1000))) });
 
 /** decision D28: seconds a client waits before sending a request again after a 503 (`Retry-After`). */
 export const RETRY_AFTER_SECONDS = 2;

@@ -35,6 +35,7 @@ import { createHealthCheck } from "./services/health.js";
 import { createTokenAuthenticator, TOUCH_INTERVAL_MS } from "./services/principals.js";
 import { createAccessCache } from "./http/access-cache.js";
 import { createReadCache } from "./http/read-cache.js";
+import { createRateLimit, type RateLimitOptions } from "./http/rate-limit.js";
 import type { Storage } from "./storage/types.js";
 import { createEgress, createEgressPolicy, type HttpTransport, type Resolver } from "./delivery/egress.js";
 import { createTaskEndpointCheck } from "./delivery/verification.js";
@@ -140,6 +141,16 @@ export interface RunplaneOptions {
    * lists the hosts. On by default, off the request path; `false` for a process that never seals.
    */
   host?: false | HostOptions;
+  /**
+   * decision D33: requests limited per credential, as HCP Terraform limits them: `{}` for its
+   * documented 30 requests a second (`requestsPerSecond`, `burst`), answered 429 with
+   * `X-RateLimit-Limit`, `X-RateLimit-Reset` (seconds, a decimal) and `Retry-After` beyond it;
+   * every limited answer and `GET /ping` carry the `X-RateLimit-*` headers. Task result callbacks
+   * count per result instead (`callbacksPerSecond` 1, `callbackBurst` 10). Kept in memory per
+   * process (at most `maxKeys`, 10,000, buckets per limiter), so a cluster allows hosts x the
+   * figure. Default: no limit (`false`), for a host that limits in its own proxy.
+   */
+  rateLimit?: false | RateLimitOptions;
 }
 
 const isKeyring = (k: Keyring | KeyringOptions): k is Keyring => "seal" in k;
@@ -227,7 +238,8 @@ export function createRunplane(options: RunplaneOptions): Runplane {
           access: createAccessCache({ maxAgeMs: TOUCH_INTERVAL_MS, now: () => clock().getTime() }),
         }
       : undefined;
-  const handler = createHandler(app, routes, authenticate, caching);
+  const rateLimit = options.rateLimit ? createRateLimit(options.rateLimit, () => clock().getTime()) : undefined;
+  const handler = createHandler(app, routes, authenticate, caching, rateLimit);
   // Fails at construction, like the permission table, when a route has no documentation (issue 18).
   operationsFor(routes, dialect);
   let openapi: OpenApiDocument | undefined;
@@ -288,6 +300,7 @@ export type { VerifiedAccessToken, OutcomeListOptions } from "./services/task-ca
 export type { Authenticate } from "./http/handler.js";
 export type { ArtifactBody, ArtifactProvider, ArtifactProviders, ArtifactRun } from "./http/artifact-body.js";
 export type { RunProviders } from "./http/run-providers.js";
+export type { RateLimitOptions } from "./http/rate-limit.js";
 export type { RunDetails, PolicyCheckDetails } from "./schemas/run-details.js";
 /**
  * The run task results page for people (`GET <prefix>/runs/:run_id`, server-rendered HTML):

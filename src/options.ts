@@ -43,6 +43,7 @@ const FIXES: Record<string, string> = {
   attempts: 'pass { retention: "30d" } (milliseconds or strings such as "12h", "7d"), or leave it out to keep attempts 30 days',
   health: 'pass { window: "5m", failureShare: 0.5, minAttempts: 5, retryingFor: "5m" } (any of them), or leave it out for these defaults',
   host: 'pass { name: "web-1", intervalMs: 15000 } (either), false for a process that never seals a value, or leave it out',
+  rateLimit: "pass { requestsPerSecond: 30 } (HCP Terraform's figure; also burst, callbacksPerSecond, callbackBurst, maxKeys), false, or leave it out for no limit",
 };
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null;
@@ -119,6 +120,26 @@ function checkHost(value: unknown, ctx: z.RefinementCtx): void {
   }
 }
 
+/** decision D33: per-credential and per-result rate limits. */
+const positive = z.custom((v) => typeof v === "number" && Number.isFinite(v) && v > 0, { error: "must be a positive number" }).optional();
+const RateLimitSchema = z.strictObject({
+  requestsPerSecond: positive,
+  burst: z.custom((v) => Number.isSafeInteger(v) && (v as number) >= 1, { error: "must be an integer of at least 1" }).optional(),
+  callbacksPerSecond: positive,
+  callbackBurst: z.custom((v) => Number.isSafeInteger(v) && (v as number) >= 1, { error: "must be an integer of at least 1" }).optional(),
+  maxKeys: z.custom((v) => Number.isSafeInteger(v) && (v as number) >= 1, { error: "must be an integer of at least 1" }).optional(),
+});
+
+function checkRateLimit(value: unknown, ctx: z.RefinementCtx): void {
+  if (value === false || value === undefined) return;
+  if (!isRecord(value)) return void ctx.addIssue({ code: "custom", message: "must be false or { requestsPerSecond?, burst?, callbacksPerSecond?, callbackBurst?, maxKeys? }" });
+  const result = RateLimitSchema.safeParse(value);
+  for (const issue of result.success ? [] : result.error.issues) {
+    const message = issue.code === "unrecognized_keys" ? `has no option ${issue.keys.join(", ")} (it has ${Object.keys(RateLimitSchema.shape).join(", ")})` : issue.message;
+    ctx.addIssue({ code: "custom", path: issue.path as PropertyKey[], message });
+  }
+}
+
 const OptionsSchema = z.strictObject({
   storage: z.custom(isStorage, { error: (iss) => (iss.input === undefined ? "is required" : "must be a storage adapter") }),
   basePath: z
@@ -144,6 +165,7 @@ const OptionsSchema = z.strictObject({
   attempts: AttemptsSchema.optional(),
   health: HealthSchema.optional(),
   host: z.unknown().superRefine(checkHost).optional(),
+  rateLimit: z.unknown().superRefine(checkRateLimit).optional(),
 });
 
 /** Every option name of `createRunplane`; a test keeps it equal to the keys of `RunplaneOptions`. */
@@ -160,6 +182,7 @@ const KNOWN_KEYS: Record<string, readonly string[]> = {
   attempts: Object.keys(AttemptsSchema.shape),
   health: Object.keys(HealthSchema.shape),
   host: Object.keys(HostSchema.shape),
+  rateLimit: Object.keys(RateLimitSchema.shape),
 };
 
 /** A short, secret-free description of what was given. */

@@ -12,6 +12,7 @@ import type { ReadCache } from "./read-cache.js";
 import type { AccessCache } from "./access-cache.js";
 import type { AuthorizationTarget } from "../services/authorizer.js";
 import { createRequestTelemetry, type RequestLabels } from "./request-telemetry.js";
+import type { RateLimit } from "./rate-limit.js";
 import { createRouter } from "./router.js";
 import { routeKey, type HttpApp, type Route, type RouteContext, type RouteResult } from "./types.js";
 import type { RouteAction } from "./route-permissions.js";
@@ -55,7 +56,7 @@ export function assertRoutePermissions(routes: readonly Route[]): void {
  * `Retry-After` (D28); anything unexpected is logged (without request contents) and answered with a
  * bare 500 (D5).
  */
-export function createHandler(app: HttpApp, routes: readonly Route[], authenticate: Authenticate, caching?: HandlerCaching) {
+export function createHandler(app: HttpApp, routes: readonly Route[], authenticate: Authenticate, caching?: HandlerCaching, rateLimit?: RateLimit) {
   assertRoutePermissions(routes);
   const router = createRouter(routes);
 
@@ -117,9 +118,14 @@ export function createHandler(app: HttpApp, routes: readonly Route[], authentica
   };
 
   const observe = createRequestTelemetry();
-  return (request: Request): Promise<Response> => observe(request, serve);
+  return (request: Request): Promise<Response> =>
+    observe(request, async (req, labels) => {
+      const quota: Quota = {};
+      const response = await serve(req, labels, quota);
+      return quota.headers ? withHeaders(response, quota.headers) : response;
+    });
 
-  async function serve(request: Request, labels: RequestLabels): Promise<Response> {
+  async function serve(request: Request, labels: RequestLabels, quota: Quota): Promise<Response> {
     let url: URL;
     try {
       url = new URL(request.url);
@@ -140,6 +146,8 @@ export function createHandler(app: HttpApp, routes: readonly Route[], authentica
       const { route, params } = match;
       labels.route = `${route.method} ${route.path}`;
       const action = ROUTE_PERMISSIONS[routeKey(route)]!;
+      // decision D33: counted before anything is read, a cached answer included.
+      if (rateLimit) quota.headers = rateLimit.admit(request, route, params, url);
 
       const slot = method === "GET" ? await cacheSlot(route, params, request, url) : null;
       const cached = slot ? caching!.cache.get(slot.key, slot.stamp) : undefined;
@@ -203,7 +211,22 @@ export function createHandler(app: HttpApp, routes: readonly Route[], authentica
         // The stack helps the host's developers; it goes to debug only and never into a response.
         app.logger.debug("request failure detail", { stack: failureFrames(error) });
       }
-      return json(apiError.status, errorDocument(apiError));
+      return json(apiError.status, errorDocument(apiError), { ...apiError.headers });
     }
+  }
+}
+
+/** decision D33: the rate-limit headers a request's answer carries, once it is counted. */
+interface Quota {
+  headers?: Record<string, string>;
+}
+
+function withHeaders(response: Response, headers: Record<string, string>): Response {
+  const set = (r: Response): Response => (Object.entries(headers).forEach(([name, value]) => r.headers.set(name, value)), r);
+  try {
+    return set(response);
+  } catch {
+    // A route's own Response may have immutable headers (one passed on from fetch): a copy has not.
+    return set(new Response(response.body, response));
   }
 }

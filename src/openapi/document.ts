@@ -31,6 +31,14 @@ const TITLE_BY_STATUS = new Map<number, string>(ERROR_CODES.map((code) => [STATU
 const RETRY_AFTER = {
   headers: { "Retry-After": { description: "Seconds to wait before sending the request again (D28).", schema: { type: "integer", minimum: 1 } } },
 };
+/** decision D33: what a 429 carries (with the rate limit on). */
+const RATE_LIMITED = {
+  headers: {
+    "Retry-After": { description: "Whole seconds to wait before sending the request again (D33).", schema: { type: "integer", minimum: 1 } },
+    "X-RateLimit-Limit": { description: "Requests per second allowed to this credential (D33).", schema: { type: "string" } },
+    "X-RateLimit-Reset": { description: 'Seconds, as a decimal ("0.034"), until the next request is allowed (D33).', schema: { type: "string" } },
+  },
+};
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const inputSchema = (schema: z.ZodType): object => stripRoot(z.toJSONSchema(schema, { io: "input", unrepresentable: "any", target: "draft-2020-12" }));
 
@@ -78,7 +86,8 @@ function requestBody(body: RequestBody): object {
 }
 
 function errorStatuses(op: OperationDoc): number[] {
-  const statuses = new Set<number>([500, ...(op.errors ?? [])]);
+  // decision D33: any route may be rate limited (the option `rateLimit`).
+  const statuses = new Set<number>([429, 500, ...(op.errors ?? [])]);
   // decision D28: whatever reads a credential reads the storage, which may be away (503).
   if ((op.security ?? "api") !== "none") for (const s of [401, 404, 503]) statuses.add(s);
   if (op.body) for (const s of [400, 413, 415, 422]) statuses.add(s);
@@ -102,7 +111,7 @@ export function buildOpenApiDocument(input: OpenApiInput): OpenApiDocument {
           : { [MEDIA_TYPE]: { schema: ref(components.document(success)) } };
     const responses: Record<string, object> = { [op.success.status]: { description: op.summary, ...(content ? { content } : {}) } };
     for (const status of errorStatuses(op)) {
-      responses[status] = { description: TITLE_BY_STATUS.get(status)!, ...(status === 503 ? RETRY_AFTER : {}), content: { [MEDIA_TYPE]: { schema: ref("ErrorDocument") } } };
+      responses[status] = { description: TITLE_BY_STATUS.get(status)!, ...(status === 503 ? RETRY_AFTER : status === 429 ? RATE_LIMITED : {}), content: { [MEDIA_TYPE]: { schema: ref("ErrorDocument") } } };
     }
     const path = route.path.replace(/:(\w+)/g, "{$1}");
     (paths[path] ??= {})[route.method.toLowerCase()] = {

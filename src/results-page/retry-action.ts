@@ -20,6 +20,7 @@ export const NOTICES = {
   "retry-accepted": "Not retried: the integration has accepted the request.",
   "retry-not-sent": "Not retried: the request has not been sent yet.",
   "retry-too-late": "Not retried: no further attempt may start before the deadline.",
+  "retry-too-soon": "Not retried: this result was retried moments ago; wait a few seconds for that attempt's answer, then try again.",
 } as const;
 export type NoticeCode = keyof typeof NOTICES;
 
@@ -66,6 +67,8 @@ export async function retryResult(source: ResultsPageSource, principal: Principa
   } catch (error) {
     if (isApiError(error) && error.code === "conflict") return refusalNotice(await source.runTasks.deliveryStatus(resultId));
     if (isApiError(error) && error.code === "not-found") return null;
+    // decision D33: one retry per result in a short window; a second press is a notice, not a 429 page.
+    if (isApiError(error) && error.code === "too-many-requests") return "retry-too-soon";
     throw error;
   }
 }

@@ -1,12 +1,13 @@
 import { responseExcerpt } from "../domain/response-excerpt.js";
 import { isFinalResultStatus } from "../domain/stage-machine.js";
-import { conflict, notFound } from "../errors.js";
+import { conflict, notFound, tooManyRequests } from "../errors.js";
 import type { AttemptOutcomeKind, DeliveryAttemptRecord } from "../schemas/delivery-attempts.js";
 import type { Page, PageRequest } from "../schemas/records.js";
 import type { TaskResultRecord } from "../schemas/run-task-records.js";
 import type { ServiceContext } from "./context.js";
 import type { RunTaskSettings } from "./run-task-settings.js";
 import type { DeliveryAttempt } from "./task-deliveries.js";
+import { createKeyedLimiter } from "./keyed-limiter.js";
 
 /**
  * decision D31: the attempt history of run task requests (what each attempt saw, kept with the
@@ -53,9 +54,18 @@ export function attemptRecord(ctx: Pick<ServiceContext, "newId">, attempt: Deliv
 const PRUNE_BATCH = 500;
 const MAX_PRUNE_ROUNDS = 20;
 
+/**
+ * decision D33: one "retry now" per result in this window (per process), however often the button
+ * is pressed: an attempt started by a retry has its answer within the window as a rule, and an
+ * integration that is failing is not hammered. Results remembered: the last 10,000 retried.
+ */
+export const RETRY_WINDOW_MS = 10_000;
+const RETRY_RESULTS_KEPT = 10_000;
+
 export function createDeliveryAttemptService(ctx: ServiceContext, settings: RunTaskSettings) {
   const s = ctx.storage;
   const dueListeners = new Set<() => void>();
+  const retries = createKeyedLimiter({ perSecond: 1000 / RETRY_WINDOW_MS, burst: 1, maxKeys: RETRY_RESULTS_KEPT, now: () => ctx.now().getTime() });
 
   /** decision D16: why a result can take no further attempt now, or null when it may. */
   function refusal(result: Pick<TaskResultRecord, "status" | "deadlineAt">, now: Date): string | null {
@@ -79,12 +89,16 @@ export function createDeliveryAttemptService(ctx: ServiceContext, settings: RunT
     async retryNow(taskResultId: string): Promise<void> {
       const result = await s.taskResults.get(taskResultId);
       if (!result) throw notFound();
+      const turn = retries.peek(taskResultId);
+      if (!turn.ok) throw tooManyRequests(`This task result was retried moments ago; retry again in ${Math.max(1, Math.ceil(turn.waitMs / 1000))} seconds`, turn.waitMs);
       const now = ctx.now();
       const refused = refusal(result, now);
       if (refused) throw conflict(refused);
       const moved = await s.taskDeliveries.expedite(taskResultId, now.toISOString());
       if (!moved.ok && moved.reason === "leased") throw conflict("An attempt of this task result is under way; wait for its answer");
       if (!moved.ok) throw conflict("The task result is not being retried: its request has not failed, or no attempt is left before its deadline");
+      // Only a retry that started an attempt counts: a refused one (409) changed nothing.
+      retries.take(taskResultId);
       for (const wake of [...dueListeners]) wake();
     },
 

@@ -72,17 +72,20 @@ describe("OpenAPI description (issue 18)", () => {
     const runplane = make();
     const doc = runplane.openapi() as any;
     const create = doc.paths["/workspaces/{workspace_id}/vars"].post;
-    expect(Object.keys(create.responses).sort()).toEqual(["201", "400", "401", "404", "413", "415", "422", "500", "503"]);
+    expect(Object.keys(create.responses).sort()).toEqual(["201", "400", "401", "404", "413", "415", "422", "429", "500", "503"]);
     // decision D28: a storage that cannot be reached is 503 with Retry-After; /ping reads no storage.
     expect(create.responses["503"].headers["Retry-After"].schema).toEqual({ type: "integer", minimum: 1 });
     expect(Object.keys(doc.paths["/ping"].get.responses)).not.toContain("503");
+    // decision D33: any route may be rate limited (429 with Retry-After and X-RateLimit-*), except /ping.
+    expect(Object.keys(create.responses["429"].headers).sort()).toEqual(["Retry-After", "X-RateLimit-Limit", "X-RateLimit-Reset"]);
+    expect(Object.keys(doc.paths["/ping"].get.responses)).not.toContain("429");
     expect(create.requestBody.content["application/vnd.api+json"].schema.properties.data.properties.type.enum).toEqual(["vars"]);
     // decision D1: both dialects accept every category word on input.
     expect(create.requestBody.content["application/vnd.api+json"].schema.properties.data.properties.attributes.properties.category.enum).toEqual(["config", "terraform", "env"]);
     expect(create.security).toEqual([{ apiToken: [] }]);
     expect(doc.paths["/task-results/{task_result_id}/callback"].patch.security).toEqual([{ accessToken: [] }]);
     // decision D17a: an unknown result is 401, never 404.
-    expect(Object.keys(doc.paths["/task-results/{task_result_id}/callback"].patch.responses).sort()).toEqual(["200", "400", "401", "409", "413", "415", "422", "500", "503"]);
+    expect(Object.keys(doc.paths["/task-results/{task_result_id}/callback"].patch.responses).sort()).toEqual(["200", "400", "401", "409", "413", "415", "422", "429", "500", "503"]);
     expect(doc.paths["/ping"].get.security).toEqual([]);
     expect(Object.keys(doc.paths["/plans/{plan_id}/json-output"].get.responses["200"].content)).toEqual(["application/json"]);
     // hmac-key is write-only (D11): accepted on create, always null in the response.

@@ -133,6 +133,7 @@ describe("createRunplane refuses options it does not know (issue 24.6)", () => {
       attempts: { retention: "7d" },
       health: { window: "10m", failureShare: 0.25, minAttempts: 10, retryingFor: 120_000 },
       host: { name: "web-1", intervalMs: 5_000, schedule: () => () => undefined },
+      rateLimit: { requestsPerSecond: 30, burst: 30, callbacksPerSecond: 1, callbackBurst: 10, maxKeys: 100 },
     } satisfies Required<Omit<RunplaneOptions, "transport">>);
     await runplane.close();
   });

@@ -16,7 +16,14 @@ export function configurationOperations(dialect: Dialect): Record<string, Operat
   const teamTag = "Team access to projects";
   const tokenTag = "Agent tokens";
   return {
-    "GET /ping": { tag: "Health", summary: "Answers 204 when the API is up", security: "none", success: { status: 204, body: null } },
+    "GET /ping": {
+      tag: "Health",
+      summary: "Answers 204 when the API is up",
+      description: "Carries `TFP-API-Version` and, with the rate limit on, the caller's `X-RateLimit-*` headers (D33); never refused with 429.",
+      security: "none",
+      success: { status: 204, body: null },
+      never: [429],
+    },
 
     "GET /workspaces/:workspace_id/vars": { tag: varsTag, summary: "List a workspace's variables (not paged, D7)", success: { status: 200, body: { collection: "vars", paging: "never" } } },
     "GET /workspaces/:workspace_id/vars/:variable_id": { tag: varsTag, summary: "Show a variable", success: { status: 200, body: { resource: "vars" } } },

@@ -1,0 +1,46 @@
+import { peekToken, takeToken, type Bucket, type BucketAnswer, type BucketLimit } from "../domain/token-bucket.js";
+
+/**
+ * decision D33: token buckets by key (a credential digest, a result id) in one bounded Map. Every
+ * call is O(1): a Map keeps insertion order, so a key used again is moved to the end and, past
+ * `maxKeys`, the key used least recently is dropped. Whatever keys a caller invents (random tokens),
+ * the Map never holds more than `maxKeys` buckets. A dropped key starts full again when it comes
+ * back: the price of the bound, paid only while more than `maxKeys` keys are active at once.
+ */
+export interface KeyedLimiterOptions extends BucketLimit {
+  maxKeys: number;
+  /** Current time in milliseconds (a fake clock in tests). */
+  now: () => number;
+}
+
+export interface KeyedLimiter {
+  /** Takes a token of `key`'s bucket, or refuses (`ok: false`) and says how long to wait. */
+  take(key: string): BucketAnswer;
+  /** What `take` would answer, taking nothing. */
+  peek(key: string): BucketAnswer;
+  /** Buckets held (at most `maxKeys`). */
+  readonly size: number;
+}
+
+export function createKeyedLimiter(options: KeyedLimiterOptions): KeyedLimiter {
+  const buckets = new Map<string, Bucket>();
+
+  const store = (key: string, bucket: Bucket): void => {
+    buckets.delete(key);
+    buckets.set(key, bucket);
+    if (buckets.size > options.maxKeys) buckets.delete(buckets.keys().next().value!);
+  };
+
+  return {
+    take(key) {
+      const answer = takeToken(buckets.get(key), options.now(), options);
+      // A refused key is stored too: a client that keeps knocking stays known, and limited.
+      store(key, answer.bucket);
+      return answer;
+    },
+    peek: (key) => peekToken(buckets.get(key), options.now(), options),
+    get size() {
+      return buckets.size;
+    },
+  };
+}

@@ -1,0 +1,158 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { createDispatcher } from "../../src/index.js";
+import { answering200, createTestApp, type TestApp } from "../helpers/app.js";
+import { attachTask, callbackBody, createTask, sendCallback } from "../helpers/run-tasks.js";
+import { manualClock, type ManualClock } from "../delivery/support.js";
+import type { RateLimitOptions } from "../../src/index.js";
+
+// Decision D33: requests are limited per credential as HCP Terraform limits them (429 with
+// X-RateLimit-Limit, X-RateLimit-Reset and Retry-After), /ping tells go-tfe the figure, and task
+// result callbacks count per result instead. The clock stands still until the test moves it.
+
+let a: TestApp & { clock: ManualClock };
+afterEach(() => a.runplane.close());
+
+async function limitedApp(rateLimit: RateLimitOptions | false | undefined, transport = answering200()) {
+  const clock = manualClock();
+  a = Object.assign(await createTestApp({ clock, transport, ...(rateLimit === undefined ? {} : { rateLimit }) }), { clock });
+  return a;
+}
+
+const VARS = "/api/v2/workspaces/ws-a/vars";
+
+describe("per-credential rate limit (D33)", () => {
+  it("answers 429 with X-RateLimit-Limit, X-RateLimit-Reset and Retry-After once a credential's burst is spent", async () => {
+    await limitedApp({ requestsPerSecond: 5 });
+    for (let i = 4; i >= 0; i--) {
+      const ok = await a.call("GET", VARS);
+      expect(ok.status).toBe(200);
+      expect([ok.headers.get("x-ratelimit-limit"), ok.headers.get("x-ratelimit-remaining")]).toStrictEqual(["5", String(i)]);
+    }
+    const refused = await a.call("GET", VARS);
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get("content-type")).toBe("application/vnd.api+json");
+    expect(refused.json.errors).toStrictEqual([{ status: "429", title: "too many requests", detail: "You have exceeded the API's rate limit." }]);
+    expect(refused.headers.get("x-ratelimit-limit")).toBe("5");
+    expect(refused.headers.get("x-ratelimit-remaining")).toBe("0");
+    expect(refused.headers.get("x-ratelimit-reset")).toBe("0.2");
+    expect(refused.headers.get("retry-after")).toBe("1");
+    // A write is refused before anything is read or stored (D30).
+    const write = await a.call("POST", VARS, { body: { data: { type: "vars", attributes: { key: "k", value: "v", category: "env" } } } });
+    expect(write.status).toBe(429);
+    expect((await a.runplane.variables.list("ws-a")).total).toBe(0);
+    // The bucket refills on the clock: one more request every 200 ms.
+    a.clock.advance(199);
+    expect((await a.call("GET", VARS)).status).toBe(429);
+    a.clock.advance(1);
+    expect((await a.call("GET", VARS)).status).toBe(200);
+  });
+
+  it("keeps each credential apart: one token spent, another still served", async () => {
+    await limitedApp({ requestsPerSecond: 2 });
+    for (let i = 0; i < 2; i++) expect((await a.call("GET", VARS)).status).toBe(200);
+    expect((await a.call("GET", VARS)).status).toBe(429);
+    const other = await a.call("GET", "/api/v2/organizations/other/tasks", { token: a.otherOrgToken });
+    expect(other.status).toBe(200);
+    expect(other.headers.get("x-ratelimit-remaining")).toBe("1");
+    // Requests without a credential count against their path, not against anyone's token.
+    expect((await a.call("GET", VARS, { token: null })).status).toBe(401);
+    expect((await a.call("GET", VARS, { token: null })).status).toBe(401);
+    expect((await a.call("GET", VARS, { token: null })).status).toBe(429);
+    expect((await a.call("GET", "/api/v2/organizations/other/tasks", { token: a.otherOrgToken })).status).toBe(200);
+  });
+
+  it("counts a read answered from the read cache like any other", async () => {
+    await limitedApp({ requestsPerSecond: 3, burst: 2 });
+    expect((await a.call("GET", VARS)).status).toBe(200);
+    expect((await a.call("GET", VARS)).status).toBe(200);
+    expect((await a.call("GET", VARS)).status).toBe(429);
+  });
+
+  it("is off unless asked for: no 429 and no X-RateLimit headers", async () => {
+    for (const option of [undefined, false] as const) {
+      await limitedApp(option);
+      for (let i = 0; i < 60; i++) {
+        const res = await a.call("GET", VARS);
+        expect(res.status).toBe(200);
+        expect(res.headers.get("x-ratelimit-limit")).toBeNull();
+      }
+      const ping = await a.call("GET", "/api/v2/ping");
+      expect(ping.headers.get("x-ratelimit-limit")).toBeNull();
+      await a.runplane.close();
+    }
+    a = Object.assign(await createTestApp({ clock: manualClock() }), { clock: manualClock() });
+  });
+});
+
+describe("GET /ping (D33)", () => {
+  it("answers 204 with TFP-API-Version, and the caller's rate-limit headers when the limit is on", async () => {
+    await limitedApp({});
+    const ping = await a.call("GET", "/api/v2/ping");
+    expect(ping.status).toBe(204);
+    expect(ping.headers.get("tfp-api-version")).toBe("2.6");
+    // HCP Terraform's documented figure, from which go-tfe builds its client-side limiter.
+    expect(ping.headers.get("x-ratelimit-limit")).toBe("30");
+    expect(ping.headers.get("x-ratelimit-remaining")).toBe("30");
+    expect(ping.headers.get("x-ratelimit-reset")).toBe("0.0");
+  });
+
+  it("is never refused, even for a spent credential, and takes nothing from it", async () => {
+    await limitedApp({ requestsPerSecond: 1 });
+    for (let i = 0; i < 5; i++) expect((await a.call("GET", "/api/v2/ping")).status).toBe(204);
+    expect((await a.call("GET", VARS)).status).toBe(200);
+    expect((await a.call("GET", VARS)).status).toBe(429);
+    const ping = await a.call("GET", "/api/v2/ping");
+    expect(ping.status).toBe(204);
+    expect(ping.headers.get("x-ratelimit-remaining")).toBe("0");
+    expect(ping.headers.get("x-ratelimit-reset")).toBe("1.0");
+    // A HEAD probe (load balancers) carries the same headers.
+    const head = await a.runplane.handler(new Request("http://localhost/api/v2/ping", { method: "HEAD" }));
+    expect([head.status, head.headers.get("tfp-api-version"), head.headers.get("x-ratelimit-limit")]).toStrictEqual([204, "2.6", "1"]);
+  });
+
+  it("carries TFP-API-Version with the limit off too", async () => {
+    await limitedApp(undefined);
+    expect((await a.call("GET", "/api/v2/ping")).headers.get("tfp-api-version")).toBe("2.6");
+  });
+});
+
+describe("task result callbacks (D33)", () => {
+  /** Two results of one started stage, their requests sent (which opens their callbacks), and their tokens. */
+  async function twoResults(rateLimit: RateLimitOptions) {
+    const transport = answering200();
+    await limitedApp(rateLimit, transport);
+    for (const name of ["lint", "scan"]) await attachTask(a, await createTask(a, name), "advisory");
+    const { run } = await a.runplane.runTasks.createRun({ workspaceId: "ws-a", configurationVersionId: "cv-1", message: "go" });
+    await a.runplane.runTasks.startStage(run.id, "post_plan");
+    await createDispatcher(a.runplane, { random: () => 0, owner: "test" }).tick();
+    const sent = transport.sent.map((r) => JSON.parse(typeof r.body === "string" ? r.body : new TextDecoder().decode(r.body)) as Record<string, string>).filter((b) => b.access_token !== "test-token");
+    return sent.map((b) => ({ id: b.task_result_id!, token: b.access_token! }));
+  }
+
+  it("count per result: one result's flood leaves another's callback and the API credentials alone", async () => {
+    const [flooded, quiet] = await twoResults({ requestsPerSecond: 100, callbacksPerSecond: 0.01, callbackBurst: 2 });
+    const first = await sendCallback(a, flooded!.id, flooded!.token, callbackBody("running"));
+    expect(first.status).toBe(200);
+    expect([first.headers.get("x-ratelimit-limit"), first.headers.get("x-ratelimit-remaining")]).toStrictEqual(["0.01", "1"]);
+    expect((await sendCallback(a, flooded!.id, flooded!.token, callbackBody("running"))).status).toBe(200);
+    const refused = await sendCallback(a, flooded!.id, flooded!.token, callbackBody("passed"));
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get("retry-after")).toBe("100");
+    expect(refused.headers.get("x-ratelimit-reset")).toBe("100.0");
+    expect((await a.runplane.runTasks.getResult(flooded!.id))!.status).toBe("running");
+    // Another result of the same integration and stage is not slowed.
+    expect((await sendCallback(a, quiet!.id, quiet!.token, callbackBody("passed"))).status).toBe(200);
+    // Callbacks took nothing from a credential's bucket (the access token's included).
+    const ping = await a.call("GET", "/api/v2/ping", { token: flooded!.token });
+    expect(ping.headers.get("x-ratelimit-remaining")).toBe("100");
+    // Refilled after 100 s: the flooded result may finish.
+    a.clock.advance(100_000);
+    expect((await sendCallback(a, flooded!.id, flooded!.token, callbackBody("passed"))).status).toBe(200);
+  });
+
+  it("are not limited by a spent API credential", async () => {
+    const [result] = await twoResults({ requestsPerSecond: 20, callbacksPerSecond: 1, callbackBurst: 10 });
+    while ((await a.call("GET", VARS)).status !== 429);
+    expect((await sendCallback(a, result!.id, result!.token, callbackBody("passed"))).status).toBe(200);
+  });
+});
