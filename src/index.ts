@@ -116,7 +116,8 @@ export interface RunplaneOptions {
    * Issue 27: what only the host knows of a run, for integrations that read it (`GET /runs/:id`,
    * `/plan`, `/apply`, `/policy-checks`): `details(run)` returns its status and timestamps, has-changes,
    * Terraform version, and its plan's and apply's status and resource counts; `policyChecks(run)`
-   * its policy checks. Each may return null. What the host leaves out is left out of the default
+   * its policy checks; `policyCheckRun(id)` the run id of a policy check, for `GET /policy-checks/:id`
+   * (D34). Each may return null. What the host leaves out is left out of the default
    * dialect's documents and written as go-tfe's zero value in the hcp-terraform dialect.
    */
   runs?: RunProviders;

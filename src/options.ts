@@ -37,7 +37,7 @@ const FIXES: Record<string, string> = {
   egress: 'pass { allow: ["10.0.0.0/8", "127.0.0.1:8081", "tasks.internal:443"] } (CIDRs, IP addresses and host names, each optionally with :port), and optionally resolve',
   transport: "pass an HttpTransport ({ send, close }), such as createEgress(...), or leave it out",
   artifacts: "pass { planJson?, configurationVersion?, planLog?, applyLog? }, each a function of the run",
-  runs: "pass { details?, policyChecks? }, each a function of the run",
+  runs: "pass { details?, policyChecks?, policyCheckRun? }: functions of the run, policyCheckRun of a policy check id",
   overridableTasks: "pass true or false",
   userAgent: 'pass a non-empty string such as "my-platform/1.0"',
   attempts: 'pass { retention: "30d" } (milliseconds or strings such as "12h", "7d"), or leave it out to keep attempts 30 days',
@@ -91,7 +91,7 @@ const DeadlineSchema = z.strictObject({ idle: duration, max: duration }).refine(
 );
 
 const ArtifactsSchema = z.strictObject({ planJson: fn(), configurationVersion: fn(), planLog: fn(), applyLog: fn() });
-const RunsSchema = z.strictObject({ details: fn(), policyChecks: fn() });
+const RunsSchema = z.strictObject({ details: fn(), policyChecks: fn(), policyCheckRun: fn() });
 /** decision D31: how long delivery attempts are kept. */
 const AttemptsSchema = z.strictObject({ retention: duration.optional() });
 /** Issue 26: when `health()` says deliveries are failing. */

@@ -92,6 +92,9 @@ export const ROUTE_PERMISSIONS: Readonly<Record<string, RouteAction>> = {
   "GET /applies/:apply_id/log": "runs:read",
   "GET /runs/:run_id/run-events": "runs:read",
   "GET /runs/:run_id/policy-checks": "runs:read",
+  // issue 34: read by id like the run they belong to; the id names the run (D34).
+  "GET /run-events/:run_event_id": "runs:read",
+  "GET /policy-checks/:policy_check_id": "runs:read",
   "GET /runs/:run_id/comments": "runs:read",
   "GET /comments/:comment_id": "runs:read",
   // Whoever may read a run may comment on it: an integration reporting with a read-only team token too.

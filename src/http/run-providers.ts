@@ -1,4 +1,4 @@
-import type * as z from "zod";
+import * as z from "zod";
 import type { Logger } from "../logger.js";
 import type { RunRecord } from "../schemas/run-task-records.js";
 import {
@@ -22,6 +22,12 @@ export interface RunProviders {
   details?: (run: RunRecord) => Maybe<RunDetails>;
   /** The run's policy checks; without this provider (or with null) the list is empty. */
   policyChecks?: (run: RunRecord) => Maybe<readonly PolicyCheckDetails[]>;
+  /**
+   * The id of the run a policy check belongs to, or null (D34): `GET /policy-checks/:id` has only
+   * the host's id. runplane then reads the check from `policyChecks(run)`, so both agree. Without
+   * this provider every policy check id is 404.
+   */
+  policyCheckRun?: (policyCheckId: string) => Maybe<string>;
 }
 
 /**
@@ -44,3 +50,7 @@ export const runDetailsOf = (providers: RunProviders | undefined, logger: Logger
 
 export const policyChecksOf = async (providers: RunProviders | undefined, logger: Logger, run: RunRecord): Promise<CheckedPolicyCheck[]> =>
   (await checked(logger, "runs.policyChecks", PolicyChecksSchema, providers?.policyChecks?.(run))) ?? [];
+
+/** The run id the host gives for a policy check id (option `runs.policyCheckRun`), or null. */
+export const policyCheckRunOf = (providers: RunProviders | undefined, logger: Logger, policyCheckId: string): Promise<string | null> =>
+  checked(logger, "runs.policyCheckRun", z.string().min(1), providers?.policyCheckRun?.(policyCheckId));

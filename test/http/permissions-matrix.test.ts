@@ -11,6 +11,7 @@ import type { OrgPermission, Principal } from "../../src/schemas/common.js";
 import type { TeamProjectCreateAttributes } from "../../src/schemas/team-projects.js";
 import { createKeyring, generateKey, type Keyring } from "../../src/index.js";
 import { deliveryPayloadBinding } from "../../src/services/task-stages.js";
+import { runEventId } from "../../src/domain/run-events.js";
 import { createTestApp, varsBody, type TestApp } from "../helpers/app.js";
 
 /**
@@ -190,6 +191,9 @@ const MATRIX: Row[] = [
   { route: "GET /applies/:apply_id/log", ok: 200, expect: project("runs:read"), prepare: async (w) => ({ path: `/api/v2/applies/${await applyOf(w)}/log` }) },
   { route: "GET /runs/:run_id/run-events", ok: 200, expect: project("runs:read"), prepare: async (w) => ({ path: `/api/v2/runs/${(await startedRun(w, false)).runId}/run-events` }) },
   { route: "GET /runs/:run_id/policy-checks", ok: 200, expect: project("runs:read"), prepare: async (w) => ({ path: `/api/v2/runs/${(await startedRun(w, false)).runId}/policy-checks` }) },
+  // issue 34 (D34): an event id names its run; a policy check's run is named by the host (runs.policyCheckRun).
+  { route: "GET /run-events/:run_event_id", ok: 200, expect: project("runs:read"), prepare: async (w) => ({ path: `/api/v2/run-events/${runEventId((await startedRun(w, false)).runId, "created")}` }) },
+  { route: "GET /policy-checks/:policy_check_id", ok: 200, expect: project("runs:read"), prepare: async (w) => ({ path: `/api/v2/policy-checks/polchk-${(await startedRun(w, false)).runId}` }) },
   { route: "GET /runs/:run_id/comments", ok: 200, expect: project("runs:read"), prepare: async (w) => ({ path: `/api/v2/runs/${(await startedRun(w, false)).runId}/comments` }) },
   { route: "POST /runs/:run_id/comments", ok: 201, expect: project("runs:read"), prepare: async (w) => ({ path: `/api/v2/runs/${(await startedRun(w, false)).runId}/comments`, body: { data: { type: "comments", attributes: { body: "seen" } } } }) },
   { route: "GET /comments/:comment_id", ok: 200, expect: project("runs:read"), prepare: async (w) => ({ path: `/api/v2/comments/${await commentOf(w)}` }) },
@@ -278,6 +282,7 @@ describe.each(ORG_SETTINGS)("permission matrix, team organization permissions: $
     const app = await createTestApp({
       keyring,
       overridableTasks: true,
+      runs: { policyChecks: (run) => [{ id: `polchk-${run.id}`, status: "passed" }], policyCheckRun: (id) => id.replace(/^polchk-/, "") },
       artifacts: { planJson: () => ({}), configurationVersion: () => "tgz", planLog: () => "planned", applyLog: () => "applied" },
     });
     const d = app.runplane.directory;

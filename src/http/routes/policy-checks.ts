@@ -1,13 +1,32 @@
-import { policyChecksOf } from "../run-providers.js";
+import { notFound } from "../../errors.js";
+import type { JsonApiDocument } from "../jsonapi.js";
+import { policyCheckRunOf, policyChecksOf } from "../run-providers.js";
 import { policyCheckData } from "../run-documents.js";
-import type { Route } from "../types.js";
-import { loadRun } from "./run-read-support.js";
+import type { Route, RouteContext } from "../types.js";
+import { loadRun, runResourceOf } from "./run-read-support.js";
+import { authorizedIn, workspaceResource } from "./run-task-support.js";
 
 /**
  * `GET /runs/:id/policy-checks` (issue 27): the host's policy checks of the run (option
  * `runs.policyChecks`), paged like every list (D7); an empty list when the host gives none, since
- * runplane evaluates no policies itself.
+ * runplane evaluates no policies itself. `GET /policy-checks/:id` (issue 34) reads one: the host
+ * names its run (option `runs.policyCheckRun`, D34), read and authorized like the list.
  */
+
+/** decision D8: go-tfe's `PolicyCheckIncludeOpt` names (HCP's "available related resources"). */
+export const POLICY_CHECK_INCLUDES = { run: "run", "run.workspace": "run.workspace" } as const;
+
+/** The run and its workspace, when asked for: the caller may read both, since it reads the run. */
+async function includedOf(ctx: RouteContext, run: Parameters<typeof runResourceOf>[1]): Promise<JsonApiDocument[]> {
+  const out: JsonApiDocument[] = [];
+  if (ctx.query.includes.has("run")) out.push((await runResourceOf(ctx, run)).data);
+  if (ctx.query.includes.has("run.workspace")) {
+    const workspace = await workspaceResource(ctx.app, run.workspaceId);
+    if (workspace) out.push(workspace);
+  }
+  return out;
+}
+
 export const policyCheckRoutes: Route[] = [
   {
     method: "GET",
@@ -21,6 +40,24 @@ export const policyCheckRoutes: Route[] = [
       const offset = (page.number - 1) * page.size;
       const items = checks.slice(offset, offset + page.size).map((c) => policyCheckData(c, run.id, ctx.app.dialect));
       return { status: 200, document: ctx.app.jsonapi.collection("policy-checks", items, { url: ctx.url, pagination: { ...page, total: checks.length } }) };
+    },
+  },
+  {
+    method: "GET",
+    path: "/policy-checks/:policy_check_id",
+    auth: "principal",
+    query: { include: POLICY_CHECK_INCLUDES },
+    async handle(ctx) {
+      const { app } = ctx;
+      const id = ctx.params.policy_check_id!;
+      // No host id is longer (PolicyCheckDetailsSchema): such an id is not asked of the host.
+      const runId = id.length > 200 ? null : await policyCheckRunOf(app.runs, app.logger, id);
+      const { record: run } = await authorizedIn(ctx, async () => (runId === null ? null : app.services.runTasks.getRun(runId)));
+      const check = (await policyChecksOf(app.runs, app.logger, run)).find((c) => c.id === id);
+      if (!check) throw notFound();
+      const doc = app.jsonapi.resource("policy-checks", policyCheckData(check, run.id, app.dialect));
+      if (ctx.query.includes.size === 0) return { status: 200, document: doc };
+      return { status: 200, document: { ...doc, included: await includedOf(ctx, run) } };
     },
   },
 ];

@@ -2,6 +2,7 @@ import * as z from "zod";
 import { CommentCreateSchema } from "../../schemas/run-comments.js";
 import { RUN_INCLUDES } from "../../http/routes/runs.js";
 import { RUN_EVENT_INCLUDES } from "../../http/routes/run-events.js";
+import { POLICY_CHECK_INCLUDES } from "../../http/routes/policy-checks.js";
 import { includeParam, PAGE_PARAMS, type OperationDoc, type QueryParam } from "./types.js";
 
 /** go-tfe's log reader asks for a log in chunks (logreader.go): bytes `[offset, offset + limit)`. */
@@ -56,6 +57,20 @@ export function runReadOperations(): Record<string, OperationDoc> {
       query: PAGE_PARAMS,
       success: { status: 200, body: { collection: "policy-checks", paging: "always" } },
       errors: [400, 422],
+    },
+    "GET /run-events/:run_event_id": {
+      tag,
+      summary: "Show a run event; its id names its run (D34), 404 for an id from before issue 34",
+      query: [includeParam(Object.keys(RUN_EVENT_INCLUDES))],
+      success: { status: 200, body: { resource: "run-events", included: ["users", "comments"] } },
+      errors: [400],
+    },
+    "GET /policy-checks/:policy_check_id": {
+      tag,
+      summary: "Show a policy check: the host names its run (option `runs.policyCheckRun`), 404 without it",
+      query: [includeParam(Object.keys(POLICY_CHECK_INCLUDES))],
+      success: { status: 200, body: { resource: "policy-checks", included: ["runs", "workspaces"] } },
+      errors: [400],
     },
     "GET /runs/:run_id/comments": {
       tag,
