@@ -5,8 +5,11 @@ import type { LogLevel } from "../../src/index.js";
 import { DIALECTS, type Dialect } from "../../src/schemas/common.js";
 import { API_TOKEN_SECRET_MIN_LENGTH } from "../../src/services/directory.js";
 import { isHttpUrl } from "../../src/services/run-task-settings.js";
+import { RATE_LIMIT_DEFAULTS } from "../../src/http/rate-limit.js";
 
 export const LOG_LEVELS: readonly LogLevel[] = ["debug", "info", "warn", "error"];
+/** decision D33: HCP Terraform's documented figure, requests per second per credential. */
+export const RATE_LIMIT_DEFAULT = RATE_LIMIT_DEFAULTS.requestsPerSecond;
 
 /** The reference server's settings, read from its environment (the CLI's flags land there first). */
 export interface ServerConfig {
@@ -24,6 +27,8 @@ export interface ServerConfig {
   poolSize: number | undefined;
   /** EGRESS_ALLOW: allowlist entries besides the integration's own (decision D15). */
   egressAllow: string[];
+  /** RATE_LIMIT: API requests per second per credential, or false for none (decision D33). */
+  rateLimit: number | false;
 }
 
 /** One wrong setting: the variable and a line that names it (and its flag) and the accepted values. */
@@ -87,6 +92,11 @@ export function readServerConfig(env: NodeJS.ProcessEnv): { config: ServerConfig
     if (problem) wrong("EGRESS_ALLOW", `entry ${JSON.stringify(entry)} ${problem}; entries are CIDRs, IP addresses or host names, each optionally with :port, separated by commas`);
   }
 
+  // decision D33: on by default at HCP Terraform's documented figure, so clients meet the real limit.
+  const rateText = value("RATE_LIMIT");
+  const rateLimit = rateText === undefined ? RATE_LIMIT_DEFAULT : rateText === "off" ? false : /^\d+(\.\d+)?$/.test(rateText) && Number(rateText) > 0 ? Number(rateText) : null;
+  if (rateLimit === null) wrong("RATE_LIMIT", `must be a positive number of requests per second (default ${RATE_LIMIT_DEFAULT}, HCP Terraform's figure) or "off"`, rateText);
+
   const config: ServerConfig = {
     port: port("PORT", 8080),
     host: value("HOST") ?? "127.0.0.1",
@@ -101,6 +111,7 @@ export function readServerConfig(env: NodeJS.ProcessEnv): { config: ServerConfig
     databaseSchema,
     poolSize: poolSize ?? undefined,
     egressAllow: egressAllow.filter((e) => allowEntryProblem(e) === null),
+    rateLimit: rateLimit ?? RATE_LIMIT_DEFAULT,
   };
   return { config, problems };
 }

@@ -74,6 +74,8 @@ const build = (allow: string[]): Runplane =>
     artifacts: { ...demoArtifacts, planLog: demoPlanLog },
     // issue 27: what only the host knows of a run, for integrations that read it.
     runs: demoRunDetails,
+    // decision D33: per-credential limits as HCP Terraform has them (RATE_LIMIT, "off" for none).
+    rateLimit: config.rateLimit === false ? false : { requestsPerSecond: config.rateLimit },
   });
 let runplane!: Runplane;
 // Checked and written once, however many hosts start together on one database; the demo tasks'

@@ -20,6 +20,7 @@ export const SERVER_FLAGS = {
   "database-schema": "DATABASE_SCHEMA",
   "database-pool-size": "DATABASE_POOL_SIZE",
   "egress-allow": "EGRESS_ALLOW",
+  "rate-limit": "RATE_LIMIT",
 } as const;
 
 export type ServerVariable = (typeof SERVER_FLAGS)[keyof typeof SERVER_FLAGS];

@@ -16,6 +16,7 @@ const SERVER_FLAG_HELP: Record<keyof typeof SERVER_FLAGS, string> = {
   "database-schema": "PostgreSQL schema, a lower-case identifier (default public)",
   "database-pool-size": "PostgreSQL connections of this host, an integer of at least 2 (default 10)",
   "egress-allow": "more private destinations run tasks may use, comma-separated: CIDRs, IP addresses or host names, each optionally with :port",
+  "rate-limit": "API requests per second per credential (default 30, HCP Terraform's figure; off: no limit)",
 };
 
 /**

@@ -18,7 +18,7 @@ import type { Route } from "./types.js";
 export interface RateLimitOptions {
   /** Requests per second per credential. Default 30, HCP Terraform's documented figure. */
   requestsPerSecond?: number;
-  /** Requests a credential may send at once. Default: `requestsPerSecond`. */
+  /** Requests a credential may send at once. Default: `requestsPerSecond` (at least 1). */
   burst?: number;
   /** Callbacks per second per task result. Default 1. */
   callbacksPerSecond?: number;
@@ -54,7 +54,8 @@ export interface RateLimit {
 export function createRateLimit(options: RateLimitOptions, now: () => number): RateLimit {
   const perSecond = options.requestsPerSecond ?? RATE_LIMIT_DEFAULTS.requestsPerSecond;
   const maxKeys = options.maxKeys ?? RATE_LIMIT_DEFAULTS.maxKeys;
-  const credentials = createKeyedLimiter({ perSecond, burst: options.burst ?? perSecond, maxKeys, now });
+  // A bucket must hold a whole token: 0.5 a second still lets one request through every 2 s.
+  const credentials = createKeyedLimiter({ perSecond, burst: options.burst ?? Math.max(1, Math.ceil(perSecond)), maxKeys, now });
   const callbackRate = options.callbacksPerSecond ?? RATE_LIMIT_DEFAULTS.callbacksPerSecond;
   const callbackBurst = options.callbackBurst ?? RATE_LIMIT_DEFAULTS.callbackBurst;
   const callbacks = createKeyedLimiter({ perSecond: callbackRate, burst: callbackBurst, maxKeys, now });
