@@ -166,7 +166,7 @@ describe("go-tfe decodes every response of the run read side and the six areas (
     await s.call("GET", `/runs/${r.run.id}/comments`);
     await s.call("GET", `/comments/${comment}`);
     await s.call("GET", `/runs/${r.run.id}/run-events?include=actor,comment`);
-    await s.call("GET", `/runs/${r.run.id}/policy-checks`);
+    await s.call("GET", `/runs/${r.run.id}/policy-checks?include=run,run.workspace`);
   }
 
   async function variablesAndParameters(s: ContractServer) {

@@ -97,6 +97,16 @@ describe.each(STORAGES.slice(0, 1))("documented includes ($name)", (setup) => {
     expect(res.json.included).toBeUndefined();
   });
 
+  it("includes the run and its workspace on a run's policy check list (go-tfe PolicyCheckListOptions)", async () => {
+    const a = await app({ runs: { policyChecks: () => [{ id: "polchk-1", status: "passed" }, { id: "polchk-2", status: "errored" }] } });
+    const r = await run(a);
+    const res = await a.call("GET", `/api/v2/runs/${r.id}/policy-checks?include=run.workspace`);
+    expect(res.status).toBe(200);
+    expect(kinds(res.json.data)).toStrictEqual(["policy-checks:polchk-1", "policy-checks:polchk-2"]);
+    expect(kinds(res.json.included)).toStrictEqual([`runs:${r.id}`, "workspaces:ws-a"]);
+    expect((await a.call("GET", `/api/v2/runs/${r.id}/policy-checks?include=nope`)).status).toBe(400);
+  });
+
   it("includes task results, the run and its workspace on a run's task stage list, once each", async () => {
     const a = await app();
     const { runId, resultIds } = await startedRun(a, ["mandatory", "advisory"]);

@@ -32,14 +32,17 @@ export const policyCheckRoutes: Route[] = [
     method: "GET",
     path: "/runs/:run_id/policy-checks",
     auth: "principal",
-    query: { page: "always" },
+    // issue 34: go-tfe's PolicyCheckListOptions takes the same includes as the read.
+    query: { page: "always", include: POLICY_CHECK_INCLUDES },
     async handle(ctx) {
       const { record: run } = await loadRun(ctx);
       const page = ctx.query.page!;
       const checks = await policyChecksOf(ctx.app.runs, ctx.app.logger, run);
       const offset = (page.number - 1) * page.size;
       const items = checks.slice(offset, offset + page.size).map((c) => policyCheckData(c, run.id, ctx.app.dialect));
-      return { status: 200, document: ctx.app.jsonapi.collection("policy-checks", items, { url: ctx.url, pagination: { ...page, total: checks.length } }) };
+      const doc = ctx.app.jsonapi.collection("policy-checks", items, { url: ctx.url, pagination: { ...page, total: checks.length } });
+      if (ctx.query.includes.size === 0) return { status: 200, document: doc };
+      return { status: 200, document: { ...doc, included: await includedOf(ctx, run) } };
     },
   },
   {

@@ -54,8 +54,8 @@ export function runReadOperations(): Record<string, OperationDoc> {
     "GET /runs/:run_id/policy-checks": {
       tag,
       summary: "List a run's policy checks, from option `runs.policyChecks` (empty without it)",
-      query: PAGE_PARAMS,
-      success: { status: 200, body: { collection: "policy-checks", paging: "always" } },
+      query: [includeParam(Object.keys(POLICY_CHECK_INCLUDES)), ...PAGE_PARAMS],
+      success: { status: 200, body: { collection: "policy-checks", paging: "always", included: ["runs", "workspaces"] } },
       errors: [400, 422],
     },
     "GET /run-events/:run_event_id": {
