@@ -68,4 +68,12 @@ export function demoPlanLog(run: ArtifactRun): string {
   ].join("\n");
 }
 
-export const demoRuns: RunProviders = { details: demoRunDetails, policyChecks: demoPolicyChecks };
+/**
+ * The run of one of the demo's policy checks, for `GET /policy-checks/:id` (D34): its id names it.
+ * A real host looks the check up in its own records; runplane then reads it from `policyChecks(run)`.
+ */
+export function demoPolicyCheckRun(policyCheckId: string): string | null {
+  return policyCheckId.startsWith("polchk-") && policyCheckId.length > "polchk-".length ? `run-${policyCheckId.slice("polchk-".length)}` : null;
+}
+
+export const demoRuns: RunProviders = { details: demoRunDetails, policyChecks: demoPolicyChecks, policyCheckRun: demoPolicyCheckRun };

@@ -111,6 +111,11 @@ describe("reference server (npm start)", () => {
     expect(run.data.attributes).toMatchObject({ status: "planned", "has-changes": true, "terraform-version": "1.9.8" });
     expect(run.included[0].attributes).toMatchObject({ status: "finished", "resource-additions": 1, "resource-destructions": 0 });
     expect(JSON.parse((await read(`${s.api}/runs/${demo.run_id}/policy-checks`)).text).data[0].attributes.status).toBe("passed");
+    // D34: a policy check (the demo names its run) and a run event read by id, as their lists write them.
+    const [check] = JSON.parse((await read(`${s.api}/runs/${demo.run_id}/policy-checks`)).text).data;
+    expect(JSON.parse((await read(`${s.api}/policy-checks/${check.id}`)).text)).toStrictEqual({ data: check });
+    const [event] = JSON.parse((await read(`${s.api}/runs/${demo.run_id}/run-events`)).text).data;
+    expect(JSON.parse((await read(`${s.api}/run-events/${event.id}`)).text)).toStrictEqual({ data: event });
     const log = await read(run.included[0].attributes["log-read-url"]);
     expect(log.text).toContain("Plan: 1 to add, 0 to change, 0 to destroy.");
     expect(await stop(s)).toBe(0);

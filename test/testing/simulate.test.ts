@@ -124,6 +124,31 @@ describe("simulateRunTask", () => {
     expect(platform.traffic("abc").runReads).toStrictEqual([{ route: "GET /runs/:id", status: 401 }, { route: "GET /runs/:id", status: 200 }]);
   });
 
+  it("serves a run event and a policy check by id, as listed, and 404 for ids of nothing (issue 34)", async () => {
+    const platform = await startPlatform({}, "hcp-terraform");
+    closers.push(platform.close);
+    const get = async (path: string) => {
+      const res = await fetch(`${platform.origin}/api/v2${path}`, { headers: { authorization: "Bearer t" } });
+      return { status: res.status, json: (await res.json()) as any };
+    };
+    const [event] = (await get("/runs/run-abc/run-events")).json.data;
+    expect(await get(`/run-events/${event.id}`)).toStrictEqual({ status: 200, json: { data: event } });
+    const [check] = (await get("/runs/run-abc/policy-checks")).json.data;
+    expect(check).toMatchObject({ id: "polchk-abc", type: "policy-checks", relationships: { run: { data: { type: "runs", id: "run-abc" } } } });
+    expect(await get("/policy-checks/polchk-abc")).toStrictEqual({ status: 200, json: { data: check } });
+    expect((await get("/runs/run-abc")).json.data.relationships["policy-checks"].data).toStrictEqual([{ type: "policy-checks", id: "polchk-abc" }]);
+    expect((await get(`/run-events/${event.id.slice(0, -1)}x`)).status).toBe(404);
+    expect((await fetch(`${platform.origin}/api/v2/run-events/re-nothing`, { headers: { authorization: "Bearer t" } })).status).toBe(404);
+    expect(platform.traffic("abc").runReads.map((r) => `${r.route} ${r.status}`)).toStrictEqual([
+      "GET /runs/:id/run-events 200",
+      "GET /run-events/:id 200",
+      "GET /runs/:id/policy-checks 200",
+      "GET /policy-checks/:id 200",
+      "GET /runs/:id 200",
+      "GET /run-events/:id 404",
+    ]);
+  });
+
   it("serves the configuration download to the access token only, and reports whether it was fetched with it", async () => {
     const withToken = { withToken: true, fetched: [] as number[] };
     const good = await simulateRunTask({ url: await brokenIntegration({ configuration: withToken }), hmacKey: KEY, callbackTimeoutMs: 2000 });
