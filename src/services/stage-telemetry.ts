@@ -15,8 +15,8 @@ const level = (to: string): "info" | "warn" => (to === "unreachable" || to === "
 
 /**
  * Milliseconds from the instant the stage (last) became running, the one its `running-at` names,
- * to its final status; undefined when it never ran (issue 24). `status-timestamps` keep whole
- * seconds on the wire (D9), too coarse to measure with. But a stage row is written only when its
+ * to its final status; undefined when it never ran (issue 24). `running-at` names the first time
+ * (an override stamps `overridden-at` instead, D34), not the last. But a stage row is written only when its
  * status changes (start, recompute, override, cancel), each write setting `updatedAt` from the
  * writer's clock to the millisecond: the stored running row's `updatedAt` is the instant it became
  * running, whichever host wrote it (D27), and the final row's is the instant it ended.
@@ -24,7 +24,7 @@ const level = (to: string): "info" | "warn" => (to === "unreachable" || to === "
 function runningMs(before: TaskStageRecord, after: TaskStageRecord): number | undefined {
   const runningAt = after.statusTimestamps[timestampKey("running")];
   if (runningAt === undefined) return undefined;
-  // Canceled while awaiting an override: the row no longer says when it became running but to the second.
+  // Canceled while awaiting an override: the row no longer says when it became running; running-at does.
   const started = before.status === "running" ? Date.parse(before.updatedAt) : Date.parse(runningAt);
   return Date.parse(after.updatedAt) - started;
 }
