@@ -82,11 +82,16 @@ const INCLUDED_STRUCTS: Record<string, StructName> = {
 };
 
 /** An included resource decodes into the struct of its type; a type go-tfe has no struct for fails. */
-const IncludedResource = z.custom<unknown>((value) => {
+const IncludedResource = z.unknown().superRefine((value, ctx) => {
   const type = (value as { type?: unknown } | null)?.type;
   const name = typeof type === "string" ? INCLUDED_STRUCTS[type] : undefined;
-  return name !== undefined && resourceSchema(name).safeParse(value).success;
-}, "an included resource go-tfe cannot decode");
+  if (name === undefined) {
+    ctx.addIssue({ code: "custom", message: `no go-tfe struct decodes an included ${String(type)}` });
+    return;
+  }
+  const result = resourceSchema(name).safeParse(value);
+  for (const issue of result.success ? [] : result.error.issues) ctx.addIssue({ code: "custom", path: issue.path, message: `${name}: ${issue.message}` });
+});
 
 /** go-tfe's Pagination (`meta.pagination`), decoded with encoding/json: null counts read as 0. */
 const Pagination = z.object({

@@ -236,5 +236,10 @@ describe("go-tfe decodes every response of the run read side and the six areas (
     const stage = { id: "ts-1", type: "task-stages", attributes: { "status-timestamps": { "running-at": "yesterday" } } };
     expect(problems(oneDocument("TaskStage"), { data: stage })).toContain("data.attributes.status-timestamps.running-at: not RFC 3339");
     expect(problems(listDocument("Variable"), { data: [] })).toContain("meta: Invalid input: expected object, received undefined");
+    const included = [{ id: "user-1", type: "users", attributes: { username: 7 } }, { id: "ce-1", type: "cost-estimates", attributes: {} }];
+    expect(problems(oneDocument("Comment"), { data: { id: "wsc-1", type: "comments", attributes: { body: "x" } }, included })).toStrictEqual([
+      "included.0.attributes.username: User: Invalid input: expected string, received number",
+      "included.1: no go-tfe struct decodes an included cost-estimates",
+    ]);
   });
 });
