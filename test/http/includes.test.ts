@@ -92,9 +92,11 @@ describe.each(STORAGES.slice(0, 1))("documented includes ($name)", (setup) => {
   it("includes nothing for a caller who may not read the run: 404 before any include is looked at", async () => {
     const a = await app();
     const r = await run(a);
-    const res = await a.call("GET", `/api/v2/runs/${r.id}?include=created_by,configuration_version,workspace`, { token: a.otherOrgToken });
-    expect(res.status).toBe(404);
-    expect(res.json.included).toBeUndefined();
+    for (const path of [`runs/${r.id}?include=created_by,configuration_version,workspace`, `runs/${r.id}/task-stages?include=run.workspace`, `runs/${r.id}/policy-checks?include=run`]) {
+      const res = await a.call("GET", `/api/v2/${path}`, { token: a.otherOrgToken });
+      expect(res.status, path).toBe(404);
+      expect(res.json.included).toBeUndefined();
+    }
   });
 
   it("includes the run and its workspace on a run's policy check list (go-tfe PolicyCheckListOptions)", async () => {
