@@ -49,7 +49,12 @@ const headersOf = (limit: number, answer: BucketAnswer): Record<string, string> 
 export interface RateLimit {
   /** Counts the request: resolves the headers its answer carries, or throws the 429 ApiError. */
   admit(request: Request, route: Route, params: Record<string, string>, url: URL): Record<string, string>;
+  /** Buckets held, over both limiters (at most 2 x `maxKeys`). */
+  readonly size: number;
 }
+
+/** A key of at most 64 characters however long the URL an outsider sent: memory is keys x this. */
+const shortKey = (text: string): string => (text.length <= 64 ? text : sha256Hex(text));
 
 export function createRateLimit(options: RateLimitOptions, now: () => number): RateLimit {
   const perSecond = options.requestsPerSecond ?? RATE_LIMIT_DEFAULTS.requestsPerSecond;
@@ -62,7 +67,7 @@ export function createRateLimit(options: RateLimitOptions, now: () => number): R
 
   const credentialKey = (request: Request, url: URL): string => {
     const token = bearerToken(request);
-    return token === null ? `path ${url.pathname}` : `token ${sha256Hex(token)}`;
+    return token === null ? `path ${shortKey(url.pathname)}` : `token ${sha256Hex(token)}`;
   };
 
   const decide = (answer: BucketAnswer, limit: number): Record<string, string> => {
@@ -73,10 +78,13 @@ export function createRateLimit(options: RateLimitOptions, now: () => number): R
 
   return {
     admit(request, route, params, url) {
-      if (route.path === CALLBACK_PATH) return decide(callbacks.take(params.task_result_id!), callbackRate);
+      if (route.path === CALLBACK_PATH) return decide(callbacks.take(shortKey(params.task_result_id!)), callbackRate);
       const key = credentialKey(request, url);
       if (route.path === PING_PATH) return headersOf(perSecond, credentials.peek(key));
       return decide(credentials.take(key), perSecond);
+    },
+    get size() {
+      return credentials.size + callbacks.size;
     },
   };
 }
