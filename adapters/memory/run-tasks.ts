@@ -147,12 +147,13 @@ export function createMemoryRunTaskStores(): { stores: MemoryRunTaskStores; seal
       return row ? clone(row) : null;
     },
     async findByArtifact(kind, id) {
-      let found: RunRecord | null = null;
-      for (const run of runs.values()) {
-        if ((kind === "plan" ? run.planId : kind === "apply" ? run.applyId : run.configurationVersionId) !== id) continue;
-        if (!found || run.createdAt > found.createdAt || (run.createdAt === found.createdAt && run.id > found.id)) found = run;
-      }
-      return found ? clone(found) : null;
+      return (await runStore.listByArtifact!(kind, id, 1))[0] ?? null;
+    },
+    // Issue 34.6: newest first (createdAt, then id), at most `limit`.
+    async listByArtifact(kind, id, limit) {
+      const named = [...runs.values()].filter((run) => (kind === "plan" ? run.planId : kind === "apply" ? run.applyId : run.configurationVersionId) === id);
+      named.sort((a, b) => (a.createdAt === b.createdAt ? (a.id < b.id ? 1 : -1) : a.createdAt < b.createdAt ? 1 : -1));
+      return named.slice(0, limit).map(clone);
     },
     async create(run, newStages, newResults) {
       if (runs.has(run.id)) return false;

@@ -1,5 +1,5 @@
 import type { TaskResultRecord, TaskStageRecord } from "../../src/schemas/run-task-records.js";
-import type { Expected, RunStore, TaskResultOutcomeStore, TaskResultStore, TaskStageStore } from "../../src/storage/run-tasks-types.js";
+import type { Expected, RunArtifactKind, RunStore, TaskResultOutcomeStore, TaskResultStore, TaskStageStore } from "../../src/storage/run-tasks-types.js";
 import {
   fromOutcomeRow,
   fromRunRow,
@@ -60,10 +60,10 @@ export function createTaskStageStores(pool: PgPoolLike, q: string, schema: strin
   const s = {
     runGet: sql(`SELECT ${runCols} FROM ${runs.table} WHERE id = ANY(@keys::text[])`),
     // decision D24: a download with an API credential finds its run (runs_by_plan, runs_by_configuration_version).
-    runByPlan: sql(`SELECT ${runCols} FROM ${runs.table} WHERE plan_id = @id ORDER BY created_at DESC, id DESC LIMIT 1`),
-    runByConfiguration: sql(`SELECT ${runCols} FROM ${runs.table} WHERE configuration_version_id = @id ORDER BY created_at DESC, id DESC LIMIT 1`),
+    runByPlan: sql(`SELECT ${runCols} FROM ${runs.table} WHERE plan_id = @id ORDER BY created_at DESC, id DESC LIMIT @limit`),
+    runByConfiguration: sql(`SELECT ${runCols} FROM ${runs.table} WHERE configuration_version_id = @id ORDER BY created_at DESC, id DESC LIMIT @limit`),
     // issue 27: `GET /applies/:id` finds its run (runs_by_apply).
-    runByApply: sql(`SELECT ${runCols} FROM ${runs.table} WHERE apply_id = @id ORDER BY created_at DESC, id DESC LIMIT 1`),
+    runByApply: sql(`SELECT ${runCols} FROM ${runs.table} WHERE apply_id = @id ORDER BY created_at DESC, id DESC LIMIT @limit`),
     runInsert: sql(`${insertSql(runs)} ON CONFLICT (id) DO NOTHING`),
     runsByWorkspace: sql(pageOf(runs.table, runCols, "workspace_id = @workspace_id", "created_at DESC, id DESC")),
     stagesInsert: sql(insertManySql(stages)),
@@ -109,11 +109,14 @@ export function createTaskStageStores(pool: PgPoolLike, q: string, schema: strin
   const resultCas = (db: Queryable, expected: Expected<string>, next: TaskResultRecord) =>
     changed(db, s.resultCas, { ...toTaskResultRow(next), ...guard(expected), origin });
 
+  const byArtifact = (kind: RunArtifactKind) => (kind === "plan" ? s.runByPlan : kind === "apply" ? s.runByApply : s.runByConfiguration);
+
   return {
     runs: {
       get: async (id) => first(await read.run(id), fromRunRow),
-      findByArtifact: async (kind, id) =>
-        first(await rowsOf<RunRow>(pool, kind === "plan" ? s.runByPlan : kind === "apply" ? s.runByApply : s.runByConfiguration, { id }), fromRunRow),
+      findByArtifact: async (kind, id) => first(await rowsOf<RunRow>(pool, byArtifact(kind), { id, limit: 1 }), fromRunRow),
+      // Issue 34.6: the same index read, `limit` rows instead of one.
+      listByArtifact: async (kind, id, limit) => (await rowsOf<RunRow>(pool, byArtifact(kind), { id, limit })).map(fromRunRow),
       listByWorkspace: async (workspaceId, request) =>
         pageFrom(await rowsOf<PagedRow<RunRow>>(pool, s.runsByWorkspace, { workspace_id: workspaceId, ...request }), fromRunRow),
       // A racing create of the same id waits on the primary key until this one commits, then

@@ -10,6 +10,9 @@ import { createFreshPayloads } from "./fresh-payloads.js";
 import { createTaskDeliveryService } from "./task-deliveries.js";
 import { createTaskStageService } from "./task-stages.js";
 
+/** How many runs naming one artifact id a reader's credential is tried against (issue 34.6). */
+export const ARTIFACT_CANDIDATES = 20;
+
 /**
  * Run tasks (spec 1-4.3, decisions D11, D13-D18): configuration, runs and their task stages and
  * results, the callback, the override, outcomes, and status events. Unchecked: the HTTP routes
@@ -43,6 +46,16 @@ export function createRunTaskService(ctx: ServiceContext) {
     /** decision D24: the newest run with this plan or configuration version id (null when the storage cannot look it up). */
     findRunByArtifact: async (kind: RunArtifactKind, id: string): Promise<RunRecord | null> =>
       (await ctx.storage.runs.findByArtifact?.(kind, id)) ?? null,
+    /**
+     * Issue 34.6: the newest runs (at most ARTIFACT_CANDIDATES) naming this plan, apply or
+     * configuration version id, for a reader to take the first it may read; bounded, so an id
+     * shared by many runs costs a fixed amount per request.
+     */
+    findRunsByArtifact: async (kind: RunArtifactKind, id: string): Promise<RunRecord[]> => {
+      if (ctx.storage.runs.listByArtifact) return ctx.storage.runs.listByArtifact(kind, id, ARTIFACT_CANDIDATES);
+      const newest = (await ctx.storage.runs.findByArtifact?.(kind, id)) ?? null;
+      return newest ? [newest] : [];
+    },
     listRuns: stages.listRuns,
     callback: callbacks.callback,
     receiveCallback: callbacks.receiveCallback,

@@ -74,6 +74,12 @@ export interface RunStore {
    */
   findByArtifact?(kind: RunArtifactKind, id: string): Promise<RunRecord | null>;
   /**
+   * Up to `limit` runs naming `id` as `findByArtifact` matches it, newest first (the same order),
+   * across organizations: ids are the host's and may repeat (issue 34.6), so a reader takes the
+   * first it may read. Optional; without it only the newest (`findByArtifact`) is considered.
+   */
+  listByArtifact?(kind: RunArtifactKind, id: string, limit: number): Promise<RunRecord[]>;
+  /**
    * One page of the runs of `workspaceId`, newest first: by `createdAt` descending, ties broken by
    * `id` descending (the results page's workspace view, D25). `total` counts every run of it.
    */

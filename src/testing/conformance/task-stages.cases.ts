@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { TaskResultRecord, TaskStageRecord } from "../../schemas/run-task-records.js";
+import type { RunRecord, TaskResultRecord, TaskStageRecord } from "../../schemas/run-task-records.js";
 import type { GuardedResultWrite } from "../../storage/types.js";
 import { race, type ConformanceContext } from "./context.js";
 import { at } from "./fixtures.js";
@@ -50,6 +50,19 @@ export function describeTaskStageCases(ctx: ConformanceContext): void {
       expect(await s().runs.findByArtifact!("apply", older.applyId)).toStrictEqual(older);
       expect(await s().runs.findByArtifact!("apply", newer.applyId)).toStrictEqual(newer);
       expect(await s().runs.findByArtifact!("apply", older.planId)).toBeNull();
+    });
+
+    it("lists the runs naming one artifact id, newest first, at most `limit` (issue 34.6)", async (c) => {
+      if (!s().runs.listByArtifact) return c.skip("the adapter offers no artifact listing (optional)");
+      // Ids are the host's: three runs (of any organization) may name one plan and configuration version.
+      const named = [1, 2, 3].map((i) => run({ id: rid("run", i), planId: "plan-SHARED", applyId: `apply-${i}`, createdAt: at(i === 2 ? 9 : 5) }));
+      for (const r of named) await s().runs.create(r, [], []);
+      const [one, two, three] = named as [RunRecord, RunRecord, RunRecord];
+      expect(await s().runs.listByArtifact!("plan", "plan-SHARED", 20)).toStrictEqual([two, three, one]);
+      expect(await s().runs.listByArtifact!("plan", "plan-SHARED", 2)).toStrictEqual([two, three]);
+      expect(await s().runs.listByArtifact!("configuration-version", one.configurationVersionId, 1)).toStrictEqual([two]);
+      expect(await s().runs.listByArtifact!("apply", "apply-3", 20)).toStrictEqual([three]);
+      expect(await s().runs.listByArtifact!("plan", "plan-none", 20)).toStrictEqual([]);
     });
 
     it("keeps a run without VCS data or stages", async () => {
