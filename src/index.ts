@@ -20,7 +20,7 @@ import { planRoutes } from "./http/routes/plans.js";
 import { policyCheckRoutes } from "./http/routes/policy-checks.js";
 import { runEventRoutes } from "./http/routes/run-events.js";
 import { runRoutes } from "./http/routes/runs.js";
-import { resolveRunTaskSettings, type RunTaskOptions } from "./services/run-task-settings.js";
+import { durationMs, resolveRunTaskSettings, type RunTaskOptions } from "./services/run-task-settings.js";
 import type { Authorizer, HttpApp, Route } from "./http/types.js";
 import { createConsoleLogger, toLogger, type Logger, type PinoLikeLogger } from "./logger.js";
 import type { Dialect } from "./schemas/common.js";
@@ -122,6 +122,13 @@ export interface RunplaneOptions {
    */
   runs?: RunProviders;
   /**
+   * decision D32: a plan's and an apply's `log-read-url` carry their own short-lived credential
+   * in the path (no Authorization header, like HCP Terraform's archivist URLs), honoured by every
+   * host sharing the keyring for `lifetime` (milliseconds or "90s", "10m", "1h"; 1 minute to 24
+   * hours). Default `{ lifetime: "1h" }`.
+   */
+  logUrls?: { lifetime?: number | string };
+  /**
    * decision D31: delivery attempts (the newest 20 per result, with up to 1 KiB of each answer)
    * older than `retention` are removed by the dispatcher's sweep. Default `{ retention: "30d" }`.
    */
@@ -202,6 +209,7 @@ export function createRunplane(options: RunplaneOptions): Runplane {
     newId,
     runTasks: settings,
     taskEndpointCheck,
+    ...(options.logUrls?.lifetime === undefined ? {} : { logUrlLifetimeMs: durationMs(options.logUrls.lifetime)! }),
   };
   const services = createServices(ctx);
   const basePath = normalizeBasePath(options.basePath ?? "/api/v2");

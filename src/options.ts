@@ -38,6 +38,7 @@ const FIXES: Record<string, string> = {
   transport: "pass an HttpTransport ({ send, close }), such as createEgress(...), or leave it out",
   artifacts: "pass { planJson?, configurationVersion?, planLog?, applyLog? }, each a function of the run",
   runs: "pass { details?, policyChecks?, policyCheckRun? }: functions of the run, policyCheckRun of a policy check id",
+  logUrls: 'pass { lifetime: "1h" } (milliseconds or strings such as "10m", "1h"; 1 minute to 24 hours), or leave it out for an hour',
   overridableTasks: "pass true or false",
   userAgent: 'pass a non-empty string such as "my-platform/1.0"',
   attempts: 'pass { retention: "30d" } (milliseconds or strings such as "12h", "7d"), or leave it out to keep attempts 30 days',
@@ -92,6 +93,14 @@ const DeadlineSchema = z.strictObject({ idle: duration, max: duration }).refine(
 
 const ArtifactsSchema = z.strictObject({ planJson: fn(), configurationVersion: fn(), planLog: fn(), applyLog: fn() });
 const RunsSchema = z.strictObject({ details: fn(), policyChecks: fn(), policyCheckRun: fn() });
+/** decision D32: how long a `log-read-url` is honoured: 1 minute to 24 hours. */
+const inLifetimeRange = (v: unknown): boolean => {
+  const ms = durationMs(v);
+  return ms !== null && ms >= 60_000 && ms <= 86_400_000;
+};
+const LogUrlsSchema = z.strictObject({
+  lifetime: z.custom(inLifetimeRange, { error: 'must be a duration from 1 minute to 24 hours, such as "10m" or "1h"' }).optional(),
+});
 /** decision D31: how long delivery attempts are kept. */
 const AttemptsSchema = z.strictObject({ retention: duration.optional() });
 /** Issue 26: when `health()` says deliveries are failing. */
@@ -162,6 +171,7 @@ const OptionsSchema = z.strictObject({
   transport: z.custom((v) => isRecord(v) && isFunction(v.send) && isFunction(v.close), { error: "must be an HttpTransport" }).optional(),
   artifacts: ArtifactsSchema.optional(),
   runs: RunsSchema.optional(),
+  logUrls: LogUrlsSchema.optional(),
   attempts: AttemptsSchema.optional(),
   health: HealthSchema.optional(),
   host: z.unknown().superRefine(checkHost).optional(),
@@ -178,6 +188,7 @@ const KNOWN_KEYS: Record<string, readonly string[]> = {
   deadline: ["idle", "max"],
   artifacts: Object.keys(ArtifactsSchema.shape),
   runs: Object.keys(RunsSchema.shape),
+  logUrls: Object.keys(LogUrlsSchema.shape),
   readCache: ["maxBytes"],
   attempts: Object.keys(AttemptsSchema.shape),
   health: Object.keys(HealthSchema.shape),

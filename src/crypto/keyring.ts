@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv } from "node:crypto";
+import { createCipheriv, createDecipheriv, hkdfSync } from "node:crypto";
 import * as z from "zod";
 import { randomBytes } from "./random.js";
 
@@ -45,6 +45,12 @@ export interface Keyring {
    * Throws, keeping the current keys, when they are not a valid keyring. The source stays.
    */
   replace(options: KeyringOptions): void;
+  /**
+   * MAC keys for `purpose` (decision D32), derived with HKDF-SHA256 from the keys held, so every
+   * host sharing the keyring derives the same ones: `active` signs, `all` (active first) verify.
+   * Optional for a host's own Keyring; without it runplane offers no capability URLs.
+   */
+  macKeys?(purpose: string): { active: Uint8Array; all: Uint8Array[] };
 }
 
 const PREFIX = "rpv1";
@@ -141,6 +147,12 @@ export function createKeyring(options: KeyringOptions): Keyring {
       const end = sealed.indexOf(":", head);
       const third = end < 0 ? -1 : sealed.indexOf(":", end + 1);
       return third < 0 || sealed.includes(":", third + 1) ? null : sealed.slice(head, end);
+    },
+    macKeys(purpose) {
+      const { keys, activeKeyId } = set;
+      const derive = (key: Buffer) => new Uint8Array(hkdfSync("sha256", key, "runplane", `runplane mac ${purpose}`, 32));
+      const active = derive(keys.get(activeKeyId)!);
+      return { active, all: [active, ...[...keys].filter(([id]) => id !== activeKeyId).map(([, key]) => derive(key))] };
     },
     replace(next) {
       set = keySet(next);

@@ -1,4 +1,5 @@
 import { ATTEMPT_LIMITS } from "../schemas/delivery-attempts.js";
+import { redactLogCapabilities } from "./log-capability.js";
 import { foldForm, redactSpans, secretSpans } from "./secret-spans.js";
 
 /**
@@ -78,7 +79,8 @@ export function responseExcerpt(input: ExcerptInput): Excerpt {
   // A character the cut split in two (a surrogate half, a partial UTF-8 sequence) is not kept.
   if (cut) text = text.replace(/[\uD800-\uDBFF]$/, "").replace(/\uFFFD+$/, "");
   if (text.includes("\uFFFD")) return NONE;
-  text = text.replace(CONTROL, "");
+  // decision D32: an echoed `log-read-url` carries its capability; it is recognised by its shape.
+  text = redactLogCapabilities(text.replace(CONTROL, ""));
   const secrets = input.secrets.filter((s) => s !== "");
   if (secrets.some((s) => s.length < MIN_SECRET && text.includes(s))) return NONE;
   const forms = [...new Set(secrets.flatMap(secretForms).map(foldForm))].filter((f) => f.length >= MIN_SECRET).sort((a, b) => b.length - a.length);

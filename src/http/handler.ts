@@ -17,6 +17,7 @@ import { createRouter } from "./router.js";
 import { routeKey, type HttpApp, type Route, type RouteContext, type RouteResult } from "./types.js";
 import type { RouteAction } from "./route-permissions.js";
 import { failureFrames } from "../logger.js";
+import { redactLogCapabilities } from "../domain/log-capability.js";
 
 export type Authenticate = (request: Request) => Promise<Principal | null>;
 
@@ -194,18 +195,20 @@ export function createHandler(app: HttpApp, routes: readonly Route[], authentica
       return new Response(null, { status: response.status, headers: response.headers });
     } catch (error) {
       const apiError = toApiError(error);
+      // decision D32: a `log-read-url` path carries its credential; log lines never do.
+      const loggedPath = redactLogCapabilities(url.pathname);
       // decision D26: a client that gives up on its upload is routine, not a server fault.
-      if (error instanceof BodyAbortedError) app.logger.debug("request body aborted", { method: request.method, path: url.pathname });
+      if (error instanceof BodyAbortedError) app.logger.debug("request body aborted", { method: request.method, path: loggedPath });
       if (apiError.code === "unavailable") {
         // decision D28: the storage is away, not broken: a warning, and a 503 the client retries.
         const reason = isStorageUnavailableError(error) ? error.reason : "unavailable";
-        app.logger.warn("storage unavailable", { method: request.method, path: url.pathname, reason });
+        app.logger.warn("storage unavailable", { method: request.method, path: loggedPath, reason });
         return json(apiError.status, errorDocument(apiError), { "retry-after": String(RETRY_AFTER_SECONDS) });
       }
       if (apiError.status >= 500) {
         app.logger.error("request failed", {
           method: request.method,
-          path: url.pathname,
+          path: loggedPath,
           error: error instanceof Error ? error.name : typeof error,
         });
         // The stack helps the host's developers; it goes to debug only and never into a response.

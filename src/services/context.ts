@@ -20,6 +20,8 @@ export interface ServiceContext {
   newId(prefix: string): string;
   /** Resolved run task options (`resolveRunTaskSettings`); the defaults when absent. */
   runTasks?: RunTaskSettings;
+  /** decision D32: how long a `log-read-url` capability is honoured; default one hour. */
+  logUrlLifetimeMs?: number;
   /** decision D15: the SSRF policy and verification request before a run task URL or key is saved. */
   taskEndpointCheck?: TaskEndpointCheck;
 }

@@ -2,6 +2,7 @@ import { createAgentTokenService } from "./agent-tokens.js";
 import { createCommentService } from "./comments.js";
 import type { ServiceContext } from "./context.js";
 import { createDirectory } from "./directory.js";
+import { createLogCapabilities } from "./log-capabilities.js";
 import { createPolicySetParameterService } from "./policy-set-parameters.js";
 import { createRunTaskService } from "./run-tasks.js";
 import { createTeamProjectService } from "./team-projects.js";
@@ -22,6 +23,8 @@ export function createServices(ctx: ServiceContext) {
     agentTokens: createAgentTokenService(ctx),
     runTasks: createRunTaskService(ctx),
     comments: createCommentService(ctx),
+    /** decision D32: the capabilities `log-read-url` carries. */
+    logs: createLogCapabilities(ctx),
     varEngine,
   };
 }

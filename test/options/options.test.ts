@@ -130,6 +130,7 @@ describe("createRunplane refuses options it does not know (issue 24.6)", () => {
       readCache: { maxBytes: 1024 },
       artifacts: { planJson: async () => null, planLog: () => "log" },
       runs: { details: () => ({ status: "applied" }), policyChecks: () => [] },
+      logUrls: { lifetime: "10m" },
       attempts: { retention: "7d" },
       health: { window: "10m", failureShare: 0.25, minAttempts: 10, retryingFor: 120_000 },
       host: { name: "web-1", intervalMs: 5_000, schedule: () => () => undefined },

@@ -1,0 +1,63 @@
+import { createHmac, timingSafeEqual } from "node:crypto";
+
+/**
+ * decision D32: a `log-read-url` carries its own credential, as HCP Terraform's archivist URLs do,
+ * because go-tfe's log reader and integrations GET it without an Authorization header. The
+ * capability names one log (plan or apply) of one run and when it expires, and is MACed with a
+ * key every host of a cluster derives from the shared keyring: any host verifies it, none keeps
+ * state. Pure: keys and the time are passed in.
+ */
+
+export const LOG_KINDS = ["plan", "apply"] as const;
+export type LogKind = (typeof LOG_KINDS)[number];
+
+export interface LogClaims {
+  runId: string;
+  kind: LogKind;
+  /** Unix seconds after which the capability is refused. */
+  expiresAt: number;
+}
+
+export type LogCapabilityCheck = { ok: true; claims: LogClaims } | { ok: false; reason: "malformed" | "forged" | "expired" };
+
+const PREFIX = "rplog1";
+/** Longer than any capability this module writes (run ids are bounded): refused before any work. */
+export const MAX_CAPABILITY_LENGTH = 512;
+const SHAPE = /^rplog1\.([A-Za-z0-9_-]{1,400})\.([A-Za-z0-9_-]{43})$/;
+/** A capability wherever it appears in text: what logs and excerpts redact (D32). */
+export const CAPABILITY_PATTERN = /rplog1\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+/g;
+
+const mac = (key: Uint8Array, signed: string): Buffer => createHmac("sha256", key).update(signed, "utf8").digest();
+
+/** The capability for `claims`, MACed with `key` (the active key's derived MAC key). */
+export function signLogCapability(claims: LogClaims, key: Uint8Array): string {
+  const payload = Buffer.from(`${claims.kind}\n${claims.expiresAt}\n${claims.runId}`, "utf8").toString("base64url");
+  const signed = `${PREFIX}.${payload}`;
+  return `${signed}.${mac(key, signed).toString("base64url")}`;
+}
+
+function parseClaims(payload: string): LogClaims | null {
+  const [kind, expires, runId, ...rest] = Buffer.from(payload, "base64url").toString("utf8").split("\n");
+  if (rest.length > 0 || !runId || !/^\d{1,12}$/.test(expires ?? "")) return null;
+  if (!(LOG_KINDS as readonly string[]).includes(kind ?? "")) return null;
+  return { runId, kind: kind as LogKind, expiresAt: Number(expires) };
+}
+
+/**
+ * Checks `capability` against every key held (`keys`, derived MAC keys: one signed it, maybe
+ * before a rotation) in constant time per key, then its expiry against `nowSeconds`.
+ */
+export function verifyLogCapability(capability: string, keys: readonly Uint8Array[], nowSeconds: number): LogCapabilityCheck {
+  const match = capability.length <= MAX_CAPABILITY_LENGTH ? SHAPE.exec(capability) : null;
+  if (!match) return { ok: false, reason: "malformed" };
+  const given = Buffer.from(match[2]!, "base64url");
+  const signed = `${PREFIX}.${match[1]!}`;
+  if (!keys.some((key) => timingSafeEqual(mac(key, signed), given))) return { ok: false, reason: "forged" };
+  const claims = parseClaims(match[1]!);
+  if (!claims) return { ok: false, reason: "malformed" };
+  if (nowSeconds >= claims.expiresAt) return { ok: false, reason: "expired" };
+  return { ok: true, claims };
+}
+
+/** `text` with every capability in it replaced by `[redacted]`: for log lines and stored excerpts. */
+export const redactLogCapabilities = (text: string): string => text.replace(CAPABILITY_PATTERN, "[redacted]");

@@ -1,0 +1,45 @@
+import { describe, expect, it } from "vitest";
+import { redactLogCapabilities, signLogCapability, verifyLogCapability } from "../../src/domain/log-capability.js";
+import { responseExcerpt } from "../../src/domain/response-excerpt.js";
+import { createKeyring } from "../../src/index.js";
+
+/** decision D32: the capability a `log-read-url` carries, signed and checked as pure functions. */
+
+const KEY = new Uint8Array(32).fill(7);
+const OTHER = new Uint8Array(32).fill(9);
+const claims = { runId: "run-AAAAAAAAAAAAAAAA", kind: "plan" as const, expiresAt: 1_767_229_200 };
+
+describe("log capability", () => {
+  it("signs a known answer and verifies it with any of the keys given, until it expires", () => {
+    const capability = signLogCapability(claims, KEY);
+    // Known answer (computed independently with Python hmac): every host of a cluster must agree on it.
+    expect(capability).toBe("rplog1.cGxhbgoxNzY3MjI5MjAwCnJ1bi1BQUFBQUFBQUFBQUFBQUFB.xxSijYCla3MfBteCIDeTZyZKIBTd7vT5ns5S5ZGTMR8");
+    expect(verifyLogCapability(capability, [OTHER, KEY], claims.expiresAt - 1)).toStrictEqual({ ok: true, claims });
+    expect(verifyLogCapability(capability, [OTHER], claims.expiresAt - 1)).toStrictEqual({ ok: false, reason: "forged" });
+    expect(verifyLogCapability(capability, [KEY], claims.expiresAt)).toStrictEqual({ ok: false, reason: "expired" });
+  });
+
+  it("refuses what is not a capability before computing anything", () => {
+    for (const bad of ["", "rplog1", "rplog1..x", `rplog1.${"A".repeat(600)}.${"A".repeat(43)}`, "rplog2.cGxhbg.AAAA", "rplog1.a b.c"]) {
+      expect(verifyLogCapability(bad, [KEY], 0), bad).toStrictEqual({ ok: false, reason: "malformed" });
+    }
+  });
+
+  it("derives the same MAC keys from the same keyring keys, different ones per purpose and key", () => {
+    const key = { id: "k1", key: Buffer.from(KEY).toString("base64") };
+    const a = createKeyring({ keys: [key] }).macKeys!("log-read-url");
+    const b = createKeyring({ keys: [{ id: "k0", key: Buffer.from(OTHER).toString("base64") }, key], active: "k1" }).macKeys!("log-read-url");
+    expect(b.active).toStrictEqual(a.active);
+    expect(b.all).toHaveLength(2);
+    expect(b.all[0]).toStrictEqual(a.active);
+    expect(createKeyring({ keys: [key] }).macKeys!("other").active).not.toStrictEqual(a.active);
+    expect(a.active).not.toStrictEqual(KEY);
+  });
+
+  it("is redacted from text, and from the excerpt of an answer that echoes it", () => {
+    const url = `https://runplane.example/api/v2/logs/${signLogCapability(claims, KEY)}`;
+    expect(redactLogCapabilities(`GET ${url}?limit=1`)).toBe("GET https://runplane.example/api/v2/logs/[redacted]?limit=1");
+    const excerpt = responseExcerpt({ body: JSON.stringify({ read: url }), contentType: "application/json", truncated: false, secrets: [] });
+    expect(excerpt.text).toBe('{"read":"https://runplane.example/api/v2/logs/[redacted]"}');
+  });
+});
