@@ -90,6 +90,8 @@ export const ROUTE_PERMISSIONS: Readonly<Record<string, RouteAction>> = {
   "GET /runs/:run_id/apply": "runs:read",
   "GET /applies/:apply_id": "runs:read",
   "GET /applies/:apply_id/log": "runs:read",
+  // decision D32: `log-read-url`; no API principal, the capability in the path is the credential.
+  "GET /logs/:capability": "public",
   "GET /runs/:run_id/run-events": "runs:read",
   "GET /runs/:run_id/policy-checks": "runs:read",
   // issue 34: read by id like the run they belong to; the id names the run (D34).

@@ -66,6 +66,25 @@ describe.each(STORAGES)("artifact downloads for integrations, D24 ($name)", (set
     expect((await a.call("GET", "/api/v2/plans/plan-unknown/json-output")).status).toBe(404);
   });
 
+  it("finds the run an API credential may read when another organization's run names the same ids (issue 34.6)", async () => {
+    const a = await app({ ...recordingProviders(), configurationVersion: (run) => `tgz of ${run.organization}`, planJson: (run) => ({ organization: run.organization }) });
+    await a.runplane.directory.projects.create({ id: "prj-o", name: "omega", organization: "other" });
+    await a.runplane.directory.workspaces.create({ id: "ws-o", name: "omega-ws", organization: "other", projectId: "prj-o" });
+    const ids = { configurationVersionId: "cv-shared", planId: "plan-shared", message: "go" };
+    await a.runplane.runTasks.createRun({ workspaceId: "ws-a", ...ids });
+    // The other organization's run is the newer one: before issue 34.6 acme's readers got 404.
+    await a.runplane.runTasks.createRun({ workspaceId: "ws-o", ...ids });
+    for (const [token, organization] of [[a.ownerToken, "acme"], [a.otherOrgToken, "other"]] as const) {
+      const cv = await a.call("GET", "/api/v2/configuration-versions/cv-shared/download", { token });
+      expect(cv.status, organization).toBe(200);
+      expect(cv.text).toBe(`tgz of ${organization}`);
+      const plan = await a.call("GET", "/api/v2/plans/plan-shared/json-output", { token });
+      expect(plan.json).toStrictEqual({ organization });
+    }
+    // A credential that may read neither still learns nothing.
+    expect((await a.call("GET", "/api/v2/configuration-versions/cv-shared/download", { token: a.devToken })).status).toBe(404);
+  });
+
   it("answers 401 without a credential or with the token of a final or expired result", async () => {
     const a = await app(recordingProviders());
     const s = await started(a);

@@ -198,6 +198,11 @@ const MATRIX: Row[] = [
   { route: "POST /runs/:run_id/comments", ok: 201, expect: project("runs:read"), prepare: async (w) => ({ path: `/api/v2/runs/${(await startedRun(w, false)).runId}/comments`, body: { data: { type: "comments", attributes: { body: "seen" } } } }) },
   { route: "GET /comments/:comment_id", ok: 200, expect: project("runs:read"), prepare: async (w) => ({ path: `/api/v2/comments/${await commentOf(w)}` }) },
   {
+    // decision D32: where log-read-url points; the capability in its path is the credential.
+    route: "GET /logs/:capability", ok: 200, expect: { kind: "public" }, neverDenied: "the capability in the path, not permissions",
+    prepare: async (w) => ({ path: new URL((await w.call("GET", `/api/v2/plans/${await planOf(w)}`)).json.data.attributes["log-read-url"]).pathname }),
+  },
+  {
     route: "GET /plans/:plan_id/log", variant: "access token", ok: 200, expect: { kind: "public" }, neverDenied: "the result's access token, not permissions",
     prepare: async (w) => {
       const { runId, token } = await startedRun(w, false);

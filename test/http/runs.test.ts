@@ -119,7 +119,8 @@ describe.each(STORAGES)("the run read side ($name)", (setup) => {
     const a = await app({ artifacts: { planLog: () => log, applyLog: () => null } });
     const { run } = await started(a);
     const url = (await a.call("GET", `/api/v2/plans/${run.planId}`)).json.data.attributes["log-read-url"];
-    expect(url).toBe(`https://runplane.example/api/v2/plans/${run.planId}/log`);
+    // decision D32: a capability URL; it needs no credential (test/http/log-capability-urls.test.ts).
+    expect(url).toMatch(/^https:\/\/runplane\.example\/api\/v2\/logs\/rplog1\.[\w-]+\.[\w-]+$/);
     const path = new URL(url).pathname;
     const whole = await a.call("GET", path);
     expect(whole.status).toBe(200);

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { createMemoryStorage } from "../../adapters/memory/index.js";
 import { ROUTE_PERMISSIONS } from "../../src/http/route-permissions.js";
+import { runEventId } from "../../src/domain/run-events.js";
 import { createKeyring, createResultsPage, generateKey, silentLogger } from "../../src/index.js";
 import { createTestApp, varsBody, type TestResponse } from "../helpers/app.js";
 import { gatedStorage, type GatedStorage } from "../helpers/gated-storage.js";
@@ -15,7 +16,7 @@ interface Target {
   path: string;
   body?: unknown;
   /** Bearer token; default the owner's API token. */
-  token?: string;
+  token?: string | null;
 }
 
 interface World {
@@ -36,6 +37,7 @@ async function world(): Promise<World> {
     keyring,
     clock,
     publicUrl: "https://runplane.example",
+    runs: { policyChecks: (r) => [{ id: `polchk-${r.id}`, status: "passed" }], policyCheckRun: (id) => id.replace(/^polchk-/, "") },
     artifacts: {
       planJson: async () => ({ format_version: "1.2" }),
       configurationVersion: async () => "tarball",
@@ -50,6 +52,7 @@ async function world(): Promise<World> {
   await sendCallback(app, resultIds[0]!, accessToken, callbackBody("running", {}, [outcomeItem("o1", { body: "# finding" })]));
   const outcomeId = (await app.call("GET", `/api/v2/task-results/${resultIds[0]}/outcomes`)).json.data[0].id as string;
   const run = (await app.runplane.runTasks.getRun(runId))!;
+  const logUrl = (await app.call("GET", `/api/v2/plans/${run.planId}`)).json.data.attributes["log-read-url"] as string;
   const variableId = (await app.runplane.variables.create("ws-a", { key: "k", value: "v", category: "env" })).id;
   const parameterId = (await app.runplane.policySetParameters.create("polset-a", { key: "p", category: "policy-set" })).id;
   const grantId = (await app.runplane.teamProjects.create("prj-a", "team-devs", { access: "read" })).id;
@@ -132,8 +135,11 @@ async function world(): Promise<World> {
     "GET /runs/:run_id/apply": { path: `/api/v2/runs/${runId}/apply` },
     "GET /applies/:apply_id": { path: `/api/v2/applies/${run.applyId}` },
     "GET /applies/:apply_id/log": { path: `/api/v2/applies/${run.applyId}/log` },
+    "GET /logs/:capability": { path: new URL(logUrl).pathname, token: null },
     "GET /runs/:run_id/run-events": { path: `/api/v2/runs/${runId}/run-events` },
     "GET /runs/:run_id/policy-checks": { path: `/api/v2/runs/${runId}/policy-checks` },
+    "GET /run-events/:run_event_id": { path: `/api/v2/run-events/${runEventId(runId, "created")}` },
+    "GET /policy-checks/:policy_check_id": { path: `/api/v2/policy-checks/polchk-${runId}` },
     "GET /runs/:run_id/comments": { path: `/api/v2/runs/${runId}/comments` },
     "GET /comments/:comment_id": { path: `/api/v2/comments/${commentId}` },
     "POST /runs/:run_id/comments": { path: `/api/v2/runs/${runId}/comments`, body: { data: { type: "comments", attributes: { body: "again" } } } },

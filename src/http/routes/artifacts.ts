@@ -1,4 +1,4 @@
-import { ApiError, badRequest, notFound } from "../../errors.js";
+import { ApiError, badRequest, isApiError, notFound } from "../../errors.js";
 import type { RunRecord } from "../../schemas/run-task-records.js";
 import type { RunArtifactKind } from "../../storage/run-tasks-types.js";
 import { sliceBody, toArtifactResponse, type ArtifactKind } from "../artifact-body.js";
@@ -33,7 +33,9 @@ export const runIdOf = (run: RunRecord, kind: RunArtifactKind): string =>
  * The run addressed by a plan, apply or configuration version id that the request may read. An
  * access token that verifies stands for its result's run (when `accessToken` allows it): another
  * run's object is 404 (a valid credential without access, D4). Anything else, including the token
- * of a final or expired result, is tried as an API credential: 401 when it is none.
+ * of a final or expired result, is tried as an API credential: 401 when it is none. Ids are the
+ * host's and may repeat across organizations (issue 34.6): the newest run naming `id` that the
+ * credential may read answers, never another organization's, and theirs never hide its own.
  */
 export async function readableRun(ctx: RouteContext, kind: RunArtifactKind, id: string, accessToken: boolean): Promise<RunRecord> {
   const verified = accessToken ? await verifiedRun(ctx) : null;
@@ -42,10 +44,16 @@ export async function readableRun(ctx: RouteContext, kind: RunArtifactKind, id: 
     return verified;
   }
   await ctx.authenticate();
-  const run = await ctx.app.services.runTasks.findRunByArtifact(kind, id);
-  if (!run) throw notFound();
-  await ctx.authorize(await workspaceTarget(ctx.app, run.organization, run.workspaceId));
-  return run;
+  for (const run of await ctx.app.services.runTasks.findRunsByArtifact(kind, id)) {
+    try {
+      await ctx.authorize(await workspaceTarget(ctx.app, run.organization, run.workspaceId));
+      return run;
+    } catch (error) {
+      // D4: a run this credential may not read is as good as missing; try the next one.
+      if (!isApiError(error) || error.code !== "not-found") throw error;
+    }
+  }
+  throw notFound();
 }
 
 /** The run of the request's result access token when it verifies (D17, D24), else null. */
@@ -66,24 +74,61 @@ function byteParam(ctx: RouteContext, name: "limit" | "offset"): number | undefi
   return Number(raw);
 }
 
+interface ByteRange {
+  offset: number;
+  limit: number | undefined;
+}
+const byteRange = (ctx: RouteContext): ByteRange => ({ offset: byteParam(ctx, "offset") ?? 0, limit: byteParam(ctx, "limit") });
+
+const LOG_QUERY = { filters: [{ name: "limit" }, { name: "offset" }] };
+
+/** The host's bytes of `kind` for `run`, cut to the request's `limit`/`offset` when `ranged`. */
+async function serveArtifact(ctx: RouteContext, run: RunRecord, spec: Pick<ArtifactRoute, "kind" | "option" | "what">, range: ByteRange | null): Promise<Response> {
+  // The host marked this configuration as not downloadable: its request carried a null URL.
+  if (spec.kind === "configurationVersion" && !run.configurationVersionDownloadable) throw notFound();
+  const provider = ctx.app.artifacts?.[spec.kind];
+  const missing = (): ApiError => new ApiError("not-found", { detail: `This host provides no ${spec.what} for the run (option ${spec.option})` });
+  if (!provider) throw missing();
+  const response = toArtifactResponse(await provider(run), spec.kind);
+  if (!response) throw missing();
+  return range ? sliceBody(response, range.offset, range.limit) : response;
+}
+
 const artifactRoute = (spec: ArtifactRoute): Route => ({
   method: "GET",
   path: spec.path,
   auth: "custom",
-  ...(spec.ranged ? { query: { filters: [{ name: "limit" }, { name: "offset" }] } } : {}),
+  ...(spec.ranged ? { query: LOG_QUERY } : {}),
   async handle(ctx) {
-    const range = spec.ranged ? { offset: byteParam(ctx, "offset") ?? 0, limit: byteParam(ctx, "limit") } : null;
+    const range = spec.ranged ? byteRange(ctx) : null;
     const run = await readableRun(ctx, spec.storageKind, ctx.params[spec.param]!, spec.accessToken);
-    // The host marked this configuration as not downloadable: its request carried a null URL.
-    if (spec.kind === "configurationVersion" && !run.configurationVersionDownloadable) throw notFound();
-    const provider = ctx.app.artifacts?.[spec.kind];
-    const missing = (): ApiError => new ApiError("not-found", { detail: `This host provides no ${spec.what} for the run (option ${spec.option})` });
-    if (!provider) throw missing();
-    const response = toArtifactResponse(await provider(run), spec.kind);
-    if (!response) throw missing();
-    return { response: range ? sliceBody(response, range.offset, range.limit) : response };
+    return { response: await serveArtifact(ctx, run, spec, range) };
   },
 });
+
+const LOGS = {
+  plan: { kind: "planLog", option: "artifacts.planLog", what: "plan log" },
+  apply: { kind: "applyLog", option: "artifacts.applyLog", what: "apply log" },
+} as const;
+
+/**
+ * decision D32: where `log-read-url` points. The capability in the path is the credential (an
+ * Authorization header is ignored); malformed, forged, expired, or naming a run that is gone: the
+ * same 404 as any missing object, so a guess learns nothing.
+ */
+const logCapabilityRoute: Route = {
+  method: "GET",
+  path: "/logs/:capability",
+  auth: "none",
+  query: LOG_QUERY,
+  async handle(ctx) {
+    const range = byteRange(ctx);
+    const granted = ctx.app.services.logs.verify(ctx.params.capability!);
+    const run = granted ? await ctx.app.services.runTasks.getRun(granted.runId) : null;
+    if (!granted || !run) throw notFound();
+    return { response: await serveArtifact(ctx, run, LOGS[granted.kind], range) };
+  },
+};
 
 export const artifactRoutes: Route[] = [
   artifactRoute({ path: "/plans/:plan_id/json-output", param: "plan_id", kind: "planJson", storageKind: "plan", option: "artifacts.planJson", what: "plan JSON", accessToken: true }),
@@ -96,7 +141,9 @@ export const artifactRoutes: Route[] = [
     what: "configuration version",
     accessToken: true,
   }),
-  // issue 27: the targets of `log-read-url`; a result's access token reads its own run's plan log only.
+  // issue 27: a run's logs for API credentials (and a result's access token, its own plan log only);
+  // `log-read-url` points at the capability route instead (D32).
   artifactRoute({ path: "/plans/:plan_id/log", param: "plan_id", kind: "planLog", storageKind: "plan", option: "artifacts.planLog", what: "plan log", accessToken: true, ranged: true }),
   artifactRoute({ path: "/applies/:apply_id/log", param: "apply_id", kind: "applyLog", storageKind: "apply", option: "artifacts.applyLog", what: "apply log", accessToken: false, ranged: true }),
+  logCapabilityRoute,
 ];

@@ -34,22 +34,30 @@ export async function loadRunForToken(ctx: RouteContext): Promise<RunRecord> {
   return run;
 }
 
-/** Absolute, like the run task request's URLs: go-tfe's log reader GETs it as it is. */
-const apiUrl = (ctx: RouteContext, path: string): string => `${ctx.app.services.runTasks.settings.publicUrl}${ctx.app.basePath}${path}`;
+/**
+ * decision D32: `log-read-url`, absolute (go-tfe's log reader GETs it as it is, replacing only its
+ * query) and carrying its own credential in the path: integrations send no Authorization header.
+ * Null without the host's log provider, or when the keyring derives no MAC keys.
+ */
+function logUrl(ctx: RouteContext, run: RunRecord, kind: "plan" | "apply"): string | null {
+  if (!ctx.app.artifacts?.[kind === "plan" ? "planLog" : "applyLog"]) return null;
+  const capability = ctx.app.services.logs.issue(run.id, kind);
+  return capability === null ? null : `${ctx.app.services.runTasks.settings.publicUrl}${ctx.app.basePath}/logs/${capability}`;
+}
 
-/** The plan resource: `log-read-url` only with `artifacts.planLog`, `links.json-output` only with `artifacts.planJson`. */
+/** The plan resource: `log-read-url` (D32) only with `artifacts.planLog`, `links.json-output` only with `artifacts.planJson`. */
 export function planResource(ctx: RouteContext, run: RunRecord, details: CheckedRunDetails | null): JsonApiDocument {
   const { app } = ctx;
-  const log = app.artifacts?.planLog ? apiUrl(ctx, `/plans/${seg(run.planId)}/log`) : null;
+  const log = logUrl(ctx, run, "plan");
   const data = app.jsonapi.resource("plans", phaseData(run.planId, details?.plan, log, app.dialect, true)).data as JsonApiDocument;
   if (app.artifacts?.planJson) (data.links as Record<string, string>)["json-output"] = `${app.basePath}/plans/${seg(run.planId)}/json-output`;
   return data;
 }
 
-/** The apply resource: `log-read-url` only with `artifacts.applyLog`. */
+/** The apply resource: `log-read-url` (D32) only with `artifacts.applyLog`. */
 export function applyResource(ctx: RouteContext, run: RunRecord, details: CheckedRunDetails | null): JsonApiDocument {
   const { app } = ctx;
-  const log = app.artifacts?.applyLog ? apiUrl(ctx, `/applies/${seg(run.applyId)}/log`) : null;
+  const log = logUrl(ctx, run, "apply");
   return app.jsonapi.resource("applies", phaseData(run.applyId, details?.apply, log, app.dialect, false)).data as JsonApiDocument;
 }
 

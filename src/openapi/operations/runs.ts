@@ -29,7 +29,7 @@ export function runReadOperations(): Record<string, OperationDoc> {
     "GET /plans/:plan_id": { tag, summary: "Show a plan", description: host, security: "api-or-access-token", success: { status: 200, body: { resource: "plans" } } },
     "GET /plans/:plan_id/log": {
       tag,
-      summary: "The plan's log (`log-read-url`), from option `artifacts.planLog`",
+      summary: "The plan's log, from option `artifacts.planLog`, for API credentials (`log-read-url` points at `GET /logs/:capability`)",
       security: "api-or-access-token",
       query: LOG_PARAMS,
       success: { status: 200, body: text },
@@ -39,10 +39,21 @@ export function runReadOperations(): Record<string, OperationDoc> {
     "GET /applies/:apply_id": { tag, summary: "Show an apply", description: host, success: { status: 200, body: { resource: "applies" } } },
     "GET /applies/:apply_id/log": {
       tag,
-      summary: "The apply's log (`log-read-url`), from option `artifacts.applyLog`",
+      summary: "The apply's log, from option `artifacts.applyLog`, for API credentials (`log-read-url` points at `GET /logs/:capability`)",
       query: LOG_PARAMS,
       success: { status: 200, body: text },
       errors: [400],
+    },
+    "GET /logs/:capability": {
+      tag,
+      summary: "A plan's or an apply's log, where `log-read-url` points (decision D32)",
+      description:
+        "No Authorization header: the capability in the path is the credential, as HCP Terraform's archivist URLs. It names one log of one run, is honoured by every host sharing the keyring, and expires (option `logUrls.lifetime`, default an hour); a forged, altered or expired one is 404 like a missing object. Read the URL as given, replacing only its query.",
+      security: "none",
+      query: LOG_PARAMS,
+      success: { status: 200, body: text },
+      // The run is read from the storage, which may be away (D28).
+      errors: [400, 404, 503],
     },
     "GET /runs/:run_id/run-events": {
       tag,

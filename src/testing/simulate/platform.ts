@@ -53,6 +53,14 @@ const readBody = (req: IncomingMessage): Promise<string> =>
  * callback URLs under `/api/v2`, on a loopback port chosen by the OS. It records and answers
  * 200; judging what it recorded is the report's job.
  */
+/** The bytes `[offset, offset + limit)` of a log, as go-tfe's log reader asks for them. */
+function logChunk(log: string, query: URLSearchParams): string {
+  const offset = Number(query.get("offset") ?? 0) || 0;
+  const limit = query.has("limit") ? Number(query.get("limit")) || 0 : Infinity;
+  const bytes = Buffer.from(log, "utf8");
+  return bytes.subarray(offset, offset + limit).toString("utf8");
+}
+
 export function startPlatform(plan: unknown, dialect: Dialect = "default"): Promise<SimulatedPlatform> {
   const byResult = new Map<string, ResultTraffic>();
   const traffic = (id: string): ResultTraffic => {
@@ -64,7 +72,8 @@ export function startPlatform(plan: unknown, dialect: Dialect = "default"): Prom
   // Plans and configuration versions are named after the task result, so every fetch is attributable.
   const server: Server = createServer((req, res) => {
     void (async () => {
-      const path = new URL(req.url ?? "/", "http://x").pathname;
+      const requestUrl = new URL(req.url ?? "/", "http://x");
+      const path = requestUrl.pathname;
       const body = await readBody(req);
       const plan_ = /^\/api\/v2\/plans\/plan-(.+)\/json-output$/.exec(path);
       const config = /^\/api\/v2\/configuration-versions\/cv-(.+)\/download$/.exec(path);
@@ -90,9 +99,12 @@ export function startPlatform(plan: unknown, dialect: Dialect = "default"): Prom
         if (!read) return void res.writeHead(404).end();
         const entry = traffic(decodeURIComponent(read.suffix));
         // issue 27: an API token the simulator cannot check, or the access token; nothing is a 401.
-        const answer = /^Bearer \S+$/.test(req.headers.authorization ?? "")
+        // D32: a log, at its `log-read-url`, needs no credential and is read in limit/offset chunks.
+        const isLog = read.route.endsWith("/log");
+        const answer = isLog || /^Bearer \S+$/.test(req.headers.authorization ?? "")
           ? read.answer(origin, dialect, entry.comments, body)
           : { status: 401, contentType: "application/vnd.api+json", body: '{"errors":[{"status":"401","title":"unauthorized"}]}' };
+        if (isLog && answer.status === 200) answer.body = logChunk(answer.body, requestUrl.searchParams);
         entry.runReads.push({ route: read.route, status: answer.status });
         res.writeHead(answer.status, { "content-type": answer.contentType }).end(answer.body);
       }
