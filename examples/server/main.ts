@@ -1,7 +1,7 @@
 import { Hono } from "hono";
 import { createDispatcher, createResultsPage, createRunplane, type Runplane } from "../../src/index.js";
 import { demoArtifacts } from "./artifacts.js";
-import { demoPlanLog, demoRuns as demoRunDetails } from "./run-details.js";
+import { demoApplyLog, demoPlanLog, demoRuns as demoRunDetails } from "./run-details.js";
 import { DEMO, seedDemo } from "./demo.js";
 import { createDemoRuns } from "./demo-runs.js";
 import { preflight } from "./checks.js";
@@ -70,8 +70,9 @@ const build = (allow: string[]): Runplane =>
     // decision D15: private addresses stay refused, except the demo integration's address on its
     // port and what the operator names in EGRESS_ALLOW.
     egress: { allow: [...allow, ...config.egressAllow] },
-    // decision D24: the plan JSON and configuration archive the integration downloads; issue 27: the plan log.
-    artifacts: { ...demoArtifacts, planLog: demoPlanLog },
+    // decision D24: the plan JSON and configuration archive the integration downloads; issue 27 and
+    // D32: the plan's and the apply's logs, read at their `log-read-url` without a credential.
+    artifacts: { ...demoArtifacts, planLog: demoPlanLog, applyLog: demoApplyLog },
     // issue 27: what only the host knows of a run, for integrations that read it.
     runs: demoRunDetails,
     // decision D33: per-credential limits as HCP Terraform has them (RATE_LIMIT, "off" for none).

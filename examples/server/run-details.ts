@@ -4,8 +4,8 @@ import { demoPlanJson } from "./artifacts.js";
 /**
  * What the reference server, as the host, says of its runs (issue 27): runplane keeps only what
  * run tasks need, so a run's status, its plan's status and resource counts, has-changes, the
- * Terraform version and the policy checks come from here (option `runs`), and the plan's log from
- * `artifacts.planLog`. A real host answers from its own records; the demo derives everything from
+ * Terraform version and the policy checks come from here (option `runs`), and the plan's and the
+ * apply's logs from `artifacts.planLog` and `artifacts.applyLog` (served at `log-read-url`, D32). A real host answers from its own records; the demo derives everything from
  * the demo plan (`./artifacts.ts`): every demo run is planned, never applied.
  */
 
@@ -64,6 +64,20 @@ export function demoPlanLog(run: ArtifactRun): string {
     ...lines,
     "",
     `Plan: ${resourceAdditions} to add, ${resourceChanges} to change, ${resourceDestructions} to destroy.`,
+    "",
+  ].join("\n");
+}
+
+/**
+ * The apply's log. Demo runs wait for confirmation (apply `pending`), so it says so, in the words
+ * Terraform prints before an apply, instead of inventing one that never ran.
+ */
+export function demoApplyLog(run: ArtifactRun): string {
+  const plan = demoPlanJson(run);
+  return [
+    `Terraform v${String(plan.terraform_version)}`,
+    "",
+    `Run ${run.id} is planned and waits for confirmation: nothing has been applied yet.`,
     "",
   ].join("\n");
 }

@@ -118,6 +118,13 @@ describe("reference server (npm start)", () => {
     expect(JSON.parse((await read(`${s.api}/run-events/${event.id}`)).text)).toStrictEqual({ data: event });
     const log = await read(run.included[0].attributes["log-read-url"]);
     expect(log.text).toContain("Plan: 1 to add, 0 to change, 0 to destroy.");
+    // D32: the plan's and the apply's logs, at their capability URLs, with no credential at all.
+    const apply = JSON.parse((await read(`${s.api}/runs/${demo.run_id}/apply`)).text).data.attributes["log-read-url"];
+    for (const [url, words] of [[run.included[0].attributes["log-read-url"], "Plan: 1 to add"], [apply, "nothing has been applied yet"]]) {
+      const answer = await fetch(url);
+      expect(answer.status, url).toBe(200);
+      expect(await answer.text()).toContain(words);
+    }
     expect(await stop(s)).toBe(0);
   });
 
