@@ -1,0 +1,65 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { oneDocument, problems } from "./go-tfe-shapes.js";
+import { logChunkUrl, startContractServer, type ContractServer } from "./harness.js";
+
+/**
+ * Issue 34 items 1 and 7: go-tfe's `Plans.Logs` and `Applies.Logs` as they call the API. They read
+ * the plan or apply, then GET its `log-read-url` with no Authorization header, replacing the URL's
+ * whole query with `limit` and `offset` on every chunk (logreader.go), until a chunk comes back
+ * empty. Depends on the capability log URLs of item 1 (decision D32).
+ */
+
+const PLAN_LOG = "Terraform v1.9.5\nPlan: 1 to add, 0 to change, 0 to destroy.\n";
+const APPLY_LOG = "Apply complete! Resources: 1 added, 0 changed, 0 destroyed.\n";
+
+describe("go-tfe reads plan and apply logs through log-read-url, with no credential", () => {
+  let server: ContractServer | undefined;
+  afterEach(async () => server?.close());
+
+  async function started() {
+    const s = (server = await startContractServer({ artifacts: { planLog: () => PLAN_LOG, applyLog: () => APPLY_LOG } }));
+    const { run } = await s.app.runplane.runTasks.createRun({ workspaceId: "ws-a", configurationVersionId: "cv-1", message: "go" });
+    return { s, run };
+  }
+
+  /** logreader.go: chunks of `limit` bytes from `offset`, no Authorization, until one is empty. */
+  async function readLikeGoTfe(s: ContractServer, logReadUrl: string, limit: number): Promise<string> {
+    let out = "";
+    for (let chunk = 0; chunk < 100; chunk++) {
+      const res = await s.fetchBare(logChunkUrl(logReadUrl, Buffer.byteLength(out), limit));
+      expect(res.status, `chunk ${chunk} of ${logReadUrl}`).toBe(200);
+      if (res.text === "") return out;
+      out += res.text;
+    }
+    throw new Error("the log never ended");
+  }
+
+  it("Plans.Logs: the plan's log-read-url answers 200 with the log, in chunks, without Authorization", async () => {
+    const { s, run } = await started();
+    const plan = await s.call("GET", `/plans/${run.planId}`);
+    expect(problems(oneDocument("Plan"), plan.json)).toStrictEqual([]);
+    const url = plan.json.data.attributes["log-read-url"] as string;
+    expect(url.startsWith(s.origin)).toBe(true);
+    expect((await s.fetchBare(url)).text).toBe(PLAN_LOG);
+    expect(await readLikeGoTfe(s, url, 16)).toBe(PLAN_LOG);
+  });
+
+  it("Applies.Logs: the apply's log-read-url answers 200 with the log, in chunks, without Authorization", async () => {
+    const { s, run } = await started();
+    const apply = await s.call("GET", `/runs/${run.id}/apply`);
+    expect(problems(oneDocument("Apply"), apply.json)).toStrictEqual([]);
+    const url = apply.json.data.attributes["log-read-url"] as string;
+    expect(await readLikeGoTfe(s, url, 7)).toBe(APPLY_LOG);
+  });
+
+  it("answers a forged log URL 404, like a missing object", async () => {
+    const { s, run } = await started();
+    const url = new URL((await s.call("GET", `/plans/${run.planId}`)).json.data.attributes["log-read-url"] as string);
+    const parts = url.pathname.split("/");
+    const last = parts.pop()!;
+    // One character of the capability changed.
+    parts.push(`${last.slice(0, -1)}${last.endsWith("A") ? "B" : "A"}`);
+    url.pathname = parts.join("/");
+    expect((await s.fetchBare(url.toString())).status).toBe(404);
+  });
+});
