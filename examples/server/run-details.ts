@@ -83,7 +83,7 @@ export function demoApplyLog(run: ArtifactRun): string {
 }
 
 /**
- * The run of one of the demo's policy checks, for `GET /policy-checks/:id` (D34): its id names it.
+ * The run of one of the demo's policy checks, for `GET /policy-checks/:id` (D36): its id names it.
  * A real host looks the check up in its own records; runplane then reads it from `policyChecks(run)`.
  */
 export function demoPolicyCheckRun(policyCheckId: string): string | null {

@@ -9,7 +9,7 @@ import { OVERRIDDEN_AT } from "./stage-machine.js";
  * and each task result reached, an override, and every comment. HCP Terraform lists a run's events
  * at `GET /runs/:id/run-events` (go-tfe `RunEvent`: action, created-at, description, actor,
  * comment); runplane derives them from what it stores, so they need no storage of their own.
- * Their ids are stable and name their run (D34): `GET /run-events/:id` finds the run from the id.
+ * Their ids are stable and name their run (D36): `GET /run-events/:id` finds the run from the id.
  */
 
 export interface RunEventTarget {
@@ -42,7 +42,7 @@ const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 const EVENT_ID = /^re-([A-Za-z0-9_-]+)\.([0-9A-Za-z]{16})$/;
 
 /**
- * A stable event id (D34): `re-`, the run id in base64url, `.`, and 16 base62 characters of a
+ * A stable event id (D36): `re-`, the run id in base64url, `.`, and 16 base62 characters of a
  * digest of the run and the event. The same run and event always give the same id; the run id
  * may be any string the host chose, and base64url keeps the id to go-tfe's `[A-Za-z0-9._-]`.
  */
@@ -53,7 +53,7 @@ export function runEventId(runId: string, key: string): string {
   return id;
 }
 
-/** The run an event id names, or null when it is not one (ids before D34 had no run in them). */
+/** The run an event id names, or null when it is not one (ids before D36 had no run in them). */
 export function runIdOfEvent(eventId: string): string | null {
   const match = EVENT_ID.exec(eventId);
   if (!match) return null;
@@ -81,7 +81,7 @@ function stageEvents(runId: string, stage: RunEventStage): RunEvent[] {
     comment: null,
     target,
   }));
-  // D34: `overridden-at` is the override's own time; stages overridden before it re-stamped `running-at`.
+  // D36: `overridden-at` is the override's own time; stages overridden before it re-stamped `running-at`.
   const overriddenAt = stage.statusTimestamps[OVERRIDDEN_AT] ?? stage.statusTimestamps["running-at"];
   if (stage.overridden && overriddenAt !== undefined) {
     const why = stage.overrideComment ? `: ${stage.overrideComment}` : ".";
@@ -106,7 +106,7 @@ function stageEvents(runId: string, stage: RunEventStage): RunEvent[] {
 }
 
 /**
- * Where an event falls among those of the same millisecond (D34), in the order things happen to a
+ * Where an event falls among those of the same millisecond (D36), in the order things happen to a
  * stage: it starts, its results run and finish, it waits for an override, is overridden, finishes.
  */
 function rankOf(action: string): number {
@@ -123,7 +123,7 @@ function rankOf(action: string): number {
 }
 
 /**
- * Every event of the run, oldest first (D34): by time to the millisecond (stored second-precision
+ * Every event of the run, oldest first (D36): by time to the millisecond (stored second-precision
  * times read as `.000`); within one millisecond the run's creation first, then stage by stage in
  * run order, within a stage by `rankOf`, then in the order made (results by position), comments last.
  */

@@ -8,18 +8,18 @@ import type { CallbackStatus, EnforcementLevel, ResultStatus, StageStatus } from
 /** `awaiting_override` becomes `awaiting-override-at` (D9: hyphenated `<status>-at` keys). */
 export type TimestampKey<S extends string> = S extends `${infer A}_${infer B}` ? `${A}-${TimestampKey<B>}` : `${S}-at`;
 export type StatusTimestamps<S extends string> = Partial<Record<TimestampKey<S>, string>>;
-/** A stage's map also records `overridden-at`, the override's own time (D34): not a status. */
+/** A stage's map also records `overridden-at`, the override's own time (D36): not a status. */
 export type StageTimestamps = StatusTimestamps<StageStatus> & { "overridden-at"?: string };
 export type ResultTimestamps = StatusTimestamps<ResultStatus>;
 
 export const timestampKey = <S extends string>(status: S): TimestampKey<S> =>
   `${status.replaceAll("_", "-")}-at` as TimestampKey<S>;
 
-/** The key the override stamps (D34): the stage's status becomes `running` again but `running-at` keeps its first time. */
+/** The key the override stamps (D36): the stage's status becomes `running` again but `running-at` keeps its first time. */
 export const OVERRIDDEN_AT = "overridden-at";
 
 /**
- * RFC 3339 with an offset and milliseconds (D34, was whole seconds under D9): events of one second
+ * RFC 3339 with an offset and milliseconds (D36, was whole seconds under D9): events of one second
  * keep their order. go-tfe parses fractions; stored values without one still parse.
  */
 export function rfc3339(date: Date): string {
@@ -147,7 +147,7 @@ function apply<S extends string, E extends string>(
     return { ok: true, status: target, statusTimestamps: current.statusTimestamps, changed: false };
   }
   const stamps = current.statusTimestamps as Record<string, string | undefined>;
-  // D34: the override stamps only what it changes, its own time; the first `running-at` stays.
+  // D36: the override stamps only what it changes, its own time; the first `running-at` stays.
   const key = event === "override" ? OVERRIDDEN_AT : timestampKey(target);
   return {
     ok: true,

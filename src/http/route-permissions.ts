@@ -94,7 +94,7 @@ export const ROUTE_PERMISSIONS: Readonly<Record<string, RouteAction>> = {
   "GET /logs/:capability": "public",
   "GET /runs/:run_id/run-events": "runs:read",
   "GET /runs/:run_id/policy-checks": "runs:read",
-  // issue 34: read by id like the run they belong to; the id names the run (D34).
+  // issue 34: read by id like the run they belong to; the id names the run (D36).
   "GET /run-events/:run_event_id": "runs:read",
   "GET /policy-checks/:policy_check_id": "runs:read",
   "GET /runs/:run_id/comments": "runs:read",

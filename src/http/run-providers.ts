@@ -23,7 +23,7 @@ export interface RunProviders {
   /** The run's policy checks; without this provider (or with null) the list is empty. */
   policyChecks?: (run: RunRecord) => Maybe<readonly PolicyCheckDetails[]>;
   /**
-   * The id of the run a policy check belongs to, or null (D34): `GET /policy-checks/:id` has only
+   * The id of the run a policy check belongs to, or null (D36): `GET /policy-checks/:id` has only
    * the host's id. runplane then reads the check from `policyChecks(run)`, so both agree. Without
    * this provider every policy check id is 404.
    */

@@ -11,7 +11,7 @@ const STATUS = /^[a-z][a-z0-9_]{0,63}$/;
 const status = z.string().regex(STATUS, "must be a lower-case status word such as `planned_and_finished`");
 /**
  * D9: `<status>-at` keys, hyphenated; a Date or an RFC 3339 string, written as task stages write
- * theirs (RFC 3339, UTC as `+00:00`, with milliseconds: D34, so the host's fractions are kept).
+ * theirs (RFC 3339, UTC as `+00:00`, with milliseconds: D36, so the host's fractions are kept).
  */
 const StatusTimestampsSchema = z.record(
   z.string().regex(/^[a-z][a-z0-9]*(?:-[a-z0-9]+)*-at$/, "must be `<status>-at`, hyphenated"),

@@ -16,7 +16,7 @@ const level = (to: string): "info" | "warn" => (to === "unreachable" || to === "
 /**
  * Milliseconds from the instant the stage (last) became running, the one its `running-at` names,
  * to its final status; undefined when it never ran (issue 24). `running-at` names the first time
- * (an override stamps `overridden-at` instead, D34), not the last. But a stage row is written only when its
+ * (an override stamps `overridden-at` instead, D36), not the last. But a stage row is written only when its
  * status changes (start, recompute, override, cancel), each write setting `updatedAt` from the
  * writer's clock to the millisecond: the stored running row's `updatedAt` is the instant it became
  * running, whichever host wrote it (D27), and the final row's is the instant it ended.

@@ -203,7 +203,7 @@ export function createTaskStageService(ctx: ServiceContext, settings: RunTaskSet
     /**
      * The override (D13): only from `awaiting_override` (else 409 `transition not allowed`); the
      * stage goes to `running` with its failures no longer blocking, then is recomputed (`passed`).
-     * It stamps `overridden-at`, its own time, and keeps the stage's first `running-at` (D34).
+     * It stamps `overridden-at`, its own time, and keeps the stage's first `running-at` (D36).
      */
     async override(stageId: string, comment?: string | null): Promise<TaskStageView> {
       for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {

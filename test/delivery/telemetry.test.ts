@@ -102,7 +102,7 @@ describe("stage and deadline telemetry", () => {
     expect(point?.attributes).toEqual({ status: "unreachable", stage: "post_plan" });
   });
 
-  // Issue 24: the measurement keeps milliseconds; since D34 the status timestamps keep them too.
+  // Issue 24: the measurement keeps milliseconds; since D36 the status timestamps keep them too.
   it("measures a stage that took 36 ms to the millisecond, and its status timestamps show the same 36 ms", async () => {
     receiver = await startLoopbackServer(tasksAnswer({ kind: "respond", status: 200 }));
     a = await deliveryApp({ logger: logger() });

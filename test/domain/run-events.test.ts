@@ -4,7 +4,7 @@ import { commentEventId, runEventId, runEventsOf, runIdOfEvent, type RunEventSta
 import type { CommentRecord } from "../../src/schemas/run-comments.js";
 import type { RunRecord } from "../../src/schemas/run-task-records.js";
 
-/** Issue 34 / D34: event ids that name their run, events in time order to the millisecond. */
+/** Issue 34 / D36: event ids that name their run, events in time order to the millisecond. */
 
 const run = { id: "run-abc", createdAt: "2026-01-01T12:00:00.000Z" } as RunRecord;
 const stage = (over: Partial<RunEventStage> = {}): RunEventStage => ({
@@ -20,7 +20,7 @@ const result = (id: string, statusTimestamps: Record<string, string>) => ({ id, 
 const comment = (id: string, createdAt: string) => ({ id, runId: run.id, body: "b", authorId: "user-1", createdAt }) as CommentRecord;
 const actions = (stages: RunEventStage[], comments: CommentRecord[] = []) => runEventsOf(run, stages, comments).map((e) => e.action);
 
-describe("run event ids (D34)", () => {
+describe("run event ids (D36)", () => {
   it("name their run, are stable, and keep to go-tfe's id characters for any run id", () => {
     fc.assert(
       fc.property(fc.string({ minLength: 1, unit: "grapheme" }), fc.string(), (runId, key) => {
@@ -46,7 +46,7 @@ describe("run event ids (D34)", () => {
   });
 });
 
-describe("run events in time order (D34)", () => {
+describe("run events in time order (D36)", () => {
   it("lists events of one second in millisecond order, not grouped by kind", () => {
     const s = stage({
       statusTimestamps: { "running-at": "2026-01-01T12:00:00.100+00:00", "passed-at": "2026-01-01T12:00:00.900+00:00" },
@@ -94,7 +94,7 @@ describe("run events in time order (D34)", () => {
     expect(new Set(ids).size).toBe(ids.length);
   });
 
-  it("reads stored whole-second values and a stage overridden before D34 (the override re-stamped running-at)", () => {
+  it("reads stored whole-second values and a stage overridden before D36 (the override re-stamped running-at)", () => {
     const s = stage({
       statusTimestamps: { "running-at": "2026-01-01T12:00:03+00:00", "awaiting-override-at": "2026-01-01T12:00:02+00:00", "passed-at": "2026-01-01T12:00:03+00:00" },
       overridden: true,

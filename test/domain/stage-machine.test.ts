@@ -125,7 +125,7 @@ describe("stage machine", () => {
     const awaiting = stageAfter(running, { type: "result", results: failed, overridable: true }, at(2));
     expect(awaiting.status).toBe("awaiting_override");
 
-    // D34: the override stamps its own time; the stage's first running-at is not stamped again.
+    // D36: the override stamps its own time; the stage's first running-at is not stamped again.
     const overridden = stageAfter(awaiting, { type: "override" }, at(3));
     expect(overridden.status).toBe("running");
     expect(overridden.statusTimestamps).toEqual({
@@ -223,7 +223,7 @@ describe("result machine", () => {
 });
 
 describe("status timestamps", () => {
-  it("are RFC 3339 with an offset and milliseconds (D34)", () => {
+  it("are RFC 3339 with an offset and milliseconds (D36)", () => {
     expect(rfc3339(new Date("2024-06-08T12:31:56.948Z"))).toBe("2024-06-08T12:31:56.948+00:00");
     expect(rfc3339(new Date("2024-06-08T12:31:56Z"))).toBe("2024-06-08T12:31:56.000+00:00");
   });

@@ -111,7 +111,7 @@ describe("reference server (npm start)", () => {
     expect(run.data.attributes).toMatchObject({ status: "planned", "has-changes": true, "terraform-version": "1.9.8" });
     expect(run.included[0].attributes).toMatchObject({ status: "finished", "resource-additions": 1, "resource-destructions": 0 });
     expect(JSON.parse((await read(`${s.api}/runs/${demo.run_id}/policy-checks`)).text).data[0].attributes.status).toBe("passed");
-    // D34: a policy check (the demo names its run) and a run event read by id, as their lists write them.
+    // D36: a policy check (the demo names its run) and a run event read by id, as their lists write them.
     const [check] = JSON.parse((await read(`${s.api}/runs/${demo.run_id}/policy-checks`)).text).data;
     expect(JSON.parse((await read(`${s.api}/policy-checks/${check.id}`)).text)).toStrictEqual({ data: check });
     const [event] = JSON.parse((await read(`${s.api}/runs/${demo.run_id}/run-events`)).text).data;

@@ -191,7 +191,7 @@ const MATRIX: Row[] = [
   { route: "GET /applies/:apply_id/log", ok: 200, expect: project("runs:read"), prepare: async (w) => ({ path: `/api/v2/applies/${await applyOf(w)}/log` }) },
   { route: "GET /runs/:run_id/run-events", ok: 200, expect: project("runs:read"), prepare: async (w) => ({ path: `/api/v2/runs/${(await startedRun(w, false)).runId}/run-events` }) },
   { route: "GET /runs/:run_id/policy-checks", ok: 200, expect: project("runs:read"), prepare: async (w) => ({ path: `/api/v2/runs/${(await startedRun(w, false)).runId}/policy-checks` }) },
-  // issue 34 (D34): an event id names its run; a policy check's run is named by the host (runs.policyCheckRun).
+  // issue 34 (D36): an event id names its run; a policy check's run is named by the host (runs.policyCheckRun).
   { route: "GET /run-events/:run_event_id", ok: 200, expect: project("runs:read"), prepare: async (w) => ({ path: `/api/v2/run-events/${runEventId((await startedRun(w, false)).runId, "created")}` }) },
   { route: "GET /policy-checks/:policy_check_id", ok: 200, expect: project("runs:read"), prepare: async (w) => ({ path: `/api/v2/policy-checks/polchk-${(await startedRun(w, false)).runId}` }) },
   { route: "GET /runs/:run_id/comments", ok: 200, expect: project("runs:read"), prepare: async (w) => ({ path: `/api/v2/runs/${(await startedRun(w, false)).runId}/comments` }) },

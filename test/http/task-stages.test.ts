@@ -236,7 +236,7 @@ describe.each(STORAGES)("task stages and results over HTTP ($name)", (setup) => 
     expect(overridden.json.data.id).toBe(stageId);
     expect(overridden.json.data.attributes.status).toBe("passed");
     expect(overridden.json.data.attributes.actions).toStrictEqual({ "is-overridable": false });
-    // D34: the override stamps its own time and leaves the stage's first running-at as it was.
+    // D36: the override stamps its own time and leaves the stage's first running-at as it was.
     const stamps = overridden.json.data.attributes["status-timestamps"];
     expect(Object.keys(stamps).sort()).toStrictEqual(["awaiting-override-at", "overridden-at", "passed-at", "running-at"]);
     expect(stamps["running-at"]).toBe(waiting.attributes["status-timestamps"]["running-at"]);

@@ -10,7 +10,7 @@ import { authorizedIn, workspaceResource } from "./run-task-support.js";
  * `GET /runs/:id/policy-checks` (issue 27): the host's policy checks of the run (option
  * `runs.policyChecks`), paged like every list (D7); an empty list when the host gives none, since
  * runplane evaluates no policies itself. `GET /policy-checks/:id` (issue 34) reads one: the host
- * names its run (option `runs.policyCheckRun`, D34), read and authorized like the list.
+ * names its run (option `runs.policyCheckRun`, D36), read and authorized like the list.
  */
 
 /** decision D8: go-tfe's `PolicyCheckIncludeOpt` names (HCP's "available related resources"). */

@@ -12,7 +12,7 @@ import { authorizedIn } from "./run-task-support.js";
  * (src/domain/run-events.ts). Not paged, as go-tfe's `RunEventList` expects; bounded because a run
  * has at most four stages and `COMMENT_LIMITS.perRun` comments. `include=actor,comment` adds the
  * acting users (those in the directory) and the comments. `GET /run-events/:id` reads one: its id
- * names its run (D34), read and authorized like the list, 404 for an id that names no event.
+ * names its run (D36), read and authorized like the list, 404 for an id that names no event.
  */
 
 /** decision D8: go-tfe's `RunEventIncludeOpt` names. */

@@ -71,7 +71,7 @@ export function runReadOperations(): Record<string, OperationDoc> {
     },
     "GET /run-events/:run_event_id": {
       tag,
-      summary: "Show a run event; its id names its run (D34), 404 for an id from before issue 34",
+      summary: "Show a run event; its id names its run (D36), 404 for an id from before issue 34",
       query: [includeParam(Object.keys(RUN_EVENT_INCLUDES))],
       success: { status: 200, body: { resource: "run-events", included: ["users", "comments"] } },
       errors: [400],

@@ -27,7 +27,7 @@ const DETAILS: CheckedRunDetails = {
   plan: { status: "finished", hasChanges: true, resourceAdditions: 1, resourceChanges: 1, resourceDestructions: 1, resourceImports: 0, statusTimestamps: { "finished-at": "2026-01-01T00:00:05.000+00:00" } },
   apply: { status: "pending" },
 };
-/** The simulated host's one policy check of a run (`polchk-<suffix>`): its run is in its id (D34). */
+/** The simulated host's one policy check of a run (`polchk-<suffix>`): its run is in its id (D36). */
 const policyCheck = (suffix: string): CheckedPolicyCheck => ({
   id: `polchk-${suffix}`,
   status: "passed",
@@ -67,7 +67,7 @@ export interface RunRead {
   answer(origin: string, dialect: Dialect, comments: CommentRecord[], body: string): RunReadAnswer;
 }
 
-/** `GET /run-events/:id` and `GET /policy-checks/:id` (issue 34): the id names the run, as in runplane (D34). */
+/** `GET /run-events/:id` and `GET /policy-checks/:id` (issue 34): the id names the run, as in runplane (D36). */
 function byId(path: string): { suffix: string; route: string; id: string } | null {
   const match = /^\/api\/v2\/(run-events|policy-checks)\/([^/]+)$/.exec(path);
   if (!match) return null;
