@@ -3,14 +3,15 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 
-// Issue 24.5: the README's Embedding section is one whole program that a newcomer can copy and run:
-// it creates a dispatcher and its own first organization, team and token, so its run is delivered.
+// The embedding guide's whole program (docs/guides/embedding.md, linked from the README) is one
+// program a newcomer can copy and run: it creates a dispatcher and its own first organization, team
+// and token, so its run is delivered.
 const ROOT = new URL("../../", import.meta.url).pathname;
 const PROGRAM = "examples/embedding/main.ts";
 const children: ReturnType<typeof spawn>[] = [];
 afterAll(() => children.forEach((c) => c.exitCode === null && c.kill("SIGKILL")));
 
-/** Runs the program as the README says (`npx tsx examples/embedding/main.ts`) to its exit. */
+/** Runs the program as the guide says (`npx tsx examples/embedding/main.ts`) to its exit. */
 function runProgram(): Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }> {
   const env = { ...process.env };
   for (const name of ["PORT", "RUNPLANE_KEY"]) delete env[name];
@@ -24,10 +25,12 @@ function runProgram(): Promise<{ code: number | null; signal: NodeJS.Signals | n
   return new Promise((resolve) => child.once("close", (code, signal) => resolve({ code, signal, stdout, stderr })));
 }
 
-describe("the README's embedding program", () => {
-  it("is the README's Embedding block, character for character", () => {
-    const readme = readFileSync(join(ROOT, "README.md"), "utf8");
-    const section = readme.slice(readme.indexOf("\n## Embedding\n"));
+describe("the embedding guide's whole program", () => {
+  it("is the first block of docs/guides/embedding.md's \"The whole program\", character for character", () => {
+    const guide = readFileSync(join(ROOT, "docs/guides/embedding.md"), "utf8");
+    const start = guide.indexOf("\n## The whole program\n");
+    expect(start).toBeGreaterThan(-1);
+    const section = guide.slice(start);
     const block = /^```ts\n([\s\S]*?)^```$/m.exec(section)?.[1];
     expect(block).toBe(readFileSync(join(ROOT, PROGRAM), "utf8"));
   });

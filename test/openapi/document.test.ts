@@ -26,10 +26,10 @@ const make = (options: Partial<RunplaneOptions> = {}) =>
   createRunplane({ storage: createMemoryStorage(), logger: silentLogger, keyring: { keys: [{ id: "k", key: generateKey() }] }, ...options });
 const template = (path: string) => path.replace(/:\w+/g, "{}").replace(/\{\w+\}/g, "{}");
 
-/** `GET /ping`, or `GET`, `PATCH`, `DELETE /tasks/:id`: every method and path of the README's endpoint table. */
+/** `GET /ping`, or `GET`, `PATCH`, `DELETE /tasks/:id`: every method and path of the endpoint table (docs/reference/endpoints.md). */
 function readmeEndpoints(): string[] {
-  const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
-  const section = readme.slice(readme.indexOf("## Endpoints"), readme.indexOf("## Performance"));
+  const doc = readFileSync(new URL("../../docs/reference/endpoints.md", import.meta.url), "utf8");
+  const section = doc.slice(0, doc.indexOf("## OpenAPI description"));
   const out = new Set<string>();
   for (const line of section.split("\n")) {
     const cell = /^\| (`.+?) \|/.exec(line)?.[1] ?? "";
@@ -56,7 +56,7 @@ describe("OpenAPI description (issue 18)", () => {
     await runplane.close();
   });
 
-  it("describes every route the handler serves, and every row of the README's endpoint table", async () => {
+  it("describes every route the handler serves, and every row of the endpoint table in docs/reference/endpoints.md", async () => {
     const runplane = make();
     const doc = runplane.openapi();
     const described = Object.entries(doc.paths).flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${template(path)}`));
