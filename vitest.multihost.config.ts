@@ -1,8 +1,9 @@
 import { defineConfig } from "vitest/config";
 
 /**
- * The multi-host and crash suites: several runplane processes on one PostgreSQL (test/multihost,
- * the cluster and shared demo target examples), crashes, restarts and key rotation across hosts.
+ * The multi-host, crash and fault suites: several runplane processes on one PostgreSQL (test/multihost,
+ * the cluster and shared demo target examples), crashes, restarts, key and ADMIN_TOKEN rotation across
+ * restarts, and every route with its storage away.
  * They take about three minutes of both cores, so they run as `npm run test:multihost`, which CI
  * runs right after `npm test` (which leaves them out to stay within its six minutes).
  */
@@ -13,6 +14,9 @@ export const MULTIHOST = [
   "test/examples/shared-demo-target.test.ts",
   // Keyring rotation across server restarts.
   "test/cli/key-rotation.test.ts",
+  // Fault suites: ADMIN_TOKEN rotation across server restarts, every route with its storage away.
+  "test/cli/admin-token-rotation.test.ts",
+  "test/http/storage-unavailable.test.ts",
 ];
 
 export default defineConfig({
