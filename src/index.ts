@@ -317,7 +317,7 @@ export type { RunDetails, PolicyCheckDetails } from "./schemas/run-details.js";
  */
 export { createResultsPage, type ResultsPageOptions, type ResultsPageSource, type RunTarget } from "./results-page/index.js";
 
-// Pure domain functions (README "Pure functions for your own tests"), so hosts unit-test their own
+// Pure domain functions (docs/reference/programmatic-api.md, "Pure functions for your own tests"), so hosts unit-test their own
 // policy logic against the same rules.
 export { can, impliedPermissions, resolveProjectAccess, type Action, type Decision, type EffectiveAccess } from "./domain/permissions.js";
 export type { AccessLevel, PermissionSet, ProjectAccess, WorkspaceAccess, TeamProjectRecord } from "./schemas/team-projects.js";

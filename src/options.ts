@@ -240,6 +240,6 @@ export function checkOptions(options: unknown): void {
   const option = pathOf(issue.path);
   // Keyring issues describe the key themselves; everything else shows the value given.
   const given = top === "keyring" ? "" : `; got ${describe(valueAt(options, issue.path))}`;
-  const fix = FIXES[top] ?? `see the Options table of the README`;
+  const fix = FIXES[top] ?? `see docs/reference/options.md`;
   throw new RunplaneOptionsError(option, `createRunplane: option \`${option}\` ${issue.message}${given}. Fix: ${fix}.`);
 }

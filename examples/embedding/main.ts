@@ -1,4 +1,4 @@
-// One whole embedding (README "Embedding"): `npx tsx examples/embedding/main.ts` from a clone.
+// One whole embedding (docs/guides/embedding.md): `npx tsx examples/embedding/main.ts` from a clone.
 import { once } from "node:events";
 import http from "node:http";
 import type { AddressInfo } from "node:net";

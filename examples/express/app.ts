@@ -14,7 +14,7 @@ export interface ExpressAppOptions {
 export function createExpressApp(runplane: Pick<Runplane, "handler" | "basePath">, options: ExpressAppOptions = {}): Express {
   const app = express();
   if (options.parseJsonFirst) app.use(express.json({ type: ["application/json", "application/vnd.api+json"], limit: "1mb" }));
-  // The whole mount (README "Express"): requests outside runplane.basePath go on to next().
+  // The whole mount (docs/guides/embedding.md, "Mount it in your framework"): requests outside runplane.basePath go on to next().
   app.use(createExpressMiddleware(runplane));
   app.get("/healthz", (_req, res) => {
     res.type("text/plain").send("ok");

@@ -13,7 +13,7 @@ const REQUEST_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10
 const STAGE_BUCKETS = [1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600];
 
 /**
- * Metric names, as the README lists them. Those measured in seconds end in `_seconds` themselves
+ * Metric names, as docs/reference/metrics.md lists them. Those measured in seconds end in `_seconds` themselves
  * (issue 24): Prometheus conventions ask for the unit in the name, and the OpenTelemetry Prometheus
  * exporter (0.223) adds `_total` to counters but no unit suffix, so it cannot come twice either.
  */

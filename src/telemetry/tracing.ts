@@ -8,7 +8,7 @@ import { trace, type Tracer } from "@opentelemetry/api";
 
 export const tracer = (): Tracer => trace.getTracer("runplane");
 
-/** Span names, as the README lists them. */
+/** Span names, as docs/reference/metrics.md lists them. */
 export const SPAN = {
   request: "runplane.http.request",
   deliveryAttempt: "runplane.delivery.attempt",
