@@ -4,11 +4,11 @@ import { columnList, insertSql } from "../sql/statements.js";
 import type { PgPoolLike } from "./driver.js";
 import { changed, rowsOf, sql, transaction } from "./driver.js";
 import { pageFrom, pageOf, type PagedRow } from "./pages.js";
-import type { PgMigration } from "./schema.js";
+import type { PgMigration } from "./migration.js";
 import { qualified, TEXT } from "./sql.js";
 
 /**
- * Issue 27: comments on runs, and each run's apply id. Runs stored before get `apply-<run id>`:
+ * Comments on runs, and each run's apply id. Runs stored before get `apply-<run id>`:
  * unique because run ids are, and never a generated id (those are `apply-` and 16 base62 characters).
  */
 export const RUN_COMMENTS_MIGRATION: PgMigration = {

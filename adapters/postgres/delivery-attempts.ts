@@ -4,7 +4,7 @@ import { columnList } from "../sql/statements.js";
 import type { PgPoolLike } from "./driver.js";
 import { changed, rowsOf, sql } from "./driver.js";
 import { pageFrom, pageOf, type PagedRow } from "./pages.js";
-import type { PgMigration } from "./schema.js";
+import type { PgMigration } from "./migration.js";
 import { TEXT } from "./sql.js";
 
 /**

@@ -1,6 +1,6 @@
 import type { StatusChange, StatusChangeFeed } from "../../src/storage/notifications.js";
 import type { NotificationHub } from "./notify.js";
-import type { PgMigration } from "./schema.js";
+import type { PgMigration } from "./migration.js";
 
 /**
  * decision D27: every stored status change of a stage or a result sends `NOTIFY runplane_events`

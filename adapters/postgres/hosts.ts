@@ -2,7 +2,7 @@ import type { HostStore } from "../../src/storage/hosts-types.js";
 import { beatSql, fromHostRow, hostListSql, toHostRow, type HostRow } from "../sql/host-rows.js";
 import type { PgPoolLike } from "./driver.js";
 import { changed, rowsOf, sql } from "./driver.js";
-import type { PgMigration } from "./schema.js";
+import type { PgMigration } from "./migration.js";
 import { TEXT } from "./sql.js";
 
 /** Decision D29a: the hosts sharing this schema, their keys and last beat (one row per runplane instance). */

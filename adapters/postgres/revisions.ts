@@ -3,7 +3,7 @@ import { API_TOKEN_DECISION_COLUMNS, DIRECTORY_TABLES, varsScopeOf } from "../sq
 import type { PgPoolLike } from "./driver.js";
 import { sql } from "./driver.js";
 import { createReadGroup } from "./read-group.js";
-import type { PgMigration } from "./schema.js";
+import type { PgMigration } from "./migration.js";
 import { TEXT } from "./sql.js";
 
 /**
@@ -46,7 +46,7 @@ export const REVISIONS_MIGRATION: PgMigration = {
 
 export function createRevisionStore(pool: PgPoolLike, q: string): RevisionStore {
   // Every cacheable GET reads its counters first, so under load this is one round trip per
-  // request; the requests of one event-loop turn share one statement instead (issue 14). Each
+  // request; the requests of one event-loop turn share one statement instead. Each
   // read still starts after its request asked for it, so it sees every write committed before.
   const counter = createReadGroup<{ scope: string; n: number }>(
     pool,

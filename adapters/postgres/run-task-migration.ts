@@ -1,4 +1,4 @@
-import type { PgMigration } from "./schema.js";
+import type { PgMigration } from "./migration.js";
 import { TEXT } from "./sql.js";
 
 /**
@@ -104,7 +104,7 @@ export const RUN_ARTIFACTS_MIGRATION: PgMigration = {
 };
 
 /**
- * Issue 15: a run task's `global-configuration` (JSON text, camel-case keys; existing tasks get the
+ * A run task's `global-configuration` (JSON text, camel-case keys; existing tasks get the
  * disabled default), and the by-task index widened to `(task_id, created_at, id)` so
  * `workspaceTasks.listByTask` reads in order.
  */
@@ -125,7 +125,7 @@ export const RUNS_BY_WORKSPACE_MIGRATION: PgMigration = {
 };
 
 /**
- * Issue 14: cheaper outbox writes. The payload's foreign key cost a lookup per stored payload and
+ * Cheaper outbox writes. The payload's foreign key cost a lookup per stored payload and
  * guarded nothing (outbox rows are never deleted; one statement writes both rows). Outbox pages
  * keep 40 % free, so an update that changes no indexed column (a claim's lease) is written in
  * place as a heap-only tuple, without a new entry in every index. Results likewise: their open

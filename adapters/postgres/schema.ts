@@ -1,4 +1,5 @@
-import { assertKnownVersion, migrationFailed, type SqlMigration } from "../sql/migrations.js";
+import { assertKnownVersion, migrationFailed } from "../sql/migrations.js";
+import type { PgMigration } from "./migration.js";
 import type { PgPoolLike, Queryable } from "./driver.js";
 import { transaction } from "./driver.js";
 import { RUN_COMMENTS_MIGRATION } from "./comments.js";
@@ -9,11 +10,7 @@ import { REVISIONS_MIGRATION } from "./revisions.js";
 import { OUTBOX_HOT_UPDATES_MIGRATION, RUN_ARTIFACTS_MIGRATION, RUN_TASK_GLOBAL_CONFIGURATION_MIGRATION, RUN_TASKS_MIGRATION, RUNS_BY_WORKSPACE_MIGRATION } from "./run-task-migration.js";
 import { TEXT } from "./sql.js";
 
-/**
- * One schema step: DDL (several statements are fine) written against `q`, the quoted schema
- * prefix (`"runplane".`), so every name is qualified and a host's `search_path` never matters.
- */
-export type PgMigration = SqlMigration<(q: string) => string>;
+export type { PgMigration } from "./migration.js";
 
 /**
  * Booleans are `integer` 0/1 and JSON is text, exactly as in SQLite, so both adapters share the

@@ -5,10 +5,10 @@ import { COMMENTS, fromCommentRow, toCommentRow, type CommentRow } from "../sql/
 import { insertSql } from "../sql/statements.js";
 import type { SqliteDatabase, SqliteStatement } from "./driver.js";
 import { deferredTx, immediateTx } from "./driver.js";
-import type { Migration } from "./schema.js";
+import type { Migration } from "./migration.js";
 
 /**
- * Issue 27: comments on runs, and each run's apply id. Runs stored before get `apply-<run id>`:
+ * Comments on runs, and each run's apply id. Runs stored before get `apply-<run id>`:
  * unique because run ids are, and never a generated id (those are `apply-` and 16 base62 characters).
  */
 export const RUN_COMMENTS_MIGRATION: Migration = {

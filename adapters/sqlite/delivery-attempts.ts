@@ -4,7 +4,7 @@ import type { DeliveryAttemptStore } from "../../src/storage/attempts-types.js";
 import { ATTEMPTS, fromAttemptRow, toAttemptRow, upsertAttemptSql, type AttemptRow } from "../sql/attempt-rows.js";
 import type { SqliteDatabase, SqliteStatement } from "./driver.js";
 import { deferredTx, immediateTx } from "./driver.js";
-import type { Migration } from "./schema.js";
+import type { Migration } from "./migration.js";
 
 /**
  * decision D31: delivery attempts, the newest 20 per result, one row per `(result, slot)`. No

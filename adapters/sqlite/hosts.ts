@@ -2,7 +2,7 @@ import type { HostStore } from "../../src/storage/hosts-types.js";
 import { beatSql, fromHostRow, hostListSql, toHostRow, type HostRow } from "../sql/host-rows.js";
 import type { SqliteDatabase } from "./driver.js";
 import { deferredTx, immediateTx } from "./driver.js";
-import type { Migration } from "./schema.js";
+import type { Migration } from "./migration.js";
 
 /** Decision D29a: the hosts using this file, their keys and last beat (one row per runplane instance). */
 export const HOSTS_MIGRATION: Migration = {

@@ -1,7 +1,7 @@
 import type { RevisionStore } from "../../src/storage/revisions.js";
 import { API_TOKEN_DECISION_COLUMNS, DIRECTORY_TABLES, varsScopeOf } from "../sql/revisions.js";
 import type { SqliteDatabase, SqliteStatement } from "./driver.js";
-import type { Migration } from "./schema.js";
+import type { Migration } from "./migration.js";
 
 const bump = (scope: string) => `INSERT INTO revisions (scope, n) VALUES (${scope}, 1) ON CONFLICT (scope) DO UPDATE SET n = n + 1;`;
 const trigger = (name: string, event: string, table: string, body: string) =>

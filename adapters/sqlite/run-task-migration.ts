@@ -1,4 +1,4 @@
-import type { Migration } from "./schema.js";
+import type { Migration } from "./migration.js";
 
 /**
  * The run task tables (decisions D13, D15-D18), appended to `MIGRATIONS` in schema.ts. Kept here so
@@ -161,7 +161,7 @@ export const DELIVERY_DISPATCH_MIGRATION: Migration = {
 };
 
 /**
- * The batched outbox (issue 13): the sealed payload moves to its own table, written once when the
+ * The batched outbox: the sealed payload moves to its own table, written once when the
  * stage starts, so the outbox rows that every claim and settle rewrite stay small (a full-row
  * rewrite with the payload inside cost 3.5-4 WAL pages, without it about 2).
  */
@@ -187,7 +187,7 @@ export const RUN_ARTIFACTS_MIGRATION: Migration = {
 };
 
 /**
- * Issue 15: a run task's `global-configuration` (JSON, camel-case keys; existing tasks get the
+ * A run task's `global-configuration` (JSON, camel-case keys; existing tasks get the
  * disabled default), and the by-task index widened to `(task_id, created_at, id)` so
  * `workspaceTasks.listByTask` walks it in order instead of sorting.
  */

@@ -1,4 +1,5 @@
-import { assertKnownVersion, migrationFailed, type SqlMigration } from "../sql/migrations.js";
+import { assertKnownVersion, migrationFailed } from "../sql/migrations.js";
+import type { Migration } from "./migration.js";
 import type { SqliteDatabase } from "./driver.js";
 import { immediateTx } from "./driver.js";
 import { RUN_COMMENTS_MIGRATION } from "./comments.js";
@@ -7,13 +8,7 @@ import { HOSTS_MIGRATION } from "./hosts.js";
 import { REVISIONS_MIGRATION } from "./revisions.js";
 import { DELIVERY_DISPATCH_MIGRATION, DELIVERY_PAYLOADS_MIGRATION, RUN_ARTIFACTS_MIGRATION, RUN_TASK_GLOBAL_CONFIGURATION_MIGRATION, RUN_TASKS_MIGRATION, RUNS_BY_WORKSPACE_MIGRATION } from "./run-task-migration.js";
 
-/**
- * One schema step. `up` is SQL run with `exec` (several statements are fine) or a function for a
- * data migration. It runs inside BEGIN IMMEDIATE together with the `user_version` bump, so a step
- * is applied completely or not at all. Inside a transaction `PRAGMA foreign_keys` is a no-op: a step
- * that rebuilds a referenced table uses `PRAGMA defer_foreign_keys = ON` instead.
- */
-export type Migration = SqlMigration<string | ((db: SqliteDatabase) => void)>;
+export type { Migration } from "./migration.js";
 
 /**
  * The schema, in order. `PRAGMA user_version` holds how many of these a database has applied.
