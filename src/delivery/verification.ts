@@ -7,7 +7,7 @@
 import { runTaskRequestHeaders, serializeRunTaskRequest, SIGNATURE_HEADERS, verificationRequest, type RunTaskUrls } from "../domain/run-task-request.js";
 import { invalid } from "../errors.js";
 import type { Dialect } from "../schemas/common.js";
-import type { TaskEndpointCheck } from "../services/run-task-config.js";
+import type { TaskEndpointCheck } from "../services/task-endpoint.js";
 import type { EgressPolicy } from "./address-policy.js";
 import type { HttpResponse, HttpTransport } from "./egress.js";
 import { answerWords, failureReason, isRefusal, refusalReason, WORDS_IN_REASON } from "./failure-reason.js";
@@ -23,7 +23,7 @@ export interface TaskEndpointCheckOptions {
 }
 
 /**
- * Issue 15.5: a refused verification names the signature header it sent and the dialect, since an
+ * A refused verification (D15) names the signature header it sent and the dialect, since an
  * integration written for HCP Terraform rejects a request signed in the default dialect's header.
  */
 export function signatureHint(dialect: Dialect): string {
@@ -50,7 +50,7 @@ export function createTaskEndpointCheck(options: TaskEndpointCheckOptions): Task
       throw invalid(pointer, isRefusal(err) ? `The run task URL is not allowed: ${reason}` : `The run task URL could not be reached: ${reason}`);
     }
     if (res.status !== 200) {
-      // Issue 26: what the endpoint said, its key and the signature redacted (D31).
+      // What the endpoint said, its key and the signature redacted (D31).
       const said = answerWords(res, () => [hmacKey ?? "", headers[SIGNATURE_HEADERS[dialect]] ?? ""], WORDS_IN_REASON);
       throw invalid(pointer, `The run task URL responded with ${res.status} to the verification request${said ? `: ${said}` : ""}; it must answer 200. ${signatureHint(dialect)}`);
     }

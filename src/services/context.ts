@@ -2,8 +2,8 @@ import type { Keyring } from "../crypto/keyring.js";
 import type { Logger } from "../logger.js";
 import type { Dialect } from "../schemas/common.js";
 import type { Storage } from "../storage/types.js";
-import type { KeyringControl } from "./keyring-control.js";
-import type { TaskEndpointCheck } from "./run-task-config.js";
+import type { KeyringControl } from "./keyring-reload.js";
+import type { TaskEndpointCheck } from "./task-endpoint.js";
 import type { RunTaskSettings } from "./run-task-settings.js";
 
 /** What every service is built from: injected so tests control time, ids and storage (habit 12). */

@@ -4,33 +4,9 @@ import type { HostHeartbeat } from "./host-heartbeat.js";
 import type { SealedColumn } from "../storage/sealed-values.js";
 import type { Storage } from "../storage/types.js";
 import { countSealedValues, sealedBy, type SealedValueCounts } from "./sealing.js";
+import type { KeyringControl, KeyringReload } from "./keyring-reload.js";
 
-/** What a keyring reload did: the keys held afterwards. */
-export interface KeyringReload {
-  /** False when the keys read are the ones already held. */
-  changed: boolean;
-  keyIds: string[];
-  activeKeyId: string;
-}
-
-/** A runplane's keyring at run time (decision D29); `runplane.keyring`. */
-export interface KeyringControl {
-  readonly activeKeyId: string;
-  readonly keyIds: readonly string[];
-  /**
-   * Holds `options`' keys, or reads the keyring's `source` again, without a restart. Rejects,
-   * keeping the current keys, when they are not a valid keyring, when there is neither, or when
-   * they drop a key that still seals a stored value (re-encrypt first: a key is retired only when
-   * nothing uses it). Concurrent calls without `options` share one read.
-   */
-  reload(options?: KeyringOptions): Promise<KeyringReload>;
-  /**
-   * Before opening `values`: one of them under a key id this keyring does not hold (another host
-   * rotated first, this one missed the change) makes it read its source again, once; a failed
-   * reload is logged and the open then fails as it would have.
-   */
-  holdKeysOf(values: Iterable<string | null | undefined>): Promise<void>;
-}
+export type { KeyringControl, KeyringReload } from "./keyring-reload.js";
 
 const KIND_WORDS: Record<SealedColumn, string> = {
   "vars.value": "variable value",

@@ -20,6 +20,9 @@ import { checkStages, mergeGlobalConfiguration, toTaskView, toWorkspaceTaskView 
 
 export { toTaskView, toWorkspaceTaskView };
 import { parseOrThrow } from "./validate.js";
+import type { TaskEndpoint, TaskEndpointCheck } from "./task-endpoint.js";
+
+export type { TaskEndpoint, TaskEndpointCheck } from "./task-endpoint.js";
 
 const ATTRIBUTES = "/data/attributes";
 const MAX_ATTEMPTS = 8;
@@ -29,21 +32,6 @@ const BUSY = (): ApiError => new ApiError("conflict", { detail: "The resource is
 /** decision D11: the HMAC key is sealed for its row; nothing else ever opens it but delivery. */
 export const hmacKeyBinding = (taskId: string): string => sealedBinding("tasks.hmac_key", taskId);
 
-/** A run task endpoint about to be saved: where and how its requests will be sent. */
-export interface TaskEndpoint {
-  organization: string;
-  url: string;
-  /** The plaintext HMAC key the requests will be signed with, or null. */
-  hmacKey: string | null;
-}
-
-/**
- * Save-time check of a run task endpoint (decision D15), run before a task is created and before
- * its URL or HMAC key changes: the SSRF policy, then the signed verification request, which must be
- * answered 200. Throws a 422 ApiError at `pointer` otherwise. `createRunplane` wires the one built
- * by `src/delivery/verification.ts` through `ServiceContext.taskEndpointCheck`.
- */
-export type TaskEndpointCheck = (endpoint: TaskEndpoint, pointer: string) => Promise<void>;
 
 /** Without a wired check nothing can be verified, so nothing is saved (fail closed). */
 const refuseUnverifiable = (ctx: ServiceContext): TaskEndpointCheck => async () => {
