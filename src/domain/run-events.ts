@@ -69,13 +69,26 @@ export const commentEventId = (runId: string, commentId: string): string => runE
 const statusOf = (key: string): string => key.slice(0, -"-at".length).replaceAll("-", "_");
 const utc = (at: string): string => new Date(at).toISOString();
 
+/** What a status says in a sentence: final ones in the past tense, the others as what goes on. */
+const PHRASES: Record<string, string> = {
+  passed: "passed",
+  failed: "failed",
+  errored: "errored",
+  canceled: "was canceled",
+  unreachable: "was unreachable",
+  running: "is running",
+  pending: "is pending",
+  awaiting_override: "is awaiting override",
+};
+const phraseOf = (status: string): string => PHRASES[status] ?? `is ${status.replaceAll("_", " ")}`;
+
 function stageEvents(runId: string, stage: RunEventStage): RunEvent[] {
   const target: RunEventTarget = { type: "task-stages", id: stage.id };
   const statuses = Object.entries(stage.statusTimestamps).filter(([key]) => key !== OVERRIDDEN_AT);
   const events: RunEvent[] = statuses.map(([key, at]) => ({
     id: runEventId(runId, `stage ${stage.id} ${key}`),
     action: `task_stage_${statusOf(key)}`,
-    description: `The ${stage.stage} task stage is ${statusOf(key).replaceAll("_", " ")}.`,
+    description: `The ${stage.stage} task stage ${phraseOf(statusOf(key))}.`,
     createdAt: utc(at),
     actor: null,
     comment: null,
@@ -94,7 +107,7 @@ function stageEvents(runId: string, stage: RunEventStage): RunEvent[] {
       events.push({
         id: runEventId(runId, `result ${result.id} ${key}`),
         action: `task_result_${status}`,
-        description: `Run task ${result.taskName} ${status.replaceAll("_", " ")}${message}`,
+        description: `Run task ${result.taskName} ${phraseOf(status)}${message}`,
         createdAt: utc(at),
         actor: null,
         comment: null,

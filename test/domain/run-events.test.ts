@@ -110,3 +110,22 @@ describe("run events in time order (D36)", () => {
     ]);
   });
 });
+
+describe("run event descriptions", () => {
+  it("say final statuses in the past tense and the others as what is going on", () => {
+    const at = "2026-01-01T12:00:01.000+00:00";
+    // A result is never awaiting an override: only its stage is.
+    const described = (status: string) =>
+      runEventsOf(run, [stage({ statusTimestamps: { [`${status.replaceAll("_", "-")}-at`]: at }, results: status === "awaiting_override" ? [] : [result("scan", { [`${status.replaceAll("_", "-")}-at`]: at })] })], [])
+        .filter((e) => e.action !== "created")
+        .map((e) => e.description);
+    expect(described("passed")).toEqual(["Run task scan passed.", "The post_plan task stage passed."]);
+    expect(described("failed")).toEqual(["Run task scan failed.", "The post_plan task stage failed."]);
+    expect(described("errored")).toEqual(["Run task scan errored.", "The post_plan task stage errored."]);
+    expect(described("canceled")).toEqual(["Run task scan was canceled.", "The post_plan task stage was canceled."]);
+    expect(described("unreachable")).toEqual(["Run task scan was unreachable.", "The post_plan task stage was unreachable."]);
+    expect(described("running")).toEqual(["The post_plan task stage is running.", "Run task scan is running."]);
+    expect(described("pending")).toEqual(["The post_plan task stage is pending.", "Run task scan is pending."]);
+    expect(described("awaiting_override")).toEqual(["The post_plan task stage is awaiting override."]);
+  });
+});
