@@ -6,7 +6,7 @@ import type { Page, PageRequest } from "../schemas/records.js";
 import type { TaskResultRecord } from "../schemas/run-task-records.js";
 import type { ServiceContext } from "./context.js";
 import type { RunTaskSettings } from "./run-task-settings.js";
-import type { DeliveryAttempt } from "./task-deliveries.js";
+import type { DeliveryAttempt } from "./delivery-request.js";
 import { createKeyedLimiter } from "./keyed-limiter.js";
 
 /**

@@ -11,14 +11,14 @@ import { createRunCreator } from "./run-creation.js";
 import type { RunTaskEmitter } from "./run-task-events.js";
 import type { RunTaskSettings } from "./run-task-settings.js";
 import { createStageTelemetry } from "./stage-telemetry.js";
-import { deliveryBuilder } from "./task-deliveries.js";
+import { deliveryBuilder } from "./delivery-builder.js";
 import type { FreshPayloads } from "./fresh-payloads.js";
 
 /** Compare-and-set retries before giving up under extreme contention. */
 const MAX_ATTEMPTS = 16;
 const NOT_ALLOWED = (): ApiError => conflict("transition not allowed");
 
-export { deliveryPayloadBinding } from "./task-deliveries.js";
+export { deliveryPayloadBinding } from "./delivery-builder.js";
 export type { CreatedRun } from "./run-creation.js";
 
 /**

@@ -1,0 +1,92 @@
+import { runTaskRequestHeaders, SIGNATURE_HEADERS } from "../domain/run-task-request.js";
+import type { TaskDeliveryRecord } from "../schemas/run-task-records.js";
+import type { ClaimedDelivery, ClaimedResult } from "../storage/types.js";
+import type { ServiceContext } from "./context.js";
+import { deliveryPayloadBinding } from "./delivery-builder.js";
+import type { FreshPayloads } from "./fresh-payloads.js";
+import { hmacKeyBinding } from "./run-task-config.js";
+import type { RunTaskSettings } from "./run-task-settings.js";
+
+/**
+ * One claimed row prepared for its attempt. Ready: the sealed payload opened and signed (D14).
+ * Not ready (the payload or the task's key cannot be opened by this process's keyring, or the task
+ * was deleted): the attempt fails without sending and is retried like any other failure, so a
+ * process with an outdated keyring never settles a result another process could deliver.
+ */
+export type DeliveryAttempt = {
+  /** The row as claimed: its `fencingToken` authorizes this attempt's writes. */
+  row: TaskDeliveryRecord;
+  /** The row's result as the claim left it (window open): a 200 advances it from this state. */
+  result: ClaimedResult;
+  /** decision D16: no attempt may start at or after this instant. */
+  deadlineAt: string;
+} & (
+  | {
+      ready: true;
+      request: { url: string; headers: Record<string, string>; body: Uint8Array };
+      /** decision D31: what an answer's excerpt must not show: the access token, the HMAC key, the signature. */
+      secrets: () => string[];
+    }
+  | { ready: false; error: string }
+);
+
+/** Opened HMAC keys kept per sealed string (a rotated key is a new string): bounded, then cleared. */
+const KEY_CACHE_SIZE = 1024;
+const encoder = new TextEncoder();
+
+/** The request's callback access token (D17), read back from the bytes sent; "" when absent. */
+function accessTokenOf(body: Uint8Array): string {
+  try {
+    const token = (JSON.parse(new TextDecoder().decode(body)) as { access_token?: unknown }).access_token;
+    return typeof token === "string" ? token : "";
+  } catch {
+    return "";
+  }
+}
+
+/**
+ * Turns a claimed outbox row into its signed request (D14): the payload opened (or this process's
+ * own fresh text of it), the task's HMAC key opened once per sealed string, the headers signed.
+ */
+export function createRequestBuilder(ctx: ServiceContext, settings: RunTaskSettings, fresh?: FreshPayloads) {
+  const keys = new Map<string, string>();
+
+  /** The task's HMAC key in the clear (D11, D14), opened once per sealed string. */
+  function openKey(taskId: string, sealed: string): string {
+    const known = keys.get(sealed);
+    if (known !== undefined) return known;
+    const key = ctx.keyring.open(sealed, hmacKeyBinding(taskId));
+    if (keys.size >= KEY_CACHE_SIZE) keys.clear();
+    keys.set(sealed, key);
+    return key;
+  }
+
+  /** Builds the signed request (D14) from what the claim read; throws nothing. */
+  function build(claimed: ClaimedDelivery, result: ClaimedResult, deadlineAt: string): DeliveryAttempt {
+    const { row, task } = claimed;
+    const base = { row, result, deadlineAt };
+    const notReady = (error: string): DeliveryAttempt => {
+      ctx.logger.error("run task request cannot be built", { deliveryId: row.id, taskResultId: row.taskResultId, reason: error });
+      return { ...base, ready: false, error };
+    };
+    let body: Uint8Array;
+    let key: string | null;
+    try {
+      body = encoder.encode(fresh?.take(row.id) ?? ctx.keyring.open(row.payload, deliveryPayloadBinding(row.id)));
+    } catch {
+      return notReady("the request payload could not be opened");
+    }
+    if (!task) return notReady("the run task was deleted");
+    try {
+      key = task.hmacKey === null ? null : openKey(row.taskId, task.hmacKey);
+    } catch {
+      return notReady("the run task's HMAC key could not be opened");
+    }
+    const headers = runTaskRequestHeaders({ bytes: body, key, dialect: ctx.dialect, userAgent: settings.userAgent });
+    // Read only when an answer has a body to excerpt: most answers have none.
+    const secrets = () => [accessTokenOf(body), key ?? "", headers[SIGNATURE_HEADERS[ctx.dialect]] ?? ""];
+    return { ...base, ready: true, request: { url: row.url, headers, body }, secrets };
+  }
+
+  return build;
+}

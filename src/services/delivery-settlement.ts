@@ -1,0 +1,91 @@
+import { transitionResult } from "../domain/stage-machine.js";
+import type { DeliveryAttemptRecord } from "../schemas/delivery-attempts.js";
+import type { TaskDeliveryRecord } from "../schemas/run-task-records.js";
+import type { DeliverySettlement, ResultAdvance } from "../storage/types.js";
+import type { ServiceContext } from "./context.js";
+import { attemptRecord, type AttemptObservation } from "./delivery-attempts.js";
+import type { DeliveryAttempt } from "./delivery-request.js";
+import { createSettleQueue } from "./settle-queue.js";
+import type { TaskStageService } from "./task-stages.js";
+
+export interface DeliveryFailure {
+  /** Why the attempt failed, stored as `lastError`: a status or an error code, never a URL or body. */
+  error: string;
+  /** When to try again, from now (the dispatcher's backoff, D15). */
+  delayMs: number;
+  /** decision D31: what the attempt saw, recorded with its settlement. */
+  observed?: AttemptObservation;
+}
+
+const plus = (at: Date, ms: number): string => new Date(at.getTime() + ms).toISOString();
+
+/** decision D15: the 200's `pending -> running`, computed by the stage machine from the claimed state. */
+function advanceOnDelivery(attempt: DeliveryAttempt, now: Date): ResultAdvance | undefined {
+  const t = transitionResult(attempt.result, { type: "deliver-ok" }, now);
+  if (!t.ok || !t.changed) return undefined;
+  const { result } = attempt;
+  const expected = { statuses: [result.status], version: result.version };
+  return { id: attempt.row.taskResultId, expected, status: t.status, statusTimestamps: t.statusTimestamps, version: result.version + 1, updatedAt: now.toISOString() };
+}
+
+/**
+ * How an attempt's end is written (decisions D15, D31): settlements queue up and the ones that end
+ * together are stored as one `settle` batch, each guarded by its row's fencing token.
+ */
+export function createDeliverySettlement(ctx: ServiceContext, stages: Pick<TaskStageService, "emitResult">, settleDelayMs: number) {
+  const queue = createSettleQueue(ctx.storage.taskDeliveries, settleDelayMs);
+  const lease = (row: TaskDeliveryRecord) => ({ id: row.id, fencingToken: row.fencingToken });
+  const push = (entry: DeliverySettlement) => queue.push(entry);
+  const close = async (row: TaskDeliveryRecord, lastError: string | null, deliveredAt: string | null = null, attempt = row.attempt, record?: DeliveryAttemptRecord) =>
+    (await push({ ...lease(row), type: "close", fields: { attempt, closedAt: ctx.now().toISOString(), deliveredAt, lastError }, ...(record ? { record } : {}) })).written;
+  /** decision D31: the record of an attempt that was observed (the dispatcher's attempts are; a host's own calls may not be). */
+  const recordOf = (attempt: DeliveryAttempt, observed: AttemptObservation | undefined) => (observed ? attemptRecord(ctx, attempt, observed) : undefined);
+
+  /**
+   * The integration answered exactly 200 (spec 4.1): one write closes the row as delivered and
+   * moves the result `pending -> running` (`deliver-ok`) unless a callback moved it since the
+   * claim. Resolves whether the row was still held.
+   */
+  async function succeed(attempt: DeliveryAttempt, observed?: AttemptObservation): Promise<boolean> {
+    const now = ctx.now();
+    const at = now.toISOString();
+    const result = advanceOnDelivery(attempt, now);
+    const record = recordOf(attempt, observed);
+    const fields = { attempt: attempt.row.attempt + 1, closedAt: at, deliveredAt: at, lastError: null };
+    const outcome = await push({ ...lease(attempt.row), type: "close", fields, ...(result ? { result } : {}), ...(record ? { record } : {}) });
+    const { row } = attempt;
+    const before = { id: row.taskResultId, stageId: row.stageId, runId: row.runId, stage: row.stage, status: attempt.result.status, updatedAt: attempt.result.updatedAt };
+    // When the advance did not land, the result left `pending` after the claim (only a callback,
+    // a cancel or the deadline move a pending result, and each leaves it running or final), so
+    // `deliver-ok` has nothing left to do: no re-read.
+    if (outcome.result && result) stages.emitResult(before, { ...before, status: result.status, updatedAt: result.updatedAt });
+    return outcome.written;
+  }
+
+  /**
+   * Any other answer or a transport error (D15): the row waits `delayMs` for its next attempt,
+   * or closes when that would not start before the deadline (the sweeper then settles the
+   * result). Resolves `"retry"`, `"closed"`, or `"lost"` when the claim was replaced.
+   */
+  async function fail(attempt: DeliveryAttempt, failure: DeliveryFailure): Promise<"retry" | "closed" | "lost"> {
+    const { row } = attempt;
+    const dueAt = plus(ctx.now(), Math.max(0, failure.delayMs));
+    const record = recordOf(attempt, failure.observed);
+    if (Date.parse(dueAt) >= Date.parse(attempt.deadlineAt)) {
+      return (await close(row, failure.error, null, row.attempt + 1, record)) ? "closed" : "lost";
+    }
+    const fields = { attempt: row.attempt + 1, dueAt, lastError: failure.error };
+    const outcome = await push({ ...lease(row), type: "retry", fields, ...(record ? { record } : {}) });
+    return outcome.written ? "retry" : "lost";
+  }
+
+  return {
+    close,
+    succeed,
+    fail,
+    /** Gives a claimed row back unused (a stopping dispatcher, a lease too short to start on). */
+    release: async (row: TaskDeliveryRecord): Promise<boolean> => (await push({ ...lease(row), type: "release" })).written,
+    /** Resolves once every settlement asked for so far is stored. */
+    flush: (): Promise<void> => queue.drain(),
+  };
+}

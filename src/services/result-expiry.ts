@@ -1,0 +1,51 @@
+import { TIMED_OUT_MESSAGE, transitionResult, type ResultEvent } from "../domain/stage-machine.js";
+import type { TaskResultRecord } from "../schemas/run-task-records.js";
+import type { ServiceContext } from "./context.js";
+import type { TaskStageService } from "./task-stages.js";
+
+/** Compare-and-set retries before giving up under extreme contention. */
+const MAX_ATTEMPTS = 16;
+
+/** The deadline sweep's step on one result (decision D16), and the guarded move it writes with. */
+export function createResultExpiry(ctx: ServiceContext, stages: Pick<TaskStageService, "emitResult">) {
+  const s = ctx.storage;
+
+  /** Applies a result event with compare-and-set retries; resolves the stored row, or null when nothing changed. */
+  async function moveResult(id: string, event: ResultEvent, message?: (r: TaskResultRecord) => string | null, still?: (r: TaskResultRecord, now: Date) => boolean) {
+    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+      const current = await s.taskResults.get(id);
+      const now = ctx.now();
+      if (!current || (still && !still(current, now))) return null;
+      const t = transitionResult(current, event, now);
+      if (!t.ok || !t.changed) return null;
+      const next: TaskResultRecord = {
+        ...current,
+        status: t.status,
+        statusTimestamps: t.statusTimestamps,
+        message: message ? message(current) : current.message,
+        version: current.version + 1,
+        updatedAt: now.toISOString(),
+      };
+      const stored = await s.taskResults.transition(id, { statuses: [current.status], version: current.version }, next);
+      if (stored) {
+        stages.emitResult(current, stored);
+        return stored;
+      }
+    }
+    return null;
+  }
+
+  /**
+   * decision D16: a result past its deadline becomes `errored` (`Task result timed out.`) when it
+   * was delivered or called back, `unreachable` when it never got a 200. Resolves the stored row,
+   * or null when it no longer applies (a callback won or moved the deadline).
+   */
+  return async function expire(result: TaskResultRecord): Promise<TaskResultRecord | null> {
+    const rows = await s.taskDeliveries.listByResult(result.id);
+    const lastError = rows.map((r) => r.lastError).filter((e) => e !== null).at(-1);
+    const message = (r: TaskResultRecord) =>
+      r.status === "running" ? TIMED_OUT_MESSAGE : `Task request was not delivered before the deadline${lastError ? `: ${lastError}` : ""}.`;
+    const due = (r: TaskResultRecord, now: Date) => r.deadlineAt !== null && now.getTime() >= Date.parse(r.deadlineAt);
+    return moveResult(result.id, { type: "deadline" }, message, due);
+  };
+}
