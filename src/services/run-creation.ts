@@ -1,4 +1,4 @@
-import { ApiError, conflict, notFound } from "../errors.js";
+import { ApiError, conflict } from "../errors.js";
 import { CreateRunSchema, type CreateRunInput } from "../schemas/run-task-config.js";
 import type { RunRecord, TaskResultRecord, TaskStageRecord, WorkspaceTaskRecord } from "../schemas/run-task-records.js";
 import { RUN_STAGES, type RunStage } from "../schemas/run-tasks.js";
@@ -18,6 +18,18 @@ export interface CreatedRun {
   /** False when the run already existed: nothing was written (createRun is idempotent per id). */
   created: boolean;
 }
+
+const missingWorkspace = (id: string): string =>
+  `workspace ${id} is not in the directory; create it with runplane.directory.workspaces.create({ id: "${id}", name, organization, projectId }) before its runs`;
+
+/**
+ * Why `startStage(runId, stage)` found no stage to start. Only the host calls it (no route does),
+ * so naming the run and its workspace leaks nothing across organizations (D4).
+ */
+export const missingStage = (runId: string, stage: RunStage, run: RunRecord | null): string =>
+  run
+    ? `run ${runId} has no ${stage} task stage: no enabled run task was attached to workspace ${run.workspaceId} for ${stage} when the run was created (attach one with runplane.runTasks.workspaceTasks.create; a run keeps the stages it was created with)`
+    : `run ${runId} does not exist; create it with runplane.runTasks.createRun before starting its stages`;
 
 /** `runTasks.createRun`: a host's run and the task stages and results it gets (spec 3). */
 export function createRunCreator(ctx: ServiceContext) {
@@ -52,7 +64,8 @@ export function createRunCreator(ctx: ServiceContext) {
   return async function createRun(input: CreateRunInput): Promise<CreatedRun> {
     const req = parseOrThrow(CreateRunSchema, input, "");
     const workspace = await s.workspaces.get(req.workspaceId);
-    if (!workspace) throw notFound();
+    // Only the host calls createRun (no route does), so naming the missing record leaks nothing.
+    if (!workspace) throw new ApiError("not-found", { detail: missingWorkspace(req.workspaceId) });
     const id = req.id ?? ctx.newId("run");
     const before = await existing(id, workspace.id);
     if (before) return before;

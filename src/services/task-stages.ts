@@ -7,7 +7,7 @@ import type { RunStage } from "../schemas/run-tasks.js";
 import { toResultView, toStageView, type TaskResultView, type TaskStageView } from "../schemas/task-stage-views.js";
 import type { GuardedResultWrite } from "../storage/types.js";
 import type { ServiceContext } from "./context.js";
-import { createRunCreator } from "./run-creation.js";
+import { createRunCreator, missingStage } from "./run-creation.js";
 import type { RunTaskEmitter } from "./run-task-events.js";
 import type { RunTaskSettings } from "./run-task-settings.js";
 import { createStageTelemetry } from "./stage-telemetry.js";
@@ -156,7 +156,7 @@ export function createTaskStageService(ctx: ServiceContext, settings: RunTaskSet
     async startStage(runId: string, stage: RunStage): Promise<TaskStageView> {
       const current = await s.taskStages.getByRun(runId, stage);
       const run = await s.runs.get(runId);
-      if (!current || !run) throw notFound();
+      if (!current || !run) throw new ApiError("not-found", { detail: missingStage(runId, stage, run) });
       const now = ctx.now();
       const t = transitionStage(current, { type: "start" }, now);
       if (!t.ok) throw NOT_ALLOWED();
