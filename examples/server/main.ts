@@ -1,7 +1,7 @@
 import { Hono } from "hono";
 import { createDispatcher, createResultsPage, createRunplane, type Runplane } from "../../src/index.js";
 import { demoArtifacts } from "./artifacts.js";
-import { demoApplyLog, demoPlanLog, demoRuns as demoRunDetails } from "./run-details.js";
+import { createDemoRunProviders, demoApplyLog, demoPlanLog } from "./run-details.js";
 import { DEMO, seedDemo } from "./demo.js";
 import { createDemoRuns } from "./demo-runs.js";
 import { preflight } from "./checks.js";
@@ -73,8 +73,9 @@ const build = (allow: string[]): Runplane =>
     // decision D24: the plan JSON and configuration archive the integration downloads; issue 27 and
     // D32: the plan's and the apply's logs, read at their `log-read-url` without a credential.
     artifacts: { ...demoArtifacts, planLog: demoPlanLog, applyLog: demoApplyLog },
-    // issue 27: what only the host knows of a run, for integrations that read it.
-    runs: demoRunDetails,
+    // issue 27: what only the host knows of a run, for integrations that read it; the demo reads
+    // its runs' task stages (`runplane` is set before any request can ask).
+    runs: createDemoRunProviders(async (runId) => (await runplane.runTasks.listStages(runId)).items),
     // decision D33: per-credential limits as HCP Terraform has them (RATE_LIMIT, "off" for none).
     rateLimit: config.rateLimit === false ? false : { requestsPerSecond: config.rateLimit },
   });

@@ -1,15 +1,85 @@
-import type { ArtifactRun, PolicyCheckDetails, RunDetails, RunProviders } from "../../src/index.js";
+import type { ArtifactRun, PolicyCheckDetails, RunDetails, RunProviders, TaskStageView } from "../../src/index.js";
 import { demoPlanJson } from "./artifacts.js";
 
 /**
  * What the reference server, as the host, says of its runs (issue 27): runplane keeps only what
  * run tasks need, so a run's status, its plan's status and resource counts, has-changes, the
  * Terraform version and the policy checks come from here (option `runs`), and the plan's and the
- * apply's logs from `artifacts.planLog` and `artifacts.applyLog` (served at `log-read-url`, D32). A real host answers from its own records; the demo derives everything from
- * the demo plan (`./artifacts.ts`): every demo run is planned, never applied.
+ * apply's logs from `artifacts.planLog` and `artifacts.applyLog` (served at `log-read-url`, D32).
+ * A real host answers from its own records. The demo has no planner of its own, so it reads what
+ * runplane recorded of the run, its creation and its task stages, and words it as HCP Terraform
+ * words a run's states: the plan ran from the run's creation (or its pre_plan stage's end) until
+ * the next stage started; the policy check ran once post_plan passed; a mandatory failure errors
+ * the run. Every time given is one runplane recorded, so none is in the future. Demo runs are never
+ * applied; the demo starts pre_apply without a confirmation.
  */
 
-const at = (run: ArtifactRun, seconds: number): string => new Date(Date.parse(run.createdAt) + seconds * 1000).toISOString();
+type Stages = readonly TaskStageView[];
+
+/** Where a run got to, from its task stages: its status, its timestamps, when its plan and policy check ran. */
+interface Progress {
+  status: string;
+  timestamps: Record<string, string>;
+  plan: { startedAt: string; finishedAt: string | null };
+  /** When the policy check ran (post_plan passed, or the plan finished without one), or null when it did not. */
+  checkedAt: string | null;
+}
+
+const hyphens = (word: string) => word.replaceAll("_", "-");
+const stageAt = (stage: TaskStageView, status: string): string => stage.statusTimestamps[`${hyphens(status)}-at`] ?? stage.updatedAt;
+
+/** One stage's part: a run status, and whether and when the run went past it (null: it stops here). */
+function stageStep(stage: TaskStageView, timestamps: Record<string, string>): { status: string; passedAt: string | null } {
+  const name = hyphens(stage.stage);
+  if (stage.status !== "pending") timestamps[`${name}-running-at`] = stageAt(stage, "running");
+  switch (stage.status) {
+    case "pending":
+      return { status: "", passedAt: null };
+    case "running":
+      return { status: `${stage.stage}_running`, passedAt: null };
+    case "awaiting_override":
+      return { status: `${stage.stage}_awaiting_decision`, passedAt: null };
+    case "passed":
+      timestamps[`${name}-completed-at`] = stageAt(stage, "passed");
+      return { status: `${stage.stage}_completed`, passedAt: stageAt(stage, "passed") };
+    case "canceled":
+      timestamps["canceled-at"] = stageAt(stage, "canceled");
+      return { status: "canceled", passedAt: null };
+    default:
+      // failed, errored, unreachable: a mandatory task blocked the run (an advisory one never fails a stage).
+      timestamps["errored-at"] = stageAt(stage, stage.status);
+      return { status: "errored", passedAt: null };
+  }
+}
+
+export function progressOf(run: ArtifactRun, stages: Stages): Progress {
+  const find = (name: TaskStageView["stage"]) => stages.find((s) => s.stage === name);
+  const timestamps: Record<string, string> = {};
+  const progress = (status: string, plan: Progress["plan"], checkedAt: string | null = null): Progress => ({ status, timestamps, plan, checkedAt });
+  let at = run.createdAt;
+  const prePlan = find("pre_plan");
+  if (prePlan) {
+    const step = stageStep(prePlan, timestamps);
+    if (step.passedAt === null) return progress(step.status || "pending", { startedAt: at, finishedAt: null });
+    at = step.passedAt;
+  }
+  timestamps["plan-queued-at"] = timestamps["planning-at"] = at;
+  const postPlan = find("post_plan");
+  // The host starts post_plan once its plan finished: until then the run is planning.
+  if (postPlan?.status === "pending") return progress("planning", { startedAt: at, finishedAt: null });
+  const plan = { startedAt: at, finishedAt: postPlan ? stageAt(postPlan, "running") : at };
+  timestamps["planned-at"] = plan.finishedAt;
+  let checkedAt = plan.finishedAt;
+  if (postPlan) {
+    const step = stageStep(postPlan, timestamps);
+    if (step.passedAt === null) return progress(step.status, plan);
+    checkedAt = step.passedAt;
+  }
+  timestamps["policy-checked-at"] = checkedAt;
+  const preApply = find("pre_apply");
+  const step = preApply ? stageStep(preApply, timestamps) : { status: "" };
+  return progress(step.status || "policy_checked", plan, checkedAt);
+}
 
 /** The demo plan's resource changes by action. */
 function counts(run: ArtifactRun) {
@@ -18,30 +88,41 @@ function counts(run: ArtifactRun) {
   return { resourceAdditions: count("create"), resourceChanges: count("update"), resourceDestructions: count("delete"), resourceImports: 0 };
 }
 
-export function demoRunDetails(run: ArtifactRun): RunDetails {
-  const plan = counts(run);
-  const hasChanges = plan.resourceAdditions + plan.resourceChanges + plan.resourceDestructions > 0;
+export function demoRunDetails(run: ArtifactRun, stages: Stages): RunDetails {
+  const { status, timestamps, plan } = progressOf(run, stages);
+  const planned = plan.finishedAt !== null;
+  const resources = planned ? counts(run) : { resourceAdditions: 0, resourceChanges: 0, resourceDestructions: 0, resourceImports: 0 };
+  const hasChanges = resources.resourceAdditions + resources.resourceChanges + resources.resourceDestructions > 0;
   return {
-    status: "planned",
-    statusTimestamps: { "plan-queued-at": at(run, 1), "planning-at": at(run, 2), "planned-at": at(run, 5) },
+    status,
+    statusTimestamps: timestamps,
     hasChanges,
     isDestroy: false,
     autoApply: false,
     source: "tfe-api",
     terraformVersion: "1.9.8",
-    plan: { status: "finished", hasChanges, ...plan, statusTimestamps: { "queued-at": at(run, 1), "started-at": at(run, 2), "finished-at": at(run, 5) } },
-    apply: { status: "pending" },
+    plan: {
+      status: planned ? "finished" : "running",
+      hasChanges,
+      ...resources,
+      statusTimestamps: { "queued-at": plan.startedAt, "started-at": plan.startedAt, ...(plan.finishedAt !== null ? { "finished-at": plan.finishedAt } : {}) },
+    },
+    // A run that stopped never applies (HCP Terraform then says the apply is unreachable).
+    apply: { status: status === "errored" || status === "canceled" ? "unreachable" : "pending" },
   };
 }
 
-export function demoPolicyChecks(run: ArtifactRun): PolicyCheckDetails[] {
+/** The demo's one policy check, which passes, once the run got past post_plan; none before or otherwise. */
+export function demoPolicyChecks(run: ArtifactRun, stages: Stages): PolicyCheckDetails[] {
+  const { checkedAt } = progressOf(run, stages);
+  if (checkedAt === null) return [];
   return [
     {
       id: `polchk-${run.id.replace(/^run-/, "")}`.slice(0, 200),
       status: "passed",
       scope: "organization",
-      statusTimestamps: { "queued-at": at(run, 5), "passed-at": at(run, 6) },
-      result: { result: true, passed: 1, totalFailed: 0, hardFailed: 0, softFailed: 0, advisoryFailed: 0, duration: 40 },
+      statusTimestamps: { "queued-at": checkedAt, "passed-at": checkedAt },
+      result: { result: true, passed: 1, totalFailed: 0, hardFailed: 0, softFailed: 0, advisoryFailed: 0, duration: 0 },
       isOverridable: false,
       canOverride: false,
     },
@@ -90,4 +171,11 @@ export function demoPolicyCheckRun(policyCheckId: string): string | null {
   return policyCheckId.startsWith("polchk-") && policyCheckId.length > "polchk-".length ? `run-${policyCheckId.slice("polchk-".length)}` : null;
 }
 
-export const demoRuns: RunProviders = { details: demoRunDetails, policyChecks: demoPolicyChecks, policyCheckRun: demoPolicyCheckRun };
+/** The demo's run providers; `stagesOf` reads a run's task stages from the runplane that serves them. */
+export function createDemoRunProviders(stagesOf: (runId: string) => Promise<Stages>): RunProviders {
+  return {
+    details: async (run) => demoRunDetails(run, await stagesOf(run.id)),
+    policyChecks: async (run) => demoPolicyChecks(run, await stagesOf(run.id)),
+    policyCheckRun: demoPolicyCheckRun,
+  };
+}

@@ -108,8 +108,22 @@ describe("reference server (npm start)", () => {
       return { status: answer.status, text };
     };
     const run = JSON.parse((await read(`${s.api}/runs/${demo.run_id}/?include=plan`)).text);
-    expect(run.data.attributes).toMatchObject({ status: "planned", "has-changes": true, "terraform-version": "1.9.8" });
+    // Both demo stages passed: the run's status and times follow what runplane recorded, none in the future.
+    expect(run.data.attributes).toMatchObject({ status: "pre_apply_completed", "has-changes": true, "terraform-version": "1.9.8" });
     expect(run.included[0].attributes).toMatchObject({ status: "finished", "resource-additions": 1, "resource-destructions": 0 });
+    const [postPlan] = JSON.parse((await read(`${s.api}/runs/${demo.run_id}/task-stages`)).text).data;
+    const plannedAt = Date.parse(run.data.attributes["status-timestamps"]["planned-at"]);
+    expect(plannedAt).toBeLessThanOrEqual(Date.parse(postPlan.attributes["status-timestamps"]["running-at"]));
+    expect(Date.parse(run.included[0].attributes["status-timestamps"]["finished-at"])).toBe(plannedAt);
+    // A mandatory post_plan failure errors the run, as a polling client must see, and no policy check ran.
+    const failing = (await (
+      await fetch(`${s.api.replace(/\/api\/v2$/, "")}/demo/runs`, { method: "POST", headers: jsonapi(admin), body: JSON.stringify({ message: "please fail" }) })
+    ).json()) as { run_id: string; stages: Record<string, string> };
+    expect(failing.stages.post_plan).toBe("failed");
+    const failed = JSON.parse((await read(`${s.api}/runs/${failing.run_id}?include=plan`)).text);
+    expect(failed.data.attributes.status).toBe("errored");
+    expect(failed.included[0].attributes.status).toBe("finished");
+    expect(JSON.parse((await read(`${s.api}/runs/${failing.run_id}/policy-checks`)).text).data).toEqual([]);
     expect(JSON.parse((await read(`${s.api}/runs/${demo.run_id}/policy-checks`)).text).data[0].attributes.status).toBe("passed");
     // D36: a policy check (the demo names its run) and a run event read by id, as their lists write them.
     const [check] = JSON.parse((await read(`${s.api}/runs/${demo.run_id}/policy-checks`)).text).data;
