@@ -24,8 +24,6 @@ const PREFIX = "rplog1";
 /** Longer than any capability this module writes (run ids are bounded): refused before any work. */
 export const MAX_CAPABILITY_LENGTH = 512;
 const SHAPE = /^rplog1\.([A-Za-z0-9_-]{1,400})\.([A-Za-z0-9_-]{43})$/;
-/** A capability wherever it appears in text: what logs and excerpts redact (D32). */
-export const CAPABILITY_PATTERN = /rplog1\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+/g;
 
 const mac = (key: Uint8Array, signed: string): Buffer => createHmac("sha256", key).update(signed, "utf8").digest();
 
@@ -59,5 +57,20 @@ export function verifyLogCapability(capability: string, keys: readonly Uint8Arra
   return { ok: true, claims };
 }
 
-/** `text` with every capability in it replaced by `[redacted]`: for log lines and stored excerpts. */
-export const redactLogCapabilities = (text: string): string => text.replace(CAPABILITY_PATTERN, "[redacted]");
+/**
+ * A run of URL-ish characters, percent escapes and `\\uXXXX` escapes: how a capability travels in
+ * a path, a query or a JSON string, however an echo escapes it.
+ */
+const URLISH_RUN = /(?:[A-Za-z0-9._~-]|%[0-9A-Fa-f]{2}|\\u[0-9A-Fa-f]{4})+/g;
+const ESCAPE = /%([0-9A-Fa-f]{2})|\\u([0-9A-Fa-f]{4})/g;
+const unescaped = (run: string): string => run.replace(ESCAPE, (_, pct?: string, u?: string) => String.fromCharCode(parseInt(pct ?? u!, 16)));
+const HOLDS_CAPABILITY = /rplog1\./i;
+
+/**
+ * `text` with every capability in it replaced by `[redacted]`: for log lines and stored excerpts.
+ * Found in each run of URL-ish characters once its escapes are decoded, so `rplog1%2E...` or a
+ * `\\u002e` echo is caught as well as the exact spelling (the route refuses encoded ones, but a
+ * reader of the log could decode them by hand).
+ */
+export const redactLogCapabilities = (text: string): string =>
+  text.replace(URLISH_RUN, (run) => (HOLDS_CAPABILITY.test(run.includes("%") || run.includes("\\") ? unescaped(run) : run) ? "[redacted]" : run));

@@ -42,4 +42,21 @@ describe("log capability", () => {
     const excerpt = responseExcerpt({ body: JSON.stringify({ read: url }), contentType: "application/json", truncated: false, secrets: [] });
     expect(excerpt.text).toBe('{"read":"https://runplane.example/api/v2/logs/[redacted]"}');
   });
+
+  it("is redacted however an echo percent- or \\u-escapes it, and only the token that holds it", () => {
+    const capability = signLogCapability(claims, KEY);
+    const [prefix, payload, mac] = capability.split(".") as [string, string, string];
+    const spellings = [
+      `${prefix}%2E${payload}%2e${mac}`,
+      `%72${prefix.slice(1)}.${payload}.${mac}`,
+      [...capability].map((c) => `%${c.charCodeAt(0).toString(16).padStart(2, "0")}`).join(""),
+      `${prefix}\\u002e${payload}\\u002E${mac}`,
+    ];
+    for (const spelling of spellings) {
+      const text = `dots=${spelling}&next=kept words`;
+      expect(redactLogCapabilities(text), spelling).toBe("dots=[redacted]&next=kept words");
+      const excerpt = responseExcerpt({ body: text, contentType: "text/plain", truncated: false, secrets: [] });
+      expect(excerpt.text, spelling).not.toContain(mac.slice(0, 12));
+    }
+  });
 });

@@ -87,6 +87,9 @@ describe.each(STORAGES)("log-read-url capabilities, D32 ($name)", (setup) => {
       "later expiry": altered(claims.replace(/\n(\d+)\n/, (_, s: string) => `\n${Number(s) + 86_400}\n`)),
       "another run's mac": `${prefix}.${payload}.${capabilityOf(other.plan).split(".")[2]}`,
       "too long": `${prefix}.${"A".repeat(600)}.${mac}`,
+      // Only the exact spelling is a capability: an encoded one would escape every redaction.
+      "dots percent-encoded": `${prefix}%2E${payload}%2E${mac}`,
+      "a letter percent-encoded": `%72${prefix.slice(1)}.${payload}.${mac}`,
     };
     for (const [what, capability] of Object.entries(refused)) {
       const res = await fetchLog(a, withCapability(mine.plan, capability), "limit=10&offset=0");
@@ -164,10 +167,15 @@ describe("log-read-url across hosts and key rotation (D32)", () => {
       artifacts: { planLog: () => Promise.reject(new Error("the host's log store is down")) },
     });
     const url = await planUrlOf(host([k1]));
-    const res = await fetchLog({ runplane: failing }, url, "limit=10&offset=0");
-    expect(res.status).toBe(500);
-    expect(lines.some((l) => l.includes("request failed") && l.includes("/api/v2/logs/[redacted]"))).toBe(true);
     const capability = capabilityOf(url);
-    for (const line of lines) expect(line).not.toContain(capability.split(".")[2]);
+    const [prefix, payload, mac] = capability.split(".") as [string, string, string];
+    // The exact spelling, and the encoded ones an attacker sends to see what the log keeps.
+    for (const spelling of [capability, `${prefix}%2E${payload}%2E${mac}`, `%72${prefix.slice(1)}.${payload}.${mac}`]) {
+      const res = await fetchLog({ runplane: failing }, withCapability(url, spelling), "limit=10&offset=0");
+      expect([404, 500]).toContain(res.status);
+    }
+    expect(lines.some((l) => l.includes("request failed") && l.includes("/api/v2/logs/[redacted]"))).toBe(true);
+    for (const line of lines) expect(line).not.toContain(mac);
+    for (const line of lines) expect(line).not.toContain(payload);
   });
 });

@@ -123,7 +123,10 @@ const logCapabilityRoute: Route = {
   query: LOG_QUERY,
   async handle(ctx) {
     const range = byteRange(ctx);
-    const granted = ctx.app.services.logs.verify(ctx.params.capability!);
+    const capability = ctx.params.capability!;
+    // Only the exact spelling: a percent-encoded one would pass through logs and excerpts unnoticed.
+    if (!ctx.url.pathname.replace(/\/+$/, "").endsWith(`/${capability}`)) throw notFound();
+    const granted = ctx.app.services.logs.verify(capability);
     const run = granted ? await ctx.app.services.runTasks.getRun(granted.runId) : null;
     if (!granted || !run) throw notFound();
     return { response: await serveArtifact(ctx, run, LOGS[granted.kind], range) };
