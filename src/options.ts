@@ -44,7 +44,7 @@ const FIXES: Record<string, string> = {
   attempts: 'pass { retention: "30d" } (milliseconds or strings such as "12h", "7d"), or leave it out to keep attempts 30 days',
   health: 'pass { window: "5m", failureShare: 0.5, minAttempts: 5, retryingFor: "5m" } (any of them), or leave it out for these defaults',
   host: 'pass { name: "web-1", intervalMs: 15000 } (either), false for a process that never seals a value, or leave it out',
-  rateLimit: "pass { requestsPerSecond: 30 } (HCP Terraform's figure; also burst, callbacksPerSecond, callbackBurst, maxKeys), false, or leave it out for no limit",
+  rateLimit: "pass { requestsPerSecond: 30 } (HCP Terraform's figure; also burst, unverifiedPerSecond, callbacksPerSecond, callbackBurst, maxKeys), false, or leave it out for no limit",
 };
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null;
@@ -134,6 +134,7 @@ const positive = z.custom((v) => typeof v === "number" && Number.isFinite(v) && 
 const RateLimitSchema = z.strictObject({
   requestsPerSecond: positive,
   burst: z.custom((v) => Number.isSafeInteger(v) && (v as number) >= 1, { error: "must be an integer of at least 1" }).optional(),
+  unverifiedPerSecond: positive,
   callbacksPerSecond: positive,
   callbackBurst: z.custom((v) => Number.isSafeInteger(v) && (v as number) >= 1, { error: "must be an integer of at least 1" }).optional(),
   maxKeys: z.custom((v) => Number.isSafeInteger(v) && (v as number) >= 1, { error: "must be an integer of at least 1" }).optional(),
@@ -141,7 +142,7 @@ const RateLimitSchema = z.strictObject({
 
 function checkRateLimit(value: unknown, ctx: z.RefinementCtx): void {
   if (value === false || value === undefined) return;
-  if (!isRecord(value)) return void ctx.addIssue({ code: "custom", message: "must be false or { requestsPerSecond?, burst?, callbacksPerSecond?, callbackBurst?, maxKeys? }" });
+  if (!isRecord(value)) return void ctx.addIssue({ code: "custom", message: "must be false or { requestsPerSecond?, burst?, unverifiedPerSecond?, callbacksPerSecond?, callbackBurst?, maxKeys? }" });
   const result = RateLimitSchema.safeParse(value);
   for (const issue of result.success ? [] : result.error.issues) {
     const message = issue.code === "unrecognized_keys" ? `has no option ${issue.keys.join(", ")} (it has ${Object.keys(RateLimitSchema.shape).join(", ")})` : issue.message;

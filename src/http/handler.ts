@@ -6,13 +6,14 @@ import { DIRECTORY_SCOPE, type RevisionStore } from "../storage/revisions.js";
 import { isStorageUnavailableError } from "../storage/unavailable.js";
 import { BodyAbortedError, readJsonBody } from "./body.js";
 import { errorDocument, MEDIA_TYPE, type JsonApiDocument } from "./jsonapi.js";
+import { linkUrl } from "./links.js";
 import { parseQuery } from "./query.js";
 import { ROUTE_PERMISSIONS } from "./route-permissions.js";
 import type { ReadCache } from "./read-cache.js";
 import type { AccessCache } from "./access-cache.js";
 import type { AuthorizationTarget } from "../services/authorizer.js";
 import { createRequestTelemetry, type RequestLabels } from "./request-telemetry.js";
-import type { RateLimit } from "./rate-limit.js";
+import type { Admission, RateLimit } from "./rate-limit.js";
 import { createRouter } from "./router.js";
 import { routeKey, type HttpApp, type Route, type RouteContext, type RouteResult } from "./types.js";
 import type { RouteAction } from "./route-permissions.js";
@@ -123,7 +124,9 @@ export function createHandler(app: HttpApp, routes: readonly Route[], authentica
     observe(request, async (req, labels) => {
       const quota: Quota = {};
       const response = await serve(req, labels, quota);
-      return quota.headers ? withHeaders(response, quota.headers) : response;
+      if (!quota.admission) return response;
+      quota.admission.answered(response.status);
+      return withHeaders(response, quota.admission.headers);
     });
 
   async function serve(request: Request, labels: RequestLabels, quota: Quota): Promise<Response> {
@@ -148,7 +151,7 @@ export function createHandler(app: HttpApp, routes: readonly Route[], authentica
       labels.route = `${route.method} ${route.path}`;
       const action = ROUTE_PERMISSIONS[routeKey(route)]!;
       // decision D33: counted before anything is read, a cached answer included.
-      if (rateLimit) quota.headers = rateLimit.admit(request, route, params, url);
+      if (rateLimit) quota.admission = rateLimit.admit(request, route, params, url);
 
       const slot = method === "GET" ? await cacheSlot(route, params, request, url) : null;
       const cached = slot ? caching!.cache.get(slot.key, slot.stamp) : undefined;
@@ -171,7 +174,7 @@ export function createHandler(app: HttpApp, routes: readonly Route[], authentica
       const body = route.deferBody ? undefined : await readBody();
       const ctx: RouteContext = {
         request,
-        url,
+        url: linkUrl(app, route, params, url),
         params,
         query,
         principal: principal as Principal,
@@ -219,9 +222,9 @@ export function createHandler(app: HttpApp, routes: readonly Route[], authentica
   }
 }
 
-/** decision D33: the rate-limit headers a request's answer carries, once it is counted. */
+/** decision D33: a request once counted: the rate-limit headers its answer carries, and what its answer proves. */
 interface Quota {
-  headers?: Record<string, string>;
+  admission?: Admission;
 }
 
 function withHeaders(response: Response, headers: Record<string, string>): Response {

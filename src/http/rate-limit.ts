@@ -1,5 +1,5 @@
 import { sha256Hex } from "../crypto/random.js";
-import type { BucketAnswer } from "../domain/token-bucket.js";
+import { peekToken, takeToken, type Bucket, type BucketAnswer } from "../domain/token-bucket.js";
 import { tooManyRequests } from "../errors.js";
 import { bearerToken } from "../services/principals.js";
 import { createKeyedLimiter } from "../services/keyed-limiter.js";
@@ -7,19 +7,26 @@ import type { Route } from "./types.js";
 
 /**
  * decision D33 (docs/decisions/D33-rate-limits.md): requests limited as HCP Terraform limits them.
- * Each credential (the digest of its bearer token, never the token) has its own token bucket; a
- * request without one counts against its URL path, so a log URL's capability is its own credential.
- * A task result callback counts against its result instead, so one noisy integration slows only
- * itself. Every answer of a limited route carries `X-RateLimit-Limit`, `-Remaining` and `-Reset`;
- * a refusal is 429 with them and `Retry-After`. `GET /ping` is never refused (a liveness probe must
- * not fail because of someone else's flood) but tells the caller where its credential stands:
- * go-tfe builds its client-side limiter from that answer.
+ * Each credential (the digest of its bearer token, never the token) has its own token bucket. A
+ * token that has authenticated once has its bucket among the verified ones, which no other kind of
+ * request can push out; any other request (a token not yet verified, or none: then its URL path is
+ * its key) takes from its own bucket and from one bucket shared by all of them, so a flood of
+ * invented tokens or paths is limited as a whole. A task result callback counts against its result
+ * instead, so one noisy integration slows only itself. Every answer of a limited route carries
+ * `X-RateLimit-Limit`, `-Remaining` and `-Reset`; a refusal is 429 with them and `Retry-After`.
+ * `GET /ping` is never refused (a liveness probe must not fail because of someone else's flood) but
+ * tells the caller where its credential stands: go-tfe builds its client-side limiter from that answer.
  */
 export interface RateLimitOptions {
   /** Requests per second per credential. Default 30, HCP Terraform's documented figure. */
   requestsPerSecond?: number;
   /** Requests a credential may send at once. Default: `requestsPerSecond` (at least 1). */
   burst?: number;
+  /**
+   * Requests per second shared by every request whose token has not authenticated yet, or that has
+   * none, and as many at once. Default: 10 x `requestsPerSecond`.
+   */
+  unverifiedPerSecond?: number;
   /** Callbacks per second per task result. Default 1. */
   callbacksPerSecond?: number;
   /** Callbacks one task result may send at once. Default 10. */
@@ -28,7 +35,7 @@ export interface RateLimitOptions {
   maxKeys?: number;
 }
 
-export const RATE_LIMIT_DEFAULTS = { requestsPerSecond: 30, callbacksPerSecond: 1, callbackBurst: 10, maxKeys: 10_000 } as const;
+export const RATE_LIMIT_DEFAULTS = { requestsPerSecond: 30, unverifiedShare: 10, callbacksPerSecond: 1, callbackBurst: 10, maxKeys: 10_000 } as const;
 
 const CALLBACK_PATH = "/task-results/:task_result_id/callback";
 const PING_PATH = "/ping";
@@ -46,45 +53,101 @@ const headersOf = (limit: number, answer: BucketAnswer): Record<string, string> 
   "x-ratelimit-reset": resetSeconds(answer.waitMs),
 });
 
+/** A request counted: the headers its answer carries, and what to call with the answer's status. */
+export interface Admission {
+  headers: Record<string, string>;
+  /** An authenticated answer verifies the request's token; a 401 takes a verified token back. */
+  answered(status: number): void;
+}
+
 export interface RateLimit {
-  /** Counts the request: resolves the headers its answer carries, or throws the 429 ApiError. */
-  admit(request: Request, route: Route, params: Record<string, string>, url: URL): Record<string, string>;
-  /** Buckets held, over both limiters (at most 2 x `maxKeys`). */
+  /** Counts the request: resolves its admission, or throws the 429 ApiError. */
+  admit(request: Request, route: Route, params: Record<string, string>, url: URL): Admission;
+  /** Keyed buckets held, over the three limiters (at most 3 x `maxKeys`; the shared bucket is one more). */
   readonly size: number;
 }
 
 /** A key of at most 64 characters however long the URL an outsider sent: memory is keys x this. */
 const shortKey = (text: string): string => (text.length <= 64 ? text : sha256Hex(text));
 
+/** What two buckets allow together: a request needs a token of each. */
+const both = (own: BucketAnswer, shared: BucketAnswer): BucketAnswer => ({
+  ok: own.ok && shared.ok,
+  bucket: own.bucket,
+  remaining: Math.min(own.remaining, shared.remaining),
+  waitMs: Math.max(own.waitMs, shared.waitMs),
+});
+
+/**
+ * Whether an answer proves the request's bearer token (true), disproves it (false) or says nothing
+ * (null). A public route ignores the token and the callback checks another kind, so neither proves
+ * anything. A principal route authenticates before anything else can fail (D4, D30), so any answer
+ * but 401 below 500 proves it; a custom route checks its query, maybe its body, before it
+ * authenticates, so there only a success does.
+ */
+function proof(route: Route, status: number): boolean | null {
+  if (route.auth === "none" || route.path === CALLBACK_PATH) return null;
+  if (status === 401) return false;
+  return status < (route.auth === "principal" ? 500 : 400) ? true : null;
+}
+
+const IGNORE = (): void => undefined;
+
 export function createRateLimit(options: RateLimitOptions, now: () => number): RateLimit {
   const perSecond = options.requestsPerSecond ?? RATE_LIMIT_DEFAULTS.requestsPerSecond;
   const maxKeys = options.maxKeys ?? RATE_LIMIT_DEFAULTS.maxKeys;
   // A bucket must hold a whole token: 0.5 a second still lets one request through every 2 s.
-  const credentials = createKeyedLimiter({ perSecond, burst: options.burst ?? Math.max(1, Math.ceil(perSecond)), maxKeys, now });
+  const limit = { perSecond, burst: options.burst ?? Math.max(1, Math.ceil(perSecond)), maxKeys, now };
+  const verified = createKeyedLimiter(limit);
+  const unverified = createKeyedLimiter(limit);
+  const sharedRate = options.unverifiedPerSecond ?? RATE_LIMIT_DEFAULTS.unverifiedShare * perSecond;
+  const sharedLimit = { perSecond: sharedRate, burst: Math.max(1, Math.ceil(sharedRate)) };
+  let shared: Bucket | undefined;
   const callbackRate = options.callbacksPerSecond ?? RATE_LIMIT_DEFAULTS.callbacksPerSecond;
   const callbackBurst = options.callbackBurst ?? RATE_LIMIT_DEFAULTS.callbackBurst;
   const callbacks = createKeyedLimiter({ perSecond: callbackRate, burst: callbackBurst, maxKeys, now });
 
-  const credentialKey = (request: Request, url: URL): string => {
-    const token = bearerToken(request);
-    return token === null ? `path ${shortKey(url.pathname)}` : `token ${sha256Hex(token)}`;
-  };
-
-  const decide = (answer: BucketAnswer, limit: number): Record<string, string> => {
-    const headers = headersOf(limit, answer);
+  const decide = (answer: BucketAnswer, figure: number): Record<string, string> => {
+    const headers = headersOf(figure, answer);
     if (!answer.ok) throw tooManyRequests(DETAIL, answer.waitMs, headers);
     return headers;
   };
 
+  /** Both buckets or neither: a key refused on its own takes nothing from the shared one, and the reverse. */
+  const takeUnverified = (key: string): BucketAnswer => {
+    const pool = takeToken(shared, now(), sharedLimit);
+    if (!pool.ok) return both(unverified.peek(key), pool);
+    const own = unverified.take(key);
+    if (own.ok) shared = pool.bucket;
+    return both(own, pool);
+  };
+
+  /** Moves a token's bucket, as it stands, between the limiters when an answer proves or disproves it. */
+  const settle = (route: Route, key: string, status: number): void => {
+    const proved = proof(route, status);
+    if (proved === true && !verified.has(key)) verified.insert(key, unverified.remove(key));
+    if (proved === false && verified.has(key)) unverified.insert(key, verified.remove(key));
+  };
+
+  const admitCredential = (request: Request, route: Route, url: URL): Admission => {
+    const token = bearerToken(request);
+    const key = token === null ? `path ${shortKey(url.pathname)}` : `token ${sha256Hex(token)}`;
+    const answered = token === null ? IGNORE : (status: number) => settle(route, key, status);
+    if (verified.has(key)) {
+      if (route.path === PING_PATH) return { headers: headersOf(perSecond, verified.peek(key)), answered: IGNORE };
+      return { headers: decide(verified.take(key), perSecond), answered };
+    }
+    if (route.path === PING_PATH) return { headers: headersOf(perSecond, both(unverified.peek(key), peekToken(shared, now(), sharedLimit))), answered: IGNORE };
+    return { headers: decide(takeUnverified(key), perSecond), answered };
+  };
+
   return {
     admit(request, route, params, url) {
-      if (route.path === CALLBACK_PATH) return decide(callbacks.take(shortKey(params.task_result_id!)), callbackRate);
-      const key = credentialKey(request, url);
-      if (route.path === PING_PATH) return headersOf(perSecond, credentials.peek(key));
-      return decide(credentials.take(key), perSecond);
+      if (route.path === CALLBACK_PATH) return { headers: decide(callbacks.take(shortKey(params.task_result_id!)), callbackRate), answered: IGNORE };
+      return admitCredential(request, route, url);
     },
     get size() {
-      return credentials.size + callbacks.size;
+      return verified.size + unverified.size + callbacks.size;
     },
   };
 }

@@ -1,4 +1,4 @@
-import { peekToken, takeToken, type Bucket, type BucketAnswer, type BucketLimit } from "../domain/token-bucket.js";
+import { peekToken, refill, takeToken, type Bucket, type BucketAnswer, type BucketLimit } from "../domain/token-bucket.js";
 
 /**
  * decision D33: token buckets by key (a credential digest, a result id) in one bounded Map. Every
@@ -18,6 +18,12 @@ export interface KeyedLimiter {
   take(key: string): BucketAnswer;
   /** What `take` would answer, taking nothing. */
   peek(key: string): BucketAnswer;
+  /** Whether `key` has a bucket here (its Map doubles as a bounded set of keys). */
+  has(key: string): boolean;
+  /** Takes `key`'s bucket out (undefined when there is none): to hand it to another limiter. */
+  remove(key: string): Bucket | undefined;
+  /** Gives `key` a bucket as the most recently used: the one handed over, or a full one. */
+  insert(key: string, bucket: Bucket | undefined): void;
   /** Buckets held (at most `maxKeys`). */
   readonly size: number;
 }
@@ -39,6 +45,13 @@ export function createKeyedLimiter(options: KeyedLimiterOptions): KeyedLimiter {
       return answer;
     },
     peek: (key) => peekToken(buckets.get(key), options.now(), options),
+    has: (key) => buckets.has(key),
+    remove(key) {
+      const bucket = buckets.get(key);
+      buckets.delete(key);
+      return bucket;
+    },
+    insert: (key, bucket) => store(key, bucket ?? refill(undefined, options.now(), options)),
     get size() {
       return buckets.size;
     },

@@ -76,4 +76,17 @@ describe("keyed limiter", () => {
     expect(limiter.take("busy").ok).toBe(false);
     expect(limiter.peek("a").ok).toBe(true);
   });
+
+  it("hands a bucket over as it stands, and bounds what it is handed", () => {
+    const from = createKeyedLimiter({ perSecond: 1, burst: 2, maxKeys: 2, now: () => 0 });
+    const to = createKeyedLimiter({ perSecond: 1, burst: 2, maxKeys: 2, now: () => 0 });
+    from.take("spent");
+    from.take("spent");
+    to.insert("spent", from.remove("spent"));
+    expect([from.has("spent"), to.has("spent"), to.peek("spent").ok]).toStrictEqual([false, true, false]);
+    // A key without a bucket arrives full; beyond maxKeys the least recently used goes.
+    to.insert("new", from.remove("never-seen"));
+    to.insert("newer", undefined);
+    expect([to.size, to.has("spent"), to.peek("new").remaining]).toStrictEqual([2, false, 2]);
+  });
 });

@@ -1,39 +1,99 @@
 import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { createRateLimit } from "../../src/http/rate-limit.js";
+import { createRateLimit, type RateLimit } from "../../src/http/rate-limit.js";
 import type { Route } from "../../src/http/types.js";
 
 // Decision D33: whatever an outsider sends (random tokens, random long paths, random result ids in
-// callback URLs), the limiter holds at most maxKeys buckets per limiter, each under a short key.
+// callback URLs), the limiter holds at most maxKeys buckets per limiter (verified tokens, the rest,
+// callbacks), each under a short key; junk can push out neither a verified token's bucket nor its
+// place among the verified.
 
-const route = (path: string): Route => ({ method: "GET", path, auth: "principal", handle: async () => ({ status: 200 }) });
+const route = (path: string, auth: Route["auth"] = "principal"): Route => ({ method: "GET", path, auth, handle: async () => ({ status: 200 }) });
 const VARS = route("/workspaces/:workspace_id/vars");
-const CALLBACK = route("/task-results/:task_result_id/callback");
+const CALLBACK = route("/task-results/:task_result_id/callback", "custom");
 const random = (bytes: number) => randomBytes(bytes).toString("base64url");
+const URL_VARS = "http://localhost/api/v2/workspaces/ws-a/vars";
+const bearer = (token: string) => new Request(URL_VARS, { headers: { authorization: `Bearer ${token}` } });
+
+/** Sends a request and answers it with `status`; the 429's message, or the status, comes back. */
+function send(limit: RateLimit, request: Request, to: Route, status: number): number | string {
+  try {
+    limit.admit(request, to, {}, new URL(request.url)).answered(status);
+    return status;
+  } catch (error) {
+    return (error as Error).message;
+  }
+}
+const REFUSED = "You have exceeded the API's rate limit.";
 
 describe("rate limit memory (D33)", () => {
-  it("stays within 2 x maxKeys buckets under 10,000 distinct tokens, paths and result ids", () => {
-    const limit = createRateLimit({ maxKeys: 100 }, () => 0);
+  it("stays within 3 x maxKeys buckets under 10,000 distinct verified tokens, bogus tokens, paths and result ids", () => {
+    let t = 0;
+    const limit = createRateLimit({ maxKeys: 100 }, () => t);
     for (let i = 0; i < 10_000; i++) {
-      const token = new Request(`http://localhost/api/v2/workspaces/ws-a/vars`, { headers: { authorization: `Bearer ${random(24)}` } });
-      limit.admit(token, VARS, {}, new URL(token.url));
+      t += 1_000;
+      expect(send(limit, bearer(random(24)), VARS, 200)).toBe(200);
+      expect(send(limit, bearer(random(24)), VARS, 401)).toBe(401);
       const anonymous = new URL(`http://localhost/api/v2/workspaces/${random(3_000)}/vars`);
-      limit.admit(new Request(anonymous), VARS, {}, anonymous);
+      limit.admit(new Request(anonymous), VARS, {}, anonymous).answered(401);
       const callback = new URL(`http://localhost/api/v2/task-results/${random(3_000)}/callback`);
-      limit.admit(new Request(callback, { method: "PATCH" }), CALLBACK, { task_result_id: callback.pathname.split("/")[4]! }, callback);
+      limit.admit(new Request(callback, { method: "PATCH" }), CALLBACK, { task_result_id: callback.pathname.split("/")[4]! }, callback).answered(200);
     }
-    expect(limit.size).toBe(200);
+    expect(limit.size).toBe(300);
   });
 
-  it("keeps limiting a credential that is in use while others come and go", () => {
-    const limit = createRateLimit({ requestsPerSecond: 1, maxKeys: 10 }, () => 0);
-    const mine = new Request("http://localhost/api/v2/workspaces/ws-a/vars", { headers: { authorization: "Bearer mine" } });
-    const url = new URL(mine.url);
-    limit.admit(mine, VARS, {}, url);
-    for (let i = 0; i < 1_000; i++) {
-      expect(() => limit.admit(mine, VARS, {}, url)).toThrow("You have exceeded the API's rate limit.");
-      const other = new Request(mine.url, { headers: { authorization: `Bearer ${random(12)}` } });
-      limit.admit(other, VARS, {}, url);
+  it("keeps limiting a verified credential however many bogus tokens come and go", () => {
+    let t = 0;
+    const limit = createRateLimit({ requestsPerSecond: 1, maxKeys: 10 }, () => t);
+    for (let round = 0; round < 100; round++) {
+      t += 1_000; // one more request for "mine", ten more for the shared bucket
+      expect(send(limit, bearer("mine"), VARS, 200)).toBe(200);
+      for (let i = 0; i < 9; i++) {
+        expect(send(limit, bearer("mine"), VARS, 200)).toBe(REFUSED);
+        expect(send(limit, bearer(random(12)), VARS, 401)).toBe(401);
+      }
     }
+  });
+
+  it("limits bogus tokens together: beyond the shared bucket none is served", () => {
+    const limit = createRateLimit({ requestsPerSecond: 1, unverifiedPerSecond: 5 }, () => 0);
+    const answers = Array.from({ length: 8 }, () => send(limit, bearer(random(12)), VARS, 401));
+    expect(answers).toStrictEqual([401, 401, 401, 401, 401, REFUSED, REFUSED, REFUSED]);
+  });
+});
+
+describe("what proves a token (D33)", () => {
+  /** Whether `token` is still served once the shared bucket is spent: only a verified token is. */
+  function verifiedAfter(to: Route, status: number): boolean {
+    const limit = createRateLimit({ requestsPerSecond: 2, unverifiedPerSecond: 3 }, () => 0);
+    send(limit, bearer("token"), to, status);
+    for (let i = 0; send(limit, bearer(`spender-${i}`), VARS, 401) !== REFUSED; i++);
+    return send(limit, bearer("token"), VARS, 200) === 200;
+  }
+
+  it("is an answer of a principal route other than 401, below 500", () => {
+    for (const status of [200, 204, 400, 404, 409, 422, 429]) expect(verifiedAfter(VARS, status), String(status)).toBe(true);
+    for (const status of [401, 500, 503]) expect(verifiedAfter(VARS, status), String(status)).toBe(false);
+  });
+
+  it("is only a success of a custom route, which may check its query or body before the token", () => {
+    const artifact = route("/plans/:plan_id", "custom");
+    for (const status of [200, 204, 302]) expect(verifiedAfter(artifact, status)).toBe(true);
+    for (const status of [400, 404, 413, 401, 503]) expect(verifiedAfter(artifact, status)).toBe(false);
+  });
+
+  it("is never an answer of a public route or of a callback", () => {
+    for (const to of [route("/logs/:capability", "none"), route("/ping", "none"), CALLBACK]) expect(verifiedAfter(to, 200), to.path).toBe(false);
+  });
+
+  it("is taken back by a 401, keeping the spent bucket", () => {
+    const limit = createRateLimit({ requestsPerSecond: 3, unverifiedPerSecond: 4 }, () => 0);
+    expect(send(limit, bearer("revoked"), VARS, 200)).toBe(200);
+    expect(send(limit, bearer("revoked"), VARS, 401)).toBe(401);
+    // Its own bucket holds the one request left, not a fresh three ...
+    expect(send(limit, bearer("revoked"), VARS, 401)).toBe(401);
+    expect(send(limit, bearer("revoked"), VARS, 401)).toBe(REFUSED);
+    // ... and it took from the shared bucket again (4: its first request and the third).
+    expect([1, 2, 3].map((i) => send(limit, bearer(`bogus-${i}`), VARS, 401))).toStrictEqual([401, 401, REFUSED]);
   });
 });

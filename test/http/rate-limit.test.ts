@@ -83,6 +83,47 @@ describe("per-credential rate limit (D33)", () => {
   });
 });
 
+describe("tokens that have not authenticated yet (D33)", () => {
+  const bogus = (i: number) => `bogus-token-${i}`;
+
+  it("limits a flood of distinct bogus tokens together, while a token that has authenticated is served", async () => {
+    await limitedApp({ requestsPerSecond: 5 });
+    // The owner's token authenticates once, before the flood.
+    expect((await a.call("GET", VARS)).status).toBe(200);
+    const statuses: number[] = [];
+    for (let i = 0; i < 60; i++) statuses.push((await a.call("GET", VARS, { token: bogus(i) })).status);
+    // Unverified requests share one bucket of 10 x requestsPerSecond (50 at once; the owner's first took one).
+    expect(statuses.filter((s) => s === 401)).toHaveLength(49);
+    expect(statuses.slice(49)).toStrictEqual(Array(11).fill(429));
+    expect((await a.call("GET", VARS)).status).toBe(200);
+    // A new legitimate token competes with the flood until it has authenticated once ...
+    expect((await a.call("GET", VARS, { token: a.devToken })).status).toBe(429);
+    a.clock.advance(20);
+    expect((await a.call("GET", VARS, { token: a.devToken })).status).toBe(404);
+    for (let i = 60; i < 70; i++) await a.call("GET", VARS, { token: bogus(i) });
+    // ... and not after: its answer (404, D4: no permission) proved the token.
+    expect((await a.call("GET", VARS, { token: a.devToken })).status).toBe(404);
+  });
+
+  it("keeps a real token's spent bucket however many junk tokens come (maxKeys 10)", async () => {
+    await limitedApp({ maxKeys: 10 });
+    for (let i = 0; i < 30; i++) expect((await a.call("GET", VARS)).status).toBe(200);
+    expect((await a.call("GET", VARS)).status).toBe(429);
+    for (let i = 0; i < 10; i++) expect((await a.call("GET", VARS, { token: bogus(i) })).status).toBe(401);
+    expect((await a.call("GET", VARS)).status).toBe(429);
+  });
+
+  it("takes no answer of a public route as proof of a token", async () => {
+    await limitedApp({ requestsPerSecond: 2 });
+    const junk = "junk-token";
+    expect((await a.call("GET", "/api/v2/logs/not-a-capability", { token: junk })).status).toBe(404);
+    expect((await a.call("GET", "/api/v2/ping", { token: junk })).status).toBe(204);
+    for (let i = 0; i < 19; i++) expect((await a.call("GET", VARS, { token: bogus(i) })).status).toBe(401);
+    // Still unverified: the shared bucket is spent, so the junk token is refused, not served.
+    expect((await a.call("GET", VARS, { token: junk })).status).toBe(429);
+  });
+});
+
 describe("GET /ping (D33)", () => {
   it("answers 204 with TFP-API-Version, and the caller's rate-limit headers when the limit is on", async () => {
     await limitedApp({});
