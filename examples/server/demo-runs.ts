@@ -113,7 +113,8 @@ export function createDemoRuns(runplane: Runplane, options: DemoRunsOptions) {
       workspaceId: DEMO.workspace,
       configurationVersionId: "cv-demo",
       message,
-      createdBy: principal.userId ?? "demo",
+      // The owners token is a team's: its runs are the demo user's, whom seedDemo records in the directory.
+      createdBy: principal.userId ?? DEMO.user,
     });
     const statuses: Record<string, string> = Object.fromEntries(stages.map((s) => [s.stage, s.status]));
     let stopped: Exclude<Settled, { state: "final" }> | null = null;

@@ -115,6 +115,10 @@ describe("reference server (npm start)", () => {
     const plannedAt = Date.parse(run.data.attributes["status-timestamps"]["planned-at"]);
     expect(plannedAt).toBeLessThanOrEqual(Date.parse(postPlan.attributes["status-timestamps"]["running-at"]));
     expect(Date.parse(run.included[0].attributes["status-timestamps"]["finished-at"])).toBe(plannedAt);
+    // The demo run's creator is a user of the directory, so `include=created_by` has its users resource.
+    const creator = JSON.parse((await read(`${s.api}/runs/${demo.run_id}?include=created_by`)).text);
+    expect(creator.data.relationships["created-by"].data).toStrictEqual({ type: "users", id: "user-demo" });
+    expect(creator.included).toMatchObject([{ type: "users", id: "user-demo", attributes: { username: "demo" } }]);
     // A mandatory post_plan failure errors the run, as a polling client must see, and no policy check ran.
     const failing = (await (
       await fetch(`${s.api.replace(/\/api\/v2$/, "")}/demo/runs`, { method: "POST", headers: jsonapi(admin), body: JSON.stringify({ message: "please fail" }) })
