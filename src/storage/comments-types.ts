@@ -1,9 +1,9 @@
 import type { CommentRecord } from "../schemas/run-comments.js";
 import type { Page, PageRequest } from "../schemas/records.js";
-import type { GuardedResult } from "./types.js";
+import type { GuardedResult } from "./guarded.js";
 
 /**
- * Comments on runs (issue 27). The general rules of `Storage` hold. A comment never changes after
+ * Comments on runs. The general rules of `Storage` hold. A comment never changes after
  * insert; a run holds at most the `maxPerRun` the core passes (`COMMENT_LIMITS.perRun`).
  */
 export interface CommentStore {

@@ -1,4 +1,5 @@
 import type { CommentStore } from "./comments-types.js";
+import type { GuardedResult } from "./guarded.js";
 import type { DeliveryAttemptStore } from "./attempts-types.js";
 import type { HostStore } from "./hosts-types.js";
 import type { StatusChangeFeed, StopListening } from "./notifications.js";
@@ -56,14 +57,14 @@ export interface Storage {
   readonly taskStages: TaskStageStore;
   readonly taskResults: TaskResultStore;
   readonly taskResultOutcomes: TaskResultOutcomeStore;
-  /** The delivery outbox; its `stats` (metrics and health checks) is optional (`./run-tasks-types.ts`). */
+  /** The delivery outbox; its `stats` (metrics and health checks) is optional (`./outbox-types.ts`). */
   readonly taskDeliveries: TaskDeliveryStore;
   readonly teamProjects: TeamProjectStore;
   /** Delivery attempts, the newest 20 per result (`./attempts-types.ts`, decision D31). */
   readonly deliveryAttempts: DeliveryAttemptStore;
   /** Every sealed value by kind (`./sealed-values.ts`, decision D29): what `reencrypt` re-seals. */
   readonly sealedValues: SealedValueStore;
-  /** Comments on runs (`./comments-types.ts`, issue 27). */
+  /** Comments on runs (`./comments-types.ts`). */
   readonly comments: CommentStore;
   /** The hosts using this storage, their keys and last beat (`./hosts-types.ts`, decision D29a). */
   readonly hosts: HostStore;
@@ -95,8 +96,7 @@ export interface Storage {
   close(): Promise<void>;
 }
 
-/** Result of a guarded write: `ok`, or the reason the guard refused it (nothing was written). */
-export type GuardedResult<Reason extends string> = { ok: true } | { ok: false; reason: Reason };
+export type { GuardedResult } from "./guarded.js";
 
 /** Organizations are addressed by their unique `name`. */
 export interface OrganizationStore {
@@ -151,7 +151,7 @@ export interface ApiTokenStore {
    * The tokens of `filter.organization` (of every kind), or only those of team `filter.teamId`,
    * ordered by `createdAt`, then `id`, and their total; every one when `page` is omitted. Another
    * organization's tokens are never listed, whatever the team id. A deleted token is listed no more.
-   * Records come whole (digests included): the core decides what leaves it (issue 33.3).
+   * Records come whole (digests included): the core decides what leaves it (the adapter masks nothing).
    */
   list(filter: ApiTokenListFilter, page?: PageRequest): Promise<Page<ApiTokenRecord>>;
 }
