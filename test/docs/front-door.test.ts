@@ -1,0 +1,32 @@
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+
+// What a newcomer looks for first, said on the two front doors (the repository's README and the
+// package's, docs/npm-readme.md): the demo, an embedding's first token, and whose rate limit is on.
+
+const read = (path: string) => readFileSync(fileURLToPath(new URL(`../../${path}`, import.meta.url)), "utf8");
+const oneLine = (text: string) => text.replace(/\s+/g, " ");
+
+describe("the front doors", () => {
+  it("README points at the demo route and its guide", () => {
+    const readme = read("README.md");
+    expect(readme).toContain("`POST /demo/runs`");
+    expect(readme).toContain("(docs/guides/reference-server.md#the-demo-run)");
+  });
+
+  it("README and the npm README say how an embedding gets its first API token", () => {
+    for (const file of ["README.md", "docs/npm-readme.md"]) {
+      expect(oneLine(read(file)), file).toMatch(/first API token[^.]*`(runplane\.)?directory\.createApiToken/);
+    }
+  });
+
+  it("say rate limits are off in the library but 30 a second per token on the reference server", () => {
+    for (const file of ["README.md", "docs/npm-readme.md"]) {
+      const text = oneLine(read(file));
+      expect(text, file).not.toMatch(/rate limits[^.]*\boff by default\b/i);
+      expect(text, file).toMatch(/library's default is off/);
+      expect(text, file).toMatch(/reference server[^.]*30 requests a second per token[^.]*`RATE_LIMIT=off`/);
+    }
+  });
+});
