@@ -50,7 +50,7 @@ export interface Pagination {
 }
 
 export interface ListOptions {
-  /** Request URL: the base of the absolute pagination links (D7). */
+  /** The base of the absolute pagination links: the route context's `url`, never the raw request URL (D7). */
   url?: URL;
   pagination?: Pagination;
 }

@@ -35,7 +35,10 @@ export interface HttpApp {
 
 export interface RouteContext {
   request: Request;
-  /** The request URL, for the links a response carries; parameters are read from `query`. */
+  /**
+   * The URL the links of the response are built on (src/http/links.ts, D7): the configured public
+   * origin and the route's path, never the Host header. Parameters are read from `query`.
+   */
   url: URL;
   params: Record<string, string>;
   /** The query the route declared, validated before `handle` runs (D30); the raw one is not offered. */

@@ -124,7 +124,7 @@ describe.each(STORAGES)("agent tokens over HTTP ($name)", (setup) => {
       "total-pages": 2,
       "total-count": 23,
     });
-    expect(first.json.links.next).toBe(`http://localhost${TOKENS}?page%5Bnumber%5D=2&page%5Bsize%5D=20`);
+    expect(first.json.links.next).toBe(`http://localhost:8080${TOKENS}?page%5Bnumber%5D=2&page%5Bsize%5D=20`);
     const second = await a.call("GET", `${TOKENS}?page%5Bnumber%5D=2`);
     expect(descriptions(second)).toEqual(["t20", "t21", "t22"]);
     const small = await a.call("GET", `${TOKENS}?page[size]=5&page[number]=3`);

@@ -81,9 +81,9 @@ describe.each(STORAGES)("policy set parameters over HTTP ($name)", (setup) => {
       "total-pages": 2,
       "total-count": 25,
     });
-    expect(res.json.links.first).toBe(`http://localhost${PARAMS}?page%5Bnumber%5D=1&page%5Bsize%5D=20`);
+    expect(res.json.links.first).toBe(`http://localhost:8080${PARAMS}?page%5Bnumber%5D=1&page%5Bsize%5D=20`);
     expect(res.json.links.next).toBeNull();
-    expect(res.json.links.last).toBe(`http://localhost${PARAMS}?page%5Bnumber%5D=2&page%5Bsize%5D=20`);
+    expect(res.json.links.last).toBe(`http://localhost:8080${PARAMS}?page%5Bnumber%5D=2&page%5Bsize%5D=20`);
     const small = await a.call("GET", `${PARAMS}?page[size]=10`);
     expect(small.json.data).toHaveLength(10);
     expect(small.json.meta.pagination).toMatchObject({ "current-page": 1, "next-page": 2, "prev-page": null, "total-pages": 3 });

@@ -1,0 +1,30 @@
+import { describe, expect, it } from "vitest";
+import { createTestApp, type TestApp } from "../helpers/app.js";
+
+const PUBLIC = "https://runplane.example";
+const TASKS = "/api/v2/organizations/acme/tasks";
+
+/** A GET as a server would hand it over: the URL's origin is what the client's Host header said. */
+const get = async (a: TestApp, url: string) => {
+  const response = await a.runplane.handler(new Request(url, { headers: { authorization: `Bearer ${a.ownerToken}` } }));
+  return { status: response.status, text: await response.text() };
+};
+const linksOf = (text: string) => JSON.parse(text).links as Record<string, string | null>;
+
+describe("pagination links (D7)", () => {
+  it("are built on the configured public URL, never on the request's Host", async () => {
+    const a = await createTestApp({ publicUrl: PUBLIC });
+    const res = await get(a, `http://evil.example${TASKS}?page%5Bnumber%5D=1&page%5Bsize%5D=5`);
+    expect(res.status).toBe(200);
+    const links = linksOf(res.text);
+    for (const name of ["self", "first", "last"]) expect(links[name]).toBe(`${PUBLIC}${TASKS}?page%5Bnumber%5D=1&page%5Bsize%5D=5`);
+    expect(res.text).not.toContain("evil.example");
+  });
+
+  it("name the route's canonical path, whatever spelling of it the request used", async () => {
+    const a = await createTestApp({ publicUrl: PUBLIC });
+    const res = await get(a, `http://localhost/api/v2/organizations/acme//tasks/?page%5Bnumber%5D=1&page%5Bsize%5D=5`);
+    expect(res.status).toBe(200);
+    expect(linksOf(res.text).self).toBe(`${PUBLIC}${TASKS}?page%5Bnumber%5D=1&page%5Bsize%5D=5`);
+  });
+});
