@@ -1,7 +1,7 @@
 import { hostLine, isLive } from "../../src/domain/hosts.js";
 import type { HostRecord } from "../../src/schemas/hosts.js";
 import { inspectDatabase } from "./check-storage.js";
-import type { CheckInput, Verdict } from "./checks.js";
+import type { CheckInput, Verdict } from "./check-types.js";
 
 /** Under `ok   hosts: `, so each host's line starts below the note's first word. */
 const INDENT = "       ";

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { createKeyring } from "../../src/index.js";
 import { inspectSealedValues } from "../../src/services/sealed-values.js";
 import { inspectDatabase } from "./check-storage.js";
-import type { CheckInput, Verdict } from "./checks.js";
+import type { CheckInput, Verdict } from "./check-types.js";
 import { parseKeyring } from "./state.js";
 
 /**

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { describeSealed } from "../../src/services/keyring-control.js";
 import { countSealedValues, sealedBy } from "../../src/services/sealing.js";
 import { inspectDatabase } from "./check-storage.js";
-import type { CheckInput, Verdict } from "./checks.js";
+import type { CheckInput, Verdict } from "./check-types.js";
 import { parseKeyring } from "./state.js";
 
 /**

@@ -11,21 +11,9 @@ import { hostsCheck } from "./check-hosts.js";
 import { portTaken, readServerConfig, type Problem, type ServerConfig } from "./config.js";
 import { externalIntegration, INTEGRATION_HOST } from "./integration.js";
 import { lockOwner } from "./lock.js";
+import type { CheckInput, ServerCheck, Verdict } from "./check-types.js";
 
-/** One check's verdict: what to fix, a note for its ok line, or why it could not be checked. */
-export type Verdict = { fix: string } | { note: string } | { skip: string };
-
-/** What a check gets: the settings, and which of them are wrong (a check may then skip). */
-export interface CheckInput {
-  env: NodeJS.ProcessEnv;
-  config: ServerConfig;
-  problems: Problem[];
-}
-
-export interface ServerCheck {
-  name: string;
-  run(input: CheckInput): Promise<Verdict>;
-}
+export type { CheckInput, ServerCheck, Verdict } from "./check-types.js";
 
 const ok = (note: string): Verdict => ({ note });
 const fail = (fix: string): Verdict => ({ fix });
@@ -34,8 +22,8 @@ const wrong = (input: CheckInput, ...variables: Problem["variable"][]): string |
 const skipFor = (variable: string): Verdict => ({ skip: `not checked: ${settingName(variable)} is not valid (see options)` });
 
 /**
- * Everything `runplane serve` checks before it starts anything, and `runplane doctor` prints
- * (issue 24.7): one list, so the two cannot disagree about a setup.
+ * Everything `runplane serve` checks before it starts anything, and `runplane doctor` prints:
+ * one list, so the two cannot disagree about a setup.
  */
 export const SERVER_CHECKS: readonly ServerCheck[] = [
   { name: "options", run: async ({ problems }) => (problems.length ? fail(problems.map((p) => p.message).join("; ")) : ok("flags and environment are valid")) },
@@ -109,7 +97,7 @@ async function ports(input: CheckInput): Promise<Verdict> {
   // The bundled integration runs only without INTEGRATION_URL.
   if (!config.integrationUrl) wanted.push(["INTEGRATION_PORT", config.integrationPort, INTEGRATION_HOST]);
   const notes: string[] = [];
-  // Issue 33.8: doctor beside the running server finds its ports taken by that server, which is no fault
+  // Doctor beside the running server finds its ports taken by that server, which is no fault
   // (serve itself is then stopped by the data directory's lock, naming the pid).
   const running = lockOwner(config.dataDir);
   for (const [variable, port, host] of wanted) {
