@@ -82,13 +82,31 @@ const build = (allow: string[]): Runplane =>
 let runplane!: Runplane;
 // Checked and written once, however many hosts start together on one database; the demo tasks'
 // target is read under the same lock, so hosts starting together share it (issue 33.7).
-const { token, fromEnv, revoked, target } = await store.exclusively(async () => {
-  const target = await demoTarget(store.storage, integration, Boolean(config.databaseUrl && !config.integrationUrl));
-  runplane = build(target.allow);
-  await seedDemo(runplane);
-  await ensureDemoTasks(runplane, { url: target.url, hmacKey, keep: target.keep });
-  return { ...(await ownersToken(runplane, store.storage, dataDir, config.adminToken)), target };
-});
+const { token, fromEnv, revoked, target } = await closedIfRefused(() =>
+  store.exclusively(async () => {
+    const target = await demoTarget(store.storage, integration, Boolean(config.databaseUrl && !config.integrationUrl));
+    runplane = build(target.allow);
+    await seedDemo(runplane);
+    await ensureDemoTasks(runplane, { url: target.url, hmacKey, keep: target.keep });
+    return { ...(await ownersToken(runplane, store.storage, dataDir, config.adminToken)), target };
+  }),
+);
+
+/**
+ * A start that refuses once runplane is built (a revoked ADMIN_TOKEN, a demo step that fails)
+ * closes it before the CLI's one-line report exits: its host record goes (D29a), so no refused pid
+ * lingers as a live host in `doctor` and blocks `reencrypt --retire`, on SQLite and PostgreSQL alike.
+ */
+async function closedIfRefused<T>(start: () => Promise<T>): Promise<T> {
+  try {
+    return await start();
+  } catch (error) {
+    await (runplane as Runplane | undefined)?.close().catch(() => undefined);
+    await store.close().catch(() => undefined);
+    throw error;
+  }
+}
+
 watchKeyring(runplane, keyringFileOf(config.dataDir, process.env), (line) => void process.stdout.write(`${line}\n`));
 const dispatcher = createDispatcher(runplane, { pollIntervalMs: 250 });
 dispatcher.start();

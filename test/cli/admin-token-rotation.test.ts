@@ -1,7 +1,18 @@
-import { describe, expect, it } from "vitest";
+import pg from "pg";
+import { afterAll, describe, expect, it } from "vitest";
+import { DATABASE_URL, dropSchema, postgresReachable, uniqueSchema } from "../helpers/postgres.js";
 import { adminTokenIds, ownersLine, run, scratchDirs, serve, statusWith } from "./helpers.js";
 
 const { fresh } = scratchDirs();
+const POSTGRES = await postgresReachable("refused start");
+const schemas: string[] = [];
+const schemaOf = (name: string): string => (schemas.push(name), name);
+afterAll(async () => {
+  if (schemas.length === 0) return;
+  const pool = new pg.Pool({ connectionString: DATABASE_URL });
+  for (const schema of schemas) await dropSchema(pool, schema);
+  await pool.end();
+});
 const A = "admin-token-value-a-0123456789";
 const B = "admin-token-value-b-0123456789";
 const C = "admin-token-value-c-0123456789";
@@ -64,4 +75,19 @@ describe("ADMIN_TOKEN rotation (issue 33.3)", () => {
     expect(await statusWith(fresh2, C)).toBe(200);
     expect(await fresh2.stop()).toBe(0);
   }, 120_000);
+
+  for (const storage of ["SQLite", "PostgreSQL"] as const) {
+    it.skipIf(storage === "PostgreSQL" && !POSTGRES)(`leaves no live host behind when it refuses to start (${storage}): doctor lists none, so reencrypt --retire is not blocked`, async () => {
+      // The operator's outside try: the refused pid stayed listed as live (last seen 1 s ago) for ~45 s.
+      const dir = fresh();
+      const database = storage === "SQLite" ? [] : ["--database-url", DATABASE_URL, "--database-schema", schemaOf(uniqueSchema("refused"))];
+      expect(await (await serve(dir, [...database, "--admin-token", A])).stop()).toBe(0);
+      expect(await (await serve(dir, [...database, "--admin-token", B])).stop()).toBe(0);
+      const stale = await run(["serve", "--port", "0", "--integration-port", "0", "--data-dir", dir, ...database, "--admin-token", A]);
+      expect(stale.stderr).toMatch(/^runplane serve: ADMIN_TOKEN was revoked/);
+      const doctor = await run(["doctor", "--data-dir", dir, "--port", "0", "--integration-port", "0", ...database]);
+      expect(doctor.stdout).toMatch(/^ok {3}hosts: none running \(no host has recorded itself in the database\)$/m);
+      expect(doctor.stdout).not.toMatch(/ pid \d+ \(host-/);
+    }, 120_000);
+  }
 });
