@@ -138,10 +138,12 @@ export function createHandler(app: HttpApp, routes: readonly Route[], authentica
     }
     try {
       const path = url.pathname;
-      if (path !== app.basePath && !path.startsWith(`${app.basePath}/`)) throw new ApiError("not-found");
+      const inside = path === app.basePath || path.startsWith(`${app.basePath}/`);
       // HEAD is answered as GET without a body (load balancers probe with it).
       const method = request.method === "HEAD" ? "GET" : request.method;
-      const match = router.match(method, path.slice(app.basePath.length));
+      const match = inside ? router.match(method, path.slice(app.basePath.length)) : ({ kind: "not-found" } as const);
+      // decision D33: counted before anything is read, a cached answer and an unknown path included.
+      if (rateLimit) quota.admission = rateLimit.admit(request, match.kind === "found" ? match.route : null, match.kind === "found" ? match.params : {}, url);
       if (match.kind === "not-found") throw new ApiError("not-found");
       if (match.kind === "method-not-allowed") {
         const error = new ApiError("method-not-allowed", { detail: `Allowed: ${match.allowed.join(", ")}` });
@@ -150,8 +152,6 @@ export function createHandler(app: HttpApp, routes: readonly Route[], authentica
       const { route, params } = match;
       labels.route = `${route.method} ${route.path}`;
       const action = ROUTE_PERMISSIONS[routeKey(route)]!;
-      // decision D33: counted before anything is read, a cached answer included.
-      if (rateLimit) quota.admission = rateLimit.admit(request, route, params, url);
 
       const slot = method === "GET" ? await cacheSlot(route, params, request, url) : null;
       const cached = slot ? caching!.cache.get(slot.key, slot.stamp) : undefined;

@@ -39,6 +39,8 @@ export const RATE_LIMIT_DEFAULTS = { requestsPerSecond: 30, unverifiedShare: 10,
 
 const CALLBACK_PATH = "/task-results/:task_result_id/callback";
 const PING_PATH = "/ping";
+/** The one key of tokenless requests that match no route (a path never starts without "/"). */
+const UNMATCHED = "unmatched";
 const DETAIL = "You have exceeded the API's rate limit.";
 
 /** Seconds as a decimal, as HCP writes `X-RateLimit-Reset` ("0.0", "0.034"): go-tfe parses it as a float. */
@@ -61,8 +63,8 @@ export interface Admission {
 }
 
 export interface RateLimit {
-  /** Counts the request: resolves its admission, or throws the 429 ApiError. */
-  admit(request: Request, route: Route, params: Record<string, string>, url: URL): Admission;
+  /** Counts the request (`route` null: no route matched): resolves its admission, or throws the 429 ApiError. */
+  admit(request: Request, route: Route | null, params: Record<string, string>, url: URL): Admission;
   /** Keyed buckets held, over the three limiters (at most 3 x `maxKeys`; the shared bucket is one more). */
   readonly size: number;
 }
@@ -85,8 +87,8 @@ const both = (own: BucketAnswer, shared: BucketAnswer): BucketAnswer => ({
  * but 401 below 500 proves it; a custom route checks its query, maybe its body, before it
  * authenticates, so there only a success does.
  */
-function proof(route: Route, status: number): boolean | null {
-  if (route.auth === "none" || route.path === CALLBACK_PATH) return null;
+function proof(route: Route | null, status: number): boolean | null {
+  if (!route || route.auth === "none" || route.path === CALLBACK_PATH) return null;
   if (status === 401) return false;
   return status < (route.auth === "principal" ? 500 : 400) ? true : null;
 }
@@ -123,27 +125,31 @@ export function createRateLimit(options: RateLimitOptions, now: () => number): R
   };
 
   /** Moves a token's bucket, as it stands, between the limiters when an answer proves or disproves it. */
-  const settle = (route: Route, key: string, status: number): void => {
+  const settle = (route: Route | null, key: string, status: number): void => {
     const proved = proof(route, status);
     if (proved === true && !verified.has(key)) verified.insert(key, unverified.remove(key));
     if (proved === false && verified.has(key)) unverified.insert(key, verified.remove(key));
   };
 
-  const admitCredential = (request: Request, route: Route, url: URL): Admission => {
+  /** Without a token, a request counts against its path; against one key when no route matched, or an outsider would make a bucket per invented path. */
+  const keyOf = (token: string | null, route: Route | null, url: URL): string =>
+    token !== null ? `token ${sha256Hex(token)}` : route ? `path ${shortKey(url.pathname)}` : UNMATCHED;
+
+  const admitCredential = (request: Request, route: Route | null, url: URL): Admission => {
     const token = bearerToken(request);
-    const key = token === null ? `path ${shortKey(url.pathname)}` : `token ${sha256Hex(token)}`;
+    const key = keyOf(token, route, url);
     const answered = token === null ? IGNORE : (status: number) => settle(route, key, status);
     if (verified.has(key)) {
-      if (route.path === PING_PATH) return { headers: headersOf(perSecond, verified.peek(key)), answered: IGNORE };
+      if (route?.path === PING_PATH) return { headers: headersOf(perSecond, verified.peek(key)), answered: IGNORE };
       return { headers: decide(verified.take(key), perSecond), answered };
     }
-    if (route.path === PING_PATH) return { headers: headersOf(perSecond, both(unverified.peek(key), peekToken(shared, now(), sharedLimit))), answered: IGNORE };
+    if (route?.path === PING_PATH) return { headers: headersOf(perSecond, both(unverified.peek(key), peekToken(shared, now(), sharedLimit))), answered: IGNORE };
     return { headers: decide(takeUnverified(key), perSecond), answered };
   };
 
   return {
     admit(request, route, params, url) {
-      if (route.path === CALLBACK_PATH) return { headers: decide(callbacks.take(shortKey(params.task_result_id!)), callbackRate), answered: IGNORE };
+      if (route?.path === CALLBACK_PATH) return { headers: decide(callbacks.take(shortKey(params.task_result_id!)), callbackRate), answered: IGNORE };
       return admitCredential(request, route, url);
     },
     get size() {

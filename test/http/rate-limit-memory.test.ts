@@ -16,7 +16,7 @@ const URL_VARS = "http://localhost/api/v2/workspaces/ws-a/vars";
 const bearer = (token: string) => new Request(URL_VARS, { headers: { authorization: `Bearer ${token}` } });
 
 /** Sends a request and answers it with `status`; the 429's message, or the status, comes back. */
-function send(limit: RateLimit, request: Request, to: Route, status: number): number | string {
+function send(limit: RateLimit, request: Request, to: Route | null, status: number): number | string {
   try {
     limit.admit(request, to, {}, new URL(request.url)).answered(status);
     return status;
@@ -27,7 +27,7 @@ function send(limit: RateLimit, request: Request, to: Route, status: number): nu
 const REFUSED = "You have exceeded the API's rate limit.";
 
 describe("rate limit memory (D33)", () => {
-  it("stays within 3 x maxKeys buckets under 10,000 distinct verified tokens, bogus tokens, paths and result ids", () => {
+  it("stays within 3 x maxKeys buckets under 10,000 distinct verified tokens, bogus tokens, paths, unknown paths and result ids", () => {
     let t = 0;
     const limit = createRateLimit({ maxKeys: 100 }, () => t);
     for (let i = 0; i < 10_000; i++) {
@@ -36,6 +36,8 @@ describe("rate limit memory (D33)", () => {
       expect(send(limit, bearer(random(24)), VARS, 401)).toBe(401);
       const anonymous = new URL(`http://localhost/api/v2/workspaces/${random(3_000)}/vars`);
       limit.admit(new Request(anonymous), VARS, {}, anonymous).answered(401);
+      // Unknown paths without a token share one key, whatever path is invented.
+      limit.admit(new Request(anonymous), null, {}, anonymous).answered(404);
       const callback = new URL(`http://localhost/api/v2/task-results/${random(3_000)}/callback`);
       limit.admit(new Request(callback, { method: "PATCH" }), CALLBACK, { task_result_id: callback.pathname.split("/")[4]! }, callback).answered(200);
     }
@@ -64,7 +66,7 @@ describe("rate limit memory (D33)", () => {
 
 describe("what proves a token (D33)", () => {
   /** Whether `token` is still served once the shared bucket is spent: only a verified token is. */
-  function verifiedAfter(to: Route, status: number): boolean {
+  function verifiedAfter(to: Route | null, status: number): boolean {
     const limit = createRateLimit({ requestsPerSecond: 2, unverifiedPerSecond: 3 }, () => 0);
     send(limit, bearer("token"), to, status);
     for (let i = 0; send(limit, bearer(`spender-${i}`), VARS, 401) !== REFUSED; i++);
@@ -82,8 +84,8 @@ describe("what proves a token (D33)", () => {
     for (const status of [400, 404, 413, 401, 503]) expect(verifiedAfter(artifact, status)).toBe(false);
   });
 
-  it("is never an answer of a public route or of a callback", () => {
-    for (const to of [route("/logs/:capability", "none"), route("/ping", "none"), CALLBACK]) expect(verifiedAfter(to, 200), to.path).toBe(false);
+  it("is never an answer of a public route, of a callback or to an unknown path", () => {
+    for (const to of [route("/logs/:capability", "none"), route("/ping", "none"), CALLBACK, null]) expect(verifiedAfter(to, 200), to?.path ?? "unknown path").toBe(false);
   });
 
   it("is taken back by a 401, keeping the spent bucket", () => {

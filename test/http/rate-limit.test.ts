@@ -124,6 +124,29 @@ describe("tokens that have not authenticated yet (D33)", () => {
   });
 });
 
+describe("unknown paths (D33)", () => {
+  it("count against the credential, with the X-RateLimit headers", async () => {
+    await limitedApp({ requestsPerSecond: 5 });
+    for (let i = 4; i >= 0; i--) {
+      const missing = await a.call("GET", "/api/v2/organizations/acme");
+      expect(missing.status).toBe(404);
+      expect([missing.headers.get("x-ratelimit-limit"), missing.headers.get("x-ratelimit-remaining")]).toStrictEqual(["5", String(i)]);
+    }
+    expect((await a.call("GET", "/api/v2/organizations/acme")).status).toBe(429);
+    // A known route of the same credential: the same spent bucket.
+    expect((await a.call("GET", VARS)).status).toBe(429);
+  });
+
+  it("count without a token under one key, not per invented path, and a wrong method or a path outside the API too", async () => {
+    await limitedApp({ requestsPerSecond: 3 });
+    expect((await a.call("GET", "/api/v2/nothing/1", { token: null })).status).toBe(404);
+    expect((await a.call("DELETE", "/api/v2/ping", { token: null })).status).toBe(405);
+    const outside = await a.call("GET", "/elsewhere", { token: null });
+    expect([outside.status, outside.headers.get("x-ratelimit-remaining")]).toStrictEqual([404, "0"]);
+    expect((await a.call("GET", "/api/v2/nothing/4", { token: null })).status).toBe(429);
+  });
+});
+
 describe("GET /ping (D33)", () => {
   it("answers 204 with TFP-API-Version, and the caller's rate-limit headers when the limit is on", async () => {
     await limitedApp({});
