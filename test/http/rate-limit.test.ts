@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
 import { createDispatcher } from "../../src/index.js";
 import { answering200, createTestApp, type TestApp } from "../helpers/app.js";
@@ -144,6 +145,31 @@ describe("unknown paths (D33)", () => {
     const outside = await a.call("GET", "/elsewhere", { token: null });
     expect([outside.status, outside.headers.get("x-ratelimit-remaining")]).toStrictEqual([404, "0"]);
     expect((await a.call("GET", "/api/v2/nothing/4", { token: null })).status).toBe(429);
+  });
+});
+
+describe("log URLs (D33, D32)", () => {
+  const PLAN_LOG = "Terraform v1.9.8\n\nPlan: 1 to add, 0 to change, 0 to destroy.\n";
+
+  it("limit tokenless reads per log URL: reading in 1-byte chunks is refused at the 31st request, another log's URL is not", async () => {
+    const clock = manualClock();
+    a = Object.assign(await createTestApp({ clock, rateLimit: {}, artifacts: { planLog: () => PLAN_LOG, applyLog: () => PLAN_LOG } }), { clock });
+    const { run } = await a.runplane.runTasks.createRun({ workspaceId: "ws-a", configurationVersionId: "cv-1", message: "go" });
+    const urlOf = async (what: string) => new URL((await a.call("GET", `/api/v2/runs/${run.id}/${what}`)).json.data.attributes["log-read-url"] as string);
+    const [plan, apply] = [await urlOf("plan"), await urlOf("apply")];
+    const chunk = (url: URL, offset: number) => a.runplane.handler(new Request(`${url.origin}${url.pathname}?limit=1&offset=${offset}`));
+    for (let offset = 0; offset < 30; offset++) expect((await chunk(plan, offset)).status).toBe(200);
+    const refused = await chunk(plan, 30);
+    expect([refused.status, refused.headers.get("retry-after")]).toStrictEqual([429, "1"]);
+    expect((await chunk(apply, 0)).status).toBe(200);
+  });
+
+  it("are documented with their 429 in docs/reference/endpoints.md", () => {
+    const row = readFileSync(new URL("../../docs/reference/endpoints.md", import.meta.url), "utf8")
+      .split("\n")
+      .find((line) => line.startsWith("| `GET /logs/:capability` |"))!;
+    expect(row.split("|").at(-2)).toMatch(/\b429\b/);
+    expect(row).toMatch(/31st/);
   });
 });
 
