@@ -158,6 +158,8 @@ export function paginationDocument(url: URL, page: Pagination) {
     const u = new URL(url);
     u.searchParams.set("page[number]", String(n));
     u.searchParams.set("page[size]", String(page.size));
+    // The one canonical order (src/http/links.ts): by parameter name.
+    u.searchParams.sort();
     return u.toString();
   };
   const prev = page.number > 1 ? Math.min(page.number - 1, totalPages) : null;

@@ -28,3 +28,19 @@ describe("pagination links (D7)", () => {
     expect(linksOf(res.text).self).toBe(`${PUBLIC}${TASKS}?page%5Bnumber%5D=1&page%5Bsize%5D=5`);
   });
 });
+
+describe("the parameters pagination links carry", () => {
+  it("are only those the route accepts, in alphabetical order", async () => {
+    const a = await createTestApp({ publicUrl: PUBLIC });
+    const tasks = await get(a, `${PUBLIC}${TASKS}?foo=bar&page%5Bsize%5D=5&access_token=zzz&page%5Bnumber%5D=1`);
+    expect(tasks.status).toBe(200);
+    expect(linksOf(tasks.text).self).toBe(`${PUBLIC}${TASKS}?page%5Bnumber%5D=1&page%5Bsize%5D=5`);
+    expect(tasks.text).not.toMatch(/foo|access_token|zzz/);
+
+    const grants = "/api/v2/team-projects";
+    const filtered = await get(a, `${PUBLIC}${grants}?page%5Bsize%5D=2&token=zzz&filter%5Bproject%5D%5Bid%5D=prj-a`);
+    expect(filtered.status).toBe(200);
+    expect(linksOf(filtered.text).self).toBe(`${PUBLIC}${grants}?filter%5Bproject%5D%5Bid%5D=prj-a&page%5Bnumber%5D=1&page%5Bsize%5D=2`);
+    expect(filtered.text).not.toContain("zzz");
+  });
+});

@@ -327,7 +327,7 @@ describe.each(STORAGES)("team access to projects over HTTP ($name)", (setup) => 
       expect(first.json.meta.pagination).toStrictEqual({
         "current-page": 1, "page-size": 2, "prev-page": null, "next-page": 2, "total-pages": 2, "total-count": 4,
       });
-      expect(first.json.links.next).toBe("http://localhost:8080/api/v2/team-projects?filter%5Bproject%5D%5Bid%5D=prj-a&page%5Bsize%5D=2&page%5Bnumber%5D=2");
+      expect(first.json.links.next).toBe("http://localhost:8080/api/v2/team-projects?filter%5Bproject%5D%5Bid%5D=prj-a&page%5Bnumber%5D=2&page%5Bsize%5D=2");
       const second = await a.call("GET", list("prj-a", "&page%5Bnumber%5D=2&page%5Bsize%5D=2"));
       expect(second.json.data.map((d: any) => d.relationships.team.data.id)).toStrictEqual(["team-ops", "team-public"]);
       const past = await a.call("GET", list("prj-a", "&page%5Bnumber%5D=999"));
