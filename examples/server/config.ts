@@ -6,6 +6,8 @@ import { DIALECTS, type Dialect } from "../../src/schemas/common.js";
 import { API_TOKEN_SECRET_MIN_LENGTH } from "../../src/services/directory.js";
 import { isHttpUrl } from "../../src/services/run-task-settings.js";
 import { RATE_LIMIT_DEFAULTS } from "../../src/http/rate-limit.js";
+import { DEFAULT_LOG_URL_LIFETIME_MS } from "../../src/services/log-capabilities.js";
+import { durationMs } from "../../src/services/run-task-settings.js";
 
 export const LOG_LEVELS: readonly LogLevel[] = ["debug", "info", "warn", "error"];
 /** decision D33: HCP Terraform's documented figure, requests per second per credential. */
@@ -29,6 +31,8 @@ export interface ServerConfig {
   egressAllow: string[];
   /** RATE_LIMIT: API requests per second per credential, or false for none (decision D33). */
   rateLimit: number | false;
+  /** LOG_URL_LIFETIME: how long a `log-read-url` works, in ms (option `logUrls.lifetime`, decision D32). */
+  logUrlLifetimeMs: number;
 }
 
 /** One wrong setting: the variable and a line that names it (and its flag) and the accepted values. */
@@ -97,6 +101,12 @@ export function readServerConfig(env: NodeJS.ProcessEnv): { config: ServerConfig
   const rateLimit = rateText === undefined ? RATE_LIMIT_DEFAULT : rateText === "off" ? false : /^\d+(\.\d+)?$/.test(rateText) && Number(rateText) > 0 ? Number(rateText) : null;
   if (rateLimit === null) wrong("RATE_LIMIT", `must be a positive number of requests per second (default ${RATE_LIMIT_DEFAULT}, HCP Terraform's figure) or "off"`, rateText);
 
+  // decision D32: the option's range; a unit is required, since a bare number could mean seconds or ms.
+  const lifetimeText = value("LOG_URL_LIFETIME");
+  const lifetimeMs = lifetimeText === undefined ? DEFAULT_LOG_URL_LIFETIME_MS : durationMs(lifetimeText);
+  const logUrlLifetimeMs = lifetimeMs !== null && lifetimeMs >= 60_000 && lifetimeMs <= 86_400_000 ? lifetimeMs : null;
+  if (logUrlLifetimeMs === null) wrong("LOG_URL_LIFETIME", 'must be a duration from 1 minute to 24 hours, such as "10m" or "1h" (default 1h)', lifetimeText);
+
   const config: ServerConfig = {
     port: port("PORT", 8080),
     host: value("HOST") ?? "127.0.0.1",
@@ -112,6 +122,7 @@ export function readServerConfig(env: NodeJS.ProcessEnv): { config: ServerConfig
     poolSize: poolSize ?? undefined,
     egressAllow: egressAllow.filter((e) => allowEntryProblem(e) === null),
     rateLimit: rateLimit ?? RATE_LIMIT_DEFAULT,
+    logUrlLifetimeMs: logUrlLifetimeMs ?? DEFAULT_LOG_URL_LIFETIME_MS,
   };
   return { config, problems };
 }

@@ -21,7 +21,7 @@ import { importOptional } from "../../src/optional-peer.js";
  * run task integration on the loopback address.
  * Environment: PORT (8080), HOST (127.0.0.1), DATA_DIR (./data), ADMIN_TOKEN (optional owners token),
  * RUNPLANE_DIALECT (`hcp-terraform` for real-client category words and signature header),
- * LOG_LEVEL (info), INTEGRATION_PORT (8081; the example integration, always on 127.0.0.1), PUBLIC_URL (default: the
+ * LOG_LEVEL (info), LOG_URL_LIFETIME (1h), INTEGRATION_PORT (8081; the example integration, always on 127.0.0.1), PUBLIC_URL (default: the
  * bound address; integrations call back there), EGRESS_ALLOW (more private destinations run tasks
  * may point at, comma-separated). For PostgreSQL: DATABASE_URL (`postgres://...`),
  * DATABASE_SCHEMA (public), DATABASE_POOL_SIZE (10). For hosts sharing no DATA_DIR: RUNPLANE_KEYRING
@@ -78,6 +78,8 @@ const build = (allow: string[]): Runplane =>
     runs: createDemoRunProviders(async (runId) => (await runplane.runTasks.listStages(runId)).items),
     // decision D33: per-credential limits as HCP Terraform has them (RATE_LIMIT, "off" for none).
     rateLimit: config.rateLimit === false ? false : { requestsPerSecond: config.rateLimit },
+    // decision D32: how long a plan's or apply's `log-read-url` works (LOG_URL_LIFETIME, default 1h).
+    logUrls: { lifetime: config.logUrlLifetimeMs },
   });
 let runplane!: Runplane;
 // Checked and written once, however many hosts start together on one database; the demo tasks'

@@ -21,6 +21,7 @@ export const SERVER_FLAGS = {
   "database-pool-size": "DATABASE_POOL_SIZE",
   "egress-allow": "EGRESS_ALLOW",
   "rate-limit": "RATE_LIMIT",
+  "log-url-lifetime": "LOG_URL_LIFETIME",
 } as const;
 
 export type ServerVariable = (typeof SERVER_FLAGS)[keyof typeof SERVER_FLAGS];

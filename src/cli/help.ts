@@ -17,6 +17,7 @@ const SERVER_FLAG_HELP: Record<keyof typeof SERVER_FLAGS, string> = {
   "database-pool-size": "PostgreSQL connections of this host, an integer of at least 2 (default 10)",
   "egress-allow": "more private destinations run tasks may use, comma-separated: CIDRs, IP addresses or host names, each optionally with :port",
   "rate-limit": "API requests per second per credential (default 30, HCP Terraform's figure; off: no limit)",
+  "log-url-lifetime": "how long a plan's or apply's log-read-url works, 1m to 24h such as 10m or 1h (default 1h)",
 };
 
 /**
