@@ -5,6 +5,7 @@ import { createDemoRunProviders, demoApplyLog, demoPlanLog } from "./run-details
 import { DEMO, seedDemo } from "./demo.js";
 import { createDemoRuns } from "./demo-runs.js";
 import { preflight } from "./checks.js";
+import { RATE_LIMIT_DEFAULT } from "./config.js";
 import { ensureDemoTasks, externalIntegration, listen, startIntegration } from "./integration.js";
 import { keyringFileOf, reloadableKeyring, watchKeyring } from "./keyring-file.js";
 import { lockDataDir } from "./lock.js";
@@ -178,6 +179,10 @@ process.stdout.write(
       ? `example integration: the demo tasks use ${target.url}, the bundled integration of the host that saved them first (hosts on one database share it; this host's own listens at ${integration.url})`
       : `example integration: ${integration.url} (run tasks task-demo, mandatory at post_plan, and task-demo-advisory, advisory at pre_apply, on ${DEMO.workspace})`,
     `egress: run tasks may reach public addresses, the example integration (${target.allow.join(", ")})${egressNote}`,
+    // decision D33: clients meet the limit by default, so say it and how to change it.
+    config.rateLimit === false
+      ? `rate limit: off (RATE_LIMIT=off); RATE_LIMIT or --rate-limit sets requests a second per token (HCP Terraform's figure: ${RATE_LIMIT_DEFAULT})`
+      : `rate limit: ${config.rateLimit} requests a second per token, beyond it 429 with Retry-After (RATE_LIMIT or --rate-limit changes it, "off" for none)`,
     // Issue 33.3: exactly what this start revoked, so the line is true whatever the last one set.
     (fromEnv ? "owners token: using ADMIN_TOKEN" : `owners token (printed once, revoked at next start): ${token}`) +
       (revoked.length ? ` (${describeRevoked(revoked)})` : ""),
