@@ -31,12 +31,17 @@ const TITLE_BY_STATUS = new Map<number, string>(ERROR_CODES.map((code) => [STATU
 const RETRY_AFTER = {
   headers: { "Retry-After": { description: "Seconds to wait before sending the request again (D28).", schema: { type: "integer", minimum: 1 } } },
 };
-/** decision D33: what a 429 carries (with the rate limit on). */
+/** decision D33: what every answer carries with the rate limit on; declared once, referred to by successes and 429s. */
+const RATE_LIMIT_HEADERS = {
+  "X-RateLimit-Limit": { description: "Requests per second allowed to this credential; for a task result callback, to this result (D33).", schema: { type: "string" } },
+  "X-RateLimit-Remaining": { description: "Whole requests the credential may still send at once (D33).", schema: { type: "string" } },
+  "X-RateLimit-Reset": { description: 'Seconds, as a decimal ("0.034"), until the next request is allowed (D33).', schema: { type: "string" } },
+};
+const RATE_LIMIT_REFS = Object.fromEntries(Object.keys(RATE_LIMIT_HEADERS).map((name) => [name, { $ref: `#/components/headers/${name}` }]));
 const RATE_LIMITED = {
   headers: {
     "Retry-After": { description: "Whole seconds to wait before sending the request again (D33).", schema: { type: "integer", minimum: 1 } },
-    "X-RateLimit-Limit": { description: "Requests per second allowed to this credential (D33).", schema: { type: "string" } },
-    "X-RateLimit-Reset": { description: 'Seconds, as a decimal ("0.034"), until the next request is allowed (D33).', schema: { type: "string" } },
+    ...RATE_LIMIT_REFS,
   },
 };
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
@@ -109,7 +114,8 @@ export function buildOpenApiDocument(input: OpenApiInput): OpenApiDocument {
         : "media" in success
           ? { [success.media]: { schema: success.format === "json" ? {} : { type: "string", contentMediaType: success.media } } }
           : { [MEDIA_TYPE]: { schema: ref(components.document(success)) } };
-    const responses: Record<string, object> = { [op.success.status]: { description: op.summary, ...(content ? { content } : {}) } };
+    const headers = { ...op.success.headers, ...RATE_LIMIT_REFS };
+    const responses: Record<string, object> = { [op.success.status]: { description: op.summary, headers, ...(content ? { content } : {}) } };
     for (const status of errorStatuses(op)) {
       responses[status] = { description: TITLE_BY_STATUS.get(status)!, ...(status === 503 ? RETRY_AFTER : status === 429 ? RATE_LIMITED : {}), content: { [MEDIA_TYPE]: { schema: ref("ErrorDocument") } } };
     }
@@ -130,12 +136,13 @@ export function buildOpenApiDocument(input: OpenApiInput): OpenApiDocument {
     info: {
       title: "runplane: HCP Terraform v2 API",
       version: RUNPLANE_VERSION,
-      description: `Run tasks, task stages and results, workspace variables, policy set parameters, team access to projects and agent tokens, in the \`${input.dialect}\` dialect (D1).`,
+      description: `Run tasks, task stages and results, workspace variables, policy set parameters, team access to projects and agent tokens, in the \`${input.dialect}\` dialect (D1). With option \`rateLimit\`, every answer carries the \`X-RateLimit-*\` headers (declared on successes and 429s) and any path but \`/ping\` may answer 429 (D33).`,
     },
     servers: [{ url: input.basePath === "" ? "/" : input.basePath }],
     paths,
     components: {
       schemas: components.toJsonSchemas(),
+      headers: RATE_LIMIT_HEADERS,
       securitySchemes: {
         apiToken: { type: "http", scheme: "bearer", description: "An API token (user, team or organization)." },
         accessToken: { type: "http", scheme: "bearer", description: "The `access_token` of the run task request (callback and artifacts)." },

@@ -77,8 +77,19 @@ describe("OpenAPI description (issue 18)", () => {
     expect(create.responses["503"].headers["Retry-After"].schema).toEqual({ type: "integer", minimum: 1 });
     expect(Object.keys(doc.paths["/ping"].get.responses)).not.toContain("503");
     // decision D33: any route may be rate limited (429 with Retry-After and X-RateLimit-*), except /ping.
-    expect(Object.keys(create.responses["429"].headers).sort()).toEqual(["Retry-After", "X-RateLimit-Limit", "X-RateLimit-Reset"]);
+    expect(Object.keys(create.responses["429"].headers).sort()).toEqual(["Retry-After", "X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"]);
     expect(Object.keys(doc.paths["/ping"].get.responses)).not.toContain("429");
+    // A success carries the X-RateLimit-* headers too (with the limit on); /ping also TFP-API-Version.
+    const RATE_HEADERS = ["X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"];
+    expect(Object.keys(create.responses["201"].headers).sort()).toEqual(RATE_HEADERS);
+    expect(Object.keys(doc.paths["/ping"].get.responses["204"].headers).sort()).toEqual(["TFP-API-Version", ...RATE_HEADERS]);
+    expect(doc.components.headers["X-RateLimit-Reset"].schema).toEqual({ type: "string" });
+    for (const [path, operations] of Object.entries(doc.paths as Record<string, Record<string, any>>)) {
+      for (const [method, op] of Object.entries(operations)) {
+        const success = Object.keys(op.responses).find((status) => status.startsWith("2"))!;
+        expect(Object.keys(op.responses[success].headers ?? {}), `${method} ${path}`).toEqual(expect.arrayContaining(RATE_HEADERS));
+      }
+    }
     expect(create.requestBody.content["application/vnd.api+json"].schema.properties.data.properties.type.enum).toEqual(["vars"]);
     // decision D1: both dialects accept every category word on input.
     expect(create.requestBody.content["application/vnd.api+json"].schema.properties.data.properties.attributes.properties.category.enum).toEqual(["config", "terraform", "env"]);

@@ -3,6 +3,7 @@ import type { Dialect } from "../../schemas/common.js";
 import { AgentTokenCreateSchema, AGENT_TOKEN_SORTS } from "../../schemas/agent-tokens.js";
 import { TeamProjectCreateAttributesSchema, TeamProjectUpdateAttributesSchema } from "../../schemas/team-projects.js";
 import { PolicySetParameterCreateSchema, PolicySetParameterUpdateSchema, workspaceVariableSchemas } from "../../schemas/variables.js";
+import { TFP_API_VERSION } from "../../http/routes/ping.js";
 import { PAGE_PARAMS, type OperationDoc } from "./types.js";
 
 /** A required to-one relationship in a request body: `{ data: { type, id } }`. */
@@ -21,7 +22,11 @@ export function configurationOperations(dialect: Dialect): Record<string, Operat
       summary: "Answers 204 when the API is up",
       description: "Carries `TFP-API-Version` and, with the rate limit on, the caller's `X-RateLimit-*` headers (D33); never refused with 429.",
       security: "none",
-      success: { status: 204, body: null },
+      success: {
+        status: 204,
+        body: null,
+        headers: { "TFP-API-Version": { description: `The HCP Terraform API version runplane speaks ("${TFP_API_VERSION}"); go-tfe keeps it for \`RemoteAPIVersion()\` (D33).`, schema: { type: "string" } } },
+      },
       never: [429],
     },
 

@@ -32,7 +32,8 @@ export interface OperationDoc {
   security?: Security;
   query?: readonly QueryParam[];
   body?: RequestBody;
-  success: { status: 200 | 201 | 202 | 204; body: SuccessBody };
+  /** `headers`: what the success carries beyond the `X-RateLimit-*` every answer has with the rate limit on (D33). */
+  success: { status: 200 | 201 | 202 | 204; body: SuccessBody; headers?: Record<string, { description: string; schema: object }> };
   /** Error statuses beyond the common ones (401 with a credential, 404, 500; 400/413/415/422 with a body). */
   errors?: readonly number[];
   /** Common statuses the operation never answers: the callback's 404 (D17a: 401 for an unknown result too). */
