@@ -174,7 +174,7 @@ export function createHandler(app: HttpApp, routes: readonly Route[], authentica
       const body = route.deferBody ? undefined : await readBody();
       const ctx: RouteContext = {
         request,
-        url: linkUrl(app, route, params, url),
+        url: linkUrl(app, route, params, query),
         params,
         query,
         principal: principal as Principal,

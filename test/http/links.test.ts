@@ -44,3 +44,23 @@ describe("the parameters pagination links carry", () => {
     expect(filtered.text).not.toContain("zzz");
   });
 });
+
+describe("the include list pagination links carry", () => {
+  it("is the canonical one, each name once, whatever the request repeated or how it spelled it", async () => {
+    const a = await createTestApp({ publicUrl: PUBLIC });
+    const asked = Array.from({ length: 1000 }, () => "workspace_tasks.workspace,workspace-tasks").join(",");
+    const res = await get(a, `${PUBLIC}${TASKS}?include=${asked}`);
+    expect(res.status).toBe(200);
+    const self = `${PUBLIC}${TASKS}?include=workspace-tasks%2Cworkspace-tasks.workspace&page%5Bnumber%5D=1&page%5Bsize%5D=20`;
+    expect(linksOf(res.text).self).toBe(self);
+    expect(res.text.length).toBeLessThan(2_000);
+  });
+
+  it("and the filters are the values the route read", async () => {
+    const a = await createTestApp({ publicUrl: PUBLIC });
+    const grants = "/api/v2/team-projects";
+    const res = await get(a, `${PUBLIC}${grants}?filter%5Bproject%5D%5Bid%5D=prj-a&filter%5Bproject%5D%5Bid%5D=zzz`);
+    expect(res.status).toBe(200);
+    expect(linksOf(res.text).self).toBe(`${PUBLIC}${grants}?filter%5Bproject%5D%5Bid%5D=prj-a&page%5Bnumber%5D=1&page%5Bsize%5D=20`);
+  });
+});
