@@ -49,6 +49,31 @@ export const TITLE_BY_CODE = {
   unavailable: "service unavailable",
 } as const satisfies Record<ErrorCode, string>;
 
+/**
+ * decision D5: the most characters of a request's value (an include, a sort, an id, a key) an error
+ * detail quotes: a client sending a megabyte gets a hundred characters back, not the megabyte.
+ */
+export const QUOTE_LIMIT = 100;
+/** decision D5: the longest detail or pointer any error carries, a backstop for a value quoted whole. */
+export const MAX_DETAIL_LENGTH = 1_000;
+
+/** `value` cut to `limit` characters with an ellipsis, never splitting a surrogate pair. */
+function cut(value: string, limit: number): string {
+  if (value.length <= limit) return value;
+  const code = value.charCodeAt(limit - 1);
+  const end = code >= 0xd800 && code <= 0xdbff ? limit - 1 : limit;
+  return `${value.slice(0, end)}…`;
+}
+
+/** decision D5: what an error detail writes of a value the request sent: at most QUOTE_LIMIT characters. */
+export const quote = (value: string): string => cut(value, QUOTE_LIMIT);
+
+const bounded = (item: ApiErrorItem): ApiErrorItem => ({
+  ...item,
+  ...(item.detail !== undefined ? { detail: cut(item.detail, MAX_DETAIL_LENGTH) } : {}),
+  ...(item.pointer !== undefined ? { pointer: cut(item.pointer, MAX_DETAIL_LENGTH) } : {}),
+});
+
 export interface ApiErrorItem {
   detail?: string;
   /** JSON pointer into the request document, e.g. `/data/attributes/key`. */
@@ -66,7 +91,7 @@ export class ApiError extends Error {
   readonly headers: Readonly<Record<string, string>>;
 
   constructor(code: ErrorCode, items: ApiErrorItem | readonly ApiErrorItem[] = {}, headers: Record<string, string> = {}) {
-    const list = Array.isArray(items) ? (items as readonly ApiErrorItem[]) : [items as ApiErrorItem];
+    const list = (Array.isArray(items) ? (items as readonly ApiErrorItem[]) : [items as ApiErrorItem]).map(bounded);
     super(list[0]?.detail ?? TITLE_BY_CODE[code]);
     this.code = code;
     this.status = STATUS_BY_CODE[code];

@@ -1,4 +1,4 @@
-import { badRequest } from "../errors.js";
+import { badRequest, quote } from "../errors.js";
 import { PAGE_PARAMETERS, parsePage, type PageParams } from "./pagination.js";
 
 /**
@@ -45,7 +45,7 @@ function parseIncludes(table: Readonly<Record<string, string>>, query: URLSearch
     if (name === "") continue;
     // Own keys only: `constructor` or `__proto__` must not pass as an include.
     const include = Object.hasOwn(table, name) ? table[name] : undefined;
-    if (include === undefined) throw badRequest(`Invalid include parameter: ${name}`, "include");
+    if (include === undefined) throw badRequest(`Invalid include parameter: ${quote(name)}`, "include");
     wanted.add(include);
   }
   // JSON:API: including a path (`run.workspace`) includes every resource along it (`run`).
@@ -62,7 +62,7 @@ function parseIncludes(table: Readonly<Record<string, string>>, query: URLSearch
 
 function parseSort(accepted: readonly string[], query: URLSearchParams): string | undefined {
   const values = query.getAll("sort");
-  for (const value of values) if (!accepted.includes(value)) throw badRequest(`Invalid sort parameter: ${value}`, "sort");
+  for (const value of values) if (!accepted.includes(value)) throw badRequest(`Invalid sort parameter: ${quote(value)}`, "sort");
   return values[0];
 }
 

@@ -1,6 +1,6 @@
 import * as z from "zod";
 import { randomSecret, sha256Hex } from "../crypto/random.js";
-import { ApiError, notFound } from "../errors.js";
+import { ApiError, notFound, quote } from "../errors.js";
 import {
   AgentPoolSchema,
   OrganizationSchema,
@@ -37,7 +37,7 @@ function ownedAggregate<S extends OwnedSchema>(
       const parsed = parseOrThrow(createSchema, input, "");
       const record = { ...parsed, id: parsed.id ?? ctx.newId(prefix) } as z.output<S>;
       await ensureOrganization(ctx, record.organization);
-      if (!(await store.insert(record))) throw new ApiError("conflict", { detail: `${prefix} ${record.id} already exists` });
+      if (!(await store.insert(record))) throw new ApiError("conflict", { detail: `${prefix} ${quote(record.id)} already exists` });
       return record;
     },
     async get(id: string): Promise<z.output<S> | null> {
@@ -62,7 +62,7 @@ function ownedAggregate<S extends OwnedSchema>(
 }
 
 async function ensureOrganization(ctx: ServiceContext, name: string): Promise<void> {
-  if (!(await ctx.storage.organizations.get(name))) throw new ApiError("not-found", { detail: `organization ${name} does not exist` });
+  if (!(await ctx.storage.organizations.get(name))) throw new ApiError("not-found", { detail: `organization ${quote(name)} does not exist` });
 }
 
 const UserCreateSchema = UserSchema.extend({ id: z.string().min(1).optional() });
@@ -99,7 +99,7 @@ export function createDirectory(ctx: ServiceContext) {
     organizations: {
       async create(input: z.input<typeof OrganizationSchema>): Promise<Organization> {
         const record = parseOrThrow(OrganizationSchema, input, "");
-        if (!(await s.organizations.insert(record))) throw new ApiError("conflict", { detail: `organization ${record.name} already exists` });
+        if (!(await s.organizations.insert(record))) throw new ApiError("conflict", { detail: `organization ${quote(record.name)} already exists` });
         return record;
       },
       get: (name: string) => s.organizations.get(name),
@@ -123,7 +123,7 @@ export function createDirectory(ctx: ServiceContext) {
       async create(input: z.input<typeof UserCreateSchema>): Promise<User> {
         const parsed = parseOrThrow(UserCreateSchema, input, "");
         const record = { ...parsed, id: parsed.id ?? ctx.newId("user") };
-        if (!(await s.users.insert(record))) throw new ApiError("conflict", { detail: `user ${record.id} already exists` });
+        if (!(await s.users.insert(record))) throw new ApiError("conflict", { detail: `user ${quote(record.id)} already exists` });
         return record;
       },
       get: (id: string) => s.users.get(id),

@@ -1,4 +1,4 @@
-import { ApiError, conflict, invalid, notFound } from "../errors.js";
+import { ApiError, conflict, invalid, notFound, quote } from "../errors.js";
 import type { Workspace } from "../schemas/directory.js";
 import type { Page, PageRequest } from "../schemas/records.js";
 import { DEFAULT_GLOBAL_CONFIGURATION, type RunTaskRecord, type WorkspaceTaskRecord } from "../schemas/run-task-records.js";
@@ -104,7 +104,7 @@ export function createRunTaskConfig(ctx: ServiceContext, checkEndpoint: TaskEndp
       const globalConfiguration = mergeGlobalConfiguration(DEFAULT_GLOBAL_CONFIGURATION, attrs["global-configuration"]);
       if (options.id !== undefined) {
         if (options.id === "") throw new TypeError("tasks.create: options.id must be a non-empty string");
-        if (await s.runTasks.get(options.id)) throw conflict(`run task ${options.id} already exists`);
+        if (await s.runTasks.get(options.id)) throw conflict(`run task ${quote(options.id)} already exists`);
       }
       await checkEndpoint({ organization, url: attrs.url, hmacKey: attrs["hmac-key"] }, `${ATTRIBUTES}/url`);
       const id = options.id ?? ctx.newId("task");

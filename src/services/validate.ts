@@ -1,5 +1,5 @@
 import type * as z from "zod";
-import { ApiError, type ApiErrorItem } from "../errors.js";
+import { ApiError, quote, type ApiErrorItem } from "../errors.js";
 
 /**
  * zod issues become JSON:API errors with a `source.pointer` (habit 7). `base` is the pointer of the
@@ -23,7 +23,8 @@ function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
 const label = (path: readonly PropertyKey[]): string => {
   const last = path.length > 0 ? String(path[path.length - 1]) : "value";
   const word = last.replace(/-/g, " ");
-  return word.charAt(0).toUpperCase() + word.slice(1);
+  // A key of the request's own (a map entry, an unknown attribute) is quoted, never written whole (D5).
+  return quote(word.charAt(0).toUpperCase() + word.slice(1));
 };
 
 function describe(issue: z.core.$ZodIssue, input: unknown): string {
@@ -42,7 +43,7 @@ function describe(issue: z.core.$ZodIssue, input: unknown): string {
     case "invalid_value":
       return `${name} must be one of: ${issue.values.map(String).join(", ")}`;
     case "unrecognized_keys":
-      return `Unknown attribute: ${issue.keys.join(", ")}`;
+      return `Unknown attribute: ${quote(issue.keys.join(", "))}`;
     case "custom":
       return `${name} ${issue.message}`;
     default:
