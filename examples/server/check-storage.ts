@@ -8,6 +8,11 @@ import type { Storage } from "../../src/index.js";
 import { importOptional } from "../../src/optional-peer.js";
 import type { ServerConfig } from "./config.js";
 
+/** PostgreSQL did not answer: every check that reads the database would fail the same way. */
+export class DatabaseUnreachableError extends Error {
+  override name = "DatabaseUnreachableError";
+}
+
 /** The server's database as the checks see it: where it is, what it lacks, and (when current) its storage. */
 export interface InspectedDatabase {
   where: string;
@@ -50,7 +55,7 @@ async function inspectPostgres<T>(url: string, schema: string, fn: (db: Inspecte
     pending = await pendingPostgres(pool, schema);
   } catch (error) {
     await pool.end().catch(() => undefined);
-    throw new Error(`PostgreSQL: ${error instanceof Error ? error.message : String(error)}: check DATABASE_URL and that the server runs`);
+    throw new DatabaseUnreachableError(`PostgreSQL: ${error instanceof Error ? error.message : String(error)}: check DATABASE_URL and that the server runs`);
   }
   const { host, pathname } = new URL(url);
   try {

@@ -4,7 +4,7 @@ import { createServer } from "node:net";
 import { join } from "node:path";
 import { settingName } from "../../src/cli/args.js";
 import { createEgressPolicy } from "../../src/delivery/egress.js";
-import { inspectDatabase } from "./check-storage.js";
+import { DatabaseUnreachableError, inspectDatabase } from "./check-storage.js";
 import { keyringCheck } from "./check-keyring.js";
 import { keysCheck } from "./check-keys.js";
 import { hostsCheck } from "./check-hosts.js";
@@ -36,16 +36,23 @@ export const SERVER_CHECKS: readonly ServerCheck[] = [
   { name: "egress", run: egress },
 ];
 
-/** Runs every check in order; a check that throws is a failure with its message's first line. */
+/**
+ * Runs every check in order; a check that throws is a failure with its message's first line. A
+ * PostgreSQL that cannot be reached fails the first check that reads it; the later ones say they
+ * were not checked, so the reason is given once (each attempt may word it differently).
+ */
 export async function runChecks(env: NodeJS.ProcessEnv): Promise<{ name: string; verdict: Verdict }[]> {
   const input: CheckInput = { env, ...readServerConfig(env) };
   const results: { name: string; verdict: Verdict }[] = [];
+  let unreachable: string | null = null;
   for (const check of SERVER_CHECKS) {
     let verdict: Verdict;
     try {
       verdict = await check.run(input);
     } catch (error) {
-      verdict = fail(error instanceof Error ? (error.message.split("\n")[0] ?? "") : String(error));
+      if (error instanceof DatabaseUnreachableError && unreachable !== null) verdict = { skip: `not checked: PostgreSQL cannot be reached (see ${unreachable})` };
+      else verdict = fail(error instanceof Error ? (error.message.split("\n")[0] ?? "") : String(error));
+      if (error instanceof DatabaseUnreachableError) unreachable ??= check.name;
     }
     results.push({ name: check.name, verdict });
   }
@@ -55,7 +62,8 @@ export async function runChecks(env: NodeJS.ProcessEnv): Promise<{ name: string;
 /** `serve`'s first step: every check, then the settings; throws one line naming each failure. */
 export async function preflight(env: NodeJS.ProcessEnv): Promise<ServerConfig> {
   const failures = (await runChecks(env)).flatMap(({ verdict }) => ("fix" in verdict ? [verdict.fix] : []));
-  if (failures.length) throw new Error(failures.join("; "));
+  // Two checks failing for one cause (an unreadable SQLite file) say it once.
+  if (failures.length) throw new Error([...new Set(failures)].join("; "));
   return readServerConfig(env).config;
 }
 
