@@ -2,7 +2,7 @@ import { sha256Hex } from "../crypto/random.js";
 import { peekToken, takeToken, type Bucket, type BucketAnswer } from "../domain/token-bucket.js";
 import { tooManyRequests } from "../errors.js";
 import { bearerToken } from "../services/principals.js";
-import { createKeyedLimiter } from "../services/keyed-limiter.js";
+import { createKeyedLimiter, type KeyedLimiter } from "../services/keyed-limiter.js";
 import type { Route } from "./types.js";
 
 /**
@@ -12,7 +12,8 @@ import type { Route } from "./types.js";
  * request can push out; any other request (a token not yet verified, or none: then its URL path is
  * its key) takes from its own bucket and from one bucket shared by all of them, so a flood of
  * invented tokens or paths is limited as a whole. A task result callback counts against its result
- * instead, so one noisy integration slows only itself. Every answer of a limited route carries
+ * and the token it carries instead, so one noisy integration slows only itself and nobody without
+ * its token can spend its allowance. Every answer of a limited route carries
  * `X-RateLimit-Limit`, `-Remaining` and `-Reset`; a refusal is 429 with them and `Retry-After`.
  * `GET /ping` is never refused (a liveness probe must not fail because of someone else's flood) but
  * tells the caller where its credential stands: go-tfe builds its client-side limiter from that answer.
@@ -65,7 +66,7 @@ export interface Admission {
 export interface RateLimit {
   /** Counts the request (`route` null: no route matched): resolves its admission, or throws the 429 ApiError. */
   admit(request: Request, route: Route | null, params: Record<string, string>, url: URL): Admission;
-  /** Keyed buckets held, over the three limiters (at most 3 x `maxKeys`; the shared bucket is one more). */
+  /** Keyed buckets held, over the four limiters (at most 4 x `maxKeys`; the shared bucket is one more). */
   readonly size: number;
 }
 
@@ -107,7 +108,9 @@ export function createRateLimit(options: RateLimitOptions, now: () => number): R
   let shared: Bucket | undefined;
   const callbackRate = options.callbacksPerSecond ?? RATE_LIMIT_DEFAULTS.callbacksPerSecond;
   const callbackBurst = options.callbackBurst ?? RATE_LIMIT_DEFAULTS.callbackBurst;
-  const callbacks = createKeyedLimiter({ perSecond: callbackRate, burst: callbackBurst, maxKeys, now });
+  const callbackLimit = { perSecond: callbackRate, burst: callbackBurst, maxKeys, now };
+  const callbacks = createKeyedLimiter(callbackLimit);
+  const provenCallbacks = createKeyedLimiter(callbackLimit);
 
   const decide = (answer: BucketAnswer, figure: number): Record<string, string> => {
     const headers = headersOf(figure, answer);
@@ -116,10 +119,10 @@ export function createRateLimit(options: RateLimitOptions, now: () => number): R
   };
 
   /** Both buckets or neither: a key refused on its own takes nothing from the shared one, and the reverse. */
-  const takeUnverified = (key: string): BucketAnswer => {
+  const takeUnverified = (key: string, limiter: KeyedLimiter = unverified): BucketAnswer => {
     const pool = takeToken(shared, now(), sharedLimit);
-    if (!pool.ok) return both(unverified.peek(key), pool);
-    const own = unverified.take(key);
+    if (!pool.ok) return both(limiter.peek(key), pool);
+    const own = limiter.take(key);
     if (own.ok) shared = pool.bucket;
     return both(own, pool);
   };
@@ -147,13 +150,30 @@ export function createRateLimit(options: RateLimitOptions, now: () => number): R
     return { headers: decide(takeUnverified(key), perSecond), answered };
   };
 
+  /**
+   * A callback counts against its result and the token it carries, so requests with another token
+   * (or none) never spend the integration's own allowance: anyone who learns a result id could
+   * otherwise hold its verdict off until the deadline. A token not yet accepted by a callback of
+   * that result also takes from the shared bucket, as any unproven credential does.
+   */
+  const admitCallback = (request: Request, resultId: string): Admission => {
+    const token = bearerToken(request);
+    const key = `${shortKey(resultId)} ${token === null ? "none" : sha256Hex(token)}`;
+    if (provenCallbacks.has(key)) {
+      const answered = (status: number) => status === 401 && callbacks.insert(key, provenCallbacks.remove(key));
+      return { headers: decide(provenCallbacks.take(key), callbackRate), answered };
+    }
+    const answered = (status: number) => token !== null && status < 400 && provenCallbacks.insert(key, callbacks.remove(key));
+    return { headers: decide(takeUnverified(key, callbacks), callbackRate), answered };
+  };
+
   return {
     admit(request, route, params, url) {
-      if (route?.path === CALLBACK_PATH) return { headers: decide(callbacks.take(shortKey(params.task_result_id!)), callbackRate), answered: IGNORE };
+      if (route?.path === CALLBACK_PATH) return admitCallback(request, params.task_result_id!);
       return admitCredential(request, route, url);
     },
     get size() {
-      return verified.size + unverified.size + callbacks.size;
+      return verified.size + unverified.size + callbacks.size + provenCallbacks.size;
     },
   };
 }

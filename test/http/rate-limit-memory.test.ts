@@ -5,7 +5,7 @@ import type { Route } from "../../src/http/types.js";
 
 // Decision D33: whatever an outsider sends (random tokens, random long paths, random result ids in
 // callback URLs), the limiter holds at most maxKeys buckets per limiter (verified tokens, the rest,
-// callbacks), each under a short key; junk can push out neither a verified token's bucket nor its
+// callbacks by result and token, callbacks whose token their result accepted), each under a short key; junk can push out neither a verified token's bucket nor its
 // place among the verified.
 
 const route = (path: string, auth: Route["auth"] = "principal"): Route => ({ method: "GET", path, auth, handle: async () => ({ status: 200 }) });
@@ -27,7 +27,7 @@ function send(limit: RateLimit, request: Request, to: Route | null, status: numb
 const REFUSED = "You have exceeded the API's rate limit.";
 
 describe("rate limit memory (D33)", () => {
-  it("stays within 3 x maxKeys buckets under 10,000 distinct verified tokens, bogus tokens, paths, unknown paths and result ids", () => {
+  it("stays within 4 x maxKeys buckets under 10,000 distinct verified tokens, bogus tokens, paths, unknown paths, result ids and callback tokens", () => {
     let t = 0;
     const limit = createRateLimit({ maxKeys: 100 }, () => t);
     for (let i = 0; i < 10_000; i++) {
@@ -39,9 +39,14 @@ describe("rate limit memory (D33)", () => {
       // Unknown paths without a token share one key, whatever path is invented.
       limit.admit(new Request(anonymous), null, {}, anonymous).answered(404);
       const callback = new URL(`http://localhost/api/v2/task-results/${random(3_000)}/callback`);
-      limit.admit(new Request(callback, { method: "PATCH" }), CALLBACK, { task_result_id: callback.pathname.split("/")[4]! }, callback).answered(200);
+      const resultId = { task_result_id: callback.pathname.split("/")[4]! };
+      limit.admit(new Request(callback, { method: "PATCH" }), CALLBACK, resultId, callback).answered(401);
+      // A callback its result accepted proves its token for that result.
+      const accepted = new Request(callback, { method: "PATCH", headers: { authorization: `Bearer ${random(24)}` } });
+      limit.admit(accepted, CALLBACK, resultId, callback).answered(200);
     }
-    expect(limit.size).toBe(300);
+    // Each limiter full, the last promotion having just left one place among the unproven callbacks.
+    expect(limit.size).toBe(399);
   });
 
   it("keeps limiting a verified credential however many bogus tokens come and go", () => {

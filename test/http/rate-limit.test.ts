@@ -239,6 +239,20 @@ describe("task result callbacks (D33)", () => {
     expect((await sendCallback(a, flooded!.id, flooded!.token, callbackBody("passed"))).status).toBe(200);
   });
 
+  it("count per token too: a flood without the result's token never spends the integration's allowance", async () => {
+    const [result] = await twoResults({ requestsPerSecond: 5, callbacksPerSecond: 0.01, callbackBurst: 2 });
+    // Anyone who learns the result id: no token, a made-up one, a new one each time.
+    for (let i = 0; i < 12; i++) {
+      const token = i % 3 === 0 ? null : i % 3 === 1 ? "made-up" : `made-up-${i}`;
+      expect([401, 429]).toContain((await sendCallback(a, result!.id, token, callbackBody("running"))).status);
+    }
+    expect((await sendCallback(a, result!.id, "made-up", callbackBody("running"))).status).toBe(429);
+    // The integration's own callbacks still have their whole burst.
+    expect((await sendCallback(a, result!.id, result!.token, callbackBody("running"))).status).toBe(200);
+    expect((await sendCallback(a, result!.id, result!.token, callbackBody("passed"))).status).toBe(200);
+    expect((await a.runplane.runTasks.getResult(result!.id))!.status).toBe("passed");
+  });
+
   it("are not limited by a spent API credential", async () => {
     const [result] = await twoResults({ requestsPerSecond: 20, callbacksPerSecond: 1, callbackBurst: 10 });
     while ((await a.call("GET", VARS)).status !== 429);
