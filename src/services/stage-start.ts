@@ -1,0 +1,56 @@
+import { randomSecret, sha256Hex } from "../crypto/random.js";
+import { transitionStage } from "../domain/stage-machine.js";
+import { ApiError, conflict, notFound } from "../errors.js";
+import type { TaskDeliveryRecord, TaskResultRecord, TaskStageRecord } from "../schemas/run-task-records.js";
+import type { RunStage } from "../schemas/run-tasks.js";
+import { toStageView, type TaskStageView } from "../schemas/task-stage-views.js";
+import type { GuardedResultWrite } from "../storage/types.js";
+import type { ServiceContext } from "./context.js";
+import { deliveryBuilder } from "./delivery-builder.js";
+import type { FreshPayloads } from "./fresh-payloads.js";
+import { missingStage } from "./run-creation.js";
+import type { RunTaskSettings } from "./run-task-settings.js";
+import type { StageEmitters } from "./stage-events.js";
+import { advance } from "./stage-transitions.js";
+
+/**
+ * `pending -> running` (D13) in one storage step that also issues each result its callback
+ * access token (stored as a digest, D17) and enqueues its delivery (D15). The deadline (D16)
+ * is not set here: it starts at the first delivery attempt. 404 for an unknown run or stage;
+ * 409 `transition not allowed` when not pending.
+ */
+export function createStageStart(ctx: ServiceContext, settings: RunTaskSettings, emit: StageEmitters, fresh?: FreshPayloads) {
+  const s = ctx.storage;
+  return async function startStage(runId: string, stage: RunStage): Promise<TaskStageView> {
+    const current = await s.taskStages.getByRun(runId, stage);
+    const run = await s.runs.get(runId);
+    if (!current || !run) throw new ApiError("not-found", { detail: missingStage(runId, stage, run) });
+    const now = ctx.now();
+    const t = transitionStage(current, { type: "start" }, now);
+    if (!t.ok) throw conflict("transition not allowed");
+    const workspace = await s.workspaces.get(run.workspaceId);
+    if (!workspace) throw notFound();
+
+    const writes: GuardedResultWrite[] = [];
+    const built: { row: TaskDeliveryRecord; text: string }[] = [];
+    const build = deliveryBuilder(ctx, settings, run, stage, workspace, now);
+    for (const result of await s.taskResults.listByStage(current.id)) {
+      const token = randomSecret();
+      const next: TaskResultRecord = {
+        ...result,
+        accessTokenDigest: sha256Hex(token),
+        version: result.version + 1,
+        updatedAt: now.toISOString(),
+      };
+      writes.push({ next, expected: { statuses: ["pending"], version: result.version } });
+      built.push(build(next, token));
+    }
+    const next: TaskStageRecord = advance(current, t, now);
+    const rows = built.map((b) => b.row);
+    const stored = await s.taskStages.start(next, { statuses: ["pending"], version: current.version }, writes, rows);
+    if (!stored) throw conflict("transition not allowed");
+    fresh?.keep(built.map(({ row, text }) => ({ id: row.id, text })));
+    emit.emitStage(current, stored);
+    return toStageView(stored);
+  };
+}
