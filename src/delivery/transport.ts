@@ -1,0 +1,31 @@
+/** The HTTP transport delivery code depends on (decision D15); `createEgress` makes the guarded one. */
+
+export interface HttpRequest {
+  url: string;
+  method?: "POST";
+  headers: Record<string, string>;
+  body: Uint8Array | string;
+  /**
+   * Abandons the attempt (an `aborted` EgressError), e.g. when a dispatcher stops. A dispatcher
+   * gives all its attempts one signal: a transport that listens on it removes its listener when
+   * the request ends.
+   */
+  signal?: AbortSignal;
+}
+
+export interface HttpResponse {
+  status: number;
+  headers: Record<string, string>;
+  /** UTF-8 decoded, at most `maxBodyBytes` bytes of the body. */
+  body: string;
+  bodyTruncated: boolean;
+}
+
+/** What delivery code depends on; hosts and tests may inject their own. Errors are EgressErrors. */
+export interface HttpTransport {
+  send(req: HttpRequest): Promise<HttpResponse>;
+  close(): Promise<void>;
+}
+
+export type ResolvedAddress = { address: string; family: number };
+export type Resolver = (hostname: string) => Promise<ResolvedAddress[]>;
