@@ -1,6 +1,7 @@
 import { readFileSync, renameSync, unwatchFile, watchFile, writeFileSync, type Stats } from "node:fs";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
+import { KEYRING_SOURCE_ERROR } from "../../src/crypto/keyring.js";
 import type { KeyringOptions, Runplane } from "../../src/index.js";
 import { parseKeyring } from "./state.js";
 
@@ -15,7 +16,21 @@ export function keyringFileOf(dataDir: string, env: NodeJS.ProcessEnv): string |
 
 /** The keyring options the server passes to createRunplane: `initial`, and `source` re-reading `file`. */
 export function reloadableKeyring(initial: KeyringOptions, file: string | null): KeyringOptions {
-  return file ? { ...initial, source: () => parseKeyring(readFileSync(file, "utf8"), file) } : initial;
+  return file ? { ...initial, source: () => readKeyringFile(file) } : initial;
+}
+
+/**
+ * parseKeyring's and the file system's messages name the file, the fault and where, never a key:
+ * named KEYRING_SOURCE_ERROR, a reload reports them whole (`... is not valid JSON (line 2, column 12)`).
+ */
+function readKeyringFile(file: string): KeyringOptions {
+  try {
+    return parseKeyring(readFileSync(file, "utf8"), file);
+  } catch (error) {
+    const reported = new Error(error instanceof Error ? error.message : String(error));
+    reported.name = KEYRING_SOURCE_ERROR;
+    throw reported;
+  }
 }
 
 const changed = (now: Stats, before: Stats): boolean => now.mtimeMs !== before.mtimeMs || now.ino !== before.ino || now.size !== before.size;

@@ -88,12 +88,24 @@ function createOnce(file: string, content: () => string): void {
 }
 
 /** The keyring in `text` (RUNPLANE_KEYRING or keyring.json), checked; errors start with `source`. */
+/** ` (line 2, column 12)` from the position V8 gives (or the end, for a text cut short); else "". */
+function whereJsonFailed(text: string, error: unknown): string {
+  const message = error instanceof Error ? error.message : "";
+  const at = /at position (\d+)/.exec(message)?.[1];
+  const position = at !== undefined ? Number(at) : /^Unexpected end of JSON input/.test(message) ? text.length : null;
+  if (position === null) return "";
+  const before = text.slice(0, position);
+  const line = before.split("\n").length;
+  return ` (line ${line}, column ${position - before.lastIndexOf("\n")})`;
+}
+
 export function parseKeyring(text: string, source: string): KeyringOptions {
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
-  } catch {
-    throw new Error(`${source} must be JSON like {"keys":[{"id":"k1","key":"<32 bytes, base64>"}],"active":"k1"}`);
+  } catch (error) {
+    // Never JSON.parse's message: Node's can quote the text around the fault, a key among it.
+    throw new Error(`${source} is not valid JSON${whereJsonFailed(text, error)}: it must be JSON like {"keys":[{"id":"k1","key":"<32 bytes, base64>"}],"active":"k1"}`);
   }
   const keys = (parsed as { keys?: unknown } | null)?.keys;
   if (!Array.isArray(keys) || keys.length === 0) throw new Error(`${source} must hold a non-empty "keys" array`);

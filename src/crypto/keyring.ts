@@ -21,10 +21,15 @@ export interface KeyringOptions {
    * Where the keys are read again (decision D29): a keyring file, a secret manager.
    * `runplane.keyring.reload()` calls it, and so does runplane itself, once, when a stored value
    * names a key id this keyring does not hold (another host rotated first). Its result's own
-   * `source` is ignored.
+   * `source` is ignored. A failure is reported by its error's name only, since a message may quote
+   * what the source read (a key); an error named `"KeyringSourceError"` vouches that its message
+   * quotes no key material, and is reported whole.
    */
   source?: KeyringSource;
 }
+
+/** The name of a keyring source's error whose message may be shown (see `KeyringOptions.source`). */
+export const KEYRING_SOURCE_ERROR = "KeyringSourceError";
 
 /** Reads a keyring's keys again (see `KeyringOptions.source`). */
 export type KeyringSource = () => KeyringOptions | Promise<KeyringOptions>;

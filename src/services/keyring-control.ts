@@ -1,4 +1,4 @@
-import { createKeyring, type Keyring, type KeyringOptions } from "../crypto/keyring.js";
+import { createKeyring, KEYRING_SOURCE_ERROR, type Keyring, type KeyringOptions } from "../crypto/keyring.js";
 import type { Logger } from "../logger.js";
 import type { HostHeartbeat } from "./host-heartbeat.js";
 import type { SealedColumn } from "../storage/sealed-values.js";
@@ -72,7 +72,9 @@ export function createKeyringControl(
     try {
       options = await source();
     } catch (error) {
-      // Only the name: a source's own message may quote what it read (a key).
+      // Only the name: a source's own message may quote what it read (a key), unless the source
+      // vouches for it by naming its error KEYRING_SOURCE_ERROR (KeyringOptions.source).
+      if (error instanceof Error && error.name === KEYRING_SOURCE_ERROR) throw new Error(`the keyring source failed: ${error.message}: keeping the current keys`);
       throw new Error(`the keyring source failed (${error instanceof Error ? error.name : typeof error}): keeping the current keys`);
     }
     return apply(options);

@@ -38,7 +38,7 @@ describe("reference server DATA_DIR", () => {
   it("refuses a RUNPLANE_KEYRING that is not a keyring, without quoting it", () => {
     const secret = generateKey();
     const data = openDataDir(fresh(), { RUNPLANE_KEYRING: `{"keys": "${secret}"` });
-    expect(() => data.keyring()).toThrow(/RUNPLANE_KEYRING must be JSON/);
+    expect(() => data.keyring()).toThrow(/^RUNPLANE_KEYRING is not valid JSON \(line 1, column 56\): it must be JSON like /);
     expect(() => data.keyring()).not.toThrow(secret);
   });
 });

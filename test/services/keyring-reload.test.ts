@@ -48,6 +48,14 @@ describe("runplane.keyring.reload (D29)", () => {
     expect(error.message).toBe("the keyring source failed (SyntaxError): keeping the current keys");
   });
 
+  it("reports the message of a source's error named KeyringSourceError, which vouches it quotes no key", async () => {
+    const { runplane } = withSource(() => {
+      throw Object.assign(new Error("keyring.json is not valid JSON (line 2, column 12)"), { name: "KeyringSourceError" });
+    });
+    const error = (await runplane.keyring.reload().catch((e: unknown) => e)) as Error;
+    expect(error.message).toBe("the keyring source failed: keyring.json is not valid JSON (line 2, column 12): keeping the current keys");
+  });
+
   it("refuses without options when the keyring has no source", async () => {
     const runplane = createRunplane({ storage: createMemoryStorage(), logger: silentLogger, keyring: { keys: [k1] } });
     await expect(runplane.keyring.reload()).rejects.toThrow(/no source to reload from/);
