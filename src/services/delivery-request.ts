@@ -4,7 +4,7 @@ import type { ClaimedDelivery, ClaimedResult } from "../storage/types.js";
 import type { ServiceContext } from "./context.js";
 import { deliveryPayloadBinding } from "./delivery-builder.js";
 import type { FreshPayloads } from "./fresh-payloads.js";
-import { hmacKeyBinding } from "./run-task-config.js";
+import { hmacKeyBinding } from "./task-keys.js";
 import type { RunTaskSettings } from "./run-task-settings.js";
 
 /**
