@@ -1,0 +1,70 @@
+import type { Workspace } from "../schemas/directory.js";
+import { loadRunPage, parseFilter } from "./data.js";
+import { loadOverview, mayReadRuns } from "./home.js";
+import { homePage, organizationPage } from "./home-page.js";
+import { messagePage, notFoundPage, type Chrome } from "./layout.js";
+import type { PageParts } from "./page-parts.js";
+import { runPage } from "./render.js";
+import { page, unauthorized } from "./responses.js";
+import { mayRetry, noticeOf } from "./retry-action.js";
+import type { Caller } from "./sign-in.js";
+import type { RunTarget } from "./types.js";
+import { findWorkspace, loadWorkspacePage, parsePageNumber, workspacePage } from "./workspace.js";
+
+/** Where the run was asked for by `run_app_url`'s path: the run must be of that workspace (D25). */
+export interface RunPlace {
+  organization: string;
+  workspaceName: string;
+}
+
+/** The pages that read: a run, a workspace's runs, the home and an organization's overview. */
+export function createReadRoutes({ source, prefix, maxOutcomes, secure }: PageParts) {
+  const deny = (url: URL, chrome: Chrome, caller: Caller): Response => unauthorized(prefix, secure(url), chrome, caller, `${url.pathname}${url.search}`);
+
+  const targetOf = (organization: string, workspaceId: string, workspace: Workspace | null): RunTarget =>
+    workspace ? { organization, workspaceId, projectId: workspace.projectId } : { organization, workspaceId };
+
+  async function runRoute(url: URL, runId: string, place: RunPlace | null, chrome: Chrome, caller: Caller): Promise<Response> {
+    if (!caller.principal) return deny(url, chrome, caller);
+    const run = await source.runTasks.getRun(runId);
+    if (!run) return page(404, notFoundPage(chrome));
+    const workspace = await source.directory.workspaces.get(run.workspaceId);
+    // decision D4: no permission looks exactly like no run.
+    if (!(await source.auth.authorize(caller.principal, "runs:read", targetOf(run.organization, run.workspaceId, workspace)))) {
+      return page(404, notFoundPage(chrome));
+    }
+    // decision D25: a run asked for under another organization or workspace is not there.
+    if (place && (run.organization !== place.organization || workspace?.name !== place.workspaceName)) return page(404, notFoundPage(chrome));
+    const target = targetOf(run.organization, run.workspaceId, workspace);
+    const extras = { mayRetry: await mayRetry(source, caller.principal, target), notice: noticeOf(url.searchParams) };
+    const model = await loadRunPage(source, run, workspace, parseFilter(url.searchParams), maxOutcomes, extras);
+    return page(200, runPage(chrome, model, place ? url.pathname : undefined));
+  }
+
+  async function workspaceRoute(url: URL, place: RunPlace, chrome: Chrome, caller: Caller): Promise<Response> {
+    const principal = caller.principal;
+    if (!principal) return deny(url, chrome, caller);
+    const pageNumber = parsePageNumber(url.searchParams);
+    if (pageNumber === null) return page(400, messagePage(chrome, "Bad request", "The page number must be an integer from 1 to 1000000."));
+    // decision D4: a workspace the caller may not read (runs:read) is not found, and its runs are never listed.
+    const workspace = await findWorkspace(source, place.organization, place.workspaceName, (w) => mayReadRuns(source, principal, w));
+    if (!workspace) return page(404, notFoundPage(chrome, "workspace"));
+    return page(200, workspacePage(chrome, await loadWorkspacePage(source, workspace, pageNumber)));
+  }
+
+  /** The home: the caller's organization (a principal belongs to one), if it may read a workspace of it. */
+  async function homeRoute(url: URL, chrome: Chrome, caller: Caller): Promise<Response> {
+    if (!caller.principal) return deny(url, chrome, caller);
+    return page(200, homePage(chrome, await loadOverview(source, caller.principal, [caller.principal.organization])));
+  }
+
+  async function organizationRoute(url: URL, organization: string, chrome: Chrome, caller: Caller): Promise<Response> {
+    if (!caller.principal) return deny(url, chrome, caller);
+    const { organizations, recent } = await loadOverview(source, caller.principal, [organization]);
+    // decisions D4, D5a: an organization with no workspace the caller may read looks exactly like none.
+    const shown = organizations[0];
+    return shown ? page(200, organizationPage(chrome, shown, recent)) : page(404, notFoundPage(chrome, "organization"));
+  }
+
+  return { runRoute, workspaceRoute, homeRoute, organizationRoute };
+}
