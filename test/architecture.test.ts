@@ -57,6 +57,10 @@ const MODULES: Record<string, { layer: number; imports: readonly string[] }> = {
   // 5: what is built over routes and services.
   "src/openapi/": { layer: 5, imports: ["src/errors.ts", "src/http/", "src/schemas/", "src/services/"] },
   "src/options.ts": { layer: 5, imports: ["src/crypto/", "src/delivery/", "src/schemas/", "src/services/", "src/suggest.ts"] },
+  "src/runplane-options.ts": {
+    layer: 5,
+    imports: ["src/crypto/", "src/delivery/", "src/http/", "src/logger.ts", "src/schemas/", "src/services/", "src/storage/"],
+  },
   "src/results-page/": {
     layer: 5,
     imports: ["src/delivery/", "src/domain/", "src/errors.ts", "src/http/", "src/logger.ts", "src/schemas/", "src/services/", "src/storage/"],
@@ -76,6 +80,7 @@ const MODULES: Record<string, { layer: number; imports: readonly string[] }> = {
       "src/openapi/",
       "src/options.ts",
       "src/results-page/",
+      "src/runplane-options.ts",
       "src/runplane.ts",
       "src/schemas/",
       "src/services/",
