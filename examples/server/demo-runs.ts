@@ -72,12 +72,15 @@ export function createDemoRuns(runplane: Runplane, options: DemoRunsOptions) {
         const left = deadline - Date.now();
         if (left <= 0 || closing.signal.aborted) return { state: "timed-out" };
         let timer: NodeJS.Timeout | undefined;
+        let onAbort: () => void = () => undefined;
         await Promise.race([
           changed,
           new Promise<void>((resolve) => (timer = setTimeout(resolve, Math.min(left, ATTEMPT_POLL_MS)))),
-          new Promise<void>((resolve) => closing.signal.addEventListener("abort", () => resolve(), { once: true })),
+          new Promise<void>((resolve) => closing.signal.addEventListener("abort", (onAbort = resolve), { once: true })),
         ]);
         clearTimeout(timer);
+        // One listener per wait on the server-wide signal: left behind, they pile up with every demo run.
+        closing.signal.removeEventListener("abort", onAbort);
       }
     } finally {
       unsubscribe();

@@ -60,3 +60,17 @@ describe("POST /demo/runs with a failing integration (issue 26)", () => {
     expect((await runplane.runTasks.listResults(stage!.id)).map((r) => r.status)).toEqual(["pending"]);
   });
 });
+
+describe("POST /demo/runs, one after another", () => {
+  it("leaves no listener behind on the server's shutdown signal (13 runs gave MaxListenersExceededWarning)", { timeout: 60_000 }, async () => {
+    const { post } = await demoServer(refusing);
+    const warnings: string[] = [];
+    const onWarning = (w: Error) => void warnings.push(w.name);
+    process.on("warning", onWarning);
+    cleanups.push(() => void process.off("warning", onWarning));
+    for (let i = 0; i < 13; i++) expect((await post()).status).toBe(202);
+    // Warnings are emitted on the next tick.
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(warnings).not.toContain("MaxListenersExceededWarning");
+  });
+});

@@ -125,7 +125,8 @@ const logCapabilityRoute: Route = {
     const range = byteRange(ctx);
     const capability = ctx.params.capability!;
     // Only the exact spelling: a percent-encoded one would pass through logs and excerpts unnoticed.
-    if (!ctx.url.pathname.replace(/\/+$/, "").endsWith(`/${capability}`)) throw notFound();
+    // ctx.url is the links' base (the public URL), so the spelling is read from the request itself.
+    if (!new URL(ctx.request.url).pathname.replace(/\/+$/, "").endsWith(`/${capability}`)) throw notFound();
     const granted = ctx.app.services.logs.verify(capability);
     const run = granted ? await ctx.app.services.runTasks.getRun(granted.runId) : null;
     if (!granted || !run) throw notFound();
