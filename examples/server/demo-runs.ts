@@ -76,7 +76,7 @@ export function createDemoRuns(runplane: Runplane, options: DemoRunsOptions) {
         await Promise.race([
           changed,
           new Promise<void>((resolve) => (timer = setTimeout(resolve, Math.min(left, ATTEMPT_POLL_MS)))),
-          new Promise<void>((resolve) => closing.signal.addEventListener("abort", (onAbort = resolve), { once: true })),
+          new Promise<void>((resolve) => closing.signal.addEventListener("abort", (onAbort = () => resolve()), { once: true })),
         ]);
         clearTimeout(timer);
         // One listener per wait on the server-wide signal: left behind, they pile up with every demo run.
