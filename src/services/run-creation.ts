@@ -3,8 +3,11 @@ import { CreateRunSchema, type CreateRunInput } from "../schemas/run-task-config
 import type { RunRecord, TaskResultRecord, TaskStageRecord, WorkspaceTaskRecord } from "../schemas/run-task-records.js";
 import { RUN_STAGES, type RunStage } from "../schemas/run-tasks.js";
 import { toStageView, type TaskStageView } from "../schemas/task-stage-views.js";
+import type { Workspace } from "../schemas/directory.js";
 import { isoNow, type ServiceContext } from "./context.js";
 import { parseOrThrow } from "./validate.js";
+
+type CreateRunRequest = ReturnType<typeof CreateRunSchema.parse>;
 
 interface Attached {
   ws: WorkspaceTaskRecord;
@@ -30,6 +33,75 @@ export const missingStage = (runId: string, stage: RunStage, run: RunRecord | nu
   run
     ? `run ${runId} has no ${stage} task stage: no enabled run task was attached to workspace ${run.workspaceId} for ${stage} when the run was created (attach one with runplane.runTasks.workspaceTasks.create; a run keeps the stages it was created with)`
     : `run ${runId} does not exist; create it with runplane.runTasks.createRun before starting its stages`;
+
+/** A new run of `workspace` (its VCS settings unless the host gave its own). */
+function newRun(id: string, req: CreateRunRequest, workspace: Workspace, now: string, newId: ServiceContext["newId"]): RunRecord {
+  return {
+    id,
+    organization: workspace.organization,
+    workspaceId: workspace.id,
+    message: req.message,
+    createdBy: req.createdBy,
+    createdAt: now,
+    isSpeculative: req.isSpeculative,
+    configurationVersionId: req.configurationVersionId,
+    configurationVersionDownloadable: req.configurationVersionDownloadable,
+    planId: req.planId ?? newId("plan"),
+    applyId: req.applyId ?? newId("apply"),
+    vcs:
+      req.vcs ??
+      (workspace.vcsRepoUrl === null ? null : { branch: workspace.vcsBranch, repoUrl: workspace.vcsRepoUrl, commitUrl: null, commitHash: null, pullRequestUrl: null }),
+  };
+}
+
+/** A pending stage of a new run. */
+function newStage(id: string, runId: string, workspace: Workspace, stage: RunStage, now: string): TaskStageRecord {
+  return {
+    id,
+    runId,
+    workspaceId: workspace.id,
+    organization: workspace.organization,
+    stage,
+    sequence: RUN_STAGES.indexOf(stage),
+    status: "pending",
+    statusTimestamps: {},
+    overridden: false,
+    overrideComment: null,
+    version: 1,
+    createdAt: now,
+    updatedAt: now,
+  };
+}
+
+/** A pending result of a new stage: the attached task as it is now (name, URL, enforcement level). */
+function newResult(id: string, stage: TaskStageRecord, t: Attached, position: number, isSpeculative: boolean, now: string): TaskResultRecord {
+  return {
+    id,
+    stageId: stage.id,
+    runId: stage.runId,
+    workspaceId: stage.workspaceId,
+    organization: stage.organization,
+    stage: stage.stage,
+    position,
+    status: "pending",
+    message: null,
+    url: null,
+    statusTimestamps: {},
+    taskId: t.ws.taskId,
+    taskName: t.name,
+    taskUrl: t.url,
+    workspaceTaskId: t.ws.id,
+    enforcementLevel: t.ws.enforcementLevel,
+    isSpeculative,
+    outcomesCount: 0,
+    accessTokenDigest: null,
+    deadlineAt: null,
+    deadlineMaxAt: null,
+    version: 1,
+    createdAt: now,
+    updatedAt: now,
+  };
+}
 
 /** `runTasks.createRun`: a host's run and the task stages and results it gets (spec 3). */
 export function createRunCreator(ctx: ServiceContext) {
@@ -71,68 +143,14 @@ export function createRunCreator(ctx: ServiceContext) {
     if (before) return before;
 
     const now = isoNow(ctx);
-    const run: RunRecord = {
-      id,
-      organization: workspace.organization,
-      workspaceId: workspace.id,
-      message: req.message,
-      createdBy: req.createdBy,
-      createdAt: now,
-      isSpeculative: req.isSpeculative,
-      configurationVersionId: req.configurationVersionId,
-      configurationVersionDownloadable: req.configurationVersionDownloadable,
-      planId: req.planId ?? ctx.newId("plan"),
-      applyId: req.applyId ?? ctx.newId("apply"),
-      vcs:
-        req.vcs ??
-        (workspace.vcsRepoUrl === null ? null : { branch: workspace.vcsBranch, repoUrl: workspace.vcsRepoUrl, commitUrl: null, commitHash: null, pullRequestUrl: null }),
-    };
+    const run = newRun(id, req, workspace, now, ctx.newId);
     const stages: TaskStageRecord[] = [];
     const results: TaskResultRecord[] = [];
     for (const { stage, tasks } of await plan(workspace.id)) {
-      const stageRecord: TaskStageRecord = {
-        id: ctx.newId("ts"),
-        runId: id,
-        workspaceId: workspace.id,
-        organization: workspace.organization,
-        stage,
-        sequence: RUN_STAGES.indexOf(stage),
-        status: "pending",
-        statusTimestamps: {},
-        overridden: false,
-        overrideComment: null,
-        version: 1,
-        createdAt: now,
-        updatedAt: now,
-      };
+      const stageRecord = newStage(ctx.newId("ts"), id, workspace, stage, now);
       stages.push(stageRecord);
       tasks.forEach((t, position) =>
-        results.push({
-          id: ctx.newId("taskrs"),
-          stageId: stageRecord.id,
-          runId: id,
-          workspaceId: workspace.id,
-          organization: workspace.organization,
-          stage,
-          position,
-          status: "pending",
-          message: null,
-          url: null,
-          statusTimestamps: {},
-          taskId: t.ws.taskId,
-          taskName: t.name,
-          taskUrl: t.url,
-          workspaceTaskId: t.ws.id,
-          enforcementLevel: t.ws.enforcementLevel,
-          isSpeculative: req.isSpeculative,
-          outcomesCount: 0,
-          accessTokenDigest: null,
-          deadlineAt: null,
-          deadlineMaxAt: null,
-          version: 1,
-          createdAt: now,
-          updatedAt: now,
-        }),
+        results.push(newResult(ctx.newId("taskrs"), stageRecord, t, position, req.isSpeculative, now)),
       );
     }
     if (await s.runs.create(run, stages, results)) return { run, stages: stages.map(toStageView), created: true };
