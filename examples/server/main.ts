@@ -124,7 +124,8 @@ routes.get("/openapi.json", (c) => c.json(runplane.openapi()));
 // GET /metrics (Prometheus text format) and GET /healthz (examples/server/observability.ts).
 mountObservability(routes, observed.scrape, runplane, dispatcher);
 // The run task results page for people, signed in with an API token (or a bearer header).
-const resultsPage = createResultsPage(runplane, { prefix: "/app" });
+// Behind a proxy that terminates TLS the request is plain HTTP: the public URL says how browsers come.
+const resultsPage = createResultsPage(runplane, { prefix: "/app", ...(origin.startsWith("https:") ? { secureCookie: true } : {}) });
 routes.all("/app/*", (c) => resultsPage(c.req.raw));
 routes.all("/app", (c) => resultsPage(c.req.raw));
 // Example only, outside the API: walks a demo run through its task stages (examples/server/demo-runs.ts).
