@@ -23,33 +23,51 @@ const DUPLICATE_KEY = (): ApiError => invalid(`${ATTRIBUTES}/key`, "Key has alre
 /** Compare-and-set retries before giving up under extreme contention. */
 const MAX_ATTEMPTS = 8;
 
+/** The associated data a sensitive variable's or parameter's value is sealed with (D11). */
+export const variableBinding = (id: string): string => sealedBinding("vars.value", id);
+
+/** The view of a stored variable: a sensitive one's value masked (D10). */
+const toView = (r: VariableRecord): VariableView => ({
+  id: r.id,
+  ownerId: r.ownerId,
+  key: r.key,
+  // A sensitive row is never opened for a response: masking needs no plaintext.
+  value: r.sensitive ? maskedValue(r, "") : r.value,
+  description: r.description,
+  category: r.category,
+  hcl: r.hcl,
+  sensitive: r.sensitive,
+  versionId: r.versionId,
+  createdAt: r.createdAt,
+  updatedAt: r.updatedAt,
+});
+
+/** `current` with what `patch` names (absent attributes kept), its sealed `value` and a new version id (D12). */
+function patched(current: VariableRecord, patch: VariablePatch, value: string, sensitive: boolean, now: string): VariableRecord {
+  return {
+    ...current,
+    key: patch.key ?? current.key,
+    value,
+    description: patch.description === undefined ? current.description : patch.description,
+    category: patch.category ?? current.category,
+    hcl: patch.hcl ?? current.hcl,
+    sensitive,
+    // decision D12: version-id changes on every update, even an empty one.
+    versionId: randomHex(20),
+    updatedAt: now,
+  };
+}
+
 /**
  * The shared engine behind workspace variables and policy set parameters (both are `vars`): sealing
  * of sensitive values (D11), masking (D10), uniqueness (D12) and compare-and-set updates.
  */
-/** The associated data a sensitive variable's or parameter's value is sealed with (D11). */
-export const variableBinding = (id: string): string => sealedBinding("vars.value", id);
-
 export function createVarEngine(ctx: ServiceContext) {
   const binding = variableBinding;
   const plaintextOf = (r: VariableRecord): string => (r.sensitive ? ctx.keyring.open(r.value, binding(r.id)) : r.value);
   const stored = (id: string, plaintext: string, sensitive: boolean): string =>
     sensitive ? ctx.keyring.seal(plaintext, binding(id)) : plaintext;
 
-  const toView = (r: VariableRecord): VariableView => ({
-    id: r.id,
-    ownerId: r.ownerId,
-    key: r.key,
-    // A sensitive row is never opened for a response: masking needs no plaintext.
-    value: r.sensitive ? maskedValue(r, "") : r.value,
-    description: r.description,
-    category: r.category,
-    hcl: r.hcl,
-    sensitive: r.sensitive,
-    versionId: r.versionId,
-    createdAt: r.createdAt,
-    updatedAt: r.updatedAt,
-  });
 
   return {
     toView,
@@ -100,18 +118,7 @@ export function createVarEngine(ctx: ServiceContext) {
           patch.value === undefined && sensitive === current.sensitive
             ? current.value
             : stored(id, patch.value ?? plaintextOf(current), sensitive);
-        const next: VariableRecord = {
-          ...current,
-          key: patch.key ?? current.key,
-          value,
-          description: patch.description === undefined ? current.description : patch.description,
-          category: patch.category ?? current.category,
-          hcl: patch.hcl ?? current.hcl,
-          sensitive,
-          // decision D12: version-id changes on every update, even an empty one.
-          versionId: randomHex(20),
-          updatedAt: isoNow(ctx),
-        };
+        const next = patched(current, patch, value, sensitive, isoNow(ctx));
         const result = await ctx.storage.variables.update(next, current.versionId);
         if (result.ok) return toView(next);
         if (result.reason === "duplicate-key") throw DUPLICATE_KEY();
