@@ -19,8 +19,16 @@ export const binEntries = {
   cli: "src/cli/main.ts",
 } as const;
 
+/**
+ * Worker threads, started by a file URL, not imported (not exports): the SQLite writer thread
+ * (decision D37), which `adapters/sqlite/writer-client.ts` finds at `dist/adapters/sqlite-writer.js`.
+ */
+export const workerEntries = {
+  "adapters/sqlite-writer": "adapters/sqlite/writer-thread.ts",
+} as const;
+
 export default defineConfig({
-  entry: { ...entries, ...binEntries },
+  entry: { ...entries, ...binEntries, ...workerEntries },
   format: ["esm"],
   target: "node20",
   dts: true,

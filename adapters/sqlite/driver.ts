@@ -8,6 +8,9 @@ import { StorageUnavailableError } from "../../src/storage/unavailable.js";
 export interface SqliteDatabase {
   readonly open: boolean;
   readonly inTransaction: boolean;
+  /** The file it opened (`:memory:` or `""` for a private database); read by the writer thread mode. */
+  readonly name?: string;
+  readonly memory?: boolean;
   prepare(source: string): SqliteStatement;
   exec(source: string): unknown;
   pragma(source: string, options?: { simple?: boolean }): unknown;
@@ -84,6 +87,17 @@ interface GroupedCall {
   reject(error: unknown): void;
 }
 
+/**
+ * Connections whose caller groups writes itself (the writer thread, decision D37): there every
+ * grouped write runs at once, as a savepoint of the transaction its caller holds open.
+ */
+const groupedByCaller = new WeakSet<SqliteDatabase>();
+
+/** Makes every {@link groupedTx} of `db` run at once instead of waiting for the turn's group. */
+export function groupWritesOutside(db: SqliteDatabase): void {
+  groupedByCaller.add(db);
+}
+
 /** One queue per connection, so every grouped write of every store shares the same commits. */
 const queues = new WeakMap<SqliteDatabase, { calls: GroupedCall[]; flush: (calls: GroupedCall[]) => void }>();
 
@@ -106,6 +120,8 @@ export function groupedTx<A extends any[], R>(db: SqliteDatabase, fn: (...args: 
   const { calls, flush } = queue;
   return (...args: A) =>
     new Promise<R>((resolve, reject) => {
+      // The executor runs synchronously: the write happens inside the call, within the caller's transaction.
+      if (groupedByCaller.has(db)) return resolve(classified(() => tx.immediate(...args)));
       // setImmediate, not a microtask: answers that arrive in one poll phase of the event loop
       // each get their own microtask checkpoint, and only the check phase sees them all.
       if (calls.length === 0) setImmediate(() => flush(calls.splice(0)));

@@ -13,22 +13,13 @@ import { createRunTaskStores } from "./run-tasks.js";
 import { createTaskStageStores } from "./task-stages.js";
 import { createCommentStore } from "./comments.js";
 import { createHostStore } from "./hosts.js";
+import { resolveSqliteOptions, type SqliteStorageOptions } from "./options.js";
+import { createWriterThreadStorage, writerThreadOf } from "./writer-client.js";
 
 export type { SqliteDatabase, SqliteStatement, SqliteTransaction } from "./driver.js";
 
-export const SQLITE_SYNCHRONOUS_MODES = ["FULL", "EXTRA", "NORMAL"] as const;
-export type SqliteSynchronousMode = (typeof SQLITE_SYNCHRONOUS_MODES)[number];
-
-export interface SqliteStorageOptions {
-  /**
-   * `PRAGMA synchronous`. Default `FULL`: a write whose promise resolved survives a power loss.
-   * `NORMAL` is several times faster for one-row commits under WAL but may lose the last commits
-   * (never corrupt the file) on power loss.
-   */
-  synchronous?: SqliteSynchronousMode;
-  /** How long, in milliseconds, a writer waits for another connection's lock. Default 5000. */
-  busyTimeoutMs?: number;
-}
+export { SQLITE_SYNCHRONOUS_MODES, SQLITE_WRITER_MODES } from "./options.js";
+export type { SqliteStorageOptions, SqliteSynchronousMode, SqliteWriterMode } from "./options.js";
 
 /**
  * A `Storage` over a better-sqlite3 database the host opened (`new Database(path)`), typed
@@ -39,18 +30,17 @@ export interface SqliteStorageOptions {
  * transaction each). Every write runs in `BEGIN IMMEDIATE`; statements are prepared once here.
  * The storage takes ownership of `db`: `storage.close()` closes it.
  *
- * @throws when an option is invalid, a migration fails (it is rolled back), or the file was
- *   migrated by a newer runplane.
+ * With `writer: "thread"` (decision D37) `db` is migrated, then only read from (`query_only`); a
+ * worker thread opens the same file and commits every write, so a slow fsync never stops this
+ * thread. The default `in-thread` commits on this thread.
+ *
+ * @throws when an option is invalid, a migration fails (it is rolled back), the file was
+ *   migrated by a newer runplane, or `writer: "thread"` is asked of an in-memory database.
  */
 export function createSqliteStorage(db: SqliteDatabase, options: SqliteStorageOptions = {}): Storage {
-  const synchronous = options.synchronous ?? "FULL";
-  const busyTimeoutMs = options.busyTimeoutMs ?? 5000;
-  // Both end up inside PRAGMA text, so only known values get there.
-  if (!SQLITE_SYNCHRONOUS_MODES.includes(synchronous)) {
-    throw new TypeError(`createSqliteStorage: synchronous must be one of ${SQLITE_SYNCHRONOUS_MODES.join(", ")}`);
-  }
-  if (!Number.isSafeInteger(busyTimeoutMs) || busyTimeoutMs < 0) {
-    throw new TypeError("createSqliteStorage: busyTimeoutMs must be a non-negative integer");
+  const { synchronous, busyTimeoutMs, writer } = resolveSqliteOptions(options);
+  if (writer === "thread" && (db.memory === true || !db.name || db.name === ":memory:")) {
+    throw new TypeError('createSqliteStorage: writer "thread" needs a database file (a second connection cannot see :memory:)');
   }
 
   db.pragma("journal_mode = WAL"); // stays "memory" for :memory: databases
@@ -62,7 +52,13 @@ export function createSqliteStorage(db: SqliteDatabase, options: SqliteStorageOp
   // the pages one call changed, and is gone at its release).
   db.pragma("temp_store = MEMORY");
   migrate(db);
+  const local = createStores(db);
+  if (writer === "in-thread") return local;
+  db.pragma("query_only = ON");
+  return createWriterThreadStorage(local, { path: db.name!, synchronous, busyTimeoutMs });
+}
 
+function createStores(db: SqliteDatabase): Storage {
   return {
     ...createDirectoryStores(db),
     apiTokens: createApiTokenStore(db),
@@ -84,15 +80,24 @@ export function createSqliteStorage(db: SqliteDatabase, options: SqliteStorageOp
 /**
  * Opens (creating if needed) the SQLite file at `path` with better-sqlite3, an optional peer
  * dependency loaded only here, and returns a `Storage` that owns the connection: `close()` closes
- * it. `":memory:"` gives a private in-memory database.
+ * it. `":memory:"` gives a private in-memory database. With `writer: "thread"` it resolves once the
+ * writer thread has opened the file.
  */
 export async function openSqliteStorage(path: string, options: SqliteStorageOptions = {}): Promise<Storage> {
   const { default: Database } = await importOptional(() => import("better-sqlite3"), "better-sqlite3", "openSqliteStorage");
   const db = new Database(path);
+  let storage: Storage;
   try {
-    return createSqliteStorage(db, options);
+    storage = createSqliteStorage(db, options);
   } catch (error) {
     db.close();
     throw error;
   }
+  try {
+    await writerThreadOf(storage)?.ready;
+  } catch (error) {
+    await storage.close();
+    throw error;
+  }
+  return storage;
 }

@@ -1,0 +1,43 @@
+export const SQLITE_SYNCHRONOUS_MODES = ["FULL", "EXTRA", "NORMAL"] as const;
+export type SqliteSynchronousMode = (typeof SQLITE_SYNCHRONOUS_MODES)[number];
+
+export const SQLITE_WRITER_MODES = ["in-thread", "thread"] as const;
+export type SqliteWriterMode = (typeof SQLITE_WRITER_MODES)[number];
+
+export interface SqliteStorageOptions {
+  /**
+   * `PRAGMA synchronous`. Default `FULL`: a write whose promise resolved survives a power loss.
+   * `NORMAL` is several times faster for one-row commits under WAL but may lose the last commits
+   * (never corrupt the file) on power loss.
+   */
+  synchronous?: SqliteSynchronousMode;
+  /** How long, in milliseconds, a writer waits for another connection's lock. Default 5000. */
+  busyTimeoutMs?: number;
+  /**
+   * Where writes commit (decision D37). `in-thread` (the default): on the calling thread, so a
+   * slow fsync stops the whole event loop for its duration; one thread, nothing to start. `thread`:
+   * a worker thread owns a second connection to the same file and commits every write there,
+   * calls that arrive during a commit sharing the next one (group commit); the given connection
+   * only reads (`query_only`), so reads never wait for the disk. Needs a database file, not
+   * `:memory:`. Every write resolves once committed, exactly as durable as in-thread; if the
+   * thread dies, writes reject with `StorageUnavailableError` (503) until the process restarts.
+   */
+  writer?: SqliteWriterMode;
+}
+
+/** The options with their defaults, or a TypeError: synchronous and the timeout end up inside PRAGMA text. */
+export function resolveSqliteOptions(options: SqliteStorageOptions): Required<SqliteStorageOptions> {
+  const synchronous = options.synchronous ?? "FULL";
+  const busyTimeoutMs = options.busyTimeoutMs ?? 5000;
+  const writer = options.writer ?? "in-thread";
+  if (!SQLITE_SYNCHRONOUS_MODES.includes(synchronous)) {
+    throw new TypeError(`createSqliteStorage: synchronous must be one of ${SQLITE_SYNCHRONOUS_MODES.join(", ")}`);
+  }
+  if (!Number.isSafeInteger(busyTimeoutMs) || busyTimeoutMs < 0) {
+    throw new TypeError("createSqliteStorage: busyTimeoutMs must be a non-negative integer");
+  }
+  if (!SQLITE_WRITER_MODES.includes(writer)) {
+    throw new TypeError(`createSqliteStorage: writer must be one of ${SQLITE_WRITER_MODES.join(", ")}`);
+  }
+  return { synchronous, busyTimeoutMs, writer };
+}

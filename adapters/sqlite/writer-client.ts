@@ -1,0 +1,154 @@
+import { existsSync } from "node:fs";
+import { createRequire } from "node:module";
+import { pathToFileURL } from "node:url";
+import { Worker } from "node:worker_threads";
+import type { Storage } from "../../src/storage/types.js";
+import { StorageUnavailableError } from "../../src/storage/unavailable.js";
+import { METHOD_ACCESS, type MethodAccess } from "./writer-methods.js";
+import { fromWireError, type FromWriter, type ToWriter, type WriterStart } from "./writer-protocol.js";
+
+interface Waiting {
+  resolve(value: unknown): void;
+  reject(error: unknown): void;
+}
+
+/** What the tests (and `openSqliteStorage`) see of a writer thread; not part of the public API. */
+export interface WriterThread {
+  readonly worker: Worker;
+  /** Resolves once the thread's connection is open; rejects if it died first. */
+  readonly ready: Promise<void>;
+  /** How many groups (transactions) the thread has committed or failed. */
+  readonly groups: number;
+}
+
+const threads = new WeakMap<Storage, WriterThread>();
+
+/** The writer thread behind a storage made with `writer: "thread"`, or undefined. */
+export function writerThreadOf(storage: Storage): WriterThread | undefined {
+  return threads.get(storage);
+}
+
+/**
+ * The storage of the writer thread mode (decision D37): `local` (over the main thread's read-only
+ * connection) answers every read; every write of {@link METHOD_ACCESS} goes to the writer thread,
+ * whose answer settles the call after its group's COMMIT.
+ */
+export function createWriterThreadStorage(local: Storage, start: WriterStart): Storage {
+  const worker = startWorker(start);
+  worker.unref(); // held only while calls wait, so an idle storage never keeps the process alive
+  const waiting = new Map<number, Waiting>();
+  let nextId = 1;
+  let groups = 0;
+  let stopped: string | null = null;
+  let closed = false;
+  let markReady: () => void = () => undefined;
+  let failReady: (error: unknown) => void = () => undefined;
+  const ready = new Promise<void>((resolve, reject) => ((markReady = resolve), (failReady = reject)));
+  ready.catch(() => undefined); // awaited by openSqliteStorage only; a death is reported by every write
+  const exited = new Promise<void>((resolve) => worker.once("exit", () => resolve()));
+
+  const unavailable = () => new StorageUnavailableError("writer thread stopped", "WRITER_THREAD_STOPPED");
+  const stop = (why: string): void => {
+    if (stopped !== null) return;
+    stopped = why;
+    console.error(`runplane sqlite: the writer thread ${why}; every write answers 503 (storage unavailable) until the process restarts`);
+    failReady(unavailable());
+    for (const call of waiting.values()) call.reject(unavailable());
+    waiting.clear();
+  };
+
+  worker.on("message", (message: FromWriter) => {
+    if (message.type === "ready") return markReady();
+    groups++;
+    for (const outcome of message.outcomes) {
+      const call = waiting.get(outcome.id);
+      waiting.delete(outcome.id);
+      if (outcome.ok) call?.resolve(outcome.value);
+      else call?.reject(fromWireError(outcome.error));
+    }
+    if (waiting.size === 0) worker.unref();
+  });
+  // An error event names only its class: its message may quote a statement or a value.
+  worker.on("error", (error) => stop(`failed (${error instanceof Error ? error.name : typeof error})`));
+  worker.on("exit", (code) => {
+    if (!closed || waiting.size > 0) stop(`exited (code ${code})`);
+  });
+
+  const send = (store: string, method: string, args: unknown[]): Promise<unknown> => {
+    if (closed) return Promise.reject(new Error("storage closed"));
+    if (stopped !== null) return Promise.reject(unavailable());
+    const id = nextId++;
+    return new Promise((resolve, reject) => {
+      try {
+        worker.postMessage({ type: "call", id, store, method, args } satisfies ToWriter);
+      } catch (error) {
+        return reject(error); // an argument structured clone cannot copy (a function): a programming error
+      }
+      waiting.set(id, { resolve, reject });
+      worker.ref();
+    });
+  };
+
+  const storage = {
+    ...routeStores(local, send),
+    async close() {
+      if (closed) return;
+      closed = true;
+      if (stopped === null) {
+        worker.ref();
+        worker.postMessage({ type: "close" } satisfies ToWriter);
+        await exited;
+      }
+      await local.close();
+    },
+  } as Storage;
+  threads.set(storage, {
+    worker,
+    ready,
+    get groups() {
+      return groups;
+    },
+  });
+  return storage;
+}
+
+type Send = (store: string, method: string, args: unknown[]) => Promise<unknown>;
+type AnyStore = Record<string, (...args: unknown[]) => Promise<unknown>>;
+
+/** Every store of `local` with its reads bound to `local` and its writes sent to the writer thread. */
+function routeStores(local: Storage, send: Send): Record<string, AnyStore> {
+  const stores: Record<string, AnyStore> = {};
+  for (const [name, methods] of Object.entries(METHOD_ACCESS) as [string, Record<string, MethodAccess>][]) {
+    const target = (local as unknown as Record<string, AnyStore | undefined>)[name];
+    if (target === undefined) continue;
+    stores[name] = Object.fromEntries(
+      Object.entries(methods)
+        .filter(([method]) => typeof target[method] === "function")
+        .map(([method, access]) => [method, access === "read" ? target[method]!.bind(target) : (...args: unknown[]) => send(name, method, args)]),
+    );
+  }
+  return stores;
+}
+
+/**
+ * The worker's file next to this module: `writer-thread.ts` when running from source (tests,
+ * tsx), the built `adapters/sqlite-writer.js` from the package (tsup's `workerEntries`), which is
+ * one folder up or down depending on whether this code landed in an entry or a shared chunk.
+ */
+function writerEntry(): URL {
+  if (import.meta.url.endsWith(".ts")) return new URL("./writer-thread.ts", import.meta.url);
+  const candidates = ["./adapters/sqlite-writer.js", "./sqlite-writer.js"].map((path) => new URL(path, import.meta.url));
+  const found = candidates.find((url) => existsSync(url));
+  if (!found) throw new Error("runplane sqlite: the writer thread's file adapters/sqlite-writer.js is missing from the build");
+  return found;
+}
+
+function startWorker(start: WriterStart): Worker {
+  const entry = writerEntry();
+  if (!entry.pathname.endsWith(".ts")) return new Worker(entry, { workerData: start });
+  // From source (tests, tsx) the thread needs tsx to load TypeScript. On Node 20 an `--import tsx`
+  // in execArgv does not reach a worker's entry, so a small script registers tsx, then imports it.
+  const tsx = new URL("dist/esm/api/index.mjs", pathToFileURL(createRequire(import.meta.url).resolve("tsx/package.json")));
+  const script = `import(${JSON.stringify(tsx.href)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(entry.href)}); });`;
+  return new Worker(script, { eval: true, workerData: start });
+}
