@@ -13,6 +13,7 @@ import type { Principal } from "../schemas/common.js";
 import type { AgentPool } from "../schemas/directory.js";
 import type { AgentTokenRecord, Page, PageRequest } from "../schemas/records.js";
 import { isStorageUnavailableError } from "../storage/unavailable.js";
+import type { Storage } from "../storage/types.js";
 import { isoNow, type ServiceContext } from "./context.js";
 import { parseOrThrow } from "./validate.js";
 
@@ -81,24 +82,51 @@ const toView = (r: AgentTokenRecord, pool: AgentPool): AgentTokenView => ({
   expiredAt: null,
 });
 
+async function poolOf(s: Storage, agentPoolId: string): Promise<AgentPool> {
+  const pool = await s.agentPools.get(agentPoolId);
+  if (!pool) throw notFound();
+  return pool;
+}
+
+/** A token and its pool; a token whose pool is gone counts as missing. */
+async function tokenAndPool(s: Storage, tokenId: string): Promise<{ record: AgentTokenRecord; pool: AgentPool }> {
+  const record = await s.agentTokens.get(tokenId);
+  const pool = record ? await s.agentPools.get(record.agentPoolId) : null;
+  if (!record || !pool) throw notFound();
+  return { record, pool };
+}
+
+/**
+ * Stores a new token, or throws leaving none behind: a failed write is undone before the error is
+ * raised (a 500, or the 503 of a storage that is away, D28).
+ */
+async function insertOrUndo(ctx: ServiceContext, record: AgentTokenRecord): Promise<void> {
+  const store = ctx.storage.agentTokens;
+  let inserted = false;
+  let failure: unknown;
+  try {
+    inserted = await store.insert(record);
+  } catch (error) {
+    failure = error;
+  }
+  if (inserted) return;
+  // A store that wrote and then failed must not keep a token whose secret nobody received.
+  if (failure !== undefined) await store.delete(record.id).catch(() => false);
+  // decision D28: a storage that is away is a 503 to retry, not a fault.
+  if (isStorageUnavailableError(failure)) throw failure;
+  // Ids and secrets are fresh random values: a refused insert is as unexpected as a throw.
+  ctx.logger.error("agent token create failed", { agentPoolId: record.agentPoolId, tokenId: record.id, error: failure === undefined ? "refused" : errorName(failure) });
+  throw new ApiError("internal");
+}
+
 /**
  * Agent pool authentication tokens (spec 2.7, 4.7; decisions D11, D22). The token string is returned
  * by `create` only; storage keeps its SHA-256 digest, and nothing here logs either.
  */
 export function createAgentTokenService(ctx: ServiceContext) {
   const store = () => ctx.storage.agentTokens;
-  const requirePool = async (agentPoolId: string): Promise<AgentPool> => {
-    const pool = await ctx.storage.agentPools.get(agentPoolId);
-    if (!pool) throw notFound();
-    return pool;
-  };
-  /** A token and its pool; a token whose pool is gone counts as missing. */
-  const load = async (tokenId: string): Promise<{ record: AgentTokenRecord; pool: AgentPool }> => {
-    const record = await store().get(tokenId);
-    const pool = record ? await ctx.storage.agentPools.get(record.agentPoolId) : null;
-    if (!record || !pool) throw notFound();
-    return { record, pool };
-  };
+  const requirePool = (agentPoolId: string): Promise<AgentPool> => poolOf(ctx.storage, agentPoolId);
+  const load = (tokenId: string) => tokenAndPool(ctx.storage, tokenId);
 
   return {
     async list(agentPoolId: string, options: AgentTokenListOptions = {}): Promise<Page<AgentTokenView>> {
@@ -134,22 +162,7 @@ export function createAgentTokenService(ctx: ServiceContext) {
         createdByType: createdBy.type,
         createdById: createdBy.id,
       };
-      let inserted = false;
-      let failure: unknown;
-      try {
-        inserted = await store().insert(record);
-      } catch (error) {
-        failure = error;
-      }
-      if (!inserted) {
-        // A store that wrote and then failed must not keep a token whose secret nobody received.
-        if (failure !== undefined) await store().delete(id).catch(() => false);
-        // decision D28: a storage that is away is a 503 to retry, not a fault.
-        if (isStorageUnavailableError(failure)) throw failure;
-        // Ids and secrets are fresh random values: a refused insert is as unexpected as a throw.
-        ctx.logger.error("agent token create failed", { agentPoolId: pool.id, tokenId: id, error: failure === undefined ? "refused" : errorName(failure) });
-        throw new ApiError("internal");
-      }
+      await insertOrUndo(ctx, record);
       return { ...toView(record, pool), token };
     },
 
