@@ -15,6 +15,7 @@ import {
 import { API_TOKEN_KINDS, type ApiTokenRecord, type VarOwnerKind } from "../schemas/records.js";
 import type { Page, PageRequest } from "../schemas/records.js";
 import type { ApiTokenListFilter, DirectoryStore } from "../storage/types.js";
+import type { Storage } from "../storage/types.js";
 import { isoNow, type ServiceContext } from "./context.js";
 import { parseOrThrow } from "./validate.js";
 
@@ -81,9 +82,51 @@ export const ApiTokenRequestSchema = z.object({
 });
 export type ApiTokenRequest = z.input<typeof ApiTokenRequestSchema>;
 
-/** An API token as operators see it: everything but its digest (issue 33.3). */
+/** An API token as operators see it: everything but its digest (the core decides what leaves it). */
 export type ApiTokenView = Omit<ApiTokenRecord, "digest">;
 const toApiTokenView = ({ digest: _digest, ...view }: ApiTokenRecord): ApiTokenView => view;
+
+/** Organizations, addressed by their unique name. */
+function organizationRecords(s: Storage) {
+  return {
+    async create(input: z.input<typeof OrganizationSchema>): Promise<Organization> {
+      const record = parseOrThrow(OrganizationSchema, input, "");
+      if (!(await s.organizations.insert(record))) throw new ApiError("conflict", { detail: `organization ${quote(record.name)} already exists` });
+      return record;
+    },
+    get: (name: string) => s.organizations.get(name),
+    async update(name: string, patch: Partial<Omit<Organization, "name">>): Promise<Organization> {
+      const current = await s.organizations.get(name);
+      if (!current) throw notFound();
+      const next = parseOrThrow(OrganizationSchema, { ...current, ...patch, name }, "");
+      await s.organizations.replace(next);
+      return next;
+    },
+    delete: (name: string) => s.organizations.delete(name),
+  };
+}
+
+/** Users, with an id from the host or a new one. */
+function userRecords(ctx: ServiceContext) {
+  const s = ctx.storage;
+  return {
+    async create(input: z.input<typeof UserCreateSchema>): Promise<User> {
+      const parsed = parseOrThrow(UserCreateSchema, input, "");
+      const record = { ...parsed, id: parsed.id ?? ctx.newId("user") };
+      if (!(await s.users.insert(record))) throw new ApiError("conflict", { detail: `user ${quote(record.id)} already exists` });
+      return record;
+    },
+    get: (id: string) => s.users.get(id),
+    async update(id: string, patch: Partial<Omit<User, "id">>): Promise<User> {
+      const current = await s.users.get(id);
+      if (!current) throw notFound();
+      const next = parseOrThrow(UserSchema, { ...current, ...patch, id }, "");
+      await s.users.replace(next);
+      return next;
+    },
+    delete: (id: string) => s.users.delete(id),
+  };
+}
 
 /**
  * Host-side records the API refers to but does not manage over HTTP (organizations, projects,
@@ -96,22 +139,7 @@ export function createDirectory(ctx: ServiceContext) {
   };
 
   return {
-    organizations: {
-      async create(input: z.input<typeof OrganizationSchema>): Promise<Organization> {
-        const record = parseOrThrow(OrganizationSchema, input, "");
-        if (!(await s.organizations.insert(record))) throw new ApiError("conflict", { detail: `organization ${quote(record.name)} already exists` });
-        return record;
-      },
-      get: (name: string) => s.organizations.get(name),
-      async update(name: string, patch: Partial<Omit<Organization, "name">>): Promise<Organization> {
-        const current = await s.organizations.get(name);
-        if (!current) throw notFound();
-        const next = parseOrThrow(OrganizationSchema, { ...current, ...patch, name }, "");
-        await s.organizations.replace(next);
-        return next;
-      },
-      delete: (name: string) => s.organizations.delete(name),
-    },
+    organizations: organizationRecords(s),
     // A deleted team or project takes its grants along: a team recreated with the same id must not
     // inherit them, and no grant of a vanished team stays listed (the service also 404s orphans).
     projects: ownedAggregate(ctx, s.projects, ProjectSchema, "prj", async (id) => void (await s.teamProjects.deleteByProject(id))),
@@ -119,23 +147,7 @@ export function createDirectory(ctx: ServiceContext) {
     teams: ownedAggregate(ctx, s.teams, TeamSchema, "team", async (id) => void (await s.teamProjects.deleteByTeam(id))),
     policySets: ownedAggregate(ctx, s.policySets, PolicySetSchema, "polset", dropVars("policy-set")),
     agentPools: ownedAggregate(ctx, s.agentPools, AgentPoolSchema, "apool"),
-    users: {
-      async create(input: z.input<typeof UserCreateSchema>): Promise<User> {
-        const parsed = parseOrThrow(UserCreateSchema, input, "");
-        const record = { ...parsed, id: parsed.id ?? ctx.newId("user") };
-        if (!(await s.users.insert(record))) throw new ApiError("conflict", { detail: `user ${quote(record.id)} already exists` });
-        return record;
-      },
-      get: (id: string) => s.users.get(id),
-      async update(id: string, patch: Partial<Omit<User, "id">>): Promise<User> {
-        const current = await s.users.get(id);
-        if (!current) throw notFound();
-        const next = parseOrThrow(UserSchema, { ...current, ...patch, id }, "");
-        await s.users.replace(next);
-        return next;
-      },
-      delete: (id: string) => s.users.delete(id),
-    },
+    users: userRecords(ctx),
 
     /**
      * Issues an API token for the default authenticator. The secret is returned once and stored only
