@@ -1,11 +1,10 @@
 import type { RunTaskRecord, TaskDeliveryRecord, TaskResultRecord } from "../../src/schemas/run-task-records.js";
-import type { ClaimedDelivery, DeliveryClaim, DeliverySettlement, SettleOutcome, TaskDeliveryStore } from "../../src/storage/run-tasks-types.js";
+import type { ClaimedDelivery, DeliveryClaim, DeliverySettlement, OutboxStats, SettleOutcome, TaskDeliveryStore } from "../../src/storage/run-tasks-types.js";
 import { assertDistinctIds, plusMs } from "../../src/storage/outbox-rules.js";
 import { createMemoryAttemptStore, type MemoryAttemptStore } from "./delivery-attempts.js";
 import { createIndex } from "./indexes.js";
 import { createDueQueue } from "./due-queue.js";
 import { clone } from "./clone.js";
-
 
 /** The maps the outbox shares with the other run task stores. */
 export interface MemoryOutboxMaps {
@@ -21,6 +20,55 @@ export interface MemoryDeliveryStore extends TaskDeliveryStore {
   attempts: MemoryAttemptStore;
 }
 
+function* claimable(open: ReadonlyMap<string, TaskDeliveryRecord>, now: string): Iterable<TaskDeliveryRecord> {
+  for (const d of open.values()) if (d.dueAt <= now && (d.leaseExpiresAt === null || d.leaseExpiresAt <= now)) yield d;
+}
+
+/** `TaskDeliveryStore.stats` over the open rows at `now`. */
+function outboxStats(open: ReadonlyMap<string, TaskDeliveryRecord>, now: string): OutboxStats {
+  let due = 0;
+  let leased = 0;
+  let oldestDueAt: string | null = null;
+  for (const d of claimable(open, now)) {
+    due++;
+    if (oldestDueAt === null || d.dueAt < oldestDueAt) oldestDueAt = d.dueAt;
+  }
+  let retrying = 0;
+  let oldestRetryingAt: string | null = null;
+  for (const d of open.values()) {
+    if (d.leaseExpiresAt !== null && d.leaseExpiresAt > now) leased++;
+    if (d.attempt === 0) continue;
+    retrying++;
+    if (oldestRetryingAt === null || d.createdAt < oldestRetryingAt) oldestRetryingAt = d.createdAt;
+  }
+  return { due, leased, oldestDueAt, retrying, oldestRetryingAt };
+}
+
+/** decision D16: a claimed row's pending result without a deadline gets its window now. */
+function openWindow(result: TaskResultRecord | undefined, request: DeliveryClaim): void {
+  if (!result || result.status !== "pending" || result.deadlineAt !== null) return;
+  const { ms, maxMs } = request.window;
+  Object.assign(result, {
+    deadlineAt: plusMs(request.now, ms),
+    deadlineMaxAt: maxMs === null ? null : plusMs(request.now, maxMs),
+    version: result.version + 1,
+    updatedAt: request.now,
+  });
+}
+
+/** A claimed row with what its attempt needs of its result and task, as stored now. */
+function claimedOf(d: TaskDeliveryRecord, { results, tasks }: Pick<MemoryOutboxMaps, "results" | "tasks">): ClaimedDelivery {
+  const r = results.get(d.taskResultId);
+  const task = tasks.get(d.taskId);
+  return {
+    row: clone(d),
+    result: r
+      ? { status: r.status, statusTimestamps: { ...r.statusTimestamps }, deadlineAt: r.deadlineAt, version: r.version, updatedAt: r.updatedAt }
+      : null,
+    task: task ? { hmacKey: task.hmacKey } : null,
+  };
+}
+
 /** The outbox in memory: every method runs synchronously inside its promise, so each is atomic. */
 export function createMemoryDeliveryStore({ deliveries, results, tasks }: MemoryOutboxMaps): MemoryDeliveryStore {
   // Open rows only: a claim never walks the closed history.
@@ -29,32 +77,8 @@ export function createMemoryDeliveryStore({ deliveries, results, tasks }: Memory
   const attempts = createMemoryAttemptStore();
   const queue = createDueQueue((id) => open.has(id));
 
-  function* claimable(now: string): Iterable<TaskDeliveryRecord> {
-    for (const d of open.values()) if (d.dueAt <= now && (d.leaseExpiresAt === null || d.leaseExpiresAt <= now)) yield d;
-  }
 
-  function openWindow(result: TaskResultRecord | undefined, request: DeliveryClaim): void {
-    if (!result || result.status !== "pending" || result.deadlineAt !== null) return;
-    const { ms, maxMs } = request.window;
-    Object.assign(result, {
-      deadlineAt: plusMs(request.now, ms),
-      deadlineMaxAt: maxMs === null ? null : plusMs(request.now, maxMs),
-      version: result.version + 1,
-      updatedAt: request.now,
-    });
-  }
 
-  function claimed(d: TaskDeliveryRecord): ClaimedDelivery {
-    const r = results.get(d.taskResultId);
-    const task = tasks.get(d.taskId);
-    return {
-      row: clone(d),
-      result: r
-        ? { status: r.status, statusTimestamps: { ...r.statusTimestamps }, deadlineAt: r.deadlineAt, version: r.version, updatedAt: r.updatedAt }
-        : null,
-      task: task ? { hmacKey: task.hmacKey } : null,
-    };
-  }
 
   function settleOne(e: DeliverySettlement): SettleOutcome {
     const row = open.get(e.id);
@@ -111,8 +135,9 @@ export function createMemoryDeliveryStore({ deliveries, results, tasks }: Memory
         queue.file(d);
         openWindow(results.get(d.taskResultId), request);
       }
-      return due.map(claimed);
+      return due.map((d) => claimedOf(d, { results, tasks }));
     },
+    stats: async (now) => outboxStats(open, now),
     async settle(batch) {
       assertDistinctIds(batch);
       return batch.map(settleOne);
@@ -123,24 +148,6 @@ export function createMemoryDeliveryStore({ deliveries, results, tasks }: Memory
       if (row.leaseExpiresAt !== null && row.leaseExpiresAt > now) return { ok: false, reason: "leased" };
       if (row.dueAt > now) (row.dueAt = now), queue.file(row);
       return { ok: true };
-    },
-    async stats(now) {
-      let due = 0;
-      let leased = 0;
-      let oldestDueAt: string | null = null;
-      for (const d of claimable(now)) {
-        due++;
-        if (oldestDueAt === null || d.dueAt < oldestDueAt) oldestDueAt = d.dueAt;
-      }
-      let retrying = 0;
-      let oldestRetryingAt: string | null = null;
-      for (const d of open.values()) {
-        if (d.leaseExpiresAt !== null && d.leaseExpiresAt > now) leased++;
-        if (d.attempt === 0) continue;
-        retrying++;
-        if (oldestRetryingAt === null || d.createdAt < oldestRetryingAt) oldestRetryingAt = d.createdAt;
-      }
-      return { due, leased, oldestDueAt, retrying, oldestRetryingAt };
     },
   };
 }
