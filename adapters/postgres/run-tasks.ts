@@ -21,27 +21,32 @@ const WS_COLUMNS = WORKSPACE_TASKS.columns.join(", ");
 
 type CasRow = { updated: boolean; found: boolean };
 
-export function createRunTaskStores(pool: PgPoolLike, q: string): { runTasks: RunTaskStore; workspaceTasks: WorkspaceTaskStore } {
-  const tasks = qualified(q, RUN_TASKS);
-  const wsTasks = qualified(q, WORKSPACE_TASKS);
-  const s = {
-    taskGet: sql(`SELECT ${TASK_COLUMNS} FROM ${tasks.table} WHERE id = @id`),
-    taskAll: sql(`SELECT ${TASK_COLUMNS} FROM ${tasks.table} WHERE organization = @organization ORDER BY created_at, id`),
-    taskPage: sql(pageOf(tasks.table, TASK_COLUMNS, "organization = @organization", "created_at, id")),
-    taskInsert: sql(insertSql(tasks)),
-    taskUpdate: sql(casSql(tasks, "version = @expected_version")),
-    // Workspace tasks referring to the task go with it (ON DELETE CASCADE), in the same statement.
-    taskDelete: sql(`DELETE FROM ${tasks.table} WHERE id = @id`),
-    wsGet: sql(`SELECT ${WS_COLUMNS} FROM ${wsTasks.table} WHERE id = @id`),
-    wsByTask: sql(`SELECT ${WS_COLUMNS} FROM ${wsTasks.table} WHERE task_id = @task_id ORDER BY created_at, id`),
-    wsAll: sql(`SELECT ${WS_COLUMNS} FROM ${wsTasks.table} WHERE workspace_id = @workspace_id ORDER BY created_at, id`),
-    wsPage: sql(pageOf(wsTasks.table, WS_COLUMNS, "workspace_id = @workspace_id", "created_at, id")),
-    wsInsert: sql(insertSql(wsTasks)),
-    wsUpdate: sql(casSql(wsTasks, "version = @expected_version")),
-    wsDelete: sql(`DELETE FROM ${wsTasks.table} WHERE id = @id`),
-  };
+/** The statements of the run task tables, prepared once per schema. */
+function runTaskStatements(q: string) {
+const tasks = qualified(q, RUN_TASKS);
+const wsTasks = qualified(q, WORKSPACE_TASKS);
+return {
+  taskGet: sql(`SELECT ${TASK_COLUMNS} FROM ${tasks.table} WHERE id = @id`),
+  taskAll: sql(`SELECT ${TASK_COLUMNS} FROM ${tasks.table} WHERE organization = @organization ORDER BY created_at, id`),
+  taskPage: sql(pageOf(tasks.table, TASK_COLUMNS, "organization = @organization", "created_at, id")),
+  taskInsert: sql(insertSql(tasks)),
+  taskUpdate: sql(casSql(tasks, "version = @expected_version")),
+  // Workspace tasks referring to the task go with it (ON DELETE CASCADE), in the same statement.
+  taskDelete: sql(`DELETE FROM ${tasks.table} WHERE id = @id`),
+  wsGet: sql(`SELECT ${WS_COLUMNS} FROM ${wsTasks.table} WHERE id = @id`),
+  wsByTask: sql(`SELECT ${WS_COLUMNS} FROM ${wsTasks.table} WHERE task_id = @task_id ORDER BY created_at, id`),
+  wsAll: sql(`SELECT ${WS_COLUMNS} FROM ${wsTasks.table} WHERE workspace_id = @workspace_id ORDER BY created_at, id`),
+  wsPage: sql(pageOf(wsTasks.table, WS_COLUMNS, "workspace_id = @workspace_id", "created_at, id")),
+  wsInsert: sql(insertSql(wsTasks)),
+  wsUpdate: sql(casSql(wsTasks, "version = @expected_version")),
+  wsDelete: sql(`DELETE FROM ${wsTasks.table} WHERE id = @id`),
+};
+}
+type RunTaskStatements = ReturnType<typeof runTaskStatements>;
 
-  const runTasks: RunTaskStore = {
+/** Organization run tasks; the unique name index is the duplicate guard. */
+function createRunTaskStore(pool: PgPoolLike, s: RunTaskStatements): RunTaskStore {
+  return {
     async get(id) {
       const [row] = await rowsOf<RunTaskRow>(pool, s.taskGet, { id });
       return row ? fromRunTaskRow(row) : null;
@@ -72,8 +77,11 @@ export function createRunTaskStores(pool: PgPoolLike, q: string): { runTasks: Ru
     },
     delete: async (id) => (await changed(pool, s.taskDelete, { id })) === 1,
   };
+}
 
-  const workspaceTasks: WorkspaceTaskStore = {
+/** Workspace run tasks; the task's foreign key and the unique pair index are the guards. */
+function createWorkspaceTaskStore(pool: PgPoolLike, s: RunTaskStatements): WorkspaceTaskStore {
+  return {
     async get(id) {
       const [row] = await rowsOf<WorkspaceTaskRow>(pool, s.wsGet, { id });
       return row ? fromWorkspaceTaskRow(row) : null;
@@ -103,8 +111,14 @@ export function createRunTaskStores(pool: PgPoolLike, q: string): { runTasks: Ru
     },
     delete: async (id) => (await changed(pool, s.wsDelete, { id })) === 1,
   };
+}
 
-  return { runTasks, workspaceTasks };
+export function createRunTaskStores(pool: PgPoolLike, q: string): { runTasks: RunTaskStore; workspaceTasks: WorkspaceTaskStore } {
+  const s = runTaskStatements(q);
+
+
+
+  return { runTasks: createRunTaskStore(pool, s), workspaceTasks: createWorkspaceTaskStore(pool, s) };
 }
 
 function verdict(row: CasRow | undefined): GuardedResult<"missing" | "stale"> {
