@@ -9,13 +9,16 @@ import { PAGE_PARAMS, type OperationDoc } from "./types.js";
 /** A required to-one relationship in a request body: `{ data: { type, id } }`. */
 export const toOne = (type: string) => z.object({ data: z.object({ type: z.literal(type), id: z.string().min(1) }) });
 
-/** Variables, policy set parameters, team access to projects and agent tokens (spec 4.4-4.7). */
-export function configurationOperations(dialect: Dialect): Record<string, OperationDoc> {
+const VARS_TAG = "Workspace variables";
+const PARAMS_TAG = "Policy set parameters";
+const TEAM_TAG = "Team access to projects";
+const TOKEN_TAG = "Agent tokens";
+
+/** The ping, workspace variables and policy set parameters (spec 4.4, 4.5). */
+function variableOperations(dialect: Dialect): Record<string, OperationDoc> {
   const vars = workspaceVariableSchemas(dialect);
-  const varsTag = "Workspace variables";
-  const paramsTag = "Policy set parameters";
-  const teamTag = "Team access to projects";
-  const tokenTag = "Agent tokens";
+  const varsTag = VARS_TAG;
+  const paramsTag = PARAMS_TAG;
   return {
     "GET /ping": {
       tag: "Health",
@@ -68,7 +71,14 @@ export function configurationOperations(dialect: Dialect): Record<string, Operat
       errors: [409],
     },
     "DELETE /policy-sets/:policy_set_id/parameters/:parameter_id": { tag: paramsTag, summary: "Delete a parameter", success: { status: 204, body: null } },
+  };
+}
 
+/** Team access to projects and agent tokens (spec 4.6, 4.7). */
+function accessOperations(): Record<string, OperationDoc> {
+  const teamTag = TEAM_TAG;
+  const tokenTag = TOKEN_TAG;
+  return {
     "GET /team-projects": {
       tag: teamTag,
       summary: "List a project's team access grants",
@@ -127,4 +137,9 @@ export function configurationOperations(dialect: Dialect): Record<string, Operat
       errors: [422],
     },
   };
+}
+
+/** Variables, policy set parameters, team access to projects and agent tokens (spec 4.4-4.7). */
+export function configurationOperations(dialect: Dialect): Record<string, OperationDoc> {
+  return { ...variableOperations(dialect), ...accessOperations() };
 }

@@ -12,12 +12,15 @@ const STAGE_INCLUDES = Object.keys(STAGE_INCLUDE_TABLE);
 const RESULT_INCLUDES = Object.keys(RESULT_INCLUDE_TABLE);
 const comment = z.string().max(1000).nullable().optional();
 
-/** Run tasks, task stages, results, outcomes, the callback and the artifacts integrations read (spec 4.1-4.3, D24). */
-export function runTaskOperations(): Record<string, OperationDoc> {
-  const tasks = "Run tasks";
-  const stages = "Task stages and results";
-  const integration = "Integration callbacks and artifacts";
-  const taskDoc = { resource: "tasks", included: ["workspace-tasks", "workspaces"] } as const;
+const TASKS = "Run tasks";
+const STAGES = "Task stages and results";
+const INTEGRATION = "Integration callbacks and artifacts";
+const TASK_DOC = { resource: "tasks", included: ["workspace-tasks", "workspaces"] } as const;
+
+/** Organization and workspace run tasks (spec 4.2). */
+function taskConfigOperations(): Record<string, OperationDoc> {
+  const tasks = TASKS;
+  const taskDoc = TASK_DOC;
   return {
     "GET /organizations/:organization_name/tasks": {
       tag: tasks,
@@ -58,7 +61,13 @@ export function runTaskOperations(): Record<string, OperationDoc> {
       errors: [409],
     },
     "DELETE /workspaces/:workspace_id/tasks/:workspace_task_id": { tag: tasks, summary: "Detach a run task from a workspace", success: { status: 204, body: null } },
+  };
+}
 
+/** Task stages, results, their delivery attempts and outcomes (spec 4.3, D18, D31). */
+function stageOperations(): Record<string, OperationDoc> {
+  const stages = STAGES;
+  return {
     "GET /runs/:run_id/task-stages": {
       tag: stages,
       summary: "List a run's task stages",
@@ -127,7 +136,13 @@ export function runTaskOperations(): Record<string, OperationDoc> {
     },
     "GET /task-result-outcomes/:outcome_id": { tag: stages, summary: "Show an outcome (`links.body` when it has a body, D18)", success: { status: 200, body: { resource: "task-result-outcomes" } } },
     "GET /task-result-outcomes/:outcome_id/body": { tag: stages, summary: "An outcome's Markdown body", success: { status: 200, body: { media: "text/markdown", format: "text" } } },
+  };
+}
 
+/** What integrations call and read: the callback and the artifacts (spec 4.1, D24). */
+function integrationOperations(): Record<string, OperationDoc> {
+  const integration = INTEGRATION;
+  return {
     "PATCH /task-results/:task_result_id/callback": {
       tag: integration,
       summary: "The integration reports a result (bearer: the request's `access_token`)",
@@ -152,4 +167,9 @@ export function runTaskOperations(): Record<string, OperationDoc> {
       success: { status: 200, body: { media: "application/octet-stream", format: "binary" } },
     },
   };
+}
+
+/** Run tasks, task stages, results, outcomes, the callback and the artifacts integrations read (spec 4.1-4.3, D24). */
+export function runTaskOperations(): Record<string, OperationDoc> {
+  return { ...taskConfigOperations(), ...stageOperations(), ...integrationOperations() };
 }

@@ -12,10 +12,13 @@ const LOG_PARAMS: readonly QueryParam[] = [
 ];
 const text = { media: "text/plain", format: "text" } as const;
 
-/** The read side of a run that integrations call (issue 27): runs, plans, applies, run events, comments, policy checks. */
-export function runReadOperations(): Record<string, OperationDoc> {
-  const tag = "Runs (read side)";
-  const host = "Status, resource counts and timestamps are the host's (option `runs.details`): left out when it gives none in the default dialect, go-tfe's zero values in hcp-terraform.";
+const TAG = "Runs (read side)";
+const HOST = "Status, resource counts and timestamps are the host's (option `runs.details`): left out when it gives none in the default dialect, go-tfe's zero values in hcp-terraform.";
+
+/** A run, its plan and apply, and their logs (D32). */
+function runAndLogOperations(): Record<string, OperationDoc> {
+  const tag = TAG;
+  const host = HOST;
   return {
     "GET /runs/:run_id": {
       tag,
@@ -55,6 +58,13 @@ export function runReadOperations(): Record<string, OperationDoc> {
       // The run is read from the storage, which may be away (D28).
       errors: [400, 404, 503],
     },
+  };
+}
+
+/** A run's events, policy checks and comments (D36). */
+function runHistoryOperations(): Record<string, OperationDoc> {
+  const tag = TAG;
+  return {
     "GET /runs/:run_id/run-events": {
       tag,
       summary: "List what happened to a run: created, task stage and result statuses, overrides, comments (not paged)",
@@ -98,4 +108,9 @@ export function runReadOperations(): Record<string, OperationDoc> {
     },
     "GET /comments/:comment_id": { tag, summary: "Show a comment", success: { status: 200, body: { resource: "comments" } } },
   };
+}
+
+/** The read side of a run that integrations call: runs, plans, applies, run events, comments, policy checks. */
+export function runReadOperations(): Record<string, OperationDoc> {
+  return { ...runAndLogOperations(), ...runHistoryOperations() };
 }
