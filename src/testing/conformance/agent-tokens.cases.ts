@@ -24,9 +24,14 @@ function agentToken(overrides: Partial<AgentTokenRecord> = {}): AgentTokenRecord
   };
 }
 
-export function describeAgentTokenCases(ctx: ConformanceContext): void {
+function agentTokenHelpers(ctx: ConformanceContext) {
   const tokens = () => ctx.storage.agentTokens;
   const a = agentToken();
+  return { tokens, a };
+}
+
+function agentTokenCases1(ctx: ConformanceContext, h: ReturnType<typeof agentTokenHelpers>): void {
+  const { tokens, a } = h;
 
   describe("agent tokens: insert, get, findByDigest", () => {
     it("resolves null for an unknown id or digest", async () => {
@@ -79,6 +84,10 @@ export function describeAgentTokenCases(ctx: ConformanceContext): void {
       expect((await tokens().listByPool(POOL, { offset: 0, limit: 100 }, "asc")).total).toBe(1);
     });
   });
+}
+
+function agentTokenCases2(ctx: ConformanceContext, h: ReturnType<typeof agentTokenHelpers>): void {
+  const { tokens, a } = h;
 
   describe("agent tokens: listByPool", () => {
     // createdAt order disagrees with id order, and three rows tie on createdAt.
@@ -135,6 +144,10 @@ export function describeAgentTokenCases(ctx: ConformanceContext): void {
       expect((await tokens().listByPool(POOL, all, "asc")).total).toBe(4);
     });
   });
+}
+
+function agentTokenCases3(ctx: ConformanceContext, h: ReturnType<typeof agentTokenHelpers>): void {
+  const { tokens, a } = h;
 
   describe("agent tokens: touch", () => {
     it("sets lastUsedAt and nothing else", async () => {
@@ -201,6 +214,10 @@ export function describeAgentTokenCases(ctx: ConformanceContext): void {
       expect(await tokens().get(a.id)).toBeNull();
     });
   });
+}
+
+function agentTokenCases4(ctx: ConformanceContext, h: ReturnType<typeof agentTokenHelpers>): void {
+  const { tokens, a } = h;
 
   describe("agent tokens: durability", () => {
     it("keeps inserts, touches and deletes through a reopen", async () => {
@@ -223,4 +240,12 @@ export function describeAgentTokenCases(ctx: ConformanceContext): void {
       expect((await tokens().get(a.id))?.lastUsedAt).toBe(at(30));
     });
   });
+}
+
+export function describeAgentTokenCases(ctx: ConformanceContext): void {
+  const h = agentTokenHelpers(ctx);
+  agentTokenCases1(ctx, h);
+  agentTokenCases2(ctx, h);
+  agentTokenCases3(ctx, h);
+  agentTokenCases4(ctx, h);
 }

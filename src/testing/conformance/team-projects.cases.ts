@@ -37,9 +37,14 @@ export function teamProject(overrides: Partial<TeamProjectRecord> = {}): TeamPro
 
 const PAGE = { offset: 0, limit: 100 };
 
-export function describeTeamProjectCases(ctx: ConformanceContext): void {
+function teamProjectHelpers(ctx: ConformanceContext) {
   const grants = () => ctx.storage.teamProjects;
   const a = teamProject();
+  return { grants, a };
+}
+
+function teamProjectCases1(ctx: ConformanceContext, h: ReturnType<typeof teamProjectHelpers>): void {
+  const { grants, a } = h;
 
   describe("team-projects: get, insert, uniqueness", () => {
     it("resolves null for an unknown id", async () => {
@@ -95,6 +100,10 @@ export function describeTeamProjectCases(ctx: ConformanceContext): void {
       expect(await grants().insert(teamProject({ id: id(2) }))).toStrictEqual({ ok: true });
     });
   });
+}
+
+function teamProjectCases2(ctx: ConformanceContext, h: ReturnType<typeof teamProjectHelpers>): void {
+  const { grants, a } = h;
 
   describe("team-projects: listByProject and listForTeams", () => {
     // createdAt order disagrees with id order, and three rows tie on createdAt.
@@ -162,6 +171,10 @@ export function describeTeamProjectCases(ctx: ConformanceContext): void {
       expect(await grants().listForTeams(P1, ["team-unknown"])).toStrictEqual([]);
     });
   });
+}
+
+function teamProjectCases3(ctx: ConformanceContext, h: ReturnType<typeof teamProjectHelpers>): void {
+  const { grants, a } = h;
 
   describe("team-projects: update", () => {
     const next = (overrides: Partial<TeamProjectRecord> = {}): TeamProjectRecord =>
@@ -217,6 +230,10 @@ export function describeTeamProjectCases(ctx: ConformanceContext): void {
       expect(await grants().get(a.id)).toStrictEqual(next({ access: levels[winner % 5]!, updatedAt: at(100 + winner) }));
     });
   });
+}
+
+function teamProjectCases4(ctx: ConformanceContext, h: ReturnType<typeof teamProjectHelpers>): void {
+  const { grants, a } = h;
 
   describe("team-projects: delete", () => {
     it("deletes one grant: true, then false", async () => {
@@ -269,4 +286,12 @@ export function describeTeamProjectCases(ctx: ConformanceContext): void {
       expect(await grants().insert(teamProject({ id: id(5) }))).toStrictEqual({ ok: false, reason: "duplicate" });
     });
   });
+}
+
+export function describeTeamProjectCases(ctx: ConformanceContext): void {
+  const h = teamProjectHelpers(ctx);
+  teamProjectCases1(ctx, h);
+  teamProjectCases2(ctx, h);
+  teamProjectCases3(ctx, h);
+  teamProjectCases4(ctx, h);
 }

@@ -5,9 +5,14 @@ import { at, PS_SAME_ID, variable, WS, WS2 } from "./fixtures.js";
 
 const id = (n: number): string => `var-${String(n).padStart(16, "0")}`;
 
-export function describeVariableCases(ctx: ConformanceContext): void {
+function variableHelpers(ctx: ConformanceContext) {
   const vars = () => ctx.storage.variables;
   const a = variable();
+  return { vars, a };
+}
+
+function variableCases1(ctx: ConformanceContext, h: ReturnType<typeof variableHelpers>): void {
+  const { vars, a } = h;
 
   describe("variables: get, insert, uniqueness", () => {
     it("resolves null for an unknown id", async () => {
@@ -70,6 +75,10 @@ export function describeVariableCases(ctx: ConformanceContext): void {
       expect(await vars().insert(variable({ id: id(2) }))).toStrictEqual({ ok: true });
     });
   });
+}
+
+function variableCases2(ctx: ConformanceContext, h: ReturnType<typeof variableHelpers>): void {
+  const { vars, a } = h;
 
   describe("variables: list", () => {
     // createdAt order disagrees with id order, and three rows tie on createdAt.
@@ -119,6 +128,10 @@ export function describeVariableCases(ctx: ConformanceContext): void {
       expect((await vars().list(WS2, { offset: 0, limit: 10 })).total).toBe(1);
     });
   });
+}
+
+function variableCases3(ctx: ConformanceContext, h: ReturnType<typeof variableHelpers>): void {
+  const { vars, a } = h;
 
   describe("variables: update", () => {
     const next = (overrides: Partial<VariableRecord> = {}): VariableRecord =>
@@ -196,6 +209,10 @@ export function describeVariableCases(ctx: ConformanceContext): void {
       expect(results.find((r) => !r.ok)).toStrictEqual({ ok: false, reason: "duplicate-key" });
     });
   });
+}
+
+function variableCases4(ctx: ConformanceContext, h: ReturnType<typeof variableHelpers>): void {
+  const { vars, a } = h;
 
   describe("variables: delete", () => {
     it("deletes one variable of the owner: true, then false", async () => {
@@ -253,4 +270,12 @@ export function describeVariableCases(ctx: ConformanceContext): void {
       expect(await vars().insert(variable({ id: id(5) }))).toStrictEqual({ ok: false, reason: "duplicate-key" });
     });
   });
+}
+
+export function describeVariableCases(ctx: ConformanceContext): void {
+  const h = variableHelpers(ctx);
+  variableCases1(ctx, h);
+  variableCases2(ctx, h);
+  variableCases3(ctx, h);
+  variableCases4(ctx, h);
 }
