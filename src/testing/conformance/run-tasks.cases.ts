@@ -4,14 +4,15 @@ import { at } from "./fixtures.js";
 import { rid, runTask, workspaceTask } from "./run-task-fixtures.js";
 import { describeTaskStageCases } from "./task-stages.cases.js";
 
-/**
- * Organization run tasks and workspace tasks (`RunTaskStore`, `WorkspaceTaskStore`), then the
- * runs, stages, results, outcomes and outbox cases of `task-stages.cases.ts`.
- */
-export function describeRunTaskCases(ctx: ConformanceContext): void {
+function runTaskHelpers(ctx: ConformanceContext) {
   const tasks = () => ctx.storage.runTasks;
   const wsTasks = () => ctx.storage.workspaceTasks;
   const a = runTask();
+  return { tasks, wsTasks, a };
+}
+
+function runTaskCases1(ctx: ConformanceContext, h: ReturnType<typeof runTaskHelpers>): void {
+  const { tasks, a } = h;
 
   describe("run tasks: every method", () => {
     it("returns a promise and resolves null, false or empty for what is not there", async () => {
@@ -76,6 +77,10 @@ export function describeRunTaskCases(ctx: ConformanceContext): void {
       expect((await tasks().list("acme")).total).toBe(1);
     });
   });
+}
+
+function runTaskCases2(ctx: ConformanceContext, h: ReturnType<typeof runTaskHelpers>): void {
+  const { tasks, wsTasks, a } = h;
 
   describe("run tasks: list", () => {
     const rows = [
@@ -143,6 +148,10 @@ export function describeRunTaskCases(ctx: ConformanceContext): void {
       expect(wins(await race(10, () => tasks().delete(a.id)))).toBe(1);
     });
   });
+}
+
+function runTaskCases3(ctx: ConformanceContext, h: ReturnType<typeof runTaskHelpers>): void {
+  const { tasks, wsTasks, a } = h;
 
   describe("workspace tasks", () => {
     const w = workspaceTask();
@@ -209,6 +218,10 @@ export function describeRunTaskCases(ctx: ConformanceContext): void {
       expect(await wsTasks().update({ ...next, version: 3 }, 2)).toStrictEqual({ ok: false, reason: "missing" });
     });
   });
+}
+
+function runTaskCases4(ctx: ConformanceContext, h: ReturnType<typeof runTaskHelpers>): void {
+  const { tasks, wsTasks, a } = h;
 
   describe("run tasks: durability", () => {
     it("keeps tasks, workspace tasks, updates and cascaded deletes through a reopen", async () => {
@@ -227,4 +240,16 @@ export function describeRunTaskCases(ctx: ConformanceContext): void {
   });
 
   describeTaskStageCases(ctx);
+}
+
+/**
+ * Organization run tasks and workspace tasks (`RunTaskStore`, `WorkspaceTaskStore`), then the
+ * runs, stages, results, outcomes and outbox cases of `task-stages.cases.ts`.
+ */
+export function describeRunTaskCases(ctx: ConformanceContext): void {
+  const h = runTaskHelpers(ctx);
+  runTaskCases1(ctx, h);
+  runTaskCases2(ctx, h);
+  runTaskCases3(ctx, h);
+  runTaskCases4(ctx, h);
 }

@@ -8,10 +8,14 @@ import { delivery, result, rid, run, runTask, stage } from "./run-task-fixtures.
 
 const plus = (iso: string, ms: number): string => new Date(Date.parse(iso) + ms).toISOString();
 
-/** The delivery outbox's claim and the sweeper's queries (D15, D16). */
-export function describeTaskDeliveryCases(ctx: ConformanceContext): void {
+function taskDeliveryHelpers(ctx: ConformanceContext) {
   const s = () => ctx.storage;
   const { deliveries, enqueue, claim, claimRows, close, retry, release, leased, resultOf } = outbox(ctx);
+  return { s, deliveries, enqueue, claim, claimRows, close, retry, release, leased, resultOf };
+}
+
+function taskDeliveryCases1(ctx: ConformanceContext, h: ReturnType<typeof taskDeliveryHelpers>): void {
+  const { s, deliveries, enqueue, claim, claimRows, close, retry, release, leased, resultOf } = h;
 
   describe("task deliveries: claim", () => {
     it("leases due open rows in due order, each with the owner, an expiry, a new fencing token and its payload", async () => {
@@ -105,6 +109,10 @@ export function describeTaskDeliveryCases(ctx: ConformanceContext): void {
       }
     });
   });
+}
+
+function taskDeliveryCases2(ctx: ConformanceContext, h: ReturnType<typeof taskDeliveryHelpers>): void {
+  const { s, deliveries, enqueue, claim, claimRows, close, retry, release, leased } = h;
 
   describe("task results and stages: the sweeper's queries", () => {
     const open = (n: number, status: ResultStatus, deadlineAt: string | null): TaskResultRecord =>
@@ -175,4 +183,11 @@ export function describeTaskDeliveryCases(ctx: ConformanceContext): void {
       expect(await deliveries().stats!(at(8))).toMatchObject({ retrying: 2, oldestRetryingAt: rows[0]!.createdAt });
     });
   });
+}
+
+/** The delivery outbox's claim and the sweeper's queries (D15, D16). */
+export function describeTaskDeliveryCases(ctx: ConformanceContext): void {
+  const h = taskDeliveryHelpers(ctx);
+  taskDeliveryCases1(ctx, h);
+  taskDeliveryCases2(ctx, h);
 }

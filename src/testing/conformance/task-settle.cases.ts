@@ -7,9 +7,13 @@ import { rid } from "./run-task-fixtures.js";
 
 const RUNNING = { status: "running" as const, statusTimestamps: { "running-at": "2024-05-01T10:00:11Z" }, updatedAt: at(11) };
 
-/** The outbox's batched `settle` (D15): per-row fencing, the result advance, batches racing. */
-export function describeTaskSettleCases(ctx: ConformanceContext): void {
+function taskSettleHelpers(ctx: ConformanceContext) {
   const { deliveries, enqueue, claim, claimRows, close, retry, release, resultOf } = outbox(ctx);
+  return { deliveries, enqueue, claim, claimRows, close, retry, release, resultOf };
+}
+
+function taskSettleCases1(ctx: ConformanceContext, h: ReturnType<typeof taskSettleHelpers>): void {
+  const { deliveries, enqueue, claim, claimRows, close, retry, release } = h;
 
   describe("task deliveries: settle one row", () => {
     it("closes a row for good: its lease is cleared and it is never claimed again", async () => {
@@ -41,6 +45,10 @@ export function describeTaskSettleCases(ctx: ConformanceContext): void {
       expect(await release({ id: rid("dlv", 99) }, 1)).toBe(false);
     });
   });
+}
+
+function taskSettleCases2(ctx: ConformanceContext, h: ReturnType<typeof taskSettleHelpers>): void {
+  const { deliveries, enqueue, claim, claimRows, close, retry, release, resultOf } = h;
 
   describe("task deliveries: settle batches", () => {
     it("reports per entry, in order, what was written; a stale token or unknown row writes nothing and spoils nothing else", async () => {
@@ -163,6 +171,10 @@ export function describeTaskSettleCases(ctx: ConformanceContext): void {
       for (const r of rows) expect((await resultOf(r.taskResultId))?.version).toBe(held[0]!.result!.version + 1);
     });
   });
+}
+
+function taskSettleCases3(ctx: ConformanceContext, h: ReturnType<typeof taskSettleHelpers>): void {
+  const { deliveries, enqueue, claim, claimRows, close, retry, release, resultOf } = h;
 
   describe("task deliveries: durability", () => {
     it("keeps leases, tokens, closed rows, retries and result advances through a reopen", async () => {
@@ -187,4 +199,12 @@ export function describeTaskSettleCases(ctx: ConformanceContext): void {
       ]);
     });
   });
+}
+
+/** The outbox's batched `settle` (D15): per-row fencing, the result advance, batches racing. */
+export function describeTaskSettleCases(ctx: ConformanceContext): void {
+  const h = taskSettleHelpers(ctx);
+  taskSettleCases1(ctx, h);
+  taskSettleCases2(ctx, h);
+  taskSettleCases3(ctx, h);
 }

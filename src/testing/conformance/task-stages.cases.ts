@@ -9,8 +9,7 @@ import { describeTaskDeliveryCases } from "./task-deliveries.cases.js";
 const PENDING = { statuses: ["pending"] as const, version: 1 };
 const OPEN = ["pending", "running"] as const;
 
-/** Runs, task stages, results, outcomes and the delivery outbox (D13, D15, D17, D18). */
-export function describeTaskStageCases(ctx: ConformanceContext): void {
+function taskStageHelpers(ctx: ConformanceContext) {
   const s = () => ctx.storage;
   const st = stage();
   const pre = stage({ id: rid("ts", 2), stage: "pre_plan", sequence: 0 });
@@ -26,6 +25,11 @@ export function describeTaskStageCases(ctx: ConformanceContext): void {
     const deliveries = [r1, r2].map((r, i) => delivery({ id: rid("dlv", i + 1) + suffix, taskResultId: r.id }));
     return { writes, deliveries };
   };
+  return { s, st, pre, r1, r2, startWrites };
+}
+
+function taskStageCases1(ctx: ConformanceContext, h: ReturnType<typeof taskStageHelpers>): void {
+  const { s, st, pre, r1, r2 } = h;
 
   describe("runs: create", () => {
     it("stores the run, its stages and their results in one step", async () => {
@@ -89,6 +93,10 @@ export function describeTaskStageCases(ctx: ConformanceContext): void {
       expect((await s().taskStages.listByRun(run().id)).total).toBe(1);
     });
   });
+}
+
+function taskStageCases2(ctx: ConformanceContext, h: ReturnType<typeof taskStageHelpers>): void {
+  const { s, st, pre } = h;
 
   describe("runs: list by workspace", () => {
     it("lists a workspace's runs newest first, ties by id descending, paged in the store, durably", async () => {
@@ -140,6 +148,10 @@ export function describeTaskStageCases(ctx: ConformanceContext): void {
       expect(await s().taskStages.get(st.id)).toStrictEqual(winners[0]);
     });
   });
+}
+
+function taskStageCases3(ctx: ConformanceContext, h: ReturnType<typeof taskStageHelpers>): void {
+  const { s, st, r1, r2, startWrites } = h;
 
   describe("task stages: start", () => {
     it("writes the stage, every result and every delivery in one step", async () => {
@@ -175,6 +187,10 @@ export function describeTaskStageCases(ctx: ConformanceContext): void {
       expect(await s().taskDeliveries.listByResult(r2.id)).toHaveLength(1);
     });
   });
+}
+
+function taskStageCases4(ctx: ConformanceContext, h: ReturnType<typeof taskStageHelpers>): void {
+  const { s, st, r1, r2 } = h;
 
   describe("task results: transition and outcomes", () => {
     const running = (r: TaskResultRecord, version: number): TaskResultRecord => ({
@@ -258,6 +274,10 @@ export function describeTaskStageCases(ctx: ConformanceContext): void {
       expect(await s().taskResultOutcomes.bodyBytes(rid("taskrs", 99))).toBe(0);
     });
   });
+}
+
+function taskStageCases5(ctx: ConformanceContext, h: ReturnType<typeof taskStageHelpers>): void {
+  const { s, st, pre, r1, r2, startWrites } = h;
 
   describe("task stages: durability", () => {
     it("keeps runs, started stages, results, outcomes and deliveries through a reopen", async () => {
@@ -279,4 +299,14 @@ export function describeTaskStageCases(ctx: ConformanceContext): void {
   });
 
   describeTaskDeliveryCases(ctx);
+}
+
+/** Runs, task stages, results, outcomes and the delivery outbox (D13, D15, D17, D18). */
+export function describeTaskStageCases(ctx: ConformanceContext): void {
+  const h = taskStageHelpers(ctx);
+  taskStageCases1(ctx, h);
+  taskStageCases2(ctx, h);
+  taskStageCases3(ctx, h);
+  taskStageCases4(ctx, h);
+  taskStageCases5(ctx, h);
 }
