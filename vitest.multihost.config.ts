@@ -3,7 +3,7 @@ import { defineConfig } from "vitest/config";
 /**
  * The multi-host, crash and fault suites: several runplane processes on one PostgreSQL (test/multihost,
  * the cluster and shared demo target examples), crashes, restarts, key and ADMIN_TOKEN rotation across
- * restarts, and every route with its storage away.
+ * restarts, every route with its storage away, and the SQLite writer thread's conformance run.
  * They take about three minutes of both cores, so they run as `npm run test:multihost`, which CI
  * runs right after `npm test` (which leaves them out to stay within its six minutes).
  */
@@ -17,6 +17,8 @@ export const MULTIHOST = [
   // Fault suites: ADMIN_TOKEN rotation across server restarts, every route with its storage away.
   "test/cli/admin-token-rotation.test.ts",
   "test/http/storage-unavailable.test.ts",
+  // The whole conformance suite again with SQLite's writer thread (D37): a thread per storage, ~70 s.
+  "test/adapters/sqlite-writer-thread.test.ts",
 ];
 
 export default defineConfig({

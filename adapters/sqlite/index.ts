@@ -55,7 +55,7 @@ export function createSqliteStorage(db: SqliteDatabase, options: SqliteStorageOp
   const local = createStores(db);
   if (writer === "in-thread") return local;
   db.pragma("query_only = ON");
-  return createWriterThreadStorage(local, { path: db.name!, synchronous, busyTimeoutMs });
+  return createWriterThreadStorage(local, { path: db.name!, synchronous, busyTimeoutMs }, options.writerScript);
 }
 
 function createStores(db: SqliteDatabase): Storage {

@@ -23,10 +23,17 @@ export interface SqliteStorageOptions {
    * thread dies, writes reject with `StorageUnavailableError` (503) until the process restarts.
    */
   writer?: SqliteWriterMode;
+  /**
+   * With `writer: "thread"`: the thread's script, as a path or `file:` URL. Needed only when the
+   * service is bundled into one file (esbuild, webpack), where the package's own
+   * `dist/adapters/sqlite-writer.js` is not next to the code any more: copy that file beside the
+   * bundle and name it here. Default: found next to the adapter.
+   */
+  writerScript?: string | URL;
 }
 
 /** The options with their defaults, or a TypeError: synchronous and the timeout end up inside PRAGMA text. */
-export function resolveSqliteOptions(options: SqliteStorageOptions): Required<SqliteStorageOptions> {
+export function resolveSqliteOptions(options: SqliteStorageOptions): Required<Omit<SqliteStorageOptions, "writerScript">> {
   const synchronous = options.synchronous ?? "FULL";
   const busyTimeoutMs = options.busyTimeoutMs ?? 5000;
   const writer = options.writer ?? "in-thread";

@@ -33,8 +33,8 @@ export function writerThreadOf(storage: Storage): WriterThread | undefined {
  * connection) answers every read; every write of {@link METHOD_ACCESS} goes to the writer thread,
  * whose answer settles the call after its group's COMMIT.
  */
-export function createWriterThreadStorage(local: Storage, start: WriterStart): Storage {
-  const worker = startWorker(start);
+export function createWriterThreadStorage(local: Storage, start: WriterStart, script?: string | URL): Storage {
+  const worker = startWorker(start, script === undefined ? writerEntry() : scriptUrl(script));
   worker.unref(); // held only while calls wait, so an idle storage never keeps the process alive
   const waiting = new Map<number, Waiting>();
   let nextId = 1;
@@ -143,8 +143,10 @@ function writerEntry(): URL {
   return found;
 }
 
-function startWorker(start: WriterStart): Worker {
-  const entry = writerEntry();
+/** Option `writerScript`: a `file:` URL, as a URL or a string, or a path. */
+const scriptUrl = (script: string | URL): URL => (script instanceof URL ? script : script.startsWith("file:") ? new URL(script) : pathToFileURL(script));
+
+function startWorker(start: WriterStart, entry: URL): Worker {
   if (!entry.pathname.endsWith(".ts")) return new Worker(entry, { workerData: start });
   // From source (tests, tsx) the thread needs tsx to load TypeScript. On Node 20 an `--import tsx`
   // in execArgv does not reach a worker's entry, so a small script registers tsx, then imports it.
