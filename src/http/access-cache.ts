@@ -1,5 +1,5 @@
 /**
- * Who an API token is and what it may do, remembered for one state of the directory (issue 28).
+ * Who an API token is and what it may do, remembered for one state of the directory (D21).
  * Every request re-read the token, its team, the target's workspace and project and the team's
  * grants before acting: on PostgreSQL 3.25 statements of an HTTP write's 3.7. An entry is keyed by
  * the token's digest (and the action and target) and stamped with the `directory` revision read

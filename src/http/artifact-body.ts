@@ -21,15 +21,15 @@ export type ArtifactBody =
 
 export type ArtifactProvider = (run: ArtifactRun) => ArtifactBody | Promise<ArtifactBody>;
 
-/** Host providers of what integrations download (decision D24) and read (issue 27). */
+/** Host providers of what integrations download and read (decision D24). */
 export interface ArtifactProviders {
   /** The run's plan as `terraform show -json` writes it; served as `application/json`. */
   planJson?: ArtifactProvider;
   /** The run's configuration version as a `.tar.gz`; served as `application/octet-stream`. */
   configurationVersion?: ArtifactProvider;
-  /** The plan's log (`log-read-url` of the plan, issue 27); served as `text/plain`. */
+  /** The plan's log (`log-read-url` of the plan, D32); served as `text/plain`. */
   planLog?: ArtifactProvider;
-  /** The apply's log (`log-read-url` of the apply, issue 27); served as `text/plain`. */
+  /** The apply's log (`log-read-url` of the apply, D32); served as `text/plain`. */
   applyLog?: ArtifactProvider;
 }
 
@@ -87,7 +87,7 @@ export function toArtifactResponse(body: ArtifactBody, kind: ArtifactKind): Resp
 
 /**
  * The bytes `[offset, offset + limit)` of an artifact response (to the end without `limit`), as go-tfe's
- * log reader asks for them (issue 27): it reads a log in chunks by `?limit=&offset=` and stops at
+ * log reader asks for them: it reads a log in chunks by `?limit=&offset=` and stops at
  * an empty one. Read as a stream, so a large log is never held whole; the rest is cancelled.
  */
 export function sliceBody(response: Response, offset: number, limit: number | undefined): Response {

@@ -32,7 +32,7 @@ export interface ResourceDefinition {
   /**
    * The attributes, keyed as the data objects hold them (camelCase), each described by its wire
    * value (src/schemas/wire.ts). The writer writes exactly these keys and the OpenAPI document
-   * describes them from the same schema (issue 18).
+   * describes them from the same schema.
    */
   attributes: z.ZodObject;
   /** Attributes whose values are free-form maps: their keys are written as given, never converted. */
@@ -76,7 +76,7 @@ const LINKAGE_TYPES = [
   "task-stages",
   "task-results",
   "task-result-outcomes",
-  // issue 27: the read side of a run.
+  // The read side of a run (D24).
   "plans",
   "applies",
   "configuration-versions",
@@ -117,7 +117,7 @@ export function createJsonApi(definitions: readonly ResourceDefinition[]) {
     const verbatim = verbatimBySchema.get(`${type}|${schema}`) ?? [];
     if (verbatim.length === 0) return;
     const attributes = (out.attributes ?? (out.attributes = {})) as Record<string, unknown>;
-    // An absent map stays absent: a run the host says nothing of has no status timestamps (issue 27).
+    // An absent map stays absent: a run the host says nothing of has no status timestamps.
     for (const name of verbatim) if (item[name] !== undefined) attributes[kebab(name)] = item[name];
   };
 

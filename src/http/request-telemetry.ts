@@ -1,5 +1,5 @@
 /**
- * One span per API request and counts by route and status (issue 17). The route is the matched
+ * One span per API request and counts by route and status. The route is the matched
  * template (`PATCH /task-results/:task_result_id/callback`), never the concrete path, so ids stay
  * out of metric labels; an unmatched path is `unmatched`.
  */

@@ -45,11 +45,11 @@ export const ROUTE_PERMISSIONS: Readonly<Record<string, RouteAction>> = {
   "GET /agent-pools/:agent_pool_id/authentication-tokens": "agent-tokens:manage",
   "POST /agent-pools/:agent_pool_id/authentication-tokens": "agent-tokens:manage",
   // An API token's id is checked against api-tokens:manage by the route itself: HCP Terraform
-  // serves agent and team tokens under this one path, the id tells which (issue 33.3).
+  // serves agent and team tokens under this one path, the id tells which.
   "GET /authentication-tokens/:token_id": "agent-tokens:manage",
   "DELETE /authentication-tokens/:token_id": "agent-tokens:manage",
 
-  // issue 33.3: API tokens (the owners' included) are listed and revoked by owners only.
+  // API tokens (the owners' included) are listed and revoked by owners only.
   "GET /teams/:team_id/authentication-tokens": "api-tokens:manage",
 
   // decision D21: organization run tasks need manage-run-tasks (or owners); workspace tasks the
@@ -81,7 +81,7 @@ export const ROUTE_PERMISSIONS: Readonly<Record<string, RouteAction>> = {
   "GET /plans/:plan_id/json-output": "runs:read",
   "GET /configuration-versions/:configuration_version_id/download": "runs:read",
 
-  // issue 27: the read side of a run, `runs >= read` on its workspace. The plan and its log also
+  // The read side of a run (D24), `runs >= read` on its workspace. The plan and its log also
   // take the result's access token for its own run (checked by the route, as D24's plan JSON).
   "GET /runs/:run_id": "runs:read",
   "GET /runs/:run_id/plan": "runs:read",
@@ -94,7 +94,7 @@ export const ROUTE_PERMISSIONS: Readonly<Record<string, RouteAction>> = {
   "GET /logs/:capability": "public",
   "GET /runs/:run_id/run-events": "runs:read",
   "GET /runs/:run_id/policy-checks": "runs:read",
-  // issue 34: read by id like the run they belong to; the id names the run (D36).
+  // Read by id like the run they belong to; the id names the run (D36).
   "GET /run-events/:run_event_id": "runs:read",
   "GET /policy-checks/:policy_check_id": "runs:read",
   "GET /runs/:run_id/comments": "runs:read",

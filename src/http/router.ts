@@ -14,7 +14,7 @@ interface Compiled {
  * A small segment matcher: routes are few and fixed, so a linear scan over pre-split paths is fast
  * and keeps matching rules obvious (a `:name` segment matches exactly one non-empty segment).
  * Paths are compared by their non-empty segments, so a trailing slash names the same route on
- * every route of the API (issue 27: an upstream integration reads `GET /runs/:id/`).
+ * every route of the API (an upstream integration reads `GET /runs/:id/`).
  */
 export function createRouter(routes: readonly Route[]) {
   const compiled: Compiled[] = routes.map((route) => ({ route, segments: route.path.split("/").filter(Boolean) }));

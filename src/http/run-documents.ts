@@ -17,7 +17,7 @@ import {
 import type { ResourceDefinition } from "./jsonapi.js";
 
 /**
- * How the read side of a run is written (issue 27): runs, plans, applies, run events, comments and
+ * How the read side of a run is written (D24): runs, plans, applies, run events, comments and
  * policy checks. What runplane knows is always written; what only the host knows (option `runs`)
  * is written when the host gives it, and otherwise left out in the default dialect and written as
  * go-tfe's zero value in the hcp-terraform dialect, so go-tfe's structs decode every document
@@ -70,7 +70,7 @@ export const runReadResources = (basePath: string): ResourceDefinition[] => [
     relationships: { runEvent: { type: "run-events" } },
   },
   { type: "users", attributes: UserAttributes },
-  // Included only (issue 34): runplane serves no route of their own.
+  // Included only: runplane serves no route of their own.
   {
     type: "configuration-versions",
     attributes: ConfigurationVersionAttributes,

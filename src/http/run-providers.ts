@@ -13,7 +13,7 @@ import {
 type Maybe<T> = T | null | undefined | Promise<T | null | undefined>;
 
 /**
- * What only the host knows of its runs (issue 27), read when an integration reads a run through
+ * What only the host knows of its runs, read when an integration reads a run through
  * `GET /runs/:id`, `/plan`, `/apply` or `/policy-checks`. Each provider is given the run as
  * runplane keeps it and may return null when it knows nothing.
  */

@@ -27,9 +27,9 @@ export interface HttpApp {
   services: Services;
   authorizer: Authorizer;
   logger: Logger;
-  /** decision D24: the host's plan JSON and configuration version providers; issue 27: its logs. */
+  /** decision D24: the host's plan JSON and configuration version providers, and its logs. */
   artifacts?: ArtifactProviders;
-  /** issue 27: what only the host knows of its runs (status, plan and apply, policy checks). */
+  /** What only the host knows of its runs (status, plan and apply, policy checks). */
   runs?: RunProviders;
 }
 

@@ -47,7 +47,7 @@ async function loadPool(ctx: RouteContext): Promise<AgentPool> {
 
 /**
  * The token behind `/authentication-tokens/:token_id`: HCP Terraform serves agent tokens and team
- * API tokens there alike (issue 33.3), so an API token's id is tried first (owners only), then an
+ * API tokens there alike, so an API token's id is tried first (owners only), then an
  * agent token's (this route's action). Neither, or not the caller's to see: 404 (D4).
  */
 async function loadToken(ctx: RouteContext): Promise<{ kind: "api" | "agent"; id: string; data: Record<string, unknown> }> {

@@ -7,7 +7,7 @@ import { bearerToken, workspaceTarget } from "./run-task-support.js";
 
 /**
  * What integrations download (decision D24): the plan JSON and the configuration version the run
- * task request links to, and the plan and apply logs that `log-read-url` points at (issue 27).
+ * task request links to, and the plan and apply logs that `log-read-url` points at (D32).
  * Either credential works for the run's plan: the result's access token while it is valid, for its
  * own run only, or an API credential with `runs >= read` on the run's workspace. The bytes are the host's.
  */
@@ -34,7 +34,7 @@ export const runIdOf = (run: RunRecord, kind: RunArtifactKind): string =>
  * access token that verifies stands for its result's run (when `accessToken` allows it): another
  * run's object is 404 (a valid credential without access, D4). Anything else, including the token
  * of a final or expired result, is tried as an API credential: 401 when it is none. Ids are the
- * host's and may repeat across organizations (issue 34.6): the newest run naming `id` that the
+ * host's and may repeat across organizations: the newest run naming `id` that the
  * credential may read answers, never another organization's, and theirs never hide its own.
  */
 export async function readableRun(ctx: RouteContext, kind: RunArtifactKind, id: string, accessToken: boolean): Promise<RunRecord> {
@@ -145,7 +145,7 @@ export const artifactRoutes: Route[] = [
     what: "configuration version",
     accessToken: true,
   }),
-  // issue 27: a run's logs for API credentials (and a result's access token, its own plan log only);
+  // A run's logs for API credentials (and a result's access token, its own plan log only);
   // `log-read-url` points at the capability route instead (D32).
   artifactRoute({ path: "/plans/:plan_id/log", param: "plan_id", kind: "planLog", storageKind: "plan", option: "artifacts.planLog", what: "plan log", accessToken: true, ranged: true }),
   artifactRoute({ path: "/applies/:apply_id/log", param: "apply_id", kind: "applyLog", storageKind: "apply", option: "artifacts.applyLog", what: "apply log", accessToken: false, ranged: true }),

@@ -9,7 +9,7 @@ import { loadRun } from "./run-read-support.js";
 import { authorizedIn } from "./run-task-support.js";
 
 /**
- * Comments on a run (issue 27), stored by runplane: `GET` and `POST /runs/:id/comments` and
+ * Comments on a run, stored by runplane: `GET` and `POST /runs/:id/comments` and
  * `GET /comments/:id`, as HCP Terraform's Comments API (type `comments`, attribute `body`, a
  * `run-event` relationship naming the run's `commented` event). Anyone who may read the run may
  * comment on it, an integration's API token included.

@@ -5,7 +5,7 @@ import { readableRun } from "./artifacts.js";
 import { applyResource, loadRun, loadRunForToken, planResource } from "./run-read-support.js";
 
 /**
- * A run's plan and apply (issue 27): `GET /runs/:id/plan`, `/plans/:id`, `/runs/:id/apply` and
+ * A run's plan and apply (D24): `GET /runs/:id/plan`, `/plans/:id`, `/runs/:id/apply` and
  * `/applies/:id`. Their status and resource counts are the host's (option `runs`); `log-read-url`
  * points at `/plans/:id/log` and `/applies/:id/log` when the host provides logs. A result's access
  * token reads its own run's plan (as it reads the plan JSON, D24), never the apply.

@@ -7,9 +7,9 @@ import { loadRun, runResourceOf } from "./run-read-support.js";
 import { authorizedIn, workspaceResource } from "./run-task-support.js";
 
 /**
- * `GET /runs/:id/policy-checks` (issue 27): the host's policy checks of the run (option
+ * `GET /runs/:id/policy-checks`: the host's policy checks of the run (option
  * `runs.policyChecks`), paged like every list (D7); an empty list when the host gives none, since
- * runplane evaluates no policies itself. `GET /policy-checks/:id` (issue 34) reads one: the host
+ * runplane evaluates no policies itself. `GET /policy-checks/:id` reads one: the host
  * names its run (option `runs.policyCheckRun`, D36), read and authorized like the list.
  */
 
@@ -32,7 +32,7 @@ export const policyCheckRoutes: Route[] = [
     method: "GET",
     path: "/runs/:run_id/policy-checks",
     auth: "principal",
-    // issue 34: go-tfe's PolicyCheckListOptions takes the same includes as the read.
+    // go-tfe's PolicyCheckListOptions takes the same includes as the read (D8).
     query: { page: "always", include: POLICY_CHECK_INCLUDES },
     async handle(ctx) {
       const { record: run } = await loadRun(ctx);

@@ -8,7 +8,7 @@ import { loadRun } from "./run-read-support.js";
 import { authorizedIn } from "./run-task-support.js";
 
 /**
- * `GET /runs/:id/run-events` (issue 27): what runplane knows happened to the run, oldest first
+ * `GET /runs/:id/run-events`: what runplane knows happened to the run, oldest first
  * (src/domain/run-events.ts). Not paged, as go-tfe's `RunEventList` expects; bounded because a run
  * has at most four stages and `COMMENT_LIMITS.perRun` comments. `include=actor,comment` adds the
  * acting users (those in the directory) and the comments. `GET /run-events/:id` reads one: its id

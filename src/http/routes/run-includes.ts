@@ -4,7 +4,7 @@ import type { RouteContext } from "../types.js";
 
 /**
  * The related resources of a run that `GET /runs/:id?include=...` adds besides its stages, plan,
- * apply and workspace (issue 34; docs/reference/includes.md). Each is something the caller may
+ * apply and workspace (D8; docs/reference/includes.md). Each is something the caller may
  * read already: it reads the run, and these describe the run.
  */
 

@@ -8,7 +8,7 @@ import type { AuthTarget, RouteContext } from "../types.js";
 import { verifiedRun } from "./artifacts.js";
 import { authorizedIn, workspaceTarget } from "./run-task-support.js";
 
-/** What the read routes of a run share (issue 27): loading and authorizing, and the plan and apply resources. */
+/** What the read routes of a run share (D24): loading and authorizing, and the plan and apply resources. */
 
 const seg = encodeURIComponent;
 

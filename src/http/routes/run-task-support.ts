@@ -30,7 +30,7 @@ export const STAGE_INCLUDES = {
   "task-results": "task-results",
   policy_evaluations: "policy-evaluations",
   "policy-evaluations": "policy-evaluations",
-  // HCP's OpenAPI lists it for task stages (issue 34); runplane has no cost estimates, so it adds nothing.
+  // HCP's OpenAPI lists it for task stages; runplane has no cost estimates, so it adds nothing.
   cost_estimate: "cost-estimate",
   "cost-estimate": "cost-estimate",
 } as const;

@@ -7,13 +7,13 @@ import { workspaceResource } from "./run-task-support.js";
 import { stageData } from "./task-stages.js";
 
 /**
- * `GET /runs/:id` (issue 27): the run as HCP Terraform writes it, from what runplane stores and
+ * `GET /runs/:id` (D24): the run as HCP Terraform writes it, from what runplane stores and
  * what the host provides (option `runs`), with its task stages, plan and apply as relationships.
  * A trailing slash is the same route (the router ignores it everywhere).
  */
 
 /**
- * decision D8: both spellings of every value of go-tfe's `RunIncludeOpt` (issue 34): none is 400.
+ * decision D8: both spellings of every value of go-tfe's `RunIncludeOpt`: none is 400.
  * `cost_estimate` includes nothing: runplane has no cost estimates, so the relation's data is null,
  * as HCP Terraform answers for a run without one (docs/reference/includes.md).
  */

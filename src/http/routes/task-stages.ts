@@ -116,7 +116,7 @@ export async function stageData(ctx: RouteContext, stage: TaskStageView, target:
 type StageData = Awaited<ReturnType<typeof stageData>>;
 
 /**
- * What `include` adds to one stage or a page of them (D8; issue 34 for the list): the run and its
+ * What `include` adds to one stage or a page of them (D8, the list as one stage): the run and its
  * workspace once each (all stages of a list share them), and every result of every stage.
  * `policy-evaluations`: runplane evaluates no policies, so nothing is ever included for it.
  */
@@ -126,7 +126,7 @@ async function stagesIncluded(ctx: RouteContext, stages: readonly TaskStageView[
   const first = stages[0];
   if (first && includes.has("run")) {
     const run = await ctx.app.services.runTasks.getRun(first.runId);
-    // The whole run, as `GET /runs/:id` writes it (issue 27).
+    // The whole run, as `GET /runs/:id` writes it (D24).
     if (run) included.push((await runResourceOf(ctx, run)).data);
   }
   if (first && includes.has("run.workspace")) {
@@ -177,7 +177,7 @@ export const taskStageRoutes: Route[] = [
     method: "GET",
     path: "/runs/:run_id/task-stages",
     auth: "principal",
-    // issue 34: the stage includes here too (`include=task_results` was ignored).
+    // The same includes as one stage (D8), `include=task_results` among them.
     query: { page: "always", include: STAGE_INCLUDES },
     async handle(ctx) {
       const { record: run, target } = await authorizedIn(ctx, () => ctx.app.services.runTasks.getRun(ctx.params.run_id!));

@@ -19,7 +19,7 @@ export const apiTokenData = (view: ApiTokenView) => ({
   createdAt: view.createdAt,
   lastUsedAt: view.lastUsedAt,
   token: null,
-  // A results page session ends (issue 33.3); an API token does not.
+  // A results page session ends; an API token does not.
   expiredAt: sessionOf(view)?.expiresAt ?? null,
   team: view.teamId,
   createdBy: null,
@@ -27,7 +27,7 @@ export const apiTokenData = (view: ApiTokenView) => ({
 });
 
 /**
- * The API token `id` when the caller may manage it (owners of its organization, D21, issue 33.3),
+ * The API token `id` when the caller may manage it (owners of its organization, D21),
  * null when no API token has that id. Another organization's token, or a caller short of owners,
  * is 404 like a missing one (D4), so nothing tells whether it exists.
  */
@@ -38,7 +38,7 @@ export async function loadApiToken(ctx: RouteContext, id: string): Promise<ApiTo
   return view;
 }
 
-/** issue 33.3: a team's API tokens, metadata only; show and revoke are `/authentication-tokens/:id`. */
+/** A team's API tokens, metadata only; show and revoke are `/authentication-tokens/:id`. */
 export const teamTokenRoutes: Route[] = [
   {
     method: "GET",
