@@ -82,7 +82,7 @@ const ORGANIZATION_ACTION_RULES = {
   "policy-set-parameters:read": "manage-policies",
   "policy-set-parameters:write": "manage-policies",
   "agent-tokens:manage": "manage-agent-pools",
-  // issue 33.3: API tokens act as their team, owners' included; no permission short of owners lists or revokes them.
+  // API tokens act as their team, owners' included; no permission short of owners lists or revokes them.
   "api-tokens:manage": null,
   "run-tasks:configure": "manage-run-tasks",
 } as const satisfies Record<OrganizationAction, OrgPermission | null>;

@@ -13,7 +13,7 @@ type Spliced = (typeof SPLICED)[number];
 
 /**
  * The serialized request of every result of one stage (decision D14) from one `JSON.stringify`:
- * issue 28 measured building and serializing the whole payload per result as a tenth of a
+ * building and serializing the whole payload per result measured a tenth of a
  * delivery's CPU. The stage's request is serialized once with the per-result values empty and cut
  * at those keys; each result's text is the pieces with its values, JSON-escaped, in between. The
  * text is exactly `JSON.stringify(buildRunTaskRequest(...))` for that result (a property test

@@ -5,7 +5,7 @@ import type { RunStage } from "../schemas/run-tasks.js";
 import { OVERRIDDEN_AT } from "./stage-machine.js";
 
 /**
- * The events of a run that runplane knows (issue 27): its creation, every status each task stage
+ * The events of a run that runplane knows (D36): its creation, every status each task stage
  * and each task result reached, an override, and every comment. HCP Terraform lists a run's events
  * at `GET /runs/:id/run-events` (go-tfe `RunEvent`: action, created-at, description, actor,
  * comment); runplane derives them from what it stores, so they need no storage of their own.
