@@ -5,7 +5,7 @@ import { workspacePath } from "./render.js";
 import { time } from "./time.js";
 import { runPath, runTable, type RunRow } from "./run-list.js";
 
-/** The home and an organization's page (issue 24.9): readable workspaces, recent runs, a run by id. */
+/** The home and an organization's page: readable workspaces, recent runs, a run by id. */
 
 export const organizationPath = (chrome: Chrome, organization: string): string => `${chrome.prefix}/${encodeURIComponent(organization)}`;
 

@@ -6,7 +6,7 @@ import { failingIntegrations } from "./delivery.js";
 import type { ResultsPageSource } from "./types.js";
 
 /**
- * What the home (`<prefix>/`) and an organization's page (`<prefix>/:organization`) show (issue 24.9):
+ * What the home (`<prefix>/`) and an organization's page (`<prefix>/:organization`) show:
  * the workspaces the caller may read and the newest runs across them. Composed of the reads the
  * workspace page already makes, so no storage method serves a page alone.
  */

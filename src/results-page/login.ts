@@ -23,7 +23,7 @@ export function readCookie(request: Request, name: string = COOKIE_NAME): string
 const attributes = (prefix: string, secure: boolean): string => `HttpOnly; SameSite=Strict; Path=${prefix}/${secure ? "; Secure" : ""}`;
 
 /**
- * The cookie of a sign-in session (issue 33.3: a session's secret, never an API token). No
+ * The cookie of a sign-in session (a session's secret, never an API token). No
  * Max-Age: the browser forgets it when its session ends, the server when the sign-in's lifetime does.
  */
 export const sessionCookie = (prefix: string, session: string, secure: boolean): string =>

@@ -16,7 +16,7 @@ import { runVerdict, STAGE_NAMES } from "./verdict.js";
 
 /**
  * Created, the `status-timestamps` (`<status>-at` keys, D9) and updated, in time order, each
- * instant shown once (issue 15.3): events at the same displayed second share one line
+ * instant shown once: events at the same displayed second share one line
  * (`running, failed 12:00:01`), and `created` is left out when it is the run's own creation time,
  * already in the page's header (stages and results are created with their run).
  */

@@ -19,7 +19,7 @@ interface SignInOptions {
 }
 
 /**
- * The page's sign-in (issue 33.3): the cookie holds a server-side session (`runplane.auth.sessions`),
+ * The page's sign-in: the cookie holds a server-side session (`runplane.auth.sessions`),
  * never the API token typed into the form. The session ends after `lifetimeMs`, at sign-out, when
  * its token is revoked, or when the same browser signs in again.
  */

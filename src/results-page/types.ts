@@ -23,7 +23,7 @@ export interface ResultsPageSource {
   auth: {
     authenticate: Authenticate;
     authorize(principal: Principal, action: PageAction, target: RunTarget): Promise<boolean>;
-    /** The sign-in sessions the page's cookie holds (issue 33.3). */
+    /** The sign-in sessions the page's cookie holds. */
     sessions: Sessions;
   };
   runTasks: Pick<

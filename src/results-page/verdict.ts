@@ -1,7 +1,7 @@
 import type { StageStatus } from "../schemas/run-tasks.js";
 
 /**
- * The one-line verdict of a whole run (issue 15.3), from its stages in run order. The tone names
+ * The one-line verdict of a whole run, from its stages in run order. The tone names
  * the badge colour; the text says what a reader needs first: did the run pass its checks, and if
  * not, which stage is why.
  */
