@@ -102,7 +102,7 @@ function errorStatuses(op: OperationDoc): number[] {
   return [...statuses].sort((a, b) => a - b);
 }
 
-/** The OpenAPI 3.1 description of every route, generated from the zod schemas and the resource definitions (issue 18). */
+/** The OpenAPI 3.1 description of every route, generated from the zod schemas and the resource definitions. */
 export function buildOpenApiDocument(input: OpenApiInput): OpenApiDocument {
   const components = createComponents(input.definitions);
   const paths: Record<string, Record<string, unknown>> = {};

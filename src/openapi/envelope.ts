@@ -3,8 +3,8 @@ import { ERROR_CODES, TITLE_BY_CODE } from "../errors.js";
 import { kebab, type RelationshipDefinition, type ResourceDefinition } from "../http/jsonapi.js";
 
 /**
- * The JSON:API envelope as zod schemas, built from the same resource definitions the writer uses
- * (issue 18): attributes come from each definition's schema, relationships and links from its
+ * The JSON:API envelope as zod schemas, built from the same resource definitions the writer uses:
+ * attributes come from each definition's schema, relationships and links from its
  * relationship table. Everything is strict, so a member the document does not name fails the
  * response check.
  */

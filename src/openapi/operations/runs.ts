@@ -81,7 +81,7 @@ function runHistoryOperations(): Record<string, OperationDoc> {
     },
     "GET /run-events/:run_event_id": {
       tag,
-      summary: "Show a run event; its id names its run (D36), 404 for an id from before issue 34",
+      summary: "Show a run event; its id names its run (D36), 404 for an id that does not carry its run",
       query: [includeParam(Object.keys(RUN_EVENT_INCLUDES))],
       success: { status: 200, body: { resource: "run-events", included: ["users", "comments"] } },
       errors: [400],

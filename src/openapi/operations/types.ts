@@ -24,7 +24,7 @@ export type RequestBody =
 /** Which credential an operation takes: an API token, a run's callback/access token, either, or none. */
 export type Security = "api" | "access-token" | "api-or-access-token" | "none";
 
-/** The documentation of one route (issue 18), keyed by `METHOD /path` like the permission table (D21). */
+/** The documentation of one route, keyed by `METHOD /path` like the permission table (D21). */
 export interface OperationDoc {
   tag: string;
   summary: string;
