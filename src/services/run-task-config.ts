@@ -87,7 +87,7 @@ export function createRunTaskConfig(ctx: ServiceContext, checkEndpoint: TaskEndp
       }
       await checkEndpoint({ organization, url: attrs.url, hmacKey: attrs["hmac-key"] }, `${ATTRIBUTES}/url`);
       const id = options.id ?? ctx.newId("task");
-      const record = newTask(id, organization, attrs, keys.seal(id, attrs["hmac-key"]), globalConfiguration, isoNow(ctx));
+      const record = newTask(id, organization, attrs, keys.sealFor(id, attrs["hmac-key"]), globalConfiguration, isoNow(ctx));
       if (!(await s.runTasks.insert(record)).ok) throw DUPLICATE_NAME();
       return toTaskView(record);
     },
@@ -105,7 +105,7 @@ export function createRunTaskConfig(ctx: ServiceContext, checkEndpoint: TaskEndp
           await checkEndpoint(endpoint, `${ATTRIBUTES}/${endpoint.url !== current.url ? "url" : "hmac-key"}`);
           verified = endpoint;
         }
-        const next = updatedTask(current, attrs, key === undefined ? current.hmacKey : keys.seal(id, key), isoNow(ctx));
+        const next = updatedTask(current, attrs, key === undefined ? current.hmacKey : keys.sealFor(id, key), isoNow(ctx));
         const result = await s.runTasks.update(next, current.version);
         if (result.ok) return toTaskView(next);
         if (result.reason === "duplicate-name") throw DUPLICATE_NAME();

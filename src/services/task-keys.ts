@@ -19,7 +19,8 @@ export function createTaskKeys(ctx: ServiceContext) {
     }
   };
   return {
-    seal: (id: string, key: string | null): string | null => (key === null ? null : ctx.keyring.seal(key, hmacKeyBinding(id))),
+    /** The key sealed for task `id`'s row (D11), or null. */
+    sealFor: (id: string, key: string | null): string | null => (key === null ? null : ctx.keyring.seal(key, hmacKeyBinding(id))),
     /**
      * decision D15: the endpoint a PATCH would leave, when its URL or key differs from the stored
      * one (so it must answer the verification request first); null when neither changes.
