@@ -33,7 +33,7 @@ beforeAll(() => {
   installInto(bare, packed.tarball);
   cpSync(fixtures, bare, { recursive: true });
   app = join(scratch, "app");
-  installInto(app, packed.tarball, ["@types/node", "better-sqlite3", "@types/better-sqlite3", "hono", "express", "@types/express"]);
+  installInto(app, packed.tarball, ["@types/node", "better-sqlite3", "@types/better-sqlite3", "hono", "@hono/node-server", "express", "@types/express"]);
   cpSync(fixtures, app, { recursive: true });
   const common = { target: "ES2022", strict: true, skipLibCheck: false, types: ["node"], lib: ["ES2023", "DOM"] };
   writeFileSync(join(app, "tsconfig.nodenext.json"), JSON.stringify({ compilerOptions: { ...common, module: "NodeNext", moduleResolution: "NodeNext", outDir: "out" }, files: ["consumer.ts"] }));
