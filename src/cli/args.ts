@@ -2,7 +2,7 @@ import { parseArgs, type ParseArgsConfig } from "node:util";
 import { closest } from "../suggest.js";
 
 /**
- * The reference server's environment variables as flags (issue 17): a flag wins over its
+ * The reference server's environment variables as flags: a flag wins over its
  * variable, so `runplane serve --port 9000` and `PORT=9000 runplane serve` are the same server.
  */
 export const SERVER_FLAGS = {
@@ -64,7 +64,7 @@ export function parse(args: string[], own: Options = {}, serverFlags: boolean | 
   return { values: values as Parsed["values"], positionals, env: merged };
 }
 
-/** parseArgs, with an unknown flag named in one line with the closest known one (issue 24.6). */
+/** parseArgs, with an unknown flag named in one line with the closest known one. */
 function parseStrictly(args: string[], options: Options) {
   try {
     return parseArgs({ args, options, strict: true, allowPositionals: true });

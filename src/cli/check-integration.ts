@@ -10,7 +10,7 @@ const oneOf = <T extends string>(list: readonly T[], value: string, what: string
 
 /**
  * `runplane check-integration <url> --hmac-key <key> [--stage post_plan]... [--dialect default]
- * [--timeout <ms>]`: plays the platform against an integration (issue 18) and prints the report.
+ * [--timeout <ms>]`: plays the platform against an integration and prints the report.
  * Returns false (exit 1) when a check fails.
  */
 export async function checkIntegration(args: string[], out: (line: string) => void): Promise<boolean> {

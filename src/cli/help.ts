@@ -21,8 +21,8 @@ const SERVER_FLAG_HELP: Record<keyof typeof SERVER_FLAGS, string> = {
 };
 
 /**
- * `runplane --help` and `runplane <command> --help` (issue 24): what each command does and every
- * flag it takes, and only those (issue 33.8). The server flags are listed from SERVER_FLAGS, so a
+ * `runplane --help` and `runplane <command> --help`: what each command does and every
+ * flag it takes, and only those. The server flags are listed from SERVER_FLAGS, so a
  * new one cannot be left out.
  */
 const flagsNote = (flags: readonly ServerFlag[], title: string): string =>
@@ -49,7 +49,7 @@ export const COMMAND_HELP: Record<string, string> = {
     "       runplane token list [--team <id>] [--organization <name>] [data flags]\n" +
     "       runplane token revoke <token id> [data flags]\n" +
     `API tokens of the server's existing data (runplane token <subcommand> --help for each one's flags)\n${DATA_NOTE}`,
-  // issue 33.3: each subcommand lists only the flags it takes.
+  // Each subcommand lists only the flags it takes.
   "token create": `usage: runplane token create [flags] [data flags]\na new API token for the owners team of organization demo (or --team of --organization), printed once; needs the server's existing data\n${ownFlags([TEAM_FLAG, ORGANIZATION_FLAG, ["description", "<text>", "what the token is for (default: runplane token create)"]])}${DATA_NOTE}`,
   "token list": `usage: runplane token list [flags] [data flags]\nthe API tokens of organization demo (or --organization), oldest first, one line each: id, team, created, last used, description; never a secret\n${ownFlags([["team", "<id>", "only this team's tokens"], ORGANIZATION_FLAG])}${DATA_NOTE}`,
   "token revoke": `usage: runplane token revoke <token id> [data flags]\nrevoke an API token (its id from runplane token list): the server refuses it from its next request on\n${DATA_NOTE}`,

@@ -10,7 +10,7 @@ import { token } from "./token.js";
 import { packageVersion } from "./version.js";
 
 /**
- * The `runplane` command (issue 17): one file per command in this folder. Every error is one line
+ * The `runplane` command: one file per command in this folder. Every error is one line
  * on stderr (`runplane <command>: <message>`, never a stack) and exit code 1; usage errors exit 2.
  */
 const out = (line: string): void => void process.stdout.write(`${line}\n`);
@@ -38,7 +38,7 @@ if (!command) {
   process.exit(help ? 0 : 2);
 }
 if (wantsHelp(args)) {
-  // A subcommand's own help when it has one (`runplane token list --help`, issue 33.3).
+  // A subcommand's own help when it has one (`runplane token list --help`).
   process.stdout.write(`${COMMAND_HELP[`${name} ${args[0]}`] ?? COMMAND_HELP[name!]}\n`);
   process.exit(0);
 }

@@ -26,7 +26,7 @@ async function sqlite(env: NodeJS.ProcessEnv, dryRun: boolean): Promise<string[]
   const path = join(dir, "runplane.db");
   // A dry run creates nothing: an absent file is an empty database.
   if (dryRun && !existsSync(path)) return MIGRATIONS.map((m) => m.name);
-  // A mistyped folder would become a new, empty database that no server uses (issue 33.8).
+  // A mistyped folder would become a new, empty database that no server uses.
   if (!existsSync(dir)) throw new Error(`data directory ${dir} does not exist: create it (mkdir -p ${dir}) or point --data-dir (DATA_DIR) at the server's data directory`);
   if (!dryRun) {
     openDataDir(dataDirOf(env), env);

@@ -12,7 +12,7 @@ const READ = ["DATA_DIR", "DATABASE_URL", "DATABASE_SCHEMA"];
 /**
  * Opens what the reference server would open (its data directory, keyring and storage), for the
  * commands that work on a server's data while it runs or while it is stopped. Runs `fn`, then
- * closes. It never creates that data (issue 25): a folder or database that does not exist is
+ * closes. It never creates that data: a folder or database that does not exist is
  * refused, naming the folder, instead of a new one holding a token for no server.
  */
 export async function withServerData<T>(

@@ -24,7 +24,7 @@ export async function reencrypt(args: string[], out: (line: string) => void): Pr
     const { activeKeyId, keyIds } = runplane.keyring;
     if (retire === activeKeyId) throw new Error(`--retire ${retire}: it is the active key; make another key active on every host first`);
     if (retire !== undefined && !keyIds.includes(retire)) throw new Error(`--retire ${retire}: the keyring holds no such key (it holds ${keyIds.join(", ")})`);
-    // Issue 33's operator try: values moved to a key some live hosts lack became unreadable there.
+    // D29a: values moved to a key some live hosts lack would become unreadable there, so refuse.
     const now = new Date();
     const lacking = hostsLacking(await store.storage.hosts.list(), activeKeyId, now);
     if (lacking.length > 0) {

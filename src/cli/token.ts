@@ -12,7 +12,7 @@ const ORGANIZATION = { type: "string" } as const;
 /**
  * `runplane token create|list|revoke`: API tokens of the server's data, while it runs or while it
  * is stopped (each is another read or write of the same database). Only digests are stored (D11),
- * so a secret is printed once, by create, and never again (issue 33.3).
+ * so a secret is printed once, by create, and never again.
  */
 export async function token(args: string[], out: (line: string) => void): Promise<void> {
   const [subcommand, ...rest] = args;
