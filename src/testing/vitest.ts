@@ -1,5 +1,5 @@
 /**
- * `runplane/testing/vitest` (issues 18 and 24): the Storage conformance suite for vitest. A custom
+ * `runplane/testing/vitest`: the Storage conformance suite for vitest. A custom
  * adapter calls `runStorageConformance(name, setup)` in one test file and is checked by the same
  * cases as the bundled memory, SQLite and PostgreSQL adapters. vitest is an optional peer
  * dependency that only this entry needs.

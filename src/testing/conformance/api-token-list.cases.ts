@@ -9,7 +9,7 @@ const digest = (n: number): string => n.toString(16).padStart(64, "0");
 const teamToken = (id: string, n: number, second: number, teamId = "team-owners"): ApiTokenRecord =>
   apiToken({ id, digest: digest(n), kind: "team", userId: null, teamId, createdAt: at(second), description: `token ${id}` });
 
-/** `ApiTokenStore.list` (issue 33.3): by organization, optionally by team, ordered and paged. */
+/** `ApiTokenStore.list`: by organization, optionally by team, ordered and paged. */
 export function describeApiTokenListCases(ctx: ConformanceContext): void {
   describe("api tokens: list", () => {
     const tokens = () => ctx.storage.apiTokens;

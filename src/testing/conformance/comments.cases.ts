@@ -18,7 +18,7 @@ export function comment(overrides: Partial<CommentRecord> = {}): CommentRecord {
   };
 }
 
-/** Comments on runs (`CommentStore`, issue 27). */
+/** Comments on runs (`CommentStore`). */
 export function describeCommentCases(ctx: ConformanceContext): void {
   const c = () => ctx.storage.comments;
   const MAX = 1000;

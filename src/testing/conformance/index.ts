@@ -25,7 +25,7 @@ export const NO_REOPEN = "durability case skipped: the setup returns no reopen()
  * The one Storage conformance suite (house style habit 4). Each adapter's test file calls it once:
  * `setup` builds a fresh, empty store for every case, `reopen` (optional) proves durability,
  * `dispose` (optional; default closes the store) cleans up. Shipped as `runplane/testing` so a
- * custom adapter is checked exactly like the bundled ones (issue 18).
+ * custom adapter is checked exactly like the bundled ones.
  * A later aggregate adds a `<aggregate>.cases.ts` exporting `describe<Aggregate>Cases(ctx)` and one
  * line below.
  */

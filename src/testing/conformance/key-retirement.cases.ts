@@ -13,7 +13,7 @@ const plaintext = (column: SealedColumn, id: string) => `${column} of ${id}: hun
 const unreachable = { send: async () => Promise.reject(new Error("no requests in conformance cases")), close: async () => undefined };
 
 /**
- * Issue 25, decision D29: after `reencrypt` no stored value of any kind (delivery payloads
+ * Decision D29: after `reencrypt` no stored value of any kind (delivery payloads
  * included) is left under a retired key, and a keyring that drops a key still in use is refused.
  */
 export function describeKeyRetirementCases(ctx: ConformanceContext): void {

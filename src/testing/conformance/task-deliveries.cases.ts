@@ -167,7 +167,7 @@ function taskDeliveryCases2(ctx: ConformanceContext, h: ReturnType<typeof taskDe
       expect(await deliveries().stats!(at(40))).toStrictEqual({ due: 4, leased: 0, oldestDueAt: first!.dueAt, ...none });
     });
 
-    it("counts the open rows that have had an attempt as retrying, with the oldest one's creation time (issue 26)", async ({ skip }) => {
+    it("counts the open rows that have had an attempt as retrying, with the oldest one's creation time", async ({ skip }) => {
       if (!deliveries().stats) return skip("the adapter offers no outbox stats");
       const rows = await enqueue(4, (i) => ({ dueAt: at(i), createdAt: at(i) }));
       const held = await claimRows(at(5), "w1", 4);

@@ -40,7 +40,7 @@ function taskStageCases1(ctx: ConformanceContext, h: ReturnType<typeof taskStage
       expect(await s().taskResults.listByStage(st.id)).toStrictEqual([r1, r2]);
     });
 
-    it("finds the newest run by plan, apply or configuration version id (D24, issue 27), null for none", async (c) => {
+    it("finds the newest run by plan, apply or configuration version id (D24), null for none", async (c) => {
       if (!s().runs.findByArtifact) return c.skip("the adapter offers no artifact lookup (optional)");
       const older = run();
       const newer = run({ id: rid("run", 2), planId: "plan-BBBBBBBBBBBBBBBB", applyId: "apply-BBBBBBBBBBBBBBBB", createdAt: at(9) });
@@ -56,7 +56,7 @@ function taskStageCases1(ctx: ConformanceContext, h: ReturnType<typeof taskStage
       expect(await s().runs.findByArtifact!("apply", older.planId)).toBeNull();
     });
 
-    it("lists the runs naming one artifact id, newest first, at most `limit` (issue 34.6)", async (c) => {
+    it("lists the runs naming one artifact id, newest first, at most `limit` (ids may repeat across organizations)", async (c) => {
       if (!s().runs.listByArtifact) return c.skip("the adapter offers no artifact listing (optional)");
       // Ids are the host's: three runs (of any organization) may name one plan and configuration version.
       const named = [1, 2, 3].map((i) => run({ id: rid("run", i), planId: "plan-SHARED", applyId: `apply-${i}`, createdAt: at(i === 2 ? 9 : 5) }));

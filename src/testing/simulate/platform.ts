@@ -20,7 +20,7 @@ export interface ResultTraffic {
   planFetches: { authorization: string | undefined }[];
   configFetches: { authorization: string | undefined }[];
   callbacks: ReceivedCallback[];
-  /** What the integration read of the run with an API token or the access token (issue 27), in order. */
+  /** What the integration read of the run with an API token or the access token (D24), in order. */
   runReads: { route: string; status: number }[];
   /** The comments it posted on the run. */
   comments: CommentRecord[];
@@ -98,7 +98,7 @@ export function startPlatform(plan: unknown, dialect: Dialect = "default"): Prom
         const read = matchRunRead(req.method ?? "", path);
         if (!read) return void res.writeHead(404).end();
         const entry = traffic(decodeURIComponent(read.suffix));
-        // issue 27: an API token the simulator cannot check, or the access token; nothing is a 401.
+        // An API token the simulator cannot check, or the access token; nothing is a 401.
         // D32: a log, at its `log-read-url`, needs no credential and is read in limit/offset chunks.
         const isLog = read.route.endsWith("/log");
         const answer = isLog || /^Bearer \S+$/.test(req.headers.authorization ?? "")

@@ -7,10 +7,10 @@ import type { RunRecord } from "../../schemas/run-task-records.js";
 import type { CommentRecord } from "../../schemas/run-comments.js";
 
 /**
- * The run read side of the simulated platform (issue 27): integrations that summarise a run read
+ * The run read side of the simulated platform (D24): integrations that summarise a run read
  * it with an API token, so the simulator answers them as runplane does (`GET /runs/:id`, its plan
- * and apply, the plan's log, run events, comments, policy checks, and since issue 34 one run event
- * or policy check by its id), from one simulated run per request. Any bearer token is taken: the
+ * and apply, the plan's log, run events, comments, policy checks, and one run event or policy
+ * check by its id, D36), from one simulated run per request. Any bearer token is taken: the
  * simulator has no API tokens to check.
  */
 
@@ -67,7 +67,7 @@ export interface RunRead {
   answer(origin: string, dialect: Dialect, comments: CommentRecord[], body: string): RunReadAnswer;
 }
 
-/** `GET /run-events/:id` and `GET /policy-checks/:id` (issue 34): the id names the run, as in runplane (D36). */
+/** `GET /run-events/:id` and `GET /policy-checks/:id`: the id names the run, as in runplane (D36). */
 function byId(path: string): { suffix: string; route: string; id: string } | null {
   const match = /^\/api\/v2\/(run-events|policy-checks)\/([^/]+)$/.exec(path);
   if (!match) return null;

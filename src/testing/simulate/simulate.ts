@@ -64,7 +64,7 @@ function egressFor(url: string, timeoutMs: number): HttpTransport {
   return createEgress({ allow: [`${target.hostname}:${port}`], timeoutMs, userAgent: "runplane-simulator" });
 }
 
-/** An answer's status, and for one that is not 200 what the integration said (issue 26), or a failure. */
+/** An answer's status, and for one that is not 200 what the integration said (D31), or a failure. */
 type Sent = { status: number; said: string | null } | { error: string };
 
 /**
@@ -124,7 +124,7 @@ function fetchCheck(scope: string, artifact: "plan" | "configuration", fetches: 
 }
 
 /**
- * What the integration read of the run through the API (issue 27: `GET /runs/:id`, its plan,
+ * What the integration read of the run through the API (D24: `GET /runs/:id`, its plan,
  * apply, log, events, comments, policy checks), as runplane serves it; an answer of 4xx is advice.
  */
 function runReadCheck(scope: string, reads: { route: string; status: number }[]): SimulationCheck {
