@@ -1,5 +1,5 @@
 /**
- * runplane's metrics, through `@opentelemetry/api` only (issue 17): the library ships no SDK, so
+ * runplane's metrics, through `@opentelemetry/api` only: the library ships no SDK, so
  * every instrument is a no-op until the host registers a MeterProvider. The API hands out no-op
  * instruments to a meter taken before that registration, so instruments are created when an
  * instance is built (once, never per call), not when this module loads.
@@ -13,8 +13,8 @@ const REQUEST_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10
 const STAGE_BUCKETS = [1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600];
 
 /**
- * Metric names, as docs/reference/metrics.md lists them. Those measured in seconds end in `_seconds` themselves
- * (issue 24): Prometheus conventions ask for the unit in the name, and the OpenTelemetry Prometheus
+ * Metric names, as docs/reference/metrics.md lists them. Those measured in seconds end in `_seconds` themselves:
+ * Prometheus conventions ask for the unit in the name, and the OpenTelemetry Prometheus
  * exporter (0.223) adds `_total` to counters but no unit suffix, so it cannot come twice either.
  */
 export const METRIC = {
@@ -35,7 +35,7 @@ export interface DeliveryMetrics {
   /** One per finished attempt, by `outcome` (delivered, retry, closed, lost, released). */
   deliveries: Counter;
   /**
-   * Issue 26: one per request sent (or that could not be), by `class`: what the integration
+   * D31: one per request sent (or that could not be), by `class`: what the integration
    * answered (`2xx`, `4xx`, `5xx`, ...) or why nothing came back (`timeout`, `network`, `refused`,
    * `skipped`). Only an exact 200 delivers; a `2xx` other than 200 is still a failure.
    */
@@ -92,7 +92,7 @@ export interface OutboxFigures {
   leased: number;
   /** Seconds since the oldest due row became due; 0 when none is due. */
   oldestDueAgeSeconds: number;
-  /** Issue 26: results whose request failed and waits for (or is in) another attempt; null when the storage does not count them. */
+  /** Results whose request failed and waits for (or is in) another attempt; null when the storage does not count them. */
   retrying: number | null;
   /** Seconds since the oldest of them was enqueued; 0 when none is retrying, null when not counted. */
   oldestRetryingAgeSeconds: number | null;

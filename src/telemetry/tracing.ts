@@ -1,5 +1,5 @@
 /**
- * runplane's spans, through `@opentelemetry/api` only (issue 17): no-ops until the host registers
+ * runplane's spans, through `@opentelemetry/api` only: no-ops until the host registers
  * a TracerProvider. The tracer is looked up per span, not kept: `trace.disable()` (a host
  * re-registering, tests) replaces the global proxy, and a kept tracer would stay on the old one.
  * Providers cache their tracers by name, so the look-up allocates nothing.
