@@ -2,7 +2,7 @@ import * as z from "zod";
 
 /**
  * decision D31: each delivery attempt of a run task request is kept, so people see what the
- * integration answered, when and how fast, without reading logs (issue 26).
+ * integration answered, when and how fast, without reading logs.
  */
 
 /**

@@ -1,7 +1,7 @@
 import * as z from "zod";
 
 /**
- * Comments on a run (issue 27): `POST /runs/:id/comments` stores one, as HCP Terraform's Comments API
+ * Comments on a run: `POST /runs/:id/comments` stores one, as HCP Terraform's Comments API
  * does (type `comments`, id `wsc-`, attribute `body`). Integrations that summarise a run write them
  * with an API token.
  */

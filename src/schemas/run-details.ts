@@ -1,7 +1,7 @@
 import * as z from "zod";
 
 /**
- * What only the host knows of a run (issue 27), given through option `runs`: the run's status and
+ * What only the host knows of a run, given through option `runs`: the run's status and
  * its timestamps, its plan and apply, and its policy checks. Every member is optional; the API
  * writes what the host gives (decision D1: the hcp-terraform dialect fills the rest with go-tfe's
  * zero values). Checked when the host returns it: a value that does not fit is logged and ignored.

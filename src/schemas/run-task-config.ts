@@ -135,7 +135,7 @@ export const CreateRunSchema = z.object({
   configurationVersionDownloadable: z.boolean().default(true),
   /** The run's plan id (`plan_json_api_url`); generated (`plan-`) when omitted. */
   planId: z.string().min(1).optional(),
-  /** The run's apply id (`GET /applies/:id`, issue 27); generated (`apply-`) when omitted. */
+  /** The run's apply id (`GET /applies/:id`); generated (`apply-`) when omitted. */
   applyId: z.string().min(1).optional(),
   /** VCS data; omitted or null without a repository (the workspace's repository and branch fill gaps). */
   vcs: VcsSchema.nullable().optional(),

@@ -1,7 +1,7 @@
 import * as z from "zod";
 
 /**
- * The read side of a run that integrations call (issue 27): runs, plans, applies, run events,
+ * The read side of a run that integrations call (D24): runs, plans, applies, run events,
  * comments and policy checks, as the JSON:API writer writes them and the OpenAPI document describes
  * them (see `./wire.ts`). Attribute sets follow go-tfe's structs (`run.go` Run, `plan.go` Plan,
  * `apply.go` Apply, `run_event.go` RunEvent, `comment.go` Comment, `policy_check.go` PolicyCheck;
@@ -94,7 +94,7 @@ export const PolicyCheckAttributes = z.object({
 export const UserAttributes = z.object({ username: z.string() });
 
 /**
- * A run's configuration version, included on request (`include=configuration_version`, issue 34):
+ * A run's configuration version, included on request (`include=configuration_version`, D8):
  * runplane knows its id and whether the run is speculative; the rest of go-tfe's
  * ConfigurationVersion (status, source, upload URL) is the host's and is not written.
  */

@@ -21,7 +21,7 @@ export interface TaskStageView {
   statusTimestamps: StatusTimestampMap;
   /** Whether a user overrode the stage's failed mandatory tasks (D13). */
   overridden: boolean;
-  /** The override's comment, if it had one (a run event tells it, issue 27). */
+  /** The override's comment, if it had one (a run event tells it). */
   overrideComment: string | null;
   createdAt: string;
   updatedAt: string;

@@ -8,7 +8,7 @@ import { CATEGORY_WORDS } from "./variables.js";
 /**
  * The attributes every response resource carries, as zod schemas: the JSON:API writer writes exactly
  * these keys (camelCase here, kebab-case on the wire) and the OpenAPI document describes them from
- * the same objects (issue 18), so the two cannot drift apart. Members the writer passes verbatim
+ * the same objects, so the two cannot drift apart. Members the writer passes verbatim
  * (maps, permission objects) are described with their wire keys.
  */
 
