@@ -21,7 +21,7 @@ const isBelow = (path: string, basePath: string) => basePath === "" || path === 
 
 /**
  * Express middleware serving runplane below its `basePath` and calling `next()` for every other
- * request, so the host's own routes keep working wherever they are registered (issue 17.5):
+ * request, so the host's own routes keep working wherever they are registered:
  * `app.use(createExpressMiddleware(runplane))`. Place it before body parsers where you can; an
  * already-parsed JSON body is rebuilt. Paths below `basePath` belong to the API: one it has no route
  * for is answered 404 as a JSON:API document. An unexpected failure goes to Express's error handling

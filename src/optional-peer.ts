@@ -1,7 +1,7 @@
 /**
  * Optional peer dependencies (pg, better-sqlite3, the OpenTelemetry SDK of the reference server) are
- * loaded only where they are used, so that a user who never chooses them never installs them
- * (issue 24). `load` is a literal `() => import("pg")` at the call site: the bundler then keeps the
+ * loaded only where they are used, so that a user who never chooses them never installs them.
+ * `load` is a literal `() => import("pg")` at the call site: the bundler then keeps the
  * import external and TypeScript keeps its types.
  */
 export class MissingPeerError extends Error {

@@ -6,7 +6,7 @@ import { durationMs, isHttpUrl } from "./services/run-task-settings.js";
 import { closest } from "./suggest.js";
 
 /**
- * `createRunplane` options checked once, up front (issues 17.4, 24.6): a wrong option fails before
+ * `createRunplane` options checked once, up front: a wrong option fails before
  * anything is logged or created, with one error that names it, says what was given and how to fix
  * it. Every option is listed, so a misspelt one (`stoarge`) is an error naming the closest known
  * option instead of being ignored; shapes only TypeScript can check (a logger's methods, a
@@ -103,7 +103,7 @@ const LogUrlsSchema = z.strictObject({
 });
 /** decision D31: how long delivery attempts are kept. */
 const AttemptsSchema = z.strictObject({ retention: duration.optional() });
-/** Issue 26: when `health()` says deliveries are failing. */
+/** When `health()` says deliveries are failing. */
 const HealthSchema = z.strictObject({
   window: duration.optional(),
   failureShare: z.custom((v) => typeof v === "number" && v > 0 && v <= 1, { error: "must be a share above 0 and at most 1, such as 0.5" }).optional(),

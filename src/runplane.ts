@@ -15,7 +15,7 @@ import type { VariableService } from "./services/variables.js";
 
 /**
  * What `createRunplane` returns, written out so declarations and editors show these names rather
- * than the expanded shape of every service (issue 17.6).
+ * than the expanded shape of every service.
  */
 export interface Runplane {
   /** The HTTP API as `(Request) => Promise<Response>`; mount it with your framework. */
@@ -72,7 +72,7 @@ export interface Runplane {
    */
   keyring: KeyringControl;
   /**
-   * The OpenAPI 3.1 description of every route (issue 18), generated from the same zod schemas that
+   * The OpenAPI 3.1 description of every route, generated from the same zod schemas that
    * validate requests and shape responses, in this instance's dialect and base path. Serve it as JSON,
    * e.g. at `GET /openapi.json`. Built on first call, then the same object.
    */
@@ -96,8 +96,8 @@ export interface Runplane {
   /**
    * decision D28: one cheap storage read, never throwing: `{ status: "ok" | "degraded", reasons,
    * storage: "ok" | "unreachable", deliveries: "ok" | "failing" }`. `reasons` lists each cause of
-   * `degraded` as a short line safe to show (`storage unreachable: connection refused`). Issue 26:
-   * deliveries are `failing` while half or more of at least 5 attempts this process's dispatcher
+   * `degraded` as a short line safe to show (`storage unreachable: connection refused`). Deliveries
+   * are `failing` while half or more of at least 5 attempts this process's dispatcher
    * made in the last 5 minutes failed (`deliveries failing: 8 of 10 attempts in the last 5m failed
    * (4xx: 8)`), or a result has been retrying for longer than 5 minutes (read from the storage's
    * outbox stats, one more read); option `health` changes these. Serve it as a health endpoint.

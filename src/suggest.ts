@@ -1,5 +1,5 @@
 /**
- * "Did you mean" for typed names (issue 24.6): option keys of `createRunplane`, CLI flags. A
+ * "Did you mean" for typed names: option keys of `createRunplane`, CLI flags. A
  * transposition counts as one edit (optimal string alignment), so `stoarge` is one edit from
  * `storage`; case is ignored, so `basepath` finds `basePath`.
  */
