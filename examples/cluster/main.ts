@@ -18,7 +18,7 @@ import { openDataDir } from "../server/state.js";
  * postgres://postgres@127.0.0.1:5432/postgres), DATABASE_SCHEMA, DATABASE_POOL_SIZE, DATA_DIR,
  * ADMIN_TOKEN, INTEGRATION_PORT (default ephemeral).
  */
-/** One line on stderr and exit 2, before anything starts (issue 24.7). */
+/** One line on stderr and exit 2, before anything starts. */
 function refuse(message: string): never {
   process.stderr.write(`examples/cluster: ${message}\n`);
   process.exit(2);

@@ -1,7 +1,7 @@
 import type { CallbackFetch, CallbackOutcome, RunTaskRequest } from "../../src/integration/index.js";
 
 /**
- * The example integration's run summary mode (issue 27), as integrations that report on the whole
+ * The example integration's run summary mode, as integrations that report on the whole
  * run do (an upstream derivative of HashiCorp's run task scaffold): with an API token it reads
  * `GET /runs/:id/` (trailing slash and all), the run's plan, apply, policy checks, comments and run
  * events, then the plan's and the apply's `log-read-url` (with no credential: the URL carries its

@@ -22,7 +22,7 @@ export interface ExampleIntegrationOptions {
   fetch?: CallbackFetch;
   onError?: (error: unknown, request: RunTaskRequest) => void;
   /**
-   * Issue 27: also read the whole run through the API with an API token (run, plan, apply,
+   * Also read the whole run through the API with an API token (run, plan, apply,
    * policy checks, comments, run events, the plan's log), report it as an outcome and leave it
    * as a comment; a run it cannot read fails the check, naming the read that failed.
    */

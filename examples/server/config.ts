@@ -42,7 +42,7 @@ export interface Problem {
 }
 
 /**
- * Reads every setting at once (issue 24.7): a wrong one is a {@link Problem}, never a silent
+ * Reads every setting at once: a wrong one is a {@link Problem}, never a silent
  * default (`--dialect tfc`) or Node's own text (`NaN`). Values stay at their defaults where a
  * setting is wrong, so a caller may still look at the others. Secrets are never quoted.
  */

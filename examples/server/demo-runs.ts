@@ -9,7 +9,7 @@ import { DEMO } from "./demo.js";
  * order, waits for it through the events API (`runTasks.on("stage-status")`) until it is final, and
  * stops at the first stage that did not pass. Owners token only. Body (optional):
  * `{"message": "..."}`; a message containing "fail" makes the example integration fail the
- * mandatory check. Issue 26: once a result's request has failed an attempt (its integration is
+ * mandatory check. Once a result's request has failed an attempt (its integration is
  * down or refuses it), it answers at once, 202, with the stages so far, `retrying: true` and what
  * the integration last answered, instead of waiting out the retries; the run goes on.
  */

@@ -13,7 +13,7 @@ export interface DemoTarget {
 const BUNDLED = new RegExp(`^http://${INTEGRATION_HOST.replace(/\./g, "\\.")}:(\\d+)/run-task$`);
 
 /**
- * Issue 33.7: hosts sharing one database share one decision about the demo tasks. Each used to
+ * Hosts sharing one database (D27) share one decision about the demo tasks. Each used to
  * point the tasks at its own bundled integration and allow only that port, so deliveries went
  * through or were refused depending on which host claimed them. On a shared database the first
  * host's bundled integration stays the target (its URL and HMAC key are what the tasks hold), and

@@ -28,7 +28,7 @@ export interface StartedIntegration {
 }
 
 /**
- * Socket limits (issue 16.3, D26): a client that trickles its headers or body, or idles on a
+ * Socket limits (D26): a client that trickles its headers or body, or idles on a
  * kept-alive socket, loses it instead of holding it (Node's defaults allow 60 s for headers and
  * 300 s for a request). The callback's 5 MiB body still fits 60 s at under 100 kB/s.
  */
@@ -49,7 +49,7 @@ export function listen(
   variable: "PORT" | "INTEGRATION_PORT" = "PORT",
 ): Promise<{ server: Server; port: number; close: () => Promise<void> }> {
   return new Promise((resolve, reject) => {
-    // One clear line naming the setting instead of a raw EADDRINUSE stack (issues 17, 24.7).
+    // One clear line naming the setting instead of a raw EADDRINUSE stack.
     const failed = (error: NodeJS.ErrnoException): void => reject(error.code === "EADDRINUSE" ? new Error(portTaken(variable, port, hostname)) : error);
     const server = serve({ fetch, port, hostname }, (info: AddressInfo) => {
       server.off("error", failed);
@@ -79,7 +79,7 @@ export async function startIntegration(options: { hmacKey: string; port: number 
     onError: (error) => process.stderr.write(`example integration: callback failed (${error instanceof Error ? error.message : String(error)})\n`),
   });
   const bound = await listen(handler, options.port, INTEGRATION_HOST, "INTEGRATION_PORT");
-  // Its address and the port it really bound, nothing else on the loopback interface (issue 16.6).
+  // Its address and the port it really bound, nothing else on the loopback interface.
   return { url: `http://${INTEGRATION_HOST}:${bound.port}/run-task`, allow: `${INTEGRATION_HOST}:${bound.port}`, close: bound.close };
 }
 

@@ -2,7 +2,7 @@ import { linkSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
 /**
- * One reference server per DATA_DIR (issue 17): a second one on the same directory would revoke
+ * One reference server per DATA_DIR: a second one on the same directory would revoke
  * the owners token the first one printed (owners-token.ts) and, on SQLite, write the same file.
  * `server.lock` holds the owner's pid; a lock whose pid is no longer alive (a crash, a SIGKILL) is
  * taken over. Hosts that share a DATA_DIR on purpose (PostgreSQL with one ADMIN_TOKEN, the

@@ -29,17 +29,17 @@ import { importOptional } from "../../src/optional-peer.js";
  * (the keyring file's JSON), INTEGRATION_HMAC_KEY; INTEGRATION_URL points the demo tasks at an
  * integration the host does not start itself. examples/server/config.ts reads them.
  */
-// The checks `runplane doctor` prints, before anything is created, bound or logged (issue 24.7).
+// The checks `runplane doctor` prints, before anything is created, bound or logged.
 const config = await preflight(process.env);
 const { port, host, integrationPort, dialect } = config;
-// Before the data directory is made: without the driver the start ends creating nothing (issue 33.8).
+// Before the data directory is made: without the driver the start ends creating nothing.
 if (!config.databaseUrl) await importOptional(() => import("better-sqlite3"), "better-sqlite3", "serve on the SQLite file (without DATABASE_URL)");
 const dataDir = openDataDir(config.dataDir);
 // One server per DATA_DIR, checked before anything is bound or revoked; PostgreSQL hosts sharing one ADMIN_TOKEN share it on purpose.
 if (!(config.databaseUrl && config.adminToken)) lockDataDir(config.dataDir);
 
 // Bind first: runplane's publicUrl (callback URLs) needs the real port when PORT=0. Requests that
-// arrive before the app is ready get a JSON:API 503 that says when to try again (issue 33.7).
+// arrive before the app is ready get a JSON:API 503 that says when to try again.
 let app: Hono | null = null;
 const http = await listen((request) => (app ? app.fetch(request) : startingResponse()), port, host, "PORT");
 // The address this host bound; PUBLIC_URL (a load balancer, another host) may differ from it.
@@ -71,10 +71,10 @@ const build = (allow: string[]): Runplane =>
     // decision D15: private addresses stay refused, except the demo integration's address on its
     // port and what the operator names in EGRESS_ALLOW.
     egress: { allow: [...allow, ...config.egressAllow] },
-    // decision D24: the plan JSON and configuration archive the integration downloads; issue 27 and
-    // D32: the plan's and the apply's logs, read at their `log-read-url` without a credential.
+    // decision D24: the plan JSON and configuration archive the integration downloads, and
+    // (D32) the plan's and the apply's logs, read at their `log-read-url` without a credential.
     artifacts: { ...demoArtifacts, planLog: demoPlanLog, applyLog: demoApplyLog },
-    // issue 27: what only the host knows of a run, for integrations that read it; the demo reads
+    // What only the host knows of a run, for integrations that read it (D24); the demo reads
     // its runs' task stages (`runplane` is set before any request can ask).
     runs: createDemoRunProviders(async (runId) => (await runplane.runTasks.listStages(runId)).items),
     // decision D33: per-credential limits as HCP Terraform has them (RATE_LIMIT, "off" for none).
@@ -84,7 +84,7 @@ const build = (allow: string[]): Runplane =>
   });
 let runplane!: Runplane;
 // Checked and written once, however many hosts start together on one database; the demo tasks'
-// target is read under the same lock, so hosts starting together share it (issue 33.7).
+// target is read under the same lock, so hosts starting together share it (D27).
 const { token, fromEnv, revoked, target } = await closedIfRefused(() =>
   store.exclusively(async () => {
     const target = await demoTarget(store.storage, integration, Boolean(config.databaseUrl && !config.integrationUrl));
@@ -119,7 +119,7 @@ const routes = new Hono();
 routes.all("/api/v2/*", (c) => runplane.handler(c.req.raw));
 routes.all("/api/v2", (c) => runplane.handler(c.req.raw));
 routes.get("/", (c) => c.text("runplane reference server: the API is under /api/v2, its OpenAPI description at /openapi.json\n"));
-// The OpenAPI 3.1 description of the API, generated from runplane's zod schemas (issue 18).
+// The OpenAPI 3.1 description of the API, generated from runplane's zod schemas.
 routes.get("/openapi.json", (c) => c.json(runplane.openapi()));
 // GET /metrics (Prometheus text format) and GET /healthz (examples/server/observability.ts).
 mountObservability(routes, observed.scrape, runplane, dispatcher);
@@ -162,18 +162,18 @@ const auth = fromEnv ? '-H "Authorization: Bearer $ADMIN_TOKEN"' : `-H "Authoriz
 const egressNote = config.egressAllow.length ? ` and EGRESS_ALLOW ${config.egressAllow.join(", ")}` : " (EGRESS_ALLOW names more)";
 process.stdout.write(
   [
-    // The address this host bound: several hosts behind one PUBLIC_URL each say their own (issue 24.7).
+    // The address this host bound: several hosts behind one PUBLIC_URL each say their own.
     `runplane listening on ${bound}/api/v2`,
     ...(origin !== bound ? [`public URL (callbacks and links): ${api}`] : []),
-    // The operator's outside try of issue 33: callbacks named one host, and died with it.
+    // Several hosts without PUBLIC_URL: callbacks would name one host and die with it (D27).
     ...(config.databaseUrl && !config.publicUrl
       ? ["several hosts on this database: set PUBLIC_URL to your load balancer, so integrations call back to whichever host is up (callbacks now name this host)"]
       : []),
     `storage: ${store.description}`,
-    // Issue 15.5: the dialect decides the signature header, so say it and how to switch.
+    // decision D1: the dialect decides the signature header, so say it and how to switch.
     dialect === "hcp-terraform"
       ? "dialect: hcp-terraform (signs with X-TFC-Task-Signature, category word terraform)"
-      : "dialect: default (signs with X-SVC-Task-Signature, category word config); existing HCP Terraform integrations need RUNPLANE_DIALECT=hcp-terraform",
+      : "dialect: default (signs with X-SVC-Task-Signature, category word config); go-tfe, the Terraform provider and existing HCP Terraform integrations need RUNPLANE_DIALECT=hcp-terraform",
     `results page: ${origin}/app/runs/<run id>, ${origin}/app/ (your organizations, workspaces and recent runs), ${origin}/app/<organization>/<workspace>[/runs/<run id>]`,
     observed.off ? `health: ${origin}/healthz, OpenAPI: ${origin}/openapi.json; ${observed.off}` : `metrics: ${origin}/metrics, health: ${origin}/healthz, OpenAPI: ${origin}/openapi.json`,
     target.keep
@@ -184,7 +184,7 @@ process.stdout.write(
     config.rateLimit === false
       ? `rate limit: off (RATE_LIMIT=off); RATE_LIMIT or --rate-limit sets requests a second per token (HCP Terraform's figure: ${RATE_LIMIT_DEFAULT})`
       : `rate limit: ${config.rateLimit} requests a second per token, beyond it 429 with Retry-After (RATE_LIMIT or --rate-limit changes it, "off" for none)`,
-    // Issue 33.3: exactly what this start revoked, so the line is true whatever the last one set.
+    // Exactly what this start revoked, so the line is true whatever the last one set.
     (fromEnv ? "owners token: using ADMIN_TOKEN" : `owners token (printed once, revoked at next start): ${token}`) +
       (revoked.length ? ` (${describeRevoked(revoked)})` : ""),
     "",

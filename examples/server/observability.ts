@@ -14,13 +14,13 @@ export function serverLogger(level = process.env.LOG_LEVEL || "info"): Logger {
 }
 
 /**
- * The reference server's metrics and health (issue 17). runplane itself reports through
+ * The reference server's metrics and health. runplane itself reports through
  * `@opentelemetry/api` only; this host registers the SDK's MeterProvider with a Prometheus reader
  * that serves nothing by itself: `GET /metrics` collects on each scrape. Call
  * {@link installMetrics} before `createRunplane`: instruments bind to the provider registered when
  * they are created.
  *
- * The SDK packages are optional peers (issue 24): without them the server runs, `/metrics` answers
+ * The SDK packages are optional peers: without them the server runs, `/metrics` answers
  * 404 saying what to install, and `off` says the same for the banner.
  */
 export async function installMetrics(): Promise<Metrics> {
@@ -62,7 +62,7 @@ export interface Metrics {
 export interface Health {
   /**
    * Whether this host works (its storage answers, its dispatcher runs): `/healthz` answers 503
-   * when it does not. Deliveries failing (issue 26) make the status `degraded` but leave `ok`
+   * when it does not. Deliveries failing make the status `degraded` but leave `ok`
    * true and the answer 200: an integration's fault is not fixed by restarting or unrouting hosts.
    */
   ok: boolean;
@@ -72,7 +72,7 @@ export interface Health {
   reasons: string[];
   storage: "ok" | "unreachable";
   dispatcher: "running" | "stopped";
-  /** Issue 26: `failing` while too many recent attempts failed or a result retries too long (`reasons` says which). */
+  /** `failing` while too many recent attempts failed or a result retries too long (`reasons` says which). */
   deliveries: "ok" | "failing";
   /** Seconds the oldest due delivery has waited; null when the storage offers no outbox stats. */
   oldestDueDeliveryAgeSeconds: number | null;
@@ -80,7 +80,7 @@ export interface Health {
 
 /**
  * `runplane.health()` (a storage read, `storage unreachable: <reason>` while the database is away,
- * D28; deliveries failing, issue 26), then the outbox figures and the dispatcher: 200 while this
+ * D28; then deliveries failing), then the outbox figures and the dispatcher: 200 while this
  * host works, else 503, with the reasons either way. The oldest due delivery's age is reported,
  * not judged: how long is too long is the operator's alert to set.
  */

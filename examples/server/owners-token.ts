@@ -21,7 +21,7 @@ export interface OwnersToken {
 }
 
 /**
- * The reference server's owners token (issue 33.3). With `adminToken` (ADMIN_TOKEN) every host
+ * The reference server's owners token. With `adminToken` (ADMIN_TOKEN) every host
  * uses that one token: the first start stores its digest under the description ADMIN_TOKEN, later
  * starts with the same value (of this host or any other sharing the database) find it and revoke
  * nothing of it, so hosts never lock each other out. A start with another value, or without

@@ -2,7 +2,7 @@ import type { ArtifactRun, PolicyCheckDetails, RunDetails, RunProviders, TaskSta
 import { demoPlanJson } from "./artifacts.js";
 
 /**
- * What the reference server, as the host, says of its runs (issue 27): runplane keeps only what
+ * What the reference server, as the host, says of its runs (D24): runplane keeps only what
  * run tasks need, so a run's status, its plan's status and resource counts, has-changes, the
  * Terraform version and the policy checks come from here (option `runs`), and the plan's and the
  * apply's logs from `artifacts.planLog` and `artifacts.applyLog` (served at `log-read-url`, D32).

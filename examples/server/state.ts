@@ -14,7 +14,7 @@ import { createKeyring, generateKey, type KeyringOptions } from "../../src/index
  * creates it and every host reads the same key. `RUNPLANE_KEYRING` (the keyring file's JSON) and
  * `INTEGRATION_HMAC_KEY` take precedence over the files, for hosts that share no disk.
  *
- * The directory is 0700 and every file in it 0600 (issue 16.7: the database holds token digests,
+ * The directory is 0700 and every file in it 0600 (the database holds token digests,
  * the keyring opens its sealed values). A directory or files left looser by an older version or by
  * hand are tightened here, at every start.
  */
@@ -109,7 +109,7 @@ export function parseKeyring(text: string, source: string): KeyringOptions {
   }
   const keys = (parsed as { keys?: unknown } | null)?.keys;
   if (!Array.isArray(keys) || keys.length === 0) throw new Error(`${source} must hold a non-empty "keys" array`);
-  // Checked here, so a bad key is reported with the file or variable that holds it (issue 17).
+  // Checked here, so a bad key is reported with the file or variable that holds it.
   try {
     createKeyring(parsed as KeyringOptions);
   } catch (error) {

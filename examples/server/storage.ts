@@ -38,7 +38,7 @@ export async function openServerStorage(options: ServerStorageOptions): Promise<
   const url = options.databaseUrl?.trim();
   if (!url) {
     // 0600 before SQLite opens it (an empty file becomes a new database); SQLite creates the -wal
-    // and -shm files, on first write, with the database file's own mode (issue 16.7).
+    // and -shm files, on first write, with the database file's own mode.
     closeSync(openSync(options.sqlitePath, "a", 0o600));
     chmodSync(options.sqlitePath, 0o600);
     const storage = await openSqliteStorage(options.sqlitePath);
