@@ -5,9 +5,12 @@
  * go-tfe's wire form.
  *
  * ```ts
+ * // Without a key the handler accepts only unsigned requests: refuse to start instead.
+ * const hmacKey = process.env.HMAC_KEY;
+ * if (!hmacKey) throw new Error("set HMAC_KEY to the run task's HMAC key");
  * const callbacks = createCallbackClient();
  * export const handler = createRunTaskHandler({
- *   hmacKey: process.env.HMAC_KEY,
+ *   hmacKey,
  *   onRequest: async (request) => {
  *     await callbacks.send(request, { status: "running", message: "Checking" });
  *     await callbacks.send(request, { status: "passed", message: "All good" });

@@ -32,7 +32,7 @@ describe("reference server (npm start)", () => {
     expect(s.token).toMatch(/^at-/);
     expect(s.output()).toContain("curl -s");
     expect(s.output()).toContain(
-      "dialect: default (signs with X-SVC-Task-Signature, category word config); existing HCP Terraform integrations need RUNPLANE_DIALECT=hcp-terraform",
+      "dialect: default (signs with X-SVC-Task-Signature, category word config); go-tfe, the Terraform provider and existing HCP Terraform integrations need RUNPLANE_DIALECT=hcp-terraform",
     );
     // Nothing secret is printed beyond the owners token: not the keyring key, not any other token.
     const keyring = JSON.parse(readFileSync(join(dataDir, "keyring.json"), "utf8")) as { keys: { key: string }[] };
