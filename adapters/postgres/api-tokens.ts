@@ -8,7 +8,7 @@ import { createReadGroup } from "./read-group.js";
 import { qualified } from "./sql.js";
 
 const COLUMNS = columnList(API_TOKENS);
-// Tokens are few per organization: no index of their own (issue 33.3 lists them for operators).
+// Tokens are few per organization: no index of their own (listing them is for operators).
 const LISTED = `organization = @organization AND (@team::text IS NULL OR (kind = 'team' AND team_id = @team::text))`;
 
 export function createApiTokenStore(pool: PgPoolLike, q: string): ApiTokenStore {
@@ -24,7 +24,7 @@ export function createApiTokenStore(pool: PgPoolLike, q: string): ApiTokenStore 
   };
   const one = (list: ApiTokenRow[]) => (list[0] ? fromApiTokenRow(list[0]) : null);
   // Every API request starts with this lookup: the requests of one event-loop turn share one
-  // statement (read-group.ts; issue 28), each still read after its request asked.
+  // statement (read-group.ts), each still read after its request asked.
   const byDigest = createReadGroup<ApiTokenRow>(pool, s.byDigest, (row) => row.digest, setImmediate);
   return {
     insert: async (record) => (await changed(pool, s.insert, toApiTokenRow(record))) === 1,

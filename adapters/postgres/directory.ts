@@ -23,7 +23,7 @@ function statementsOf<T, Row>(q: string, spec: TableSpec<T, Row>) {
 function createKeyedStore<T, Row>(pool: PgPoolLike, q: string, spec: TableSpec<T, Row>): KeyedStore<T> {
   const s = statementsOf(q, spec);
   // Per event-loop turn, not per microtask run: every API request reads its team, workspace and
-  // project to authorize, and the requests of one turn then share one statement per table (issue 28).
+  // project to authorize, and the requests of one turn then share one statement per table.
   const read = createReadGroup<Row>(pool, s.get, (row) => String(row[spec.key]), setImmediate);
   return {
     async get(key) {

@@ -7,7 +7,7 @@ const MAX_KEYS = 500;
 
 /**
  * Reads by key asked for in one run of the microtask queue, coalesced into one statement per
- * `MAX_KEYS` keys (issue 14): 1,000 stages started at once read their stage, run, workspace and
+ * `MAX_KEYS` keys: 1,000 stages started at once read their stage, run, workspace and
  * results each, 4,000 round trips that a database sharing two cores with its hosts pays a context
  * switch for, and now 4 statements. A microtask, not `setImmediate`: a lone read waits for nothing,
  * and calls made together (a loop, or continuations of one batch) still share the statement.

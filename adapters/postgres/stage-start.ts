@@ -25,7 +25,7 @@ const MAX_GROUP = 200;
  * stage and each of its results while its guard holds (`FOR UPDATE`: no other writer can change
  * them until COMMIT), then writes only the stages whose every guard held, with their results'
  * tokens, their outbox rows and payloads, and one wake-up (D27). A start whose guard failed writes
- * nothing, without an error, so it never undoes another start of the group. Why (issue 14): a
+ * nothing, without an error, so it never undoes another start of the group. Why: a
  * transaction that sends NOTIFY holds PostgreSQL's global notify lock through its commit's WAL
  * flush, so 1,000 stages started at once, each its own transaction, committed one after another.
  * Rows are locked in id order; a deadlock with another group is retried whole.
@@ -90,7 +90,7 @@ function startParams(starts: readonly Start[]) {
     result_expected_statuses: writes.map((w) => JSON.stringify(w.expected.statuses)),
     rows: JSON.stringify(rows.map(toDeliveryRow)),
     // JSON rather than a text[]: node-postgres escapes array elements character by character in
-    // JavaScript, 2 kB for each of up to 2,000 payloads a statement (issue 14).
+    // JavaScript, 2 kB for each of up to 2,000 payloads a statement.
     payloads: JSON.stringify(starts.flatMap((s) => s.rows.map((r) => ({ id: r.id, stage_id: s.next.id, payload: r.payload })))),
   };
 }

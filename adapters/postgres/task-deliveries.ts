@@ -116,8 +116,8 @@ function toClaimed(row: ClaimRow): ClaimedDelivery {
  * A claim must walk `task_deliveries_open_by_due` in due order and stop after `limit` rows, and a
  * settle must find its rows by key. On statistics that undercount the outbox (a table not analyzed
  * yet, or analyzed before a burst) the planner instead reads every open row, by a bitmap scan or a
- * sequential one, and sorts them: 9,000 rows read and sorted per claim of 100 in the 2-host bench
- * (issue 14). So both run in a transaction that rules those scans out (and `jit`, which the
+ * sequential one, and sorts them: 9,000 rows read and sorted per claim of 100 in the 2-host bench.
+ * So both run in a transaction that rules those scans out (and `jit`, which the
  * statements never repay), whatever the statistics say.
  */
 const OUTBOX_PLAN = "SET LOCAL enable_bitmapscan = off; SET LOCAL enable_seqscan = off; SET LOCAL jit = off";

@@ -40,7 +40,7 @@ export function createTeamProjectStore(pool: PgPoolLike, q: string): TeamProject
     deleteByProject: sql(`DELETE FROM ${table} WHERE project_id = @project_id`),
   };
 
-  // The grants checked by every authorization of a project action (issue 28): grouped per turn.
+  // The grants checked by every authorization of a project action: grouped per turn.
   const forTeams = createReadGroup<TeamProjectRow & { key: string }>(pool, s.forTeams, (row) => row.key, setImmediate);
 
   const filterParams = (projectId: string, filter: TeamProjectListFilter) => ({

@@ -15,7 +15,7 @@ const SOCKET_REASONS: Readonly<Record<string, string>> = {
 
 /**
  * SQLSTATEs named one by one: a server going away, starting or full, and a database an operator
- * took away without stopping the server (issue 33.4): `ALTER DATABASE ... ALLOW_CONNECTIONS false` (55000), a primary that became a read-only
+ * took away without stopping the server (D28): `ALTER DATABASE ... ALLOW_CONNECTIONS false` (55000), a primary that became a read-only
  * standby after a failover (25006), a dropped database (3D000), a lock wait past `lock_timeout`.
  */
 const SQLSTATE_REASONS: Readonly<Record<string, string>> = {

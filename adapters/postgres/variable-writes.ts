@@ -15,7 +15,7 @@ const byOwner = (a: Owned, b: Owned): number =>
   a.owner_kind < b.owner_kind ? -1 : a.owner_kind > b.owner_kind ? 1 : a.owner_id < b.owner_id ? -1 : a.owner_id > b.owner_id ? 1 : 0;
 
 /**
- * Runs the writes of one turn as one statement (issue 28): every variable write bumps its owner's
+ * Runs the writes of one turn as one statement: every variable write bumps its owner's
  * revision counter at commit, under that row's lock, so lone statements from concurrent requests
  * queued on it one commit (WAL flush) at a time; a group takes the lock and flushes once. Rows go in
  * owner order, so two groups take the counter rows in one order. A statement that fails (a taken
