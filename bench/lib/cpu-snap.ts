@@ -3,7 +3,7 @@ import { readdirSync, readFileSync } from "node:fs";
 /**
  * CPU time (user + system) of the bench's processes: read from `/proc` (Linux only; nothing
  * elsewhere) for other processes, from `process.cpuUsage` for this one. CPU is the gauge machine
- * noise moves least (issues 14, 28): time spent waiting for a core is not in it.
+ * noise moves least: time spent waiting for a core is not in it.
  */
 
 const TICKS_PER_SECOND = 100;

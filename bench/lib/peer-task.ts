@@ -4,7 +4,7 @@ import { Agent, request } from "undici";
 import { buildRunTaskRequest, runTaskRequestHeaders, serializeRunTaskRequest, type RunTaskRequestInput, type RunTaskUrls } from "../../src/domain/run-task-request.js";
 
 /**
- * The peer doing the same work (issue 28): the graphile-worker task a user would write instead of
+ * The peer doing the same work: the graphile-worker task a user would write instead of
  * runplane's outbox. Per result it builds the run task request with runplane's pure builder (the
  * same payload, spec 4.1), makes an access token (32 random bytes) and stores its SHA-256 digest so
  * a callback could be checked, signs the bytes (HMAC-SHA512), POSTs them with undici and records

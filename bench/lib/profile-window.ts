@@ -3,7 +3,7 @@ import { Session } from "node:inspector/promises";
 import { join } from "node:path";
 
 /**
- * A CPU profile of one measured window only (issue 28: profile before optimising). With
+ * A CPU profile of one measured window only (profile before optimising). With
  * BENCH_PROFILE_DIR set, the window's profile is written there as `<label>-<n>.cpuprofile`
  * (open it in Chrome DevTools or summarise it with `npx tsx bench/profile-summary.ts <file>`);
  * without it this costs nothing. `--cpu-prof` would also profile the set-up and the baseline.

@@ -5,7 +5,7 @@ import { openLoop, wallNow } from "./open-loop.js";
 import { percentile } from "./stats.js";
 
 /**
- * Steady state (issue 28), the runplane side, run inside bench/servers/delivery-server.ts: stages
+ * Steady state, the runplane side, run inside bench/servers/delivery-server.ts: stages
  * started at a fixed rate on a workspace whose tasks point at the receiver's `/timed/` path (it
  * notes each request's arrival and calls back `passed` at once). Latency runs from each stage's
  * scheduled start (see {@link openLoop}) to its requests' arrival at the receiver and to the stage's

@@ -4,7 +4,7 @@ import { alternate, series } from "../lib/stats.js";
 import type { Scenario, ScenarioResult } from "./types.js";
 
 /**
- * CPU per delivery (issue 28): what each delivered request costs the host's process against what
+ * CPU per delivery: what each delivered request costs the host's process against what
  * a raw undici POST of the same bytes costs the same process, measured alternately in one run. CPU
  * is a gauge a busy machine moves much less than a rate: time spent waiting for a core is not in it.
  */

@@ -20,7 +20,7 @@ interface Rate {
  * 1,000 runs x 10 mandatory post_plan tasks, every stage started at once, against the same bytes
  * POSTed by raw undici at the dispatcher's concurrency. Both hit one receiver process answering 200.
  */
-/** Issue 28 withdrew the fan-out ratio targets (the baseline swings 10,000-28,000/s here): reported. */
+/** The fan-out ratio targets are withdrawn (the baseline swings 10,000-28,000/s here): reported. */
 export const WITHDRAWN = "reported";
 
 function fanOut(name: string, storage: "sqlite" | "memory"): Scenario {
@@ -116,7 +116,7 @@ const stageLatency: Scenario = {
         name: "Stage latency",
         unit: "ms p99",
         subject: p99,
-        // Issue 28: reported; its floor is the CPU of 2,000 deliveries and 2,000 callbacks on one core.
+        // Reported, not a target; its floor is the CPU of 2,000 deliveries and 2,000 callbacks on one core.
         target: "reported",
         notes:
           `p50 median ${Math.round(p50.median)} ms (${Math.round(p50.min)}-${Math.round(p50.max)}); ${LATENCY_RUNS} runs x 2 mandatory post_plan tasks, ` +

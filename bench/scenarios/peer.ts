@@ -4,7 +4,7 @@ import { series } from "../lib/stats.js";
 import type { Scenario, ScenarioResult } from "./types.js";
 
 /**
- * On the 2-host PostgreSQL rig (issue 28): runplane's CPU per delivery against raw undici POSTs,
+ * On the 2-host PostgreSQL rig: runplane's CPU per delivery against raw undici POSTs,
  * and runplane against the peer doing the same work (bench/lib/peer-task.ts), rate and CPU. One
  * sample measures raw, peer and runplane in turn, so the three rows share their runplane samples.
  */

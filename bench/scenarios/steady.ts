@@ -5,9 +5,9 @@ import { percentile, series } from "../lib/stats.js";
 import type { Scenario, ScenarioResult } from "./types.js";
 
 /**
- * Steady state (issue 28): what an integration and an API client feel while runs arrive at a
+ * Steady state: what an integration and an API client feel while runs arrive at a
  * steady pace, rather than in one burst. BENCH_STEADY_SECONDS shortens the counted window while
- * iterating; the issue's sizes are the defaults.
+ * iterating; the sizes docs/performance.md reports are the defaults.
  */
 const RATE = 50;
 const READ_RATE = 200;
