@@ -1,6 +1,6 @@
 // npm ships the root README.md in the tarball. The repository's README is for people working on
 // runplane (it starts with `npm install && npm start`); the package gets the library user's README
-// (docs/npm-readme.md) instead, swapped in by `prepack` and put back by `postpack` (issue 17.6).
+// (docs/npm-readme.md) instead, swapped in by `prepack` and put back by `postpack`.
 import { copyFileSync, existsSync, renameSync } from "node:fs";
 
 const KEPT = ".readme-repo.md";
