@@ -102,13 +102,10 @@ function expectJsonApiError(res: Call, status: number): void {
   expect(res.json.errors[0].status).toBe(String(status));
 }
 
-/**
- * Registers the smoke cases of a framework mount inside the caller's `describe`. `app()` returns the
- * app started by the caller's `beforeEach`.
- */
-export function mountSuite(app: () => MountedApp, options: MountSuiteOptions): void {
-  const createVar = (attributes: Record<string, unknown>) => call(app(), "POST", VARS, { body: vars(attributes) });
+const createVar = (app: () => MountedApp, attributes: Record<string, unknown>) => call(app(), "POST", VARS, { body: vars(attributes) });
 
+/** The API and the app's own route side by side; workspace variables through the mount. */
+function variableSmokeCases(app: () => MountedApp): void {
   it("answers ping with 204 and no body", async () => {
     const res = await call(app(), "GET", "/api/v2/ping", { token: null });
     expect(res.status).toBe(204);
@@ -122,14 +119,14 @@ export function mountSuite(app: () => MountedApp, options: MountSuiteOptions): v
   });
 
   it("creates a workspace variable with 201 and echoes its attributes", async () => {
-    const res = await createVar({ key: "region", value: "eu-west-1", category: "env", description: "where" });
+    const res = await createVar(app, { key: "region", value: "eu-west-1", category: "env", description: "where" });
     expect(res.status).toBe(201);
     expect(res.headers.get("content-type")).toBe(JSON_API);
     expect(res.json.data.attributes).toMatchObject({ key: "region", value: "eu-west-1", category: "env", description: "where", sensitive: false });
   });
 
   it("lists, shows, updates and deletes a workspace variable", async () => {
-    const id = (await createVar({ key: "region", value: "eu-west-1", category: "env" })).json.data.id as string;
+    const id = (await createVar(app, { key: "region", value: "eu-west-1", category: "env" })).json.data.id as string;
 
     const list = await call(app(), "GET", VARS);
     expect(list.status).toBe(200);
@@ -158,11 +155,14 @@ export function mountSuite(app: () => MountedApp, options: MountSuiteOptions): v
 
   it("round-trips a 200 KiB value, well under the 1 MiB body limit", async () => {
     const value = "x".repeat(200 * 1024);
-    const res = await createVar({ key: "big", value, category: "env" });
+    const res = await createVar(app, { key: "big", value, category: "env" });
     expect(res.status).toBe(201);
     expect(res.json.data.attributes.value).toBe(value);
   });
+}
 
+/** Policy set parameters, paged only when asked, with absolute links (the mount passes host and port). */
+function parameterSmokeCases(app: () => MountedApp): void {
   it("creates policy set parameters and lists them without pagination", async () => {
     for (const key of ["a", "b"]) expect((await call(app(), "POST", PARAMS, { body: vars({ key, value: key, category: "policy-set" }) })).status).toBe(201);
     const res = await call(app(), "GET", PARAMS);
@@ -180,7 +180,10 @@ export function mountSuite(app: () => MountedApp, options: MountSuiteOptions): v
     // Links are absolute: the mount must pass the real host and port through to runplane.
     expect(res.json.links.first).toBe(`${app().baseUrl}${PARAMS}?page%5Bnumber%5D=1&page%5Bsize%5D=2`);
   });
+}
 
+/** The mount's error answers: JSON:API documents, or its own for bodies it parses itself. */
+function errorSmokeCases(app: () => MountedApp, options: MountSuiteOptions): void {
   it("answers an unknown API path with a JSON:API 404", async () => {
     expectJsonApiError(await call(app(), "GET", "/api/v2/no-such-thing"), 404);
   });
@@ -204,4 +207,14 @@ export function mountSuite(app: () => MountedApp, options: MountSuiteOptions): v
     if (options.bodyErrorsFromRunplane) expectJsonApiError(res, 413);
     else expect(res.status).toBe(413);
   });
+}
+
+/**
+ * Registers the smoke cases of a framework mount inside the caller's `describe`. `app()` returns the
+ * app started by the caller's `beforeEach`.
+ */
+export function mountSuite(app: () => MountedApp, options: MountSuiteOptions): void {
+  variableSmokeCases(app);
+  parameterSmokeCases(app);
+  errorSmokeCases(app, options);
 }
