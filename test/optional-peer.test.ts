@@ -36,7 +36,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 /** What importOptional rejects with. */
 const failure = (promise: Promise<unknown>): Promise<unknown> => promise.then(() => expect.fail("resolved"), (error: unknown) => error);
 
-/** issue 24: an optional peer that is not installed is named in one line saying how to install it. */
+/** An optional peer that is not installed is named in one line saying how to install it. */
 describe("importOptional", () => {
   it("resolves to the module when the package is installed", async () => {
     const path = await importOptional(() => import("node:path"), "node:path", "a test");

@@ -22,7 +22,7 @@ describe("package", () => {
       const name = subpath === "." ? "index" : subpath.slice(2);
       expect(target.import).toBe(`./dist/${name}.js`);
       expect(target.types).toBe(`./dist/${name}.d.ts`);
-      // \`default\` lets require() load the ESM build on Node >= 20.19 (issue 17.6).
+      // \`default\` lets require() load the ESM build on Node >= 20.19.
       expect(target.default).toBe(target.import);
       expect(Object.keys(target)[0]).toBe("types");
       return name;
@@ -30,7 +30,7 @@ describe("package", () => {
     expect(fromExports.sort()).toEqual(Object.keys(entries).sort());
   });
 
-  it("ships the LICENSE and README with the build (issue 17.6)", () => {
+  it("ships the LICENSE and README with the build", () => {
     expect(pkg.files).toEqual(expect.arrayContaining(["dist", "LICENSE", "README.md"]));
     expect(readFileSync(new URL("../LICENSE", import.meta.url), "utf8")).toMatch(/^MIT License/);
   });

@@ -9,7 +9,7 @@ import { packAsPublished, installInto, ROOT, run, runplaneCli, serveFrom, userEn
 import { DATABASE_URL, dropSchema, postgresReachable, uniqueSchema } from "./helpers/postgres.js";
 
 /**
- * The packed tarball in fresh projects (issues 17.6 and 24), the library as a user imports it and
+ * The packed tarball in fresh projects, the library as a user imports it and
  * the runplane command as a user runs it. `bare` has runplane and its production dependencies
  * only (no better-sqlite3, pg, vitest or any dev dependency); `app` adds what the npm README's
  * snippets install beside it.
@@ -45,7 +45,7 @@ afterAll(() => {
   if (scratch) rmSync(scratch, { recursive: true, force: true });
 });
 
-describe("the packed tarball's contents (issue 17.6)", () => {
+describe("the packed tarball's contents", () => {
   it("contains the build, LICENSE and README and nothing from src or test", () => {
     const installed = join(app, "node_modules/runplane");
     expect(readFileSync(join(installed, "LICENSE"), "utf8")).toMatch(/^MIT License/);
@@ -83,7 +83,7 @@ describe("the packed tarball's contents (issue 17.6)", () => {
   });
 });
 
-describe("with production dependencies only (issue 24)", () => {
+describe("with production dependencies only", () => {
   it("imports every entry but the vitest one, from ESM, with no optional peer installed", () => {
     const entries = Object.keys(JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")).exports as Record<string, unknown>)
       .filter((subpath) => subpath !== "./testing/vitest")
@@ -112,7 +112,7 @@ describe("with production dependencies only (issue 24)", () => {
   });
 });
 
-describe("a library user's project (issues 17.6 and 24)", () => {
+describe("a library user's project", () => {
   it("type-checks and runs a consumer under NodeNext resolution", () => {
     tsc(app, "tsconfig.nodenext.json");
     const out = JSON.parse(run(process.execPath, ["out/consumer.js"], app));
@@ -153,12 +153,12 @@ describe("a library user's project (issues 17.6 and 24)", () => {
 });
 
 /**
- * Issue 33.2: `@opentelemetry/api` is a peer, so the embedder's copy is the one runplane reports to.
+ * `@opentelemetry/api` is a peer, so the embedder's copy is the one runplane reports to.
  * Installed from the registry as users install it, beside the SDK versions embedders use: sdk-metrics
  * 2.x pins the API to 1.9.x and 3.x to 1.10.x, and with the API as runplane's own dependency the
  * first got two copies (and no runplane metrics) and the second an ERESOLVE.
  */
-describe("an embedder's own OpenTelemetry SDK (issue 33.2)", () => {
+describe("an embedder's own OpenTelemetry SDK", () => {
   const consumer = `
     import { metrics } from "@opentelemetry/api";
     import { MeterProvider, MetricReader } from "@opentelemetry/sdk-metrics";
@@ -188,7 +188,7 @@ describe("an embedder's own OpenTelemetry SDK (issue 33.2)", () => {
   }, 180_000);
 });
 
-describe("the runplane command from the tarball, production dependencies only (issue 24)", () => {
+describe("the runplane command from the tarball, production dependencies only", () => {
   it.each(["--help", ...Object.keys(COMMAND_HELP).map((c) => `${c} --help`)])("prints `runplane %s` and exits 0", async (args) => {
     const out = await runplaneCli(bare, args.split(" "));
     expect(out.stderr).toBe("");
@@ -196,7 +196,7 @@ describe("the runplane command from the tarball, production dependencies only (i
     expect(out.code).toBe(0);
   });
 
-  it("prints the package's version with --version (issue 33.8)", async () => {
+  it("prints the package's version with --version", async () => {
     const out = await runplaneCli(bare, ["--version"]);
     expect(out.stdout).toBe(`${JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")).version}\n`);
     expect(out.code).toBe(0);
@@ -215,7 +215,7 @@ describe("the runplane command from the tarball, production dependencies only (i
     const out = await runplaneCli(bare, args);
     expect(out.stderr).toBe(`runplane ${args[0]}: ${args[0] === "serve" ? "serve on the SQLite file (without DATABASE_URL)" : "DATABASE_URL (PostgreSQL)"} needs the package ${name}, which is not installed: npm install ${name}\n`);
     expect(out.code).toBe(1);
-    // Issue 33.8: nothing is left behind (serve made ./d1 with a keyring before it found the driver missing).
+    // Nothing is left behind (serve made ./d1 with a keyring before it found the driver missing).
     expect(existsSync(join(bare, "d1"))).toBe(false);
   });
 
@@ -236,7 +236,7 @@ describe("the runplane command from the tarball, production dependencies only (i
   });
 });
 
-describe("the runplane command from the tarball with better-sqlite3 (issue 24)", () => {
+describe("the runplane command from the tarball with better-sqlite3", () => {
   it("migrates the SQLite file, then finds it up to date, and doctor checks it", async () => {
     mkdirSync(join(app, "migrated"));
     const first = await runplaneCli(app, ["migrate", "--data-dir", "migrated"]);
@@ -263,7 +263,7 @@ describe("the runplane command from the tarball with better-sqlite3 (issue 24)",
   }, 90_000);
 });
 
-describe.runIf(await postgresReachable("shipped package on PostgreSQL"))("the runplane command from the tarball with pg (issue 24)", () => {
+describe.runIf(await postgresReachable("shipped package on PostgreSQL"))("the runplane command from the tarball with pg", () => {
   const schema = uniqueSchema("shipped");
   afterAll(async () => {
     const pool = new pg.Pool({ connectionString: DATABASE_URL });

@@ -33,7 +33,7 @@ describe("the package entry exports the pure rules for hosts' own tests", () => 
   });
 });
 
-describe("the package entry exports the documented API only (issue 17.6)", () => {
+describe("the package entry exports the documented API only", () => {
   it("has exactly these runtime exports; internals such as failpoints and transition functions stay inside", () => {
     expect(Object.keys(runplane).sort()).toEqual(
       [

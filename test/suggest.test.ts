@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { closest, editDistance } from "../src/suggest.js";
 
-/** "Did you mean" for option keys and CLI flags (issue 24.6). */
+/** "Did you mean" for option keys and CLI flags. */
 describe("closest", () => {
   it("suggests the nearest name, a transposition counting as one edit and case ignored", () => {
     expect(closest("stoarge", ["logger", "storage", "clock"])).toBe("storage");

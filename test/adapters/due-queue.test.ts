@@ -13,7 +13,7 @@ function memoryOutbox() {
 }
 
 /**
- * The memory outbox hands rows out through createDueQueue (issue 28): a heap by due time, with
+ * The memory outbox hands rows out through createDueQueue: a heap by due time, with
  * stale entries skipped. These cases pin what a claim must still mean (D15): every due row, in
  * due order, and never a row some claim holds.
  */

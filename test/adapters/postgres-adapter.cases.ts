@@ -91,7 +91,7 @@ export function describePostgresAdapterCases(): void {
         result({ id: rid("taskrs", 3), status: "running", deadlineAt: at(600_000), position: 2 }),
       ];
       const row = delivery({ taskResultId: results[0]!.id });
-      // A run row as stored then: its apply id came later (issue 27's step).
+      // A run row as stored then: its apply id came later (the `run-comments-and-applies` migration).
       await rows({ ...RUNS, columns: RUNS.columns.filter((c) => c !== "apply_id") }, [toRunRow(run())]);
       await rows(TASK_STAGES, [toTaskStageRow(stage())]);
       await rows(TASK_RESULTS, results.map(toTaskResultRow));

@@ -5,7 +5,7 @@ import { postgresReachable } from "../helpers/postgres.js";
 import { proxiedPostgres, type ProxiedPostgres } from "../helpers/proxied-postgres.js";
 import { attachTask, callbackBody, createTask, fakeClock, outcomeItem, payloadOf, sendCallback, type RunTaskApp } from "../helpers/run-tasks.js";
 
-// Issue 33.5, decision D28: the connection is cut right after the server committed a callback and
+// Decision D28: the connection is cut right after the server committed a callback and
 // before its answer reached runplane (the proxy drops the COMMIT's CommandComplete). runplane can
 // only answer 503; the integration's retry, the same callback, must then be answered 200 (not 409),
 // with the result and its outcomes stored once and the stage settled.

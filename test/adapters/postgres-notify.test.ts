@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import type { PgPoolClientLike, PgPoolLike } from "../../adapters/postgres/driver.js";
 import { createNotificationHub, deliveryWakeups, type RetryTimer } from "../../adapters/postgres/notify.js";
 
-// Decision D27, issue 25: the LISTEN connection's reconnect back-off (100 ms doubling to 5 s)
+// Decision D27: the LISTEN connection's reconnect back-off (100 ms doubling to 5 s)
 // starts again at 100 ms once a reconnect succeeds, so one long outage does not slow every later
 // one. A fake pool and a timer the test fires by hand: no database, no real waits.
 

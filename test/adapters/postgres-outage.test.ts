@@ -7,7 +7,7 @@ import { proxiedPostgres, type ProxiedPostgres } from "../helpers/proxied-postgr
 import { attachTask, callbackBody, createTask, fakeClock, outcomeItem, payloadOf, sendCallback, type RunTaskApp } from "../helpers/run-tasks.js";
 import type { TcpProxy } from "../helpers/tcp-proxy.js";
 
-// Issue 25 defect 3, decision D28: PostgreSQL goes away while integrations send their callbacks.
+// Decision D28: PostgreSQL goes away while integrations send their callbacks.
 // The host's pool reaches the server through a loopback proxy that is closed (every connection
 // dropped, new ones refused) and reopened, so the server the other suites share is never
 // restarted. Every answer is 2xx, 4xx or 503 with Retry-After, never 500; an integration that
@@ -115,7 +115,7 @@ describe.skipIf(!reachable)("PostgreSQL going away under callback load (D28)", (
     // The outage was felt: without it this test would prove nothing.
     expect(unavailable).toBeGreaterThan(0);
     expect(retriedFinal.size).toBeGreaterThan(0);
-    // Issue 33.5: where a final callback's commit was cut off from its answer, its retry finds the same
+    // Where a final callback's commit was cut off from its answer, its retry finds the same
     // callback stored and is answered 200, never 409.
     expect(answers.filter((a) => a.res.status === 409).map((a) => a.resultId)).toStrictEqual([]);
 

@@ -30,7 +30,7 @@ function countingPool() {
 
 const vid = (n: number): string => `var-${String(n).padStart(16, "0")}`;
 
-// Issue 28: what every API write asks for (its credential, its grants, its one row) is one
+// What every API write asks for (its credential, its grants, its one row) is one
 // statement per event-loop turn for all the requests of the turn, each answered as if alone.
 if (await postgresReachable("postgres request groups")) {
   describe("postgres adapter: the reads and variable writes of one turn", () => {

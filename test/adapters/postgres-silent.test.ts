@@ -7,7 +7,7 @@ import { DATABASE_URL, postgresReachable } from "../helpers/postgres.js";
 import { proxiedPostgres, type ProxiedPostgres } from "../helpers/proxied-postgres.js";
 import { throughProxy, type TcpProxy } from "../helpers/tcp-proxy.js";
 
-// Issue 33.4, decision D28: a database that goes silent (packets dropped, no reset: a partition, a
+// Decision D28: a database that goes silent (packets dropped, no reset: a partition, a
 // hung server) or a pool with no connection to spare is an unavailable storage. The host's pool
 // sets none of node-postgres' timeouts, as a host's may not: the adapter's own bound (here 300 ms)
 // must answer 503 with Retry-After instead of hanging until the test's timeout.

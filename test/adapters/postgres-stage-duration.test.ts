@@ -6,7 +6,7 @@ import { manualClock, START } from "../delivery/support.js";
 import { createTestApp } from "../helpers/app.js";
 import { DATABASE_URL, dropSchema, postgresReachable, uniqueSchema } from "../helpers/postgres.js";
 
-// Issue 24 with D27: the stage's start instant comes from the shared database, not from the
+// Decision D27: the stage's start instant comes from the shared database, not from the
 // memory of the host that started it, so a stage another host ends is measured to the millisecond.
 
 const reachable = await postgresReachable("postgres stage duration");

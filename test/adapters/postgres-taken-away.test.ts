@@ -4,7 +4,7 @@ import { createPostgresStorage, type PostgresStorage } from "../../adapters/post
 import { createTestApp, type TestApp, type TestResponse } from "../helpers/app.js";
 import { DATABASE_URL, postgresReachable } from "../helpers/postgres.js";
 
-// Issue 33.4, decision D28: the ways an operator takes a database away without stopping the server
+// Decision D28: the ways an operator takes a database away without stopping the server
 // each answer 503 with Retry-After, never 500, and the API serves again once it is given back. Each
 // case runs on a database and a login role of its own, made here, so the server others share is
 // untouched. (Restart and reset: postgres-outage and multihost/postgres-restart; a silent network

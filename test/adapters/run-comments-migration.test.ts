@@ -11,7 +11,7 @@ import { rid, run } from "../../src/testing/conformance/run-task-fixtures.js";
 import { DATABASE_URL, dropSchema, postgresReachable, uniqueSchema } from "../helpers/postgres.js";
 import { queryPlan } from "../helpers/sqlite-files.js";
 
-/** Issue 27's schema step: runs stored before it get an apply id they are found by; comments page by index. */
+/** The `run-comments-and-applies` migration: runs stored before it get an apply id they are found by; comments page by index. */
 
 const before = <M extends { name: string }>(list: readonly M[]) => list.slice(0, list.findIndex((m) => m.name.endsWith("-run-comments-and-applies")));
 /** A run row as stored before the step: no apply id column. */

@@ -17,7 +17,7 @@ const A = "admin-token-value-a-0123456789";
 const B = "admin-token-value-b-0123456789";
 const C = "admin-token-value-c-0123456789";
 
-describe("ADMIN_TOKEN rotation (issue 33.3)", () => {
+describe("ADMIN_TOKEN rotation", () => {
   it("revokes the previous ADMIN_TOKEN at a start with another value, and says exactly what it revoked", async () => {
     const dir = fresh();
     // The same value twice (hosts sharing one ADMIN_TOKEN): nothing revoked.

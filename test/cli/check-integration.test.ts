@@ -26,7 +26,7 @@ describe("runplane check-integration", () => {
     expect(result.code).toBe(1);
   }, 30_000);
 
-  // Issue 26 item 4: what the integration said, for every answer that is not 200, secrets redacted.
+  // Decision D31: what the integration said, for every answer that is not 200, secrets redacted.
   it("prints what an integration answering 404 said, and [redacted] where it echoes the HMAC key", async () => {
     const said = 'unsupported plan format version: expected "0.1", got "1.2"';
     const refusing = await listen(async () => new Response(said, { status: 404, headers: { "content-type": "text/plain" } }), 0, "127.0.0.1");

@@ -19,7 +19,7 @@ describe("runplane keygen", () => {
   });
 });
 
-describe("runplane help and version (issue 33.8)", () => {
+describe("runplane help and version", () => {
   it("prints its version", async () => {
     const result = await run(["--version"]);
     expect(result.stdout).toBe(`${JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")).version}\n`);

@@ -35,7 +35,7 @@ describe("runplane token create", () => {
     expect(result.stdout).toBe("");
   });
 
-  it("says an unknown organization is not found, and which one there is (issue 24.7)", async () => {
+  it("says an unknown organization is not found, and which one there is", async () => {
     const dir = made();
     await run(["migrate", "--data-dir", dir]);
     const result = await run(["token", "create", "--organization", "nope", "--data-dir", dir]);
@@ -45,7 +45,7 @@ describe("runplane token create", () => {
   });
 });
 
-describe("commands that need a server's data refuse a data directory that does not exist (issue 25)", () => {
+describe("commands that need a server's data refuse a data directory that does not exist", () => {
   it.each([["token", "create"], ["reencrypt"]])("runplane %s names the folder, says to start serve first, and creates nothing", async (...command) => {
     const dir = fresh();
     const result = await run([...command, "--data-dir", dir]);
@@ -90,7 +90,7 @@ describe("runplane reencrypt", () => {
     expect(sealed.map((r) => r.value.split(":")[1])).toEqual(["k2"]);
   });
 
-  it("refuses a keyring whose key under a known id is not the one that sealed the values, changing nothing (issue 33.8)", async () => {
+  it("refuses a keyring whose key under a known id is not the one that sealed the values, changing nothing", async () => {
     const dir = fresh();
     const s = await serve(dir);
     expect(await s.stop()).toBe(0);

@@ -8,7 +8,7 @@ import { doctor } from "../../src/cli/doctor.js";
 import { createRunplane, generateKey, silentLogger } from "../../src/index.js";
 import type { HostRecord } from "../../src/schemas/hosts.js";
 
-// Issue 33.6, decision D29a: `runplane doctor` lists the hosts that recorded themselves in the
+// Decision D29a: `runplane doctor` lists the hosts that recorded themselves in the
 // database, one line each with the key it seals with.
 
 const root = mkdtempSync(join(tmpdir(), "runplane-doctor-hosts-"));

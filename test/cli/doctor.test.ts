@@ -12,7 +12,7 @@ import { BASE_ENV, run, serve, scratchDirs } from "./helpers.js";
 const { fresh, made } = scratchDirs();
 
 describe("runplane doctor", () => {
-  it("beside the running server reports its port as that server's, not as taken (issue 33.8)", async () => {
+  it("beside the running server reports its port as that server's, not as taken", async () => {
     const dir = fresh();
     const s = await serve(dir);
     try {
@@ -59,7 +59,7 @@ describe("runplane doctor", () => {
     expect(alone.code).toBe(1);
   });
 
-  it("names a port that is not a number, and does not try it (issue 24.7)", async () => {
+  it("names a port that is not a number, and does not try it", async () => {
     const result = await run(["doctor", "--data-dir", fresh(), "--port", "abc", "--integration-port", "0"]);
     expect(result.code).toBe(1);
     expect(result.stdout).toContain('FAIL options: PORT (--port) must be an integer from 0 to 65535 (0: any free port); got "abc"\n');
@@ -88,7 +88,7 @@ async function dataWithReplacedKey(dir: string): Promise<void> {
   writeFileSync(join(dir, "keyring.json"), JSON.stringify({ keys: [{ id: "k1", key: generateKey() }], active: "k1" }), { mode: 0o600 });
 }
 
-describe("runplane doctor fails for each setup runplane serve refuses (issue 24.7: one list of checks)", () => {
+describe("runplane doctor fails for each setup runplane serve refuses (one list of checks)", () => {
   const cases: [string, { args?: string[]; env?: Record<string, string>; prepare?: (dir: string) => Promise<void>; check: string; says: string }][] = [
     ["a keyring key that does not open the database's values", { prepare: dataWithReplacedKey, check: "keyring", says: 'keyring.json: cannot decrypt a value sealed with keyring key "k1"' }],
     ["an ADMIN_TOKEN shorter than 16 characters", { env: { ADMIN_TOKEN: "short-token" }, check: "options", says: "ADMIN_TOKEN (--admin-token) must be at least 16 characters; it has 11" }],

@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { generateKey, type KeyringOptions } from "../../src/index.js";
 import { authorized, killAll, run, serve } from "./helpers.js";
 
-// Issue 25 defect 1, decision D29: a running reference server reloads its keyring without a restart,
+// Decision D29: a running reference server reloads its keyring without a restart,
 // refuses a keyring that drops a key still in use, and `reencrypt --retire` drops a key only once
 // nothing uses it.
 

@@ -19,7 +19,7 @@ describe("runplane migrate (SQLite)", () => {
     expect(dry.stdout).toBe(names.map((name) => `pending: ${name}\n`).join(""));
     expect(existsSync(dir)).toBe(false);
 
-    // Issue 33.8: a missing data directory is refused, not made into a database no server uses.
+    // A missing data directory is refused, not made into a database no server uses.
     const missing = await run(["migrate", "--data-dir", dir]);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toBe(`runplane migrate: data directory ${dir} does not exist: create it (mkdir -p ${dir}) or point --data-dir (DATA_DIR) at the server's data directory\n`);

@@ -90,7 +90,7 @@ describe("runplane reencrypt --retire (D29)", () => {
   });
 });
 
-// Issue 33.6, decision D29a: a host still sealing with the key blocks its retirement even when no
+// Decision D29a: a host still sealing with the key blocks its retirement even when no
 // stored value uses the key yet (the defect: its next deliveries and a new secret became unreadable).
 describe("runplane reencrypt --retire sees every host (D29a)", () => {
   /** A second host on the server's SQLite file (its beat timer never fires: no wall-time waits). */
@@ -133,7 +133,7 @@ describe("runplane reencrypt --retire sees every host (D29a)", () => {
 
   it("refuses to re-encrypt while a live host does not hold the active key, naming it, and moves nothing", async () => {
     const dir = await rotatedDataDir("lacking-host");
-    // Issue 33's operator try: a host still on {k1} could open nothing reencrypt had moved to k2.
+    // The defect D29a prevents: a host still on {k1} could open nothing reencrypt had moved to k2.
     const behind = createRunplane({
       storage: await openSqliteStorage(join(dir, "runplane.db")),
       keyring: { keys: [k1] },

@@ -57,7 +57,7 @@ describe("runplane serve", () => {
       const result = await run(["serve", "--port", String(port), "--integration-port", "0", "--data-dir", fresh()]);
       expect(result.code).toBe(1);
       expect(result.stderr).toBe(`runplane serve: PORT (--port): port ${port} on 127.0.0.1 is taken by another process: stop it, or choose another port (0: any free one)\n`);
-      // The bundled integration's port too, named as its own setting (issue 24.7).
+      // The bundled integration's port too, named as its own setting.
       const integration = await run(["serve", "--port", "0", "--integration-port", String(port), "--data-dir", fresh()]);
       expect(integration.code).toBe(1);
       expect(integration.stderr).toBe(`runplane serve: INTEGRATION_PORT (--integration-port): port ${port} on 127.0.0.1 is taken by another process: stop it, or choose another port (0: any free one)\n`);
@@ -66,7 +66,7 @@ describe("runplane serve", () => {
     }
   });
 
-  it("lets run tasks reach a loopback port EGRESS_ALLOW names, and no other; says so, and how to give curl the ADMIN_TOKEN (issue 24)", async () => {
+  it("lets run tasks reach a loopback port EGRESS_ALLOW names, and no other; says so, and how to give curl the ADMIN_TOKEN", async () => {
     const named = await startIntegration({ hmacKey: "k".repeat(32), port: 0 });
     const unnamed = await startIntegration({ hmacKey: "k".repeat(32), port: 0 });
     const adminToken = "an-admin-token-for-the-egress-test";

@@ -3,7 +3,7 @@ import { run, scratchDirs, serve, statusWith, tokenList as list } from "./helper
 
 const { fresh } = scratchDirs();
 
-describe("runplane token list and revoke (issue 33.3)", () => {
+describe("runplane token list and revoke", () => {
   it("lists every token one line each without a secret, and the running server refuses a revoked one at once", async () => {
     const dir = fresh();
     const s = await serve(dir);

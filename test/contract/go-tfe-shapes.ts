@@ -2,9 +2,9 @@ import { readFileSync } from "node:fs";
 import * as z from "zod";
 
 /**
- * go-tfe's view of the wire as zod schemas (issue 34 item 7), built from the jsonapi tags of its
- * structs kept in test/fixtures/go-tfe/structs.json (issue 27's fixture, extended with the six
- * areas). A resource must carry every attribute and relationship go-tfe names, with a value that
+ * go-tfe's view of the wire as zod schemas, built from the jsonapi tags of its
+ * structs kept in test/fixtures/go-tfe/structs.json (the run read side's fixture, extended with the
+ * six areas). A resource must carry every attribute and relationship go-tfe names, with a value that
  * hashicorp/jsonapi decodes into the field: a time tagged `iso8601` is parsed with a literal `Z`,
  * `rfc3339` with Go's time.RFC3339 (both take fractional seconds). Null only where the type says
  * so (`?` or `|null`), as the API reference documents it. Unknown members are allowed: go-tfe
@@ -30,7 +30,7 @@ const SCALARS: Record<string, () => z.ZodType> = {
   string: () => z.string(),
   bool: () => z.boolean(),
   int: () => z.number().int(),
-  // As issue 27's fidelity test reads the fixture: null is a time go-tfe leaves zero (`force-cancel-available-at`).
+  // As test/openapi/go-tfe-fidelity.test.ts reads the fixture: null is a time go-tfe leaves zero (`force-cancel-available-at`).
   iso8601: () => z.string().regex(ISO8601, "go-tfe parses iso8601 with a literal Z").nullable(),
   rfc3339: () => z.string().regex(RFC3339, "not RFC 3339"),
   "string[]": () => z.array(z.string()),

@@ -6,7 +6,7 @@ import { startContractServer, type ContractServer, type Sent } from "./harness.j
 import { allRouteKeys, routeKeyOf } from "./routes.js";
 
 /**
- * Issue 34 item 7: a client check. The reference app, over a real loopback listener, is called the
+ * A client check. The reference app, over a real loopback listener, is called the
  * way go-tfe calls the run read side and the six areas, and every response is decoded with go-tfe's
  * field names and types (./go-tfe-shapes.ts from test/fixtures/go-tfe/structs.json). A route of
  * these areas that the walk does not call fails the suite, so a new route joins the contract.
@@ -73,14 +73,14 @@ const SHAPES: Record<string, z.ZodType | "empty" | "text" | "json"> = {
 
 /** Routes outside this walk, and why. */
 const ELSEWHERE: Record<string, string> = {
-  "GET /ping": "no document; its headers are issue 34 item 4's tests",
+  "GET /ping": "no document; its headers: test/http/rate-limit.test.ts",
   "GET /plans/:plan_id/log": "log reads: test/contract/logs.test.ts",
   "GET /applies/:apply_id/log": "log reads: test/contract/logs.test.ts",
   "GET /logs/:capability": "log reads: test/contract/logs.test.ts",
   "GET /run-events/:run_event_id": "read by id: test/contract/read-by-id.test.ts",
   "GET /policy-checks/:policy_check_id": "read by id: test/contract/read-by-id.test.ts",
   "GET /configuration-versions/:configuration_version_id/download": "a tarball go-tfe does not download; the integration's, test/http/artifacts.test.ts",
-  "GET /teams/:team_id/authentication-tokens": "API tokens (issue 33), not one of the six areas",
+  "GET /teams/:team_id/authentication-tokens": "API tokens, not one of the six areas",
   "GET /task-results/:task_result_id/delivery-attempts": "runplane's own (D31), no go-tfe method",
   "POST /task-results/:task_result_id/actions/retry": "runplane's own (D31), no go-tfe method",
 };

@@ -7,7 +7,7 @@ import { payloadOf } from "../helpers/run-tasks.js";
 /**
  * The reference app (createRunplane over memory storage, the HTTP suites' directory) behind a real
  * node:http listener on 127.0.0.1, called the way go-tfe calls it: `Authorization: Bearer`, the
- * JSON:API media type, and for logs nothing but the URL it was given (issue 34 item 7).
+ * JSON:API media type, and for logs nothing but the URL it was given (D32).
  */
 
 export interface Sent {

@@ -3,7 +3,7 @@ import { oneDocument, problems } from "./go-tfe-shapes.js";
 import { logChunkUrl, startContractServer, type ContractServer } from "./harness.js";
 
 /**
- * Issue 34 items 1 and 7: go-tfe's `Plans.Logs` and `Applies.Logs` as they call the API. They read
+ * Decision D32: go-tfe's `Plans.Logs` and `Applies.Logs` as they call the API. They read
  * the plan or apply, then GET its `log-read-url` with no Authorization header, replacing the URL's
  * whole query with `limit` and `offset` on every chunk (logreader.go), until a chunk comes back
  * empty. Depends on the capability log URLs of item 1 (decision D32).

@@ -3,7 +3,7 @@ import { listDocument, oneDocument, problems } from "./go-tfe-shapes.js";
 import { startContractServer, type ContractServer } from "./harness.js";
 
 /**
- * Issue 34 items 2 and 7: go-tfe's `RunEvents.Read` / `ReadWithOptions` (GET /run-events/:id,
+ * Decision D36: go-tfe's `RunEvents.Read` / `ReadWithOptions` (GET /run-events/:id,
  * RunEventIncludeOpt `actor`, `comment`) and `PolicyChecks.Read` (GET /policy-checks/:id) over
  * HTTP, each decoded as go-tfe decodes it and equal to the item its list wrote. Depends on the
  * read-by-id routes of item 2 (decision D36).

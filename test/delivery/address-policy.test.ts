@@ -153,7 +153,7 @@ describe("egress policy: addresses and the allowlist", () => {
     expect(policy.checkAddress("192.168.1.11", "x.test")).toMatchObject({ ok: false });
   });
 
-  it("admits exactly the one address of an IPv6 address entry, bare or bracketed, never its /64 (issue 25)", () => {
+  it("admits exactly the one address of an IPv6 address entry, bare or bracketed, never its /64", () => {
     const policy = createEgressPolicy({ allow: ["fd00:1:2:3::10", "[fd00:4:5:6::10]", "[fd00:7:8:9::10]:8443"] });
     expect(policy.checkAddress("fd00:1:2:3::10", "x.test")).toEqual({ ok: true });
     expect(policy.checkAddress("fd00:4:5:6::10", "x.test")).toEqual({ ok: true });
@@ -196,7 +196,7 @@ describe("egress policy: addresses and the allowlist", () => {
     }
   });
 
-  // Issue 16.6: an entry may name a port; it then admits that address or name on that port only.
+  // An entry may name a port; it then admits that address or name on that port only.
   it("lets a port-scoped IPv4 entry admit its port and refuse another port of the same address", () => {
     const policy = createEgressPolicy({ allow: ["127.0.0.1:8081"] });
     expect(policy.checkUrl("http://127.0.0.1:8081/hook")).toMatchObject({ ok: true });

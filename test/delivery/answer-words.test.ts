@@ -4,7 +4,7 @@ import { startLoopbackServer, type LoopbackServer, type ReceivedRequest } from "
 import { taskBody } from "../helpers/run-tasks.js";
 import { bodyOf, deliveriesTo, deliveryApp, MINUTE, resultOf, rowOf, startRun, tasksAnswer, type DeliveryApp } from "./support.js";
 
-// Issue 26 item 4 (D31): what the integration said travels with runplane's own words for a failed
+// Decision D31: what the integration said travels with runplane's own words for a failed
 // attempt (the delivery's last error, the unreachable result's message, the log line) and for a
 // refused verification, redacted of the request's secrets like the attempt's excerpt.
 

@@ -4,7 +4,7 @@ import { startLoopbackServer, type LoopbackServer, type Reply } from "../helpers
 import { installOtel, type Otel } from "../helpers/otel.js";
 import { deliveryApp, MINUTE, startRun, tasksAnswer, type DeliveryApp } from "./support.js";
 
-// Issue 26 item 5: `health()` says `degraded` while deliveries are failing: half or more of at least
+// `health()` says `degraded` while deliveries are failing: half or more of at least
 // 5 attempts of the last 5 minutes (this process's, counted in memory), or a result retrying for
 // longer than 5 minutes (the storage's outbox, whichever host made the attempts). Metrics: attempts
 // by outcome class and the results retrying now.
@@ -24,7 +24,7 @@ afterEach(async () => {
 const refusing: Reply = { kind: "respond", status: 401, headers: { "content-type": "text/plain" }, body: "no such key" };
 const urls = (n: number) => Array.from({ length: n }, (_, i) => receiver.url(`/hook/${i}`));
 
-describe("runplane.health() while deliveries fail (issue 26)", () => {
+describe("runplane.health() while deliveries fail", () => {
   it("is degraded while half or more of at least 5 attempts of the last 5 minutes failed, naming their kinds, and ok once they are past", async () => {
     receiver = await startLoopbackServer(tasksAnswer(refusing));
     a = await deliveryApp();
@@ -83,7 +83,7 @@ describe("runplane.health() while deliveries fail (issue 26)", () => {
   });
 });
 
-describe("delivery metrics (issue 26)", () => {
+describe("delivery metrics", () => {
   it("counts attempts by outcome class and reports the results retrying while a dispatcher runs", async () => {
     const script = (req: { path: string }): Reply =>
       req.path.endsWith("/0") ? refusing : req.path.endsWith("/1") ? { kind: "respond", status: 500 } : req.path.endsWith("/2") ? { kind: "hang" } : { kind: "respond", status: 200 };

@@ -3,7 +3,7 @@ import type { HttpRequest, HttpTransport } from "../../src/index.js";
 import { startLoopbackServer, type LoopbackServer } from "../helpers/loopback-server.js";
 import { deliveryApp, heldTransport, resultIdOf, resultOf, rowOf, startRun, tasksAnswer, type DeliveryApp } from "./support.js";
 
-// Issue 25: handing rows from one dispatcher to the next (decision D15). A graceful stop leaves
+// Handing rows from one dispatcher to the next (decision D15). A graceful stop leaves
 // nothing held and nothing unrecorded, so a restarted dispatcher sends every unanswered row at once
 // and no answered one again; a row whose lease is about to run out is given back, never sent.
 

@@ -114,7 +114,7 @@ describe("dispatcher: background loop", () => {
 });
 
 describe("dispatcher: one abort signal for its attempts", () => {
-  // Issue 28 shares one signal between the attempts in flight; Node warned (MaxListenersExceeded)
+  // One signal is shared between the attempts in flight; Node warned (MaxListenersExceeded)
   // at the 11th listener, in every full bench run and in CI.
   it("lets every attempt in flight listen on it without a warning, and aborts them all at stop", async () => {
     receiver = await startLoopbackServer(tasksAnswer({ kind: "respond", status: 200 }));

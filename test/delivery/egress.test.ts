@@ -289,7 +289,7 @@ describe("egress: the allowlist", () => {
   });
 });
 
-describe("egress: port-scoped allowlist entries (issue 16.6)", () => {
+describe("egress: port-scoped allowlist entries", () => {
   /** Like loopbackConnector, but records the port the egress asked for too. */
   function recordingConnector() {
     const dialled: string[] = [];

@@ -3,7 +3,7 @@ import { createDispatcher, createKeyring, createRunplane, generateKey, silentLog
 import { startLoopbackServer, type LoopbackServer } from "../helpers/loopback-server.js";
 import { deliveriesTo, deliveryApp, loopbackEgress, noRealDns, resultOf, rowOf, startRun, tasksAnswer, type DeliveryApp } from "./support.js";
 
-// Issue 25 defect 1, decision D29: a rotation (new key, reencrypt, old key removed) while a
+// Decision D29: a rotation (new key, reencrypt, old key removed) while a
 // delivery is being retried loses nothing, and a host still on the old keyring reloads it.
 
 const k1 = { id: "k1", key: generateKey() };

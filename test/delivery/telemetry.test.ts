@@ -9,7 +9,7 @@ import { installOtel, type Otel } from "../helpers/otel.js";
 import { callbackBody, sendCallback, tokenOf } from "../helpers/run-tasks.js";
 import { bodyOf, deliveriesTo, deliveryApp, MINUTE, startRun, tasksAnswer, type DeliveryApp } from "./support.js";
 
-// Issue 17: every delivery attempt is a log event, a count by outcome, a latency sample and a span.
+// Every delivery attempt is a log event, a count by outcome, a latency sample and a span.
 // The first request each task gets is its verification on creation (answered 200 here).
 
 let receiver: LoopbackServer;
@@ -102,7 +102,7 @@ describe("stage and deadline telemetry", () => {
     expect(point?.attributes).toEqual({ status: "unreachable", stage: "post_plan" });
   });
 
-  // Issue 24: the measurement keeps milliseconds; since D36 the status timestamps keep them too.
+  // The measurement keeps milliseconds, and so do the status timestamps (D36).
   it("measures a stage that took 36 ms to the millisecond, and its status timestamps show the same 36 ms", async () => {
     receiver = await startLoopbackServer(tasksAnswer({ kind: "respond", status: 200 }));
     a = await deliveryApp({ logger: logger() });

@@ -52,7 +52,7 @@ describe("verification request", () => {
     expect((await a.runplane.runTasks.tasks.list("acme")).total).toBe(0);
   });
 
-  it("names the signature header it sent and the dialect when refused (issue 15.5)", async () => {
+  it("names the signature header it sent and the dialect when refused", async () => {
     const hcp = await deliveryApp({ dialect: "hcp-terraform" });
     try {
       receiver.setScript({ kind: "respond", status: 401 });

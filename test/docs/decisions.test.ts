@@ -4,7 +4,7 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 
 // Every decision code cited in the repository resolves to one record in docs/decisions/, and the
-// folder's README indexes every record (issue 36.2).
+// folder's README indexes every record.
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
 const decisionsDir = join(root, "docs/decisions");

@@ -23,7 +23,7 @@ const inputArb: fc.Arbitrary<RunTaskRequestInput> = fc.record({
 
 const SEED = Number(process.env.PROPERTY_SEED ?? 20261125);
 
-describe("run task request template (D14, issue 28)", () => {
+describe("run task request template (D14)", () => {
   it("gives each result exactly the bytes of serializing its whole request", () => {
     console.log(`request template property: seed ${SEED} (PROPERTY_SEED to change)`);
     fc.assert(

@@ -95,7 +95,7 @@ describe("response excerpt (D31)", () => {
     expect(leakedSpellings(text!, NAMED)).toStrictEqual([]);
   });
 
-  // Issue 33's outside try: a read-only member recovered the callback token from an echo that
+  // An outside review's attack: a read-only member recovered the callback token from an echo that
   // percent-escaped every byte, and forged the result.
   const disguised = [...disguisedEchoes("token", TOKEN), ...disguisedEchoes("key", KEY), ...disguisedEchoes("signature", SIGNATURE)].map((d) => [d.name, d.echo] as const);
   it.each(disguised)("redacts %s", (_, echo) => {

@@ -4,7 +4,7 @@ import { commentEventId, runEventId, runEventsOf, runIdOfEvent, type RunEventSta
 import type { CommentRecord } from "../../src/schemas/run-comments.js";
 import type { RunRecord } from "../../src/schemas/run-task-records.js";
 
-/** Issue 34 / D36: event ids that name their run, events in time order to the millisecond. */
+/** Decision D36: event ids that name their run, events in time order to the millisecond. */
 
 const run = { id: "run-abc", createdAt: "2026-01-01T12:00:00.000Z" } as RunRecord;
 const stage = (over: Partial<RunEventStage> = {}): RunEventStage => ({

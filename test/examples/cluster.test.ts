@@ -76,7 +76,7 @@ describe.skipIf(skip)("examples/cluster: reference hosts on one PostgreSQL datab
     expect(b).toBeDefined();
     expect(a).not.toBe(b);
     expect(output()).not.toContain(token);
-    // The hosts' curl lines read $ADMIN_TOKEN: the banner says to export it first (issue 24.7).
+    // The hosts' curl lines read $ADMIN_TOKEN: the banner says to export it first.
     expect(output()).toContain("the hosts' curl lines read $ADMIN_TOKEN; first, in the shell you paste them into: export ADMIN_TOKEN=<the ADMIN_TOKEN the cluster was started with>\n");
 
     // Both answer with the one ADMIN_TOKEN; neither start revoked what the other one uses.
@@ -123,7 +123,7 @@ describe.skipIf(skip)("examples/cluster: reference hosts on one PostgreSQL datab
     // No ADMIN_TOKEN: the cluster generates one and says how to export it.
     const { child, hosts, output } = await startCluster(String(base), { PUBLIC_URL: `http://127.0.0.1:${base}`, ADMIN_TOKEN: "" });
     const [a, b] = hosts;
-    // Each host names the port it bound, and the shared public URL apart from it (issue 24.7).
+    // Each host names the port it bound, and the shared public URL apart from it.
     expect(a).toBe(`http://127.0.0.1:${base}/api/v2`);
     expect(b).toBe(`http://127.0.0.1:${base + 1}/api/v2`);
     expect(output()).toContain(`[host 2] public URL (callbacks and links): http://127.0.0.1:${base}/api/v2\n`);

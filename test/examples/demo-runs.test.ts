@@ -5,7 +5,7 @@ import { DEMO, seedDemo } from "../../examples/server/demo.js";
 import { ensureDemoTasks } from "../../examples/server/integration.js";
 import { createDispatcher, createRunplane, generateKey, silentLogger, type HttpRequest, type HttpResponse, type HttpTransport } from "../../src/index.js";
 
-// Issue 26 item 5: `POST /demo/runs` answers early with the stage's state while its integration is
+// `POST /demo/runs` answers early with the stage's state while its integration is
 // failing, instead of waiting out a minute of retries and saying `timed_out`.
 
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -39,7 +39,7 @@ async function demoServer(transport: HttpTransport) {
   return { runplane, post };
 }
 
-describe("POST /demo/runs with a failing integration (issue 26)", () => {
+describe("POST /demo/runs with a failing integration", () => {
   it("answers 202 before its wait runs out, with the stage running, retrying, and what the integration last answered", { timeout: 30_000 }, async () => {
     const { runplane, post } = await demoServer(refusing);
     // No stopwatch: the wait (60 s) outlasts this test (30 s), so an answer at all is an early one,

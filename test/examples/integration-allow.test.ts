@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { externalIntegration, startIntegration } from "../../examples/server/integration.js";
 import { createEgressPolicy } from "../../src/delivery/address-policy.js";
 
-// Issue 16.6: the reference server's egress allowlist names its integration's address AND port.
+// The reference server's egress allowlist names its integration's address AND port.
 describe("reference server: the integration's allowlist entry", () => {
   it("is the bundled integration's loopback address and the port it actually bound", async () => {
     const integration = await startIntegration({ hmacKey: "k".repeat(32), port: 0 });

@@ -10,7 +10,7 @@ import { gatedStorage } from "../helpers/gated-storage.js";
 import { attachTask, createTask, fakeClock } from "../helpers/run-tasks.js";
 import { manualClock, MINUTE } from "../delivery/support.js";
 
-// Issue 17: the reference server exports runplane's metrics at GET /metrics (Prometheus text
+// The reference server exports runplane's metrics at GET /metrics (Prometheus text
 // format) and answers GET /healthz.
 
 let installed: Awaited<ReturnType<typeof installMetrics>> | undefined;
@@ -51,7 +51,7 @@ describe("reference server observability", () => {
     await dispatcher.stop({ graceMs: 0 });
   });
 
-  // Issue 24: Prometheus names carry the unit once, and a stage of milliseconds is not measured as 0.
+  // Prometheus names carry the unit once, and a stage of milliseconds is not measured as 0.
   it("exports every duration in seconds with the unit in its name once, and a stage of 36 ms as such", async () => {
     const clock = fakeClock();
     const { app, dispatcher, routes } = await server({ clock });
@@ -135,7 +135,7 @@ function refusingIntegration() {
   return { state, transport };
 }
 
-describe("reference server health while deliveries fail (issue 26)", () => {
+describe("reference server health while deliveries fail", () => {
   it("answers /healthz degraded with the reason while an integration refuses every request, still 200, and ok once its attempts succeed", async () => {
     const clock = manualClock();
     const integration = refusingIntegration();

@@ -120,7 +120,7 @@ describe("reference server run task round trip", () => {
     expect(page.status).toBe(200);
     expect(await page.text()).toContain("EXAMPLE-002");
     // Decision D25: the run_app_url the integration received (it links its outcome there) opens the
-    // run, and the run page links to its workspace, which lists the run (issue 15.3).
+    // run, and the run page links to its workspace, which lists the run.
     const inspected = outcomes.data.find((o: any) => o.attributes["outcome-id"] === "EXAMPLE-001");
     const runAppUrl = new URL(inspected.attributes.url as string);
     expect(runAppUrl.pathname).toBe(`/app/demo/demo-workspace/runs/${failing.run_id}`);

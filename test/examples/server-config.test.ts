@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { readServerConfig } from "../../examples/server/config.js";
 
-// Issue 24.7: the reference server checks its settings up front, each wrong one named in a line
+// The reference server checks its settings up front, each wrong one named in a line
 // with what it accepts, instead of failing later with Node's own error (a bind's RangeError) or a
 // hang (a one-connection pool waiting on its own startup lock).
 

@@ -40,7 +40,7 @@ describe("reference server (npm start)", () => {
     const secretLooking = s.output().match(/[A-Za-z0-9_-]{40,}/g) ?? [];
     expect(secretLooking.every((m) => s.token!.includes(m))).toBe(true);
     expect((await fetch(`${s.api}/ping`)).status).toBe(204);
-    // Issue 18: the OpenAPI description, and the server's answers conform to what it describes.
+    // The OpenAPI description, and the server's answers conform to what it describes.
     const served = await fetch(s.api.replace(/\/api\/v2$/, "/openapi.json"));
     expect(served.status).toBe(200);
     const doc = (await served.json()) as OpenApiDocument;
@@ -98,7 +98,7 @@ describe("reference server (npm start)", () => {
     });
     expect(((await res.json()) as any).data.attributes.category).toBe("terraform");
 
-    // Issue 27: the demo, as the host, gives a run's status, plan counts, policy checks and plan log.
+    // The demo, as the host (D24), gives a run's status, plan counts, policy checks and plan log.
     const conforms = createResponseChecker((await (await fetch(s.api.replace(/\/api\/v2$/, "/openapi.json"))).json()) as OpenApiDocument);
     const demo = (await (await fetch(`${s.api.replace(/\/api\/v2$/, "")}/demo/runs`, { method: "POST", headers: jsonapi(admin) })).json()) as { run_id: string };
     const read = async (url: string) => {
@@ -152,7 +152,7 @@ describe("reference server (npm start)", () => {
     expect(s.output()).toContain("received SIGTERM, shutting down");
   });
 
-  it("lets run tasks reach its integration's address and port only, not other loopback ports (issue 16.6)", async () => {
+  it("lets run tasks reach its integration's address and port only, not other loopback ports", async () => {
     const other = await startLoopbackServer();
     try {
       const admin = "admin-token-for-the-reference-server-test";
@@ -177,7 +177,7 @@ describe("reference server (npm start)", () => {
     }
   });
 
-  // Issue 16.7: the data directory holds token digests, the keyring and the HMAC key.
+  // The data directory holds token digests, the keyring and the HMAC key.
   describe("file modes of DATA_DIR", () => {
     const mode = (path: string) => statSync(path).mode & 0o777;
     const admin = "admin-token-for-the-reference-server-test";

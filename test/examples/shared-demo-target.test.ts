@@ -8,7 +8,7 @@ import { BASE_ENV } from "../cli/helpers.js";
 import { DATABASE_URL, dropSchema, postgresReachable, uniqueSchema } from "../helpers/postgres.js";
 import { killSpawnedServers, spawnServer, type SpawnedServer } from "../helpers/reference-server.js";
 
-// Issue 33.7: two reference servers started with plain `serve` on one database, each with its own
+// Decision D27: two reference servers started with plain `serve` on one database, each with its own
 // bundled integration on its own port. Each used to point the demo tasks at its own integration and
 // allow only that port, so a delivery went through or was refused depending on which host claimed it.
 // Now the first host's integration stays the target and every host allows it.

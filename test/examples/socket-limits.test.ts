@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { listen, SOCKET_LIMITS } from "../../examples/server/integration.js";
 
-// The reference server's sockets (issue 16.3): slow or idle clients cannot hold them for Node's
+// The reference server's sockets: slow or idle clients cannot hold them for Node's
 // default minutes.
 
 describe("reference server sockets", () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { startingResponse } from "../../examples/server/storage.js";
 
-describe("the reference server while it starts (issue 33.7)", () => {
+describe("the reference server while it starts", () => {
   it("answers every route with a JSON:API 503 that says when to try again", async () => {
     const res = startingResponse();
     expect(res.status).toBe(503);

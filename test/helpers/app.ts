@@ -37,7 +37,7 @@ export interface TestResponse {
  */
 export async function createTestApp(options: Partial<RunplaneOptions> & { storage?: Storage } = {}): Promise<TestApp> {
   const storage = options.storage ?? createMemoryStorage();
-  // Every response the suites receive is checked against the OpenAPI document (issue 18).
+  // Every response the suites receive is checked against the OpenAPI document.
   const runplane = checkResponsesOf(createRunplane({
     logger: silentLogger,
     clock: tickingClock(),

@@ -4,7 +4,7 @@ import type { OpenApiDocument, Runplane } from "../../src/index.js";
 
 /**
  * Checks every response the HTTP suites receive against the OpenAPI document of the runplane that
- * answered it (issue 18): the status must be documented for the operation, the content type must be
+ * answered it: the status must be documented for the operation, the content type must be
  * the documented one, and the body must match the documented schema. A mismatch throws, failing
  * the test that made the request.
  */

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 /**
- * The package as users get it (issues 17.6 and 24): built, packed with npm, and installed into a
+ * The package as users get it: built, packed with npm, and installed into a
  * fresh project the way npm installs a tarball, offline: unpacked into node_modules/runplane, its
  * `bin` linked into node_modules/.bin, and only the packages its packed package.json declares as
  * `dependencies` linked in, plus whatever the test says the user installed (better-sqlite3, pg,
@@ -16,7 +16,7 @@ export const run = (file: string, args: string[], cwd: string, env?: NodeJS.Proc
   execFileSync(file, args, { cwd, env, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
 
 /**
- * Packs as `npm publish` does from a clean checkout (issue 33.1): the tracked files only, no `dist`,
+ * Packs as `npm publish` does from a clean checkout: the tracked files only, no `dist`,
  * the repository's node_modules linked in as a developer's `npm ci` would leave them, then
  * `npm pack`, whose lifecycle scripts must build and swap the README. The test builds nothing itself,
  * so a `prepack` that forgets the build ships no `dist` and fails here. Returns the tarball.

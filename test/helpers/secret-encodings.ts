@@ -78,8 +78,8 @@ export function leakedSpellings(text: string, secrets: Record<string, string>): 
 const SEPARATORS = /[\s\-_:.,;|/+=]/g;
 
 /**
- * Echoes that disguise a spelling so that it no longer appears as a run of characters (attack
- * reported in issue 33's outside try): every byte percent-escaped, every character JSON
+ * Echoes that disguise a spelling so that it no longer appears as a run of characters (an attack
+ * an outside review carried out): every byte percent-escaped, every character JSON
  * `\u`-escaped, characters split by separators. Each is trivially undone by a reader.
  */
 export function disguisedEchoes(name: string, secret: string): { name: string; echo: string }[] {

@@ -11,7 +11,7 @@ const create = (app: TestApp, token?: string) =>
   app.call("POST", LIST, { body: { data: { type: "vars", attributes: { key: `k_${++n}`, value: "v", category: "env" } } }, ...(token ? { token } : {}) });
 
 /**
- * Issue 28: a write request's principal and authorization decision are remembered per token for
+ * A write request's principal and authorization decision are remembered per token for
  * one directory revision (src/http/access-cache.ts). Each case warms the cache with a write, changes
  * what the decision depends on outside the HTTP API, and expects the very next write to obey (D21).
  */
@@ -43,7 +43,7 @@ describe("access cache: repeated writes with one token", () => {
     expect((await create(app)).status).toBe(401);
   });
 
-  it("answer 401 once an owner revoked the token over the API (issue 33.3)", async () => {
+  it("answer 401 once an owner revoked the token over the API", async () => {
     const app = await createTestApp();
     await app.runplane.teamProjects.create("prj-a", "team-devs", { access: "write" });
     expect((await create(app, app.devToken)).status).toBe(201);
@@ -114,7 +114,7 @@ describe("access cache: two instances sharing one SQLite file", () => {
     expect((await create(app)).status).toBe(201);
     await other.directory.revokeApiToken((await other.directory.findApiToken(app.ownerToken))!.id);
     expect((await create(app)).status).toBe(401);
-    // issue 33.3: revoked over the other instance's API, refused by this one's next request.
+    // Revoked over the other instance's API, refused by this one's next request.
     const owners = await other.directory.createApiToken({ organization: "acme", kind: "team", teamId: "team-owners" });
     expect((await create(app, owners.token)).status).toBe(201);
     const dev = (await other.directory.findApiToken(app.devToken))!.id;

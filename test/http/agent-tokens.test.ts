@@ -243,7 +243,7 @@ describe.each(STORAGES)("agent tokens over HTTP ($name)", (setup) => {
 
   it("serves the token routes under the base path with the agent-tokens:manage action (D2, D21)", async () => {
     const a = await app();
-    // A team's API tokens share the resource name (issue 33.3) but are the owners' to manage.
+    // A team's API tokens share the resource name but are the owners' to manage.
     const all = a.runplane.routes.filter((r) => r.path.includes("authentication-tokens")).map((r) => `${r.method} ${r.path}`);
     const paths = all.filter((p) => !p.includes("/teams/"));
     expect(all.filter((p) => p.includes("/teams/"))).toEqual(["GET /api/v2/teams/:team_id/authentication-tokens"]);

@@ -15,7 +15,7 @@ async function* chunked(bytes: Uint8Array, sizes: readonly number[]): AsyncItera
 
 const read = async (response: Response): Promise<Uint8Array> => new Uint8Array(await response.arrayBuffer());
 
-/** go-tfe's log reader asks for a log by `?offset=&limit=` (issue 27); a provider may stream it. */
+/** go-tfe's log reader asks for a log by `?offset=&limit=`; a provider may stream it. */
 describe("sliceBody: a log read in chunks from a streamed provider answer", () => {
   const streamed = () => toArtifactResponse(chunked(LOG, [7, 3, 11, 5]), "planLog")!;
 

@@ -66,13 +66,13 @@ describe.each(STORAGES)("artifact downloads for integrations, D24 ($name)", (set
     expect((await a.call("GET", "/api/v2/plans/plan-unknown/json-output")).status).toBe(404);
   });
 
-  it("finds the run an API credential may read when another organization's run names the same ids (issue 34.6)", async () => {
+  it("finds the run an API credential may read when another organization's run names the same ids", async () => {
     const a = await app({ ...recordingProviders(), configurationVersion: (run) => `tgz of ${run.organization}`, planJson: (run) => ({ organization: run.organization }) });
     await a.runplane.directory.projects.create({ id: "prj-o", name: "omega", organization: "other" });
     await a.runplane.directory.workspaces.create({ id: "ws-o", name: "omega-ws", organization: "other", projectId: "prj-o" });
     const ids = { configurationVersionId: "cv-shared", planId: "plan-shared", message: "go" };
     await a.runplane.runTasks.createRun({ workspaceId: "ws-a", ...ids });
-    // The other organization's run is the newer one: before issue 34.6 acme's readers got 404.
+    // The other organization's run is the newer one: acme's readers must still find their own, not 404.
     await a.runplane.runTasks.createRun({ workspaceId: "ws-o", ...ids });
     for (const [token, organization] of [[a.ownerToken, "acme"], [a.otherOrgToken, "other"]] as const) {
       const cv = await a.call("GET", "/api/v2/configuration-versions/cv-shared/download", { token });

@@ -19,7 +19,7 @@ async function listen(app: express.Express): Promise<string> {
   return baseUrlOf(server);
 }
 
-describe("runplane/express middleware (issue 17.5)", () => {
+describe("runplane/express middleware", () => {
   it("serves paths below basePath and passes every other request to the routes registered after it", async () => {
     const runplane = checkResponsesOf(createRunplane({ storage: createMemoryStorage(), logger: silentLogger, basePath: "/tfe/api/v2/" }));
     const app = express();

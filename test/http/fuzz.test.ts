@@ -12,7 +12,7 @@ import { CREATED_PARAM, validBody, writeQuery } from "../helpers/fuzz-writes.js"
 import { callbackBody, createTask, runTaskApp, startedRun, tokenOf, type RunTaskApp } from "../helpers/run-tasks.js";
 import { snapshotSqlite } from "../helpers/sqlite-snapshot.js";
 
-// A bounded fuzz of the whole API (issue 16, D26): every route with generated ids, query strings,
+// A bounded fuzz of the whole API (D26): every route with generated ids, query strings,
 // bodies, content types and credentials. Every answer is below 500 and a JSON:API document (or
 // empty), and a request that is refused changes nothing stored (D30). The seed is fixed and printed.
 

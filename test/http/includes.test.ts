@@ -4,7 +4,7 @@ import { STORAGES } from "../helpers/storages.js";
 import { attachTask, createTask, runTaskApp, startedRun, type RunTaskApp } from "../helpers/run-tasks.js";
 
 /**
- * Issue 34, item 5: every include value go-tfe's option types name for the routes runplane serves
+ * Decision D8: every include value go-tfe's option types name for the routes runplane serves
  * is answered, never 400 (docs/reference/includes.md). The includes are HTTP-layer work over
  * what every adapter stores alike, so one adapter suffices.
  */

@@ -135,7 +135,7 @@ const MATRIX: Row[] = [
   { route: "POST /agent-pools/:agent_pool_id/authentication-tokens", ok: 201, expect: organization("agent-tokens:manage"), prepare: async () => ({ path: "/api/v2/agent-pools/apool-a/authentication-tokens", body: { data: { type: "authentication-tokens", attributes: { description: "m" } } } }) },
   { route: "GET /authentication-tokens/:token_id", ok: 200, expect: organization("agent-tokens:manage"), prepare: async (w) => ({ path: `/api/v2/authentication-tokens/${await newAgentToken(w)}` }) },
   { route: "DELETE /authentication-tokens/:token_id", ok: 204, expect: organization("agent-tokens:manage"), prepare: async (w) => ({ path: `/api/v2/authentication-tokens/${await newAgentToken(w)}` }) },
-  // issue 33.3: team API tokens under the same paths, owners only.
+  // Team API tokens under the same paths, owners only.
   { route: "GET /teams/:team_id/authentication-tokens", ok: 200, expect: organization("api-tokens:manage"), prepare: async () => ({ path: "/api/v2/teams/team-public/authentication-tokens" }) },
   { route: "GET /authentication-tokens/:token_id", variant: "team API token", ok: 200, expect: organization("api-tokens:manage"), prepare: async (w) => ({ path: `/api/v2/authentication-tokens/${await newTeamToken(w)}` }) },
   { route: "DELETE /authentication-tokens/:token_id", variant: "team API token", ok: 204, expect: organization("api-tokens:manage"), prepare: async (w) => ({ path: `/api/v2/authentication-tokens/${await newTeamToken(w)}` }) },
@@ -181,7 +181,7 @@ const MATRIX: Row[] = [
     },
   },
 
-  // issue 27: the read side of a run, runs >= read; the plan and its log take the access token too.
+  // The read side of a run (D24), runs >= read; the plan and its log take the access token too.
   { route: "GET /runs/:run_id", ok: 200, expect: project("runs:read"), prepare: async (w) => ({ path: `/api/v2/runs/${(await startedRun(w, false)).runId}/` }) },
   { route: "GET /runs/:run_id/plan", ok: 200, expect: project("runs:read"), prepare: async (w) => ({ path: `/api/v2/runs/${(await startedRun(w, false)).runId}/plan` }) },
   { route: "GET /plans/:plan_id", ok: 200, expect: project("runs:read"), prepare: async (w) => ({ path: `/api/v2/plans/${await planOf(w)}` }) },
@@ -191,7 +191,7 @@ const MATRIX: Row[] = [
   { route: "GET /applies/:apply_id/log", ok: 200, expect: project("runs:read"), prepare: async (w) => ({ path: `/api/v2/applies/${await applyOf(w)}/log` }) },
   { route: "GET /runs/:run_id/run-events", ok: 200, expect: project("runs:read"), prepare: async (w) => ({ path: `/api/v2/runs/${(await startedRun(w, false)).runId}/run-events` }) },
   { route: "GET /runs/:run_id/policy-checks", ok: 200, expect: project("runs:read"), prepare: async (w) => ({ path: `/api/v2/runs/${(await startedRun(w, false)).runId}/policy-checks` }) },
-  // issue 34 (D36): an event id names its run; a policy check's run is named by the host (runs.policyCheckRun).
+  // D36: an event id names its run; a policy check's run is named by the host (runs.policyCheckRun).
   { route: "GET /run-events/:run_event_id", ok: 200, expect: project("runs:read"), prepare: async (w) => ({ path: `/api/v2/run-events/${runEventId((await startedRun(w, false)).runId, "created")}` }) },
   { route: "GET /policy-checks/:policy_check_id", ok: 200, expect: project("runs:read"), prepare: async (w) => ({ path: `/api/v2/policy-checks/polchk-${(await startedRun(w, false)).runId}` }) },
   { route: "GET /runs/:run_id/comments", ok: 200, expect: project("runs:read"), prepare: async (w) => ({ path: `/api/v2/runs/${(await startedRun(w, false)).runId}/comments` }) },
@@ -264,7 +264,7 @@ const ORG_SETTINGS: { name: string; permissions: OrgPermission[]; owner?: boolea
   { name: "manage-agent-pools", permissions: ["manage-agent-pools"] },
   { name: "manage-run-tasks", permissions: ["manage-run-tasks"] },
   { name: "manage-policy-overrides", permissions: ["manage-policy-overrides"] },
-  // Owners-only routes (issue 33.3) are allowed somewhere too, so their rows are not vacuous.
+  // Owners-only routes are allowed somewhere too, so their rows are not vacuous.
   { name: "owners team member", permissions: [], owner: true },
 ];
 

@@ -5,7 +5,7 @@ import { runEventId } from "../../src/domain/run-events.js";
 import { STORAGES } from "../helpers/storages.js";
 import { attachTask, callbackBody, createTask, runTaskApp, sendCallback, tokenOf, type RunTaskApp } from "../helpers/run-tasks.js";
 
-/** Issue 34 items 2 and 3 (D36): run events and policy checks read by id, events in time order. */
+/** Decision D36: run events and policy checks read by id, events in time order. */
 
 const CHECK = { id: "polchk-1", status: "passed", scope: "organization" as const, statusTimestamps: { "passed-at": "2026-01-01T00:00:01.250Z" } };
 

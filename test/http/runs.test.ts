@@ -4,7 +4,7 @@ import { silentLogger } from "../../src/index.js";
 import { STORAGES } from "../helpers/storages.js";
 import { attachTask, callbackBody, createTask, runTaskApp, sendCallback, tokenOf, type RunTaskApp } from "../helpers/run-tasks.js";
 
-/** Issue 27: the read side of a run that integrations call, in both dialects (D1). */
+/** Decision D24: the read side of a run that integrations call, in both dialects (D1). */
 
 const DETAILS = {
   status: "planned_and_finished",

@@ -58,7 +58,7 @@ describe("sensitive values never leave through the API, storage or logs (D10, D1
     for (const file of files) expect(readFileSync(file).includes(needle)).toBe(false);
   });
 
-  // Database errors quote the offending values in their messages (issue 25): the log says which
+  // Database errors quote the offending values in their messages: the log says which
   // kind of error failed the request, and nothing of what it said.
   it("logs a failed request's error by its name, never by its message, at debug level too", async () => {
     const canary = `canary-${randomBytes(16).toString("hex")}`;

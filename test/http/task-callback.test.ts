@@ -501,7 +501,7 @@ describe.each(STORAGES)("a result deleted while its callback is under way (D17a,
   });
 });
 
-describe.each(STORAGES)("a final callback whose commit lost its answer (D28, issue 33.5, $name)", (setup) => {
+describe.each(STORAGES)("a final callback whose commit lost its answer (D28, $name)", (setup) => {
   let dispose = () => {};
   afterEach(() => dispose());
 

@@ -10,7 +10,7 @@ const VARS = "/api/v2/workspaces/ws-a/vars";
 const issue = async (a: TestApp, teamId: string, description: string) =>
   a.runplane.directory.createApiToken({ organization: "acme", kind: "team", teamId, description });
 
-/** Issue 33.3: team API tokens listed, shown and revoked over HCP Terraform's team tokens API. */
+/** Team API tokens listed, shown and revoked over HCP Terraform's team tokens API. */
 describe("team API tokens over HTTP", () => {
   it("lists a team's tokens to owners, oldest first, metadata only, paged", async () => {
     const a = await createTestApp();

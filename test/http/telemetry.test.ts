@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createTestApp } from "../helpers/app.js";
 import { installOtel, type Otel } from "../helpers/otel.js";
 
-// Issue 17: every API request is a span and a count by route template and status.
+// Every API request is a span and a count by route template and status.
 
 let otel: Otel;
 beforeEach(() => {

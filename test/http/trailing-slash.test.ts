@@ -3,7 +3,7 @@ import { createRouter } from "../../src/http/router.js";
 import type { HttpMethod, Route } from "../../src/http/types.js";
 import { createTestApp } from "../helpers/app.js";
 
-/** Issue 27: a trailing slash is the same route, everywhere in the API, decided once by the router. */
+/** A trailing slash is the same route, everywhere in the API, decided once by the router. */
 describe("a trailing slash", () => {
   it("reaches the same route as the path without it, on every route the handler serves", async () => {
     const { runplane } = await createTestApp();

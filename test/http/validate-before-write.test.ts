@@ -3,7 +3,7 @@ import { snapshotSqlite } from "../helpers/sqlite-snapshot.js";
 import { callbackBody, createTask, runTaskApp, sendCallback, startedRun, taskBody, tokenOf, type RunTaskApp } from "../helpers/run-tasks.js";
 
 // decision D30: a request is validated whole (query included) before anything is written, so a
-// 4xx leaves no trace. Each of these wrote first and refused the include afterwards (issue 25).
+// 4xx leaves no trace. Each of these wrote first and refused the include afterwards.
 
 let dispose = (): void => undefined;
 afterEach(() => dispose());

@@ -6,7 +6,7 @@ import { createTestApp, type TestApp } from "../helpers/app.js";
 import { attachTask, taskBody } from "../helpers/run-tasks.js";
 
 /**
- * Issue 27 end to end over real HTTP: runplane delivers a run task request to the example
+ * The run read side (D24) end to end over real HTTP: runplane delivers a run task request to the example
  * integration in its run summary mode, which reads the run back through the API with an API token
  * (`GET /runs/:id/`, plan, apply, policy checks, comments, run events) and the plan's and the
  * apply's logs at their `log-read-url` with no credential (D32), comments on the run and reports
@@ -58,7 +58,7 @@ async function setUp(dialect: Dialect, token: (a: TestApp) => string) {
   return { app, run, result: result!, errors, logReads };
 }
 
-describe("the example integration's run summary over HTTP (issue 27)", () => {
+describe("the example integration's run summary over HTTP", () => {
   it.each(["default", "hcp-terraform"] as Dialect[])("reads the whole run, comments on it and passes (%s dialect)", async (dialect) => {
     const { app, run, result, errors, logReads } = await setUp(dialect, (a) => a.ownerToken);
     expect(errors).toEqual([]);

@@ -11,7 +11,7 @@ import { DATABASE_URL, dropSchema, postgresReachable, uniqueSchema } from "../he
 import { killSpawnedServers, spawnServer, type SpawnedServer } from "../helpers/reference-server.js";
 import { flakyIntegration, writeKeyring } from "./rotation-support.js";
 
-// Issue 25 defect 1, decision D29, in real processes: the README's cluster procedure for a key
+// Decision D29, in real processes: the README's cluster procedure for a key
 // rotation, run step by step on two reference hosts (each with its own keyring.json) and a host
 // embedding runplane, on one PostgreSQL schema, while deliveries are being retried (the
 // integration fails the first attempts; some requests sealed with the old key are held until the

@@ -5,7 +5,7 @@ import { startTcpProxy, throughProxy, type TcpProxy } from "../helpers/tcp-proxy
 import { attachTasks, useCluster } from "./cluster.js";
 import { failedAttempts, failedPasses, outageIntegration, watchFinal, type CallbackAnswer } from "./restart-support.js";
 
-// Issue 25 ("Also"), decisions D15, D27, D28: PostgreSQL restarts while three host processes
+// Decisions D15, D27, D28: PostgreSQL restarts while three host processes
 // deliver and integrations call back. The hosts reach the server through a loopback proxy that
 // resets every connection and refuses new ones until the outage has been felt everywhere (the
 // server the other suites share is never restarted); the parent's own connection stays up for

@@ -41,7 +41,7 @@ function readmeEndpoints(): string[] {
   return [...out];
 }
 
-describe("OpenAPI description (issue 18)", () => {
+describe("OpenAPI description", () => {
   it.each(["default", "hcp-terraform"] as Dialect[])("is a valid OpenAPI 3.1 document in the %s dialect", async (dialect) => {
     const runplane = make({ dialect, basePath: "/tfe/api/v2" });
     const doc = runplane.openapi();

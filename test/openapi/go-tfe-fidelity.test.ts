@@ -5,7 +5,7 @@ import { STORAGES } from "../helpers/storages.js";
 import { attachTask, callbackBody, createTask, runTaskApp, sendCallback, tokenOf, type RunTaskApp } from "../helpers/run-tasks.js";
 
 /**
- * Issue 27, wire fidelity: in the hcp-terraform dialect every document of the run's read side has
+ * Wire fidelity (D1, D24): in the hcp-terraform dialect every document of the run's read side has
  * each attribute and relation of the go-tfe struct it decodes into, with a value of the field's
  * type, as hashicorp/jsonapi decodes it (the primary type must match, times tagged `iso8601` must
  * end in `Z`, a relation's linkage names its type). The expected sets are go-tfe's jsonapi tags,

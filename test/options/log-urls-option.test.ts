@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { createMemoryStorage } from "../../adapters/memory/index.js";
 import { createRunplane, generateKey, RunplaneOptionsError, silentLogger } from "../../src/index.js";
 
-/** decision D32: option `logUrls.lifetime` is checked up front, like every option (issue 24.6). */
+/** decision D32: option `logUrls.lifetime` is checked up front, like every option. */
 describe("option logUrls", () => {
   const build = (logUrls: unknown) => () =>
     createRunplane({ storage: createMemoryStorage(), logger: silentLogger, keyring: { keys: [{ id: "k1", key: generateKey() }] }, logUrls: logUrls as never, host: false });

@@ -13,7 +13,7 @@ const attempt = (options: Partial<RunplaneOptions> & Record<string, unknown>) =>
   throw new Error("createRunplane accepted the options");
 };
 
-describe("createRunplane checks its options up front (issue 17.4)", () => {
+describe("createRunplane checks its options up front", () => {
   it("names a missing storage and says which adapters to pass", () => {
     const error = attempt({});
     expect(error).toBeInstanceOf(RunplaneOptionsError);
@@ -78,7 +78,7 @@ describe("createRunplane checks its options up front (issue 17.4)", () => {
   });
 });
 
-describe("createRunplane refuses options it does not know (issue 24.6)", () => {
+describe("createRunplane refuses options it does not know", () => {
   it("names each misspelt option and the known one it is closest to", () => {
     const error = attempt({ stoarge: storage(), dialct: "hcp-terraform" });
     expect(error).toBeInstanceOf(RunplaneOptionsError);
@@ -98,7 +98,7 @@ describe("createRunplane refuses options it does not know (issue 24.6)", () => {
     expect(error.message).toContain('did you mean "attempts.retention"?');
   });
 
-  it("names the closest option inside health (issue 26)", () => {
+  it("names the closest option inside health", () => {
     const error = attempt({ storage: storage(), health: { retryingFr: "5m" } } as never);
     expect(error.option).toBe("health.retryingFr");
     expect(error.message).toContain('did you mean "health.retryingFor"?');
@@ -140,7 +140,7 @@ describe("createRunplane refuses options it does not know (issue 24.6)", () => {
   });
 });
 
-describe("every option error names its option and comes before anything is logged (issue 24.6)", () => {
+describe("every option error names its option and comes before anything is logged", () => {
   /** A logger that records warnings: the ephemeral-key warning must not precede a refusal. */
   const recording = () => {
     const warnings: string[] = [];
@@ -177,7 +177,7 @@ describe("every option error names its option and comes before anything is logge
   });
 });
 
-describe("keyring errors say which key and why (issue 17.4)", () => {
+describe("keyring errors say which key and why", () => {
   it("a value sealed under another key with the same id names the id and the likely cause", () => {
     const before = createKeyring({ keys: [{ id: "prod-2026", key: generateKey() }] });
     const sealed = before.seal("secret", "vars|value|var-1");

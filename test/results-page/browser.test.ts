@@ -113,7 +113,7 @@ describe.skipIf(!available)("results page in a browser", () => {
   });
 
   it("words a failing integration, shows its answer once Details is opened, and retries it from the button", async () => {
-    // decision D31 (issue 26): an integration answering every request 401, on its own server.
+    // decision D31: an integration answering every request 401, on its own server.
     const failing = await seedFailing();
     const own = createServer(toNodeListener(createResultsPage(failing.app.runplane, { prefix: "/app" })));
     await new Promise<void>((resolve) => own.listen(0, "127.0.0.1", resolve));

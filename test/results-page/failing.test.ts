@@ -4,7 +4,7 @@ import { maxAttemptsBefore } from "../../src/delivery/retry-schedule.js";
 import { START } from "../delivery/support.js";
 import { seedFailing, type FailingSeed } from "./failing-fixtures.js";
 
-// decision D31 on the results page (issue 26 items 3 and 6): a failing integration is worded on the
+// decision D31 on the results page: a failing integration is worded on the
 // run page with its attempts behind Details, marked in the runs lists, and retried by a button for
 // whoever may do it through the API, from this site's own page only.
 

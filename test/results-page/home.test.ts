@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createResultsPage, type Principal } from "../../src/index.js";
 import { resultsPageFor, SCRIPT, seedRun, type SeededRun } from "./fixtures.js";
 
-// Issue 24.9: the home lists the workspaces a credential may read and recent runs across them.
+// The home lists the workspaces a credential may read and recent runs across them.
 
 let seeded: SeededRun;
 let page: (request: Request) => Promise<Response>;

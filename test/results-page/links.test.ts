@@ -3,7 +3,7 @@ import { runVerdict } from "../../src/results-page/verdict.js";
 import { payloadOf } from "../helpers/run-tasks.js";
 import { resultsPageFor, SCRIPT, seedRun, type SeededRun } from "./fixtures.js";
 
-// Issue 15.3, decision D25: the paths of `run_app_url` and `workspace_app_url` open pages.
+// Decision D25: the paths of `run_app_url` and `workspace_app_url` open pages.
 
 let seeded: SeededRun;
 let page: (request: Request) => Promise<Response>;

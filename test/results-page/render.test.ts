@@ -218,7 +218,7 @@ describe("results page: who may see it", () => {
     expect(res.status).toBe(303);
     expect(res.headers.get("location")).toBe(runPath("?status=open"));
     const cookie = res.headers.get("set-cookie")!;
-    // The cookie holds a session, never the token (issue 33.3, test/results-page/sessions.test.ts).
+    // The cookie holds a session, never the token (test/results-page/sessions.test.ts).
     expect(cookie).toMatch(/^runplane_token=[^;]+; HttpOnly; SameSite=Strict; Path=\/app\/$/);
     expect(cookie).not.toContain(encodeURIComponent(seeded.app.ownerToken));
     const pair = cookie.split(";")[0]!;
@@ -267,7 +267,7 @@ describe("results page: who may see it", () => {
 
   it("refuses a sign-in posted from another site, and a body that is not a form", async () => {
     expect((await login({ token: seeded.app.ownerToken }, { "sec-fetch-site": "cross-site" })).status).toBe(403);
-    // A sibling subdomain is another origin: same-site is not same-origin (login CSRF, issue 25).
+    // A sibling subdomain is another origin: same-site is not same-origin (login CSRF).
     const sibling = await login({ token: seeded.app.ownerToken }, { "sec-fetch-site": "same-site", origin: "http://evil.localhost" });
     expect(sibling.status).toBe(403);
     expect(sibling.headers.get("set-cookie")).toBeNull();

@@ -3,7 +3,7 @@ import { sessionDescription } from "../../src/services/principals.js";
 import { MAX_SESSIONS_PER_TOKEN } from "../../src/services/sessions.js";
 import { resultsPageFor, seedRun, type SeededRun } from "./fixtures.js";
 
-// Issue 33.3: the results page signs in with a server-side session, never the API token in the cookie.
+// The results page signs in with a server-side session, never the API token in the cookie.
 const HOUR = 60 * 60 * 1000;
 const STALE = "Your sign-in is no longer valid. Sign in again.";
 

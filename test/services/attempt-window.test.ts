@@ -3,7 +3,7 @@ import { createAttemptWindow } from "../../src/services/attempt-window.js";
 import { failingReason, retryingReason, shortDuration } from "../../src/services/delivery-health.js";
 import { DEFAULT_DELIVERY_HEALTH } from "../../src/services/run-task-settings.js";
 
-// Issue 26: the attempts `health()` judges are counted in a fixed ring of 30 slices of the window.
+// The attempts `health()` judges are counted in a fixed ring of 30 slices of the window.
 
 const T = Date.UTC(2026, 0, 1);
 const MINUTE = 60_000;

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { createTestApp, type TestApp } from "../helpers/app.js";
 
 // A directory record deleted and created again under the same id starts empty: nothing of the old
-// one (variables, policy set parameters, team access) is inherited (issue 16).
+// one (variables, policy set parameters, team access) is inherited.
 
 let a: TestApp;
 afterEach(async () => a?.runplane.close());

@@ -5,7 +5,7 @@ import { deliveryPayloadBinding } from "../../src/services/task-deliveries.js";
 import { startLoopbackServer, type LoopbackServer } from "../helpers/loopback-server.js";
 import { deliveryApp, rowOf, startRun, tasksAnswer, type DeliveryApp } from "../delivery/support.js";
 
-// Issue 28: the process that starts a stage sends its first attempts from the texts it built,
+// The process that starts a stage sends its first attempts from the texts it built,
 // not by opening the sealed payload again; every other attempt opens the stored value.
 
 describe("fresh payloads", () => {

@@ -3,7 +3,7 @@ import { createSettleQueue } from "../../src/services/settle-queue.js";
 import { assertDistinctIds } from "../../src/storage/outbox-rules.js";
 import type { DeliverySettlement, SettleOutcome } from "../../src/storage/types.js";
 
-// The settle queue under interleavings (issue 13, issue 25): settlements of one turn share one
+// The settle queue under interleavings: settlements of one turn share one
 // write, a row named twice waits for the next write, and `drain` waits for every write under way.
 
 /** A store whose writes wait until the test lets each one finish, in order; it keeps the contract's rule on repeated rows. */

@@ -3,7 +3,7 @@ import { createMemoryStorage } from "../../adapters/memory/index.js";
 import type { Storage } from "../../src/storage/types.js";
 import { callbackBody, runTaskApp, sendCallback, startedRun, tokenOf, type RunTaskApp } from "../helpers/run-tasks.js";
 
-// Interleavings the HTTP suites never force (issue 16): a storage whose reads can be held after
+// Interleavings the HTTP suites never force: a storage whose reads can be held after
 // they ran, so a stage recompute computes from a read that a concurrent callback's write overtakes.
 
 /** Memory storage whose next `listByStage` reads, then waits for `release()` before answering. */

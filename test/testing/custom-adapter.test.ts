@@ -35,7 +35,7 @@ afterAll(({}, file) => {
   expect(cases.filter((t) => t.result?.state === "pass").length).toBeGreaterThan(50);
 });
 
-describe("runplane/testing/vitest (issues 18 and 24)", () => {
+describe("runplane/testing/vitest", () => {
   it("is what the bundled adapters' conformance tests import", () => {
     for (const name of ["memory", "sqlite", "postgres"]) {
       const source = readFileSync(new URL(`../adapters/${name}.test.ts`, import.meta.url), "utf8");

@@ -99,7 +99,7 @@ describe("simulateRunTask", () => {
     }
   });
 
-  it("offers the run read side to an integration that summarises the run, in both dialects (issue 27)", async () => {
+  it("offers the run read side to an integration that summarises the run, in both dialects", async () => {
     const { handler } = createExampleIntegration({ hmacKey: KEY, summary: { apiToken: "an-api-token" } });
     const started = await listen(handler, 0, "127.0.0.1");
     closers.push(started.close);
@@ -124,7 +124,7 @@ describe("simulateRunTask", () => {
     expect(platform.traffic("abc").runReads).toStrictEqual([{ route: "GET /runs/:id", status: 401 }, { route: "GET /runs/:id", status: 200 }]);
   });
 
-  it("serves a run event and a policy check by id, as listed, and 404 for ids of nothing (issue 34)", async () => {
+  it("serves a run event and a policy check by id, as listed, and 404 for ids of nothing", async () => {
     const platform = await startPlatform({}, "hcp-terraform");
     closers.push(platform.close);
     const get = async (path: string) => {
@@ -175,7 +175,7 @@ describe("simulateRunTask", () => {
     expect(failures(report)).toEqual(["[verification] answer: answered 201; expected 200", "[post_plan] answer: answered 201; expected 200"]);
   });
 
-  // Issue 26 item 4: the integration's own words for every answer that is not 200.
+  // Decision D31: the integration's own words for every answer that is not 200.
   it("prints what an integration answering 404 said, on one line", async () => {
     const url = await answering(() => ({ status: 404, body: 'Bad Request: unsupported plan format version:\n  expected "0.1", got "1.2"' }));
     const report = await simulateRunTask({ url, hmacKey: KEY, callbackTimeoutMs: 300 });
