@@ -10,7 +10,7 @@ import type { Scenario, ScenarioResult } from "./scenarios/types.js";
 const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 5);
 const filter = process.argv[2]?.toLowerCase();
 
-/** Every module in bench/scenarios/ exports `scenarios`; the table follows the issue's order. */
+/** Every module in bench/scenarios/ exports `scenarios`; the table follows ORDER (docs/performance.md's order). */
 const ORDER = ["HTTP read", "HTTP read, Express", "HTTP write", "Callback ingest", "Fan-out", "Stage latency", "Steady state", "CPU per delivery", "Scale", "Resolver", "Memory"];
 const rank = (name: string): number => {
   const i = ORDER.findIndex((o) => name.startsWith(o));

@@ -2,7 +2,7 @@ import { startDeliveryRig } from "../lib/receiver.js";
 import { alternate, series } from "../lib/stats.js";
 import type { Scenario, ScenarioResult } from "./types.js";
 
-// Smaller sizes for iterating on one machine; the sizes are the defaults.
+// Smaller sizes for iterating on one machine; the sizes docs/performance.md reports are the defaults.
 const FANOUT_RUNS = Number(process.env.BENCH_FANOUT_RUNS ?? 1000);
 const LATENCY_RUNS = Number(process.env.BENCH_LATENCY_RUNS ?? 1000);
 /** Runs (of 10 tasks) queued for the shallow and the deep outbox: 10,000 and 100,000 deliveries. */
