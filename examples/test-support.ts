@@ -10,6 +10,8 @@ import { createRunplane, generateKey, silentLogger, type Runplane } from "../src
 export const WORKSPACE_ID = "ws-a";
 export const POLICY_SET_ID = "polset-a";
 export const OWN_ROUTE = { path: "/healthz", text: "ok" } as const;
+/** Where clients reach the mounted app: absolute links are built on it, never on the Host header (D7). */
+export const PUBLIC_URL = "https://runplane.example";
 
 /** A memory-backed runplane with organization `acme`, project, workspace `ws-a`, policy set `polset-a` and an owners token. */
 export async function createSeededRunplane(): Promise<{ runplane: Runplane; ownerToken: string }> {
@@ -17,6 +19,7 @@ export async function createSeededRunplane(): Promise<{ runplane: Runplane; owne
     storage: createMemoryStorage(),
     logger: silentLogger,
     keyring: { keys: [{ id: "k1", key: generateKey() }] },
+    publicUrl: PUBLIC_URL,
   });
   const d = runplane.directory;
   await d.organizations.create({ name: "acme" });
@@ -161,7 +164,7 @@ function variableSmokeCases(app: () => MountedApp): void {
   });
 }
 
-/** Policy set parameters, paged only when asked, with absolute links (the mount passes host and port). */
+/** Policy set parameters, paged only when asked, with absolute links on the public URL (the mount passes path and query). */
 function parameterSmokeCases(app: () => MountedApp): void {
   it("creates policy set parameters and lists them without pagination", async () => {
     for (const key of ["a", "b"]) expect((await call(app(), "POST", PARAMS, { body: vars({ key, value: key, category: "policy-set" }) })).status).toBe(201);
@@ -177,8 +180,8 @@ function parameterSmokeCases(app: () => MountedApp): void {
     expect(res.status).toBe(200);
     expect(res.json.data.map((d: any) => d.attributes.key)).toEqual(["c"]);
     expect(res.json.meta.pagination).toMatchObject({ "current-page": 2, "page-size": 2, "total-count": 3 });
-    // Links are absolute: the mount must pass the real host and port through to runplane.
-    expect(res.json.links.first).toBe(`${app().baseUrl}${PARAMS}?page%5Bnumber%5D=1&page%5Bsize%5D=2`);
+    // Links are absolute on runplane's public URL (D7), whatever host the mount was reached by.
+    expect(res.json.links.first).toBe(`${PUBLIC_URL}${PARAMS}?page%5Bnumber%5D=1&page%5Bsize%5D=2`);
   });
 }
 
