@@ -14,7 +14,13 @@ const dir = mkdtempSync(join(tmpdir(), "runplane-keyring-file-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const k1 = { id: "k1", key: generateKey() };
-const secret = generateKey();
+/** A key that starts with a letter: unquoted, one starting with a digit would parse as a number first, and Node then names a position. */
+const secret = ((): string => {
+  for (;;) {
+    const key = generateKey();
+    if (/^[A-Za-z]/.test(key)) return key;
+  }
+})();
 
 describe("reference server keyring.json reload (D29)", () => {
   it.each([
