@@ -12,7 +12,9 @@ function taskSettleHelpers(ctx: ConformanceContext) {
   return { deliveries, enqueue, claim, claimRows, close, retry, release, resultOf };
 }
 
-function taskSettleCases1(ctx: ConformanceContext, h: ReturnType<typeof taskSettleHelpers>): void {
+type SettleHelpers = ReturnType<typeof taskSettleHelpers>;
+
+function settleOneRowCases(h: SettleHelpers): void {
   const { deliveries, enqueue, claim, claimRows, close, retry, release } = h;
 
   describe("task deliveries: settle one row", () => {
@@ -47,133 +49,150 @@ function taskSettleCases1(ctx: ConformanceContext, h: ReturnType<typeof taskSett
   });
 }
 
-function taskSettleCases2(ctx: ConformanceContext, h: ReturnType<typeof taskSettleHelpers>): void {
-  const { deliveries, enqueue, claim, claimRows, close, retry, release, resultOf } = h;
+/** A batch answers per entry, and a batch naming one row twice is refused whole. */
+function settleBatchEntryCases(h: SettleHelpers): void {
+  const { deliveries, enqueue, claimRows } = h;
 
-  describe("task deliveries: settle batches", () => {
-    it("reports per entry, in order, what was written; a stale token or unknown row writes nothing and spoils nothing else", async () => {
-      const rows = await enqueue(4);
-      const held = await claimRows(at(10));
-      const batch: DeliverySettlement[] = [
-        { id: rows[0]!.id, fencingToken: held[0]!.fencingToken, type: "close", fields: delivered(11) },
-        { id: rows[1]!.id, fencingToken: held[1]!.fencingToken - 1, type: "release" },
-        { id: rid("dlv", 99), fencingToken: 1, type: "close", fields: delivered(11) },
-        { id: rows[2]!.id, fencingToken: held[2]!.fencingToken, type: "retry", fields: { attempt: 1, dueAt: at(30), lastError: "timeout" } },
-        { id: rows[3]!.id, fencingToken: held[3]!.fencingToken, type: "release" },
-      ];
-      const outcomes = await deliveries().settle(batch);
-      expect(outcomes.map((o) => o.written)).toStrictEqual([true, false, false, true, true]);
-      expect(outcomes.every((o) => o.result === false)).toBe(true);
-      expect(await deliveries().get(rows[1]!.id)).toStrictEqual(held[1]);
-      expect((await deliveries().get(rows[0]!.id))?.closedAt).toBe(at(11));
-      expect((await deliveries().get(rows[2]!.id))?.dueAt).toBe(at(30));
-      expect(await deliveries().settle([])).toStrictEqual([]);
-    });
+  it("reports per entry, in order, what was written; a stale token or unknown row writes nothing and spoils nothing else", async () => {
+    const rows = await enqueue(4);
+    const held = await claimRows(at(10));
+    const batch: DeliverySettlement[] = [
+      { id: rows[0]!.id, fencingToken: held[0]!.fencingToken, type: "close", fields: delivered(11) },
+      { id: rows[1]!.id, fencingToken: held[1]!.fencingToken - 1, type: "release" },
+      { id: rid("dlv", 99), fencingToken: 1, type: "close", fields: delivered(11) },
+      { id: rows[2]!.id, fencingToken: held[2]!.fencingToken, type: "retry", fields: { attempt: 1, dueAt: at(30), lastError: "timeout" } },
+      { id: rows[3]!.id, fencingToken: held[3]!.fencingToken, type: "release" },
+    ];
+    const outcomes = await deliveries().settle(batch);
+    expect(outcomes.map((o) => o.written)).toStrictEqual([true, false, false, true, true]);
+    expect(outcomes.every((o) => o.result === false)).toBe(true);
+    expect(await deliveries().get(rows[1]!.id)).toStrictEqual(held[1]);
+    expect((await deliveries().get(rows[0]!.id))?.closedAt).toBe(at(11));
+    expect((await deliveries().get(rows[2]!.id))?.dueAt).toBe(at(30));
+    expect(await deliveries().settle([])).toStrictEqual([]);
+  });
 
-    it("refuses a batch that names one row twice, writing nothing", async () => {
-      const [row, other] = await enqueue(2);
-      const [held, heldOther] = await claimRows(at(10));
-      const twice: DeliverySettlement[] = [
-        { id: other!.id, fencingToken: heldOther!.fencingToken, type: "release" },
-        { id: row!.id, fencingToken: held!.fencingToken, type: "close", fields: delivered(11) },
-        { id: row!.id, fencingToken: held!.fencingToken, type: "release" },
-      ];
-      await expect(deliveries().settle(twice)).rejects.toThrow(TypeError);
-      expect(await deliveries().get(row!.id)).toStrictEqual(held);
-      expect(await deliveries().get(other!.id)).toStrictEqual(heldOther);
-    });
-
-    it("moves a delivered row's result with the close, writing only status, timestamps, version and updatedAt", async () => {
-      const [row] = await enqueue(1);
-      const [c] = await claim(at(10));
-      const before = await resultOf(row!.taskResultId);
-      const advance = { id: row!.taskResultId, expected: { statuses: ["pending" as const], version: c!.result!.version }, version: c!.result!.version + 1, ...RUNNING };
-      const [outcome] = await deliveries().settle([{ id: row!.id, fencingToken: c!.row.fencingToken, type: "close", fields: delivered(11), result: advance }]);
-      expect(outcome).toStrictEqual({ written: true, result: true });
-      expect(await resultOf(row!.taskResultId)).toStrictEqual({ ...before, ...RUNNING, version: before!.version + 1 });
-    });
-
-    it("still closes the row when the result changed since the claim, and leaves the result as it is", async () => {
-      const [row, other] = await enqueue(2);
-      const [c, d] = await claim(at(10));
-      const current = await resultOf(row!.taskResultId);
-      const moved = { ...current!, status: "running" as const, version: current!.version + 1, message: "called back" };
-      expect(await ctx.storage.taskResults.transition(current!.id, { statuses: ["pending"], version: current!.version }, moved)).not.toBeNull();
-      const advance = (taskResultId: string, version: number) => ({ id: taskResultId, expected: { statuses: ["pending" as const], version }, version: version + 1, ...RUNNING });
-      const outcomes = await deliveries().settle([
-        { id: row!.id, fencingToken: c!.row.fencingToken, type: "close", fields: delivered(11), result: advance(row!.taskResultId, c!.result!.version) },
-        { id: other!.id, fencingToken: d!.row.fencingToken - 1, type: "close", fields: delivered(11), result: advance(other!.taskResultId, d!.result!.version) },
-      ]);
-      expect(outcomes).toStrictEqual([{ written: true, result: false }, { written: false, result: false }]);
-      expect(await resultOf(row!.taskResultId)).toStrictEqual(moved);
-      expect((await resultOf(other!.taskResultId))?.status).toBe("pending");
-    });
-
-    it("leaves a result whose version moved since the claim as it is, though its status is still the expected one", async () => {
-      const [row] = await enqueue(1);
-      const [c] = await claim(at(10));
-      const current = await resultOf(row!.taskResultId);
-      // Still pending, one version on (a write that kept the status): the advance no longer holds.
-      const bumped = { ...current!, version: current!.version + 1, message: "noted" };
-      expect(await ctx.storage.taskResults.transition(current!.id, { statuses: ["pending"], version: current!.version }, bumped)).not.toBeNull();
-      const advance = { id: row!.taskResultId, expected: { statuses: ["pending" as const], version: c!.result!.version }, version: c!.result!.version + 1, ...RUNNING };
-      const [outcome] = await deliveries().settle([{ id: row!.id, fencingToken: c!.row.fencingToken, type: "close", fields: delivered(11), result: advance }]);
-      expect(outcome).toStrictEqual({ written: true, result: false });
-      expect(await resultOf(row!.taskResultId)).toStrictEqual(bumped);
-      expect((await deliveries().get(row!.id))?.closedAt).toBe(at(11));
-    });
-
-    it("lets only the newest claim's token land when a replaced claimant races it", async () => {
-      const [row] = await enqueue(1);
-      const [old] = await claimRows(at(10), "w1");
-      const [current] = await claimRows(at(40), "w2");
-      // Odd writers hold the current token and close the row; even ones hold the replaced token
-      // and try every settlement. Exactly one close lands, and nothing of the replaced claim.
-      const writes = await race(12, (i) => {
-        if (i % 2) return close(row!, current!.fencingToken, { attempt: 1, closedAt: at(41), deliveredAt: at(41), lastError: `writer ${i}` });
-        if (i % 3 === 0) return release(row!, old!.fencingToken);
-        if (i % 3 === 1) return retry(row!, old!.fencingToken, { attempt: 9, dueAt: at(99), lastError: "stale" });
-        return close(row!, old!.fencingToken, { attempt: 9, closedAt: at(99), deliveredAt: null, lastError: "stale" });
-      });
-      expect(writes.filter(Boolean)).toHaveLength(1);
-      const winner = writes.findIndex(Boolean);
-      expect(winner % 2).toBe(1);
-      expect(await deliveries().get(row!.id)).toStrictEqual({
-        ...current,
-        attempt: 1,
-        closedAt: at(41),
-        deliveredAt: at(41),
-        lastError: `writer ${winner}`,
-        leaseOwner: null,
-        leaseExpiresAt: null,
-      });
-    });
-
-    it("writes each row once when 8 racing batches overlap, and each result advance at most once", async () => {
-      const rows = await enqueue(6);
-      const held = await claim(at(10));
-      const entry = (k: number): DeliverySettlement => {
-        const c = held[k]!;
-        const result = { id: c.row.taskResultId, expected: { statuses: ["pending" as const], version: c.result!.version }, version: c.result!.version + 1, ...RUNNING };
-        return { id: c.row.id, fencingToken: c.row.fencingToken, type: "close", fields: delivered(11), result };
-      };
-      // Batch i covers rows i % 6 and (i + 1) % 6: every row is named by two or more batches.
-      const outcomes = await race(8, (i) => deliveries().settle([entry(i % 6), entry((i + 1) % 6)]));
-      const byRow = new Map<string, number>();
-      for (const [i, pair] of outcomes.entries()) {
-        for (const [j, o] of pair.entries()) {
-          expect(o.result).toBe(o.written);
-          if (o.written) byRow.set(held[(i + j) % 6]!.row.id, (byRow.get(held[(i + j) % 6]!.row.id) ?? 0) + 1);
-        }
-      }
-      expect([...byRow.keys()].sort()).toStrictEqual(rows.map((r) => r.id).sort());
-      expect([...byRow.values()].every((n) => n === 1)).toBe(true);
-      for (const r of rows) expect((await resultOf(r.taskResultId))?.version).toBe(held[0]!.result!.version + 1);
-    });
+  it("refuses a batch that names one row twice, writing nothing", async () => {
+    const [row, other] = await enqueue(2);
+    const [held, heldOther] = await claimRows(at(10));
+    const twice: DeliverySettlement[] = [
+      { id: other!.id, fencingToken: heldOther!.fencingToken, type: "release" },
+      { id: row!.id, fencingToken: held!.fencingToken, type: "close", fields: delivered(11) },
+      { id: row!.id, fencingToken: held!.fencingToken, type: "release" },
+    ];
+    await expect(deliveries().settle(twice)).rejects.toThrow(TypeError);
+    expect(await deliveries().get(row!.id)).toStrictEqual(held);
+    expect(await deliveries().get(other!.id)).toStrictEqual(heldOther);
   });
 }
 
-function taskSettleCases3(ctx: ConformanceContext, h: ReturnType<typeof taskSettleHelpers>): void {
+/** A close carries its result's advance, which lands only while the result is as claimed. */
+function settleResultAdvanceCases(ctx: ConformanceContext, h: SettleHelpers): void {
+  const { deliveries, enqueue, claim, resultOf } = h;
+
+  it("moves a delivered row's result with the close, writing only status, timestamps, version and updatedAt", async () => {
+    const [row] = await enqueue(1);
+    const [c] = await claim(at(10));
+    const before = await resultOf(row!.taskResultId);
+    const advance = { id: row!.taskResultId, expected: { statuses: ["pending" as const], version: c!.result!.version }, version: c!.result!.version + 1, ...RUNNING };
+    const [outcome] = await deliveries().settle([{ id: row!.id, fencingToken: c!.row.fencingToken, type: "close", fields: delivered(11), result: advance }]);
+    expect(outcome).toStrictEqual({ written: true, result: true });
+    expect(await resultOf(row!.taskResultId)).toStrictEqual({ ...before, ...RUNNING, version: before!.version + 1 });
+  });
+
+  it("still closes the row when the result changed since the claim, and leaves the result as it is", async () => {
+    const [row, other] = await enqueue(2);
+    const [c, d] = await claim(at(10));
+    const current = await resultOf(row!.taskResultId);
+    const moved = { ...current!, status: "running" as const, version: current!.version + 1, message: "called back" };
+    expect(await ctx.storage.taskResults.transition(current!.id, { statuses: ["pending"], version: current!.version }, moved)).not.toBeNull();
+    const advance = (taskResultId: string, version: number) => ({ id: taskResultId, expected: { statuses: ["pending" as const], version }, version: version + 1, ...RUNNING });
+    const outcomes = await deliveries().settle([
+      { id: row!.id, fencingToken: c!.row.fencingToken, type: "close", fields: delivered(11), result: advance(row!.taskResultId, c!.result!.version) },
+      { id: other!.id, fencingToken: d!.row.fencingToken - 1, type: "close", fields: delivered(11), result: advance(other!.taskResultId, d!.result!.version) },
+    ]);
+    expect(outcomes).toStrictEqual([{ written: true, result: false }, { written: false, result: false }]);
+    expect(await resultOf(row!.taskResultId)).toStrictEqual(moved);
+    expect((await resultOf(other!.taskResultId))?.status).toBe("pending");
+  });
+
+  it("leaves a result whose version moved since the claim as it is, though its status is still the expected one", async () => {
+    const [row] = await enqueue(1);
+    const [c] = await claim(at(10));
+    const current = await resultOf(row!.taskResultId);
+    // Still pending, one version on (a write that kept the status): the advance no longer holds.
+    const bumped = { ...current!, version: current!.version + 1, message: "noted" };
+    expect(await ctx.storage.taskResults.transition(current!.id, { statuses: ["pending"], version: current!.version }, bumped)).not.toBeNull();
+    const advance = { id: row!.taskResultId, expected: { statuses: ["pending" as const], version: c!.result!.version }, version: c!.result!.version + 1, ...RUNNING };
+    const [outcome] = await deliveries().settle([{ id: row!.id, fencingToken: c!.row.fencingToken, type: "close", fields: delivered(11), result: advance }]);
+    expect(outcome).toStrictEqual({ written: true, result: false });
+    expect(await resultOf(row!.taskResultId)).toStrictEqual(bumped);
+    expect((await deliveries().get(row!.id))?.closedAt).toBe(at(11));
+  });
+}
+
+/** Racing writers: only the newest claim's token lands, and overlapping batches write each row once. */
+function settleRaceCases(h: SettleHelpers): void {
+  const { deliveries, enqueue, claim, claimRows, close, retry, release, resultOf } = h;
+
+  it("lets only the newest claim's token land when a replaced claimant races it", async () => {
+    const [row] = await enqueue(1);
+    const [old] = await claimRows(at(10), "w1");
+    const [current] = await claimRows(at(40), "w2");
+    // Odd writers hold the current token and close the row; even ones hold the replaced token
+    // and try every settlement. Exactly one close lands, and nothing of the replaced claim.
+    const writes = await race(12, (i) => {
+      if (i % 2) return close(row!, current!.fencingToken, { attempt: 1, closedAt: at(41), deliveredAt: at(41), lastError: `writer ${i}` });
+      if (i % 3 === 0) return release(row!, old!.fencingToken);
+      if (i % 3 === 1) return retry(row!, old!.fencingToken, { attempt: 9, dueAt: at(99), lastError: "stale" });
+      return close(row!, old!.fencingToken, { attempt: 9, closedAt: at(99), deliveredAt: null, lastError: "stale" });
+    });
+    expect(writes.filter(Boolean)).toHaveLength(1);
+    const winner = writes.findIndex(Boolean);
+    expect(winner % 2).toBe(1);
+    expect(await deliveries().get(row!.id)).toStrictEqual({
+      ...current,
+      attempt: 1,
+      closedAt: at(41),
+      deliveredAt: at(41),
+      lastError: `writer ${winner}`,
+      leaseOwner: null,
+      leaseExpiresAt: null,
+    });
+  });
+
+  it("writes each row once when 8 racing batches overlap, and each result advance at most once", async () => {
+    const rows = await enqueue(6);
+    const held = await claim(at(10));
+    const entry = (k: number): DeliverySettlement => {
+      const c = held[k]!;
+      const result = { id: c.row.taskResultId, expected: { statuses: ["pending" as const], version: c.result!.version }, version: c.result!.version + 1, ...RUNNING };
+      return { id: c.row.id, fencingToken: c.row.fencingToken, type: "close", fields: delivered(11), result };
+    };
+    // Batch i covers rows i % 6 and (i + 1) % 6: every row is named by two or more batches.
+    const outcomes = await race(8, (i) => deliveries().settle([entry(i % 6), entry((i + 1) % 6)]));
+    const byRow = new Map<string, number>();
+    for (const [i, pair] of outcomes.entries()) {
+      for (const [j, o] of pair.entries()) {
+        expect(o.result).toBe(o.written);
+        if (o.written) byRow.set(held[(i + j) % 6]!.row.id, (byRow.get(held[(i + j) % 6]!.row.id) ?? 0) + 1);
+      }
+    }
+    expect([...byRow.keys()].sort()).toStrictEqual(rows.map((r) => r.id).sort());
+    expect([...byRow.values()].every((n) => n === 1)).toBe(true);
+    for (const r of rows) expect((await resultOf(r.taskResultId))?.version).toBe(held[0]!.result!.version + 1);
+  });
+}
+
+function settleBatchCases(ctx: ConformanceContext, h: SettleHelpers): void {
+  describe("task deliveries: settle batches", () => {
+    settleBatchEntryCases(h);
+    settleResultAdvanceCases(ctx, h);
+    settleRaceCases(h);
+  });
+}
+
+function settleDurabilityCases(ctx: ConformanceContext, h: SettleHelpers): void {
   const { deliveries, enqueue, claim, claimRows, close, retry, release, resultOf } = h;
 
   describe("task deliveries: durability", () => {
@@ -204,7 +223,7 @@ function taskSettleCases3(ctx: ConformanceContext, h: ReturnType<typeof taskSett
 /** The outbox's batched `settle` (D15): per-row fencing, the result advance, batches racing. */
 export function describeTaskSettleCases(ctx: ConformanceContext): void {
   const h = taskSettleHelpers(ctx);
-  taskSettleCases1(ctx, h);
-  taskSettleCases2(ctx, h);
-  taskSettleCases3(ctx, h);
+  settleOneRowCases(h);
+  settleBatchCases(ctx, h);
+  settleDurabilityCases(ctx, h);
 }
