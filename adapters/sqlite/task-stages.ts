@@ -93,34 +93,42 @@ export interface TaskStageStores {
   deliveryAttempts: DeliveryAttemptStore;
 }
 
-export function createTaskStageStores(db: SqliteDatabase): TaskStageStores {
-  const s = Object.fromEntries(Object.entries(TASK_STAGE_SQL).map(([name, sql]) => [name, db.prepare(sql)])) as Statements;
-  const taskDeliveries = createTaskDeliveryStore(db);
-  const one = <Row, T>(row: unknown, from: (r: Row) => T): T | null => (row ? from(row as Row) : null);
-  const stage = (row: unknown): TaskStageRecord | null => (row ? rows.fromTaskStageRow(row as rows.TaskStageRow) : null);
-  const result = (row: unknown): TaskResultRecord | null => (row ? rows.fromTaskResultRow(row as rows.TaskResultRow) : null);
+const one = <Row, T>(row: unknown, from: (r: Row) => T): T | null => (row ? from(row as Row) : null);
+const stage = (row: unknown): TaskStageRecord | null => (row ? rows.fromTaskStageRow(row as rows.TaskStageRow) : null);
+const result = (row: unknown): TaskResultRecord | null => (row ? rows.fromTaskResultRow(row as rows.TaskResultRow) : null);
 
+/** Runs: one read per artifact kind's index, and a new run written with its stages and results. */
+function createRunStore(db: SqliteDatabase, s: Statements): RunStore {
   const createRun = immediateTx(db, (run: RunRecord, stages: readonly TaskStageRecord[], results: readonly TaskResultRecord[]) => {
     if (s.runInsert.run(rows.toRunRow(run)).changes !== 1) return false;
     for (const st of stages) s.stageInsert.run(rows.toTaskStageRow(st));
     for (const r of results) s.resultInsert.run(rows.toTaskResultRow(r));
     return true;
   });
-
   const runsPage = deferredTx(db, (workspaceId: string, request: PageRequest): Page<RunRecord> => ({
     items: (s.runsByWorkspace.all(workspaceId, request.limit, request.offset) as rows.RunRow[]).map(rows.fromRunRow),
     total: (s.runsCount.get(workspaceId) as { total: number }).total,
   }));
+  const byArtifact = (kind: RunArtifactKind) => (kind === "plan" ? s.runByPlan : kind === "apply" ? s.runByApply : s.runByConfiguration);
+  return {
+    get: async (id) => one(s.runGet.get(id), rows.fromRunRow),
+    findByArtifact: async (kind, id) => one(byArtifact(kind).get(id, 1), rows.fromRunRow),
+    // Issue 34.6: the same index read, `limit` rows instead of one.
+    listByArtifact: async (kind, id, limit) => (byArtifact(kind).all(id, limit) as rows.RunRow[]).map(rows.fromRunRow),
+    create: async (run, stages, results) => createRun(run, stages, results),
+    listByWorkspace: async (workspaceId, request) => runsPage(workspaceId, request),
+  };
+}
 
+/** Task stages: compare-and-set transitions, and a start that also starts its results and queues their deliveries. */
+function createStageStore(db: SqliteDatabase, s: Statements, taskDeliveries: ReturnType<typeof createTaskDeliveryStore>): TaskStageStore {
   const stagesPage = deferredTx(db, (runId: string, request: PageRequest): Page<TaskStageRecord> => ({
     items: (s.stagesPage.all(runId, request.limit, request.offset) as rows.TaskStageRow[]).map(rows.fromTaskStageRow),
     total: (s.stagesCount.get(runId) as { total: number }).total,
   }));
-
   const stageCas = groupedTx(db, (expected: Expected<string>, next: TaskStageRecord): boolean =>
     s.stageCas.run({ ...rows.toTaskStageRow(next), ...guard(expected) }).changes === 1,
   );
-
   const start = groupedTx(
     db,
     (next: TaskStageRecord, expected: Expected<string>, writes: readonly GuardedResultWrite[], deliveries: readonly TaskDeliveryRecord[]) => {
@@ -132,7 +140,33 @@ export function createTaskStageStores(db: SqliteDatabase): TaskStageStores {
       taskDeliveries.insertAll(deliveries);
     },
   );
+  return {
+    get: async (id) => stage(s.stageGet.get(id)),
+    getByRun: async (runId, runStage) => stage(s.stageByRun.get(runId, runStage)),
+    async listByRun(runId, request) {
+      if (request) return stagesPage(runId, request);
+      const items = (s.stagesAll.all(runId) as rows.TaskStageRow[]).map(rows.fromTaskStageRow);
+      return { items, total: items.length };
+    },
+    async transition(id, expected, next) {
+      if (next.id !== id) throw new Error("transition: next.id must equal id");
+      return (await stageCas(expected, next)) ? next : null;
+    },
+    async start(next, expected, writes, deliveries) {
+      try {
+        await start(next, expected, writes, deliveries);
+        return next;
+      } catch (error) {
+        if (error instanceof GuardFailed) return null;
+        throw error;
+      }
+    },
+    listUnsettled: async (limit) => (s.stagesUnsettled.all({ limit }) as rows.TaskStageRow[]).map(rows.fromTaskStageRow),
+  };
+}
 
+/** Task results: a compare-and-set transition that writes the result's outcomes with it. */
+function createResultStore(db: SqliteDatabase, s: Statements): TaskResultStore {
   const resultCas = groupedTx(
     db,
     (expected: Expected<string>, next: TaskResultRecord, outcomes: readonly TaskResultOutcomeRecord[]): boolean => {
@@ -141,7 +175,20 @@ export function createTaskStageStores(db: SqliteDatabase): TaskStageStores {
       return true;
     },
   );
+  return {
+    get: async (id) => result(s.resultGet.get(id)),
+    listByStage: async (stageId) => (s.resultsByStage.all(stageId) as rows.TaskResultRow[]).map(rows.fromTaskResultRow),
+    findByTokenDigest: async (digest) => result(s.resultByToken.get(digest)),
+    async transition(id, expected, next, outcomes = []) {
+      if (next.id !== id) throw new Error("transition: next.id must equal id");
+      return (await resultCas(expected, next, outcomes)) ? next : null;
+    },
+    listPastDeadline: async (now, limit) => (s.resultsPastDeadline.all({ now, limit }) as rows.TaskResultRow[]).map(rows.fromTaskResultRow),
+  };
+}
 
+/** Outcomes: read only here (written by a result's transition), filtered and sorted in SQL. */
+function createOutcomeStore(db: SqliteDatabase, s: Statements): TaskResultOutcomeStore {
   const outcomesPage = deferredTx(db, (taskResultId: string, query: OutcomeListQuery, request: PageRequest) => {
     const filter = { result: taskResultId, severity: query.severity ?? null, status: query.status ?? null };
     const statement = query.sort === "severity" ? s.outcomesBySeverity : s.outcomesByPosition;
@@ -150,56 +197,21 @@ export function createTaskStageStores(db: SqliteDatabase): TaskStageStores {
       total: (s.outcomesCount.get(filter) as { total: number }).total,
     };
   });
-
-  const byArtifact = (kind: RunArtifactKind) => (kind === "plan" ? s.runByPlan : kind === "apply" ? s.runByApply : s.runByConfiguration);
-
   return {
-    runs: {
-      get: async (id) => one(s.runGet.get(id), rows.fromRunRow),
-      findByArtifact: async (kind, id) => one(byArtifact(kind).get(id, 1), rows.fromRunRow),
-      // Issue 34.6: the same index read, `limit` rows instead of one.
-      listByArtifact: async (kind, id, limit) => (byArtifact(kind).all(id, limit) as rows.RunRow[]).map(rows.fromRunRow),
-      create: async (run, stages, results) => createRun(run, stages, results),
-      listByWorkspace: async (workspaceId, request) => runsPage(workspaceId, request),
-    },
-    taskStages: {
-      get: async (id) => stage(s.stageGet.get(id)),
-      getByRun: async (runId, runStage) => stage(s.stageByRun.get(runId, runStage)),
-      async listByRun(runId, request) {
-        if (request) return stagesPage(runId, request);
-        const items = (s.stagesAll.all(runId) as rows.TaskStageRow[]).map(rows.fromTaskStageRow);
-        return { items, total: items.length };
-      },
-      async transition(id, expected, next) {
-        if (next.id !== id) throw new Error("transition: next.id must equal id");
-        return (await stageCas(expected, next)) ? next : null;
-      },
-      async start(next, expected, writes, deliveries) {
-        try {
-          await start(next, expected, writes, deliveries);
-          return next;
-        } catch (error) {
-          if (error instanceof GuardFailed) return null;
-          throw error;
-        }
-      },
-      listUnsettled: async (limit) => (s.stagesUnsettled.all({ limit }) as rows.TaskStageRow[]).map(rows.fromTaskStageRow),
-    },
-    taskResults: {
-      get: async (id) => result(s.resultGet.get(id)),
-      listByStage: async (stageId) => (s.resultsByStage.all(stageId) as rows.TaskResultRow[]).map(rows.fromTaskResultRow),
-      findByTokenDigest: async (digest) => result(s.resultByToken.get(digest)),
-      async transition(id, expected, next, outcomes = []) {
-        if (next.id !== id) throw new Error("transition: next.id must equal id");
-        return (await resultCas(expected, next, outcomes)) ? next : null;
-      },
-      listPastDeadline: async (now, limit) => (s.resultsPastDeadline.all({ now, limit }) as rows.TaskResultRow[]).map(rows.fromTaskResultRow),
-    },
-    taskResultOutcomes: {
-      get: async (id) => one(s.outcomeGet.get(id), rows.fromOutcomeRow),
-      list: async (taskResultId, query, request) => outcomesPage(taskResultId, query, request),
-      bodyBytes: async (taskResultId) => (s.outcomeBodyBytes.get(taskResultId) as { bytes: number }).bytes,
-    },
+    get: async (id) => one(s.outcomeGet.get(id), rows.fromOutcomeRow),
+    list: async (taskResultId, query, request) => outcomesPage(taskResultId, query, request),
+    bodyBytes: async (taskResultId) => (s.outcomeBodyBytes.get(taskResultId) as { bytes: number }).bytes,
+  };
+}
+
+export function createTaskStageStores(db: SqliteDatabase): TaskStageStores {
+  const s = Object.fromEntries(Object.entries(TASK_STAGE_SQL).map(([name, sql]) => [name, db.prepare(sql)])) as Statements;
+  const taskDeliveries = createTaskDeliveryStore(db);
+  return {
+    runs: createRunStore(db, s),
+    taskStages: createStageStore(db, s, taskDeliveries),
+    taskResults: createResultStore(db, s),
+    taskResultOutcomes: createOutcomeStore(db, s),
     taskDeliveries: {
       get: taskDeliveries.get,
       listByResult: taskDeliveries.listByResult,
