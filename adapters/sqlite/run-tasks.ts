@@ -31,21 +31,27 @@ export const RUN_TASK_SQL = {
 
 type Statements = Record<keyof typeof RUN_TASK_SQL, SqliteStatement>;
 
-export function createRunTaskStores(db: SqliteDatabase): { runTasks: RunTaskStore; workspaceTasks: WorkspaceTaskStore } {
-  const s = Object.fromEntries(Object.entries(RUN_TASK_SQL).map(([name, sql]) => [name, db.prepare(sql)])) as Statements;
-  const task = (row: unknown): RunTaskRecord | null => (row ? rows.fromRunTaskRow(row as rows.RunTaskRow) : null);
-  const wsTask = (row: unknown): WorkspaceTaskRecord | null => (row ? rows.fromWorkspaceTaskRow(row as rows.WorkspaceTaskRow) : null);
-  const total = (statement: SqliteStatement, key: string): number => (statement.get(key) as { total: number }).total;
+const task = (row: unknown): RunTaskRecord | null => (row ? rows.fromRunTaskRow(row as rows.RunTaskRow) : null);
+const wsTask = (row: unknown): WorkspaceTaskRecord | null => (row ? rows.fromWorkspaceTaskRow(row as rows.WorkspaceTaskRow) : null);
+const total = (statement: SqliteStatement, key: string): number => (statement.get(key) as { total: number }).total;
 
+// A UNIQUE violation rolls the transaction back and becomes the guard's answer; anything else
+// (a PRIMARY KEY clash included) propagates, carrying no values (SQLite names columns only).
+const unique = <R>(write: () => R, onDuplicate: R): R => {
+  try {
+    return write();
+  } catch (error) {
+    if (isUniqueViolation(error)) return onDuplicate;
+    throw error;
+  }
+};
+
+/** An organization's run tasks; deleting one detaches it from every workspace in the same transaction. */
+function createRunTaskStore(db: SqliteDatabase, s: Statements): RunTaskStore {
   const taskPage = deferredTx(db, (organization: string, request: PageRequest): Page<RunTaskRecord> => ({
     items: (s.taskPage.all(organization, request.limit, request.offset) as rows.RunTaskRow[]).map(rows.fromRunTaskRow),
     total: total(s.taskCount, organization),
   }));
-  const wsPage = deferredTx(db, (workspaceId: string, request: PageRequest): Page<WorkspaceTaskRecord> => ({
-    items: (s.wsPage.all(workspaceId, request.limit, request.offset) as rows.WorkspaceTaskRow[]).map(rows.fromWorkspaceTaskRow),
-    total: total(s.wsCount, workspaceId),
-  }));
-
   const insertTask = immediateTx(db, (record: RunTaskRecord) => void s.taskInsert.run(rows.toRunTaskRow(record)));
   const updateTask = immediateTx(db, (record: RunTaskRecord, expectedVersion: number): GuardedResult<"missing" | "stale"> => {
     if (s.taskUpdate.run({ ...rows.toRunTaskRow(record), expected_version: expectedVersion }).changes === 1) return { ok: true };
@@ -56,7 +62,35 @@ export function createRunTaskStores(db: SqliteDatabase): { runTasks: RunTaskStor
     s.taskDeleteAttached.run(id);
     return true;
   });
+  return {
+    get: async (id) => task(s.taskGet.get(id)),
+    async list(organization, request) {
+      if (request) return taskPage(organization, request);
+      const items = (s.taskAll.all(organization) as rows.RunTaskRow[]).map(rows.fromRunTaskRow);
+      return { items, total: items.length };
+    },
+    async insert(record) {
+      return unique<GuardedResult<"duplicate-name">>(() => {
+        insertTask(record);
+        return { ok: true };
+      }, { ok: false, reason: "duplicate-name" });
+    },
+    async update(record, expectedVersion) {
+      return unique<GuardedResult<"missing" | "stale" | "duplicate-name">>(() => updateTask(record, expectedVersion), {
+        ok: false,
+        reason: "duplicate-name",
+      });
+    },
+    delete: async (id) => deleteTask(id),
+  };
+}
 
+/** A workspace's attached tasks; attaching checks the task exists in the same transaction. */
+function createWorkspaceTaskStore(db: SqliteDatabase, s: Statements): WorkspaceTaskStore {
+  const wsPage = deferredTx(db, (workspaceId: string, request: PageRequest): Page<WorkspaceTaskRecord> => ({
+    items: (s.wsPage.all(workspaceId, request.limit, request.offset) as rows.WorkspaceTaskRow[]).map(rows.fromWorkspaceTaskRow),
+    total: total(s.wsCount, workspaceId),
+  }));
   const insertWs = immediateTx(db, (record: WorkspaceTaskRecord): GuardedResult<"duplicate-task" | "missing-task"> => {
     if (!s.taskExists.get(record.taskId)) return { ok: false, reason: "missing-task" };
     s.wsInsert.run(rows.toWorkspaceTaskRow(record));
@@ -67,53 +101,23 @@ export function createRunTaskStores(db: SqliteDatabase): { runTasks: RunTaskStor
     return { ok: false, reason: s.wsExists.get(record.id) ? "stale" : "missing" };
   });
   const deleteWs = immediateTx(db, (id: string) => s.wsDelete.run(id).changes === 1);
-
-  // A UNIQUE violation rolls the transaction back and becomes the guard's answer; anything else
-  // (a PRIMARY KEY clash included) propagates, carrying no values (SQLite names columns only).
-  const unique = <R>(write: () => R, onDuplicate: R): R => {
-    try {
-      return write();
-    } catch (error) {
-      if (isUniqueViolation(error)) return onDuplicate;
-      throw error;
-    }
-  };
-
   return {
-    runTasks: {
-      get: async (id) => task(s.taskGet.get(id)),
-      async list(organization, request) {
-        if (request) return taskPage(organization, request);
-        const items = (s.taskAll.all(organization) as rows.RunTaskRow[]).map(rows.fromRunTaskRow);
-        return { items, total: items.length };
-      },
-      async insert(record) {
-        return unique<GuardedResult<"duplicate-name">>(() => {
-          insertTask(record);
-          return { ok: true };
-        }, { ok: false, reason: "duplicate-name" });
-      },
-      async update(record, expectedVersion) {
-        return unique<GuardedResult<"missing" | "stale" | "duplicate-name">>(() => updateTask(record, expectedVersion), {
-          ok: false,
-          reason: "duplicate-name",
-        });
-      },
-      delete: async (id) => deleteTask(id),
+    get: async (id) => wsTask(s.wsGet.get(id)),
+    async list(workspaceId, request) {
+      if (request) return wsPage(workspaceId, request);
+      const items = (s.wsAll.all(workspaceId) as rows.WorkspaceTaskRow[]).map(rows.fromWorkspaceTaskRow);
+      return { items, total: items.length };
     },
-    workspaceTasks: {
-      get: async (id) => wsTask(s.wsGet.get(id)),
-      async list(workspaceId, request) {
-        if (request) return wsPage(workspaceId, request);
-        const items = (s.wsAll.all(workspaceId) as rows.WorkspaceTaskRow[]).map(rows.fromWorkspaceTaskRow);
-        return { items, total: items.length };
-      },
-      listByTask: async (taskId) => (s.wsByTask.all(taskId) as rows.WorkspaceTaskRow[]).map(rows.fromWorkspaceTaskRow),
-      async insert(record) {
-        return unique<GuardedResult<"duplicate-task" | "missing-task">>(() => insertWs(record), { ok: false, reason: "duplicate-task" });
-      },
-      update: async (record, expectedVersion) => updateWs(record, expectedVersion),
-      delete: async (id) => deleteWs(id),
+    listByTask: async (taskId) => (s.wsByTask.all(taskId) as rows.WorkspaceTaskRow[]).map(rows.fromWorkspaceTaskRow),
+    async insert(record) {
+      return unique<GuardedResult<"duplicate-task" | "missing-task">>(() => insertWs(record), { ok: false, reason: "duplicate-task" });
     },
+    update: async (record, expectedVersion) => updateWs(record, expectedVersion),
+    delete: async (id) => deleteWs(id),
   };
+}
+
+export function createRunTaskStores(db: SqliteDatabase): { runTasks: RunTaskStore; workspaceTasks: WorkspaceTaskStore } {
+  const s = Object.fromEntries(Object.entries(RUN_TASK_SQL).map(([name, sql]) => [name, db.prepare(sql)])) as Statements;
+  return { runTasks: createRunTaskStore(db, s), workspaceTasks: createWorkspaceTaskStore(db, s) };
 }
