@@ -33,75 +33,120 @@ const json = (status: number, body: unknown): Response =>
   new Response(`${JSON.stringify(body, null, 2)}\n`, { status, headers: { "content-type": "application/json" } });
 const error = (status: number, detail: string): Response => json(status, { error: detail });
 
+/**
+ * What a result of the stage that is still `pending` last heard from its integration, when that
+ * attempt failed: `401: <its words>`, or why nothing came back; null while none has failed.
+ */
+async function failingAnswer(runplane: Runplane, stageId: string): Promise<string | null> {
+  for (const result of await runplane.runTasks.listResults(stageId)) {
+    if (result.status !== "pending") continue;
+    const [last] = (await runplane.runTasks.listDeliveryAttempts(result.id, { offset: 0, limit: 1 })).items;
+    if (!last || last.status === 200) continue;
+    if (last.status === null) return last.detail;
+    const said = answerLine({ text: last.excerpt, truncated: last.excerptTruncated }, WORDS_IN_REASON);
+    return `${last.status}${said ? `: ${said}` : ""}`;
+  }
+  return null;
+}
+
+/** Resolves once the stage is final (or awaiting an override), one of its requests is failing, or time runs out. */
+async function settle(runplane: Runplane, closing: AbortSignal, stage: TaskStageView, deadline: number): Promise<Settled> {
+  let wake: () => void = () => undefined;
+  const unsubscribe = runplane.runTasks.on("stage-status", (event: StageStatusEvent) => {
+    if (event.stageId === stage.id) wake();
+  });
+  try {
+    for (;;) {
+      // Subscribed before reading, so a change between the read and the wait is never missed.
+      const changed = new Promise<void>((resolve) => (wake = resolve));
+      const current = await runplane.runTasks.getStage(stage.runId, stage.stage);
+      if (!current) return { state: "timed-out" };
+      if (isFinalStageStatus(current.status) || current.status === "awaiting_override") return { state: "final", stage: current };
+      const lastAnswer = await failingAnswer(runplane, stage.id);
+      if (lastAnswer !== null) return { state: "retrying", lastAnswer };
+      const left = deadline - Date.now();
+      if (left <= 0 || closing.aborted) return { state: "timed-out" };
+      let timer: NodeJS.Timeout | undefined;
+      let onAbort: () => void = () => undefined;
+      await Promise.race([
+        changed,
+        new Promise<void>((resolve) => (timer = setTimeout(resolve, Math.min(left, ATTEMPT_POLL_MS)))),
+        new Promise<void>((resolve) => closing.addEventListener("abort", (onAbort = () => resolve()), { once: true })),
+      ]);
+      clearTimeout(timer);
+      // One listener per wait on the server-wide signal: left behind, they pile up with every demo run.
+      closing.removeEventListener("abort", onAbort);
+    }
+  } finally {
+    unsubscribe();
+  }
+}
+
+async function readMessage(request: Request): Promise<string | Response> {
+  const text = await request.text();
+  if (text.length > MAX_BODY_CHARS) return error(413, "body too large");
+  if (text.trim() === "") return "Triggered via the demo route";
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    return error(400, 'body must be JSON: {"message": "..."}');
+  }
+  const message = (body as { message?: unknown } | null)?.message;
+  if (message === undefined) return "Triggered via the demo route";
+  if (typeof message !== "string") return error(422, "message must be a string");
+  return message;
+}
+
+/** How the stages went: each stage's status, and why the request stopped waiting early (null when it did not). */
+interface StagesOutcome {
+  statuses: Record<string, string>;
+  stopped: Exclude<Settled, { state: "final" }> | null;
+}
+
+/** Starts each stage in run order and waits for it, stopping at the first that did not pass. */
+async function playStages(
+  runplane: Runplane,
+  closing: AbortSignal,
+  runId: string,
+  stages: readonly TaskStageView[],
+  deadline: number,
+): Promise<StagesOutcome> {
+  const statuses: Record<string, string> = Object.fromEntries(stages.map((s) => [s.stage, s.status]));
+  let stopped: StagesOutcome["stopped"] = null;
+  for (const stage of stages) {
+    await runplane.runTasks.startStage(runId, stage.stage);
+    const settled = await settle(runplane, closing, stage, deadline);
+    if (settled.state !== "final") {
+      stopped = settled;
+      statuses[stage.stage] = (await runplane.runTasks.getStage(runId, stage.stage))?.status ?? "unknown";
+      break;
+    }
+    statuses[stage.stage] = settled.stage.status;
+    if (settled.stage.status !== "passed") break;
+  }
+  return { statuses, stopped };
+}
+
+/**
+ * The route's answer: 202 while a request is retrying (accepted and still going; the results page
+ * shows each attempt as it happens), else 200.
+ */
+function answer(runId: string, message: string, { statuses, stopped }: StagesOutcome, resultsPage: string): Response {
+  return json(stopped?.state === "retrying" ? 202 : 200, {
+    run_id: runId,
+    message,
+    stages: statuses,
+    ...(stopped?.state === "timed-out" ? { timed_out: true } : {}),
+    ...(stopped?.state === "retrying" ? { retrying: true, last_answer: stopped.lastAnswer } : {}),
+    results_page: resultsPage,
+  });
+}
+
 export function createDemoRuns(runplane: Runplane, options: DemoRunsOptions) {
   const timeoutMs = options.timeoutMs ?? 60_000;
   const prefix = options.resultsPrefix ?? "/app";
   const closing = new AbortController();
-
-  /**
-   * What a result of the stage that is still `pending` last heard from its integration, when that
-   * attempt failed: `401: <its words>`, or why nothing came back; null while none has failed.
-   */
-  async function failingAnswer(stageId: string): Promise<string | null> {
-    for (const result of await runplane.runTasks.listResults(stageId)) {
-      if (result.status !== "pending") continue;
-      const [last] = (await runplane.runTasks.listDeliveryAttempts(result.id, { offset: 0, limit: 1 })).items;
-      if (!last || last.status === 200) continue;
-      if (last.status === null) return last.detail;
-      const said = answerLine({ text: last.excerpt, truncated: last.excerptTruncated }, WORDS_IN_REASON);
-      return `${last.status}${said ? `: ${said}` : ""}`;
-    }
-    return null;
-  }
-
-  /** Resolves once the stage is final (or awaiting an override), one of its requests is failing, or time runs out. */
-  async function settle(stage: TaskStageView, deadline: number): Promise<Settled> {
-    let wake: () => void = () => undefined;
-    const unsubscribe = runplane.runTasks.on("stage-status", (event: StageStatusEvent) => {
-      if (event.stageId === stage.id) wake();
-    });
-    try {
-      for (;;) {
-        // Subscribed before reading, so a change between the read and the wait is never missed.
-        const changed = new Promise<void>((resolve) => (wake = resolve));
-        const current = await runplane.runTasks.getStage(stage.runId, stage.stage);
-        if (!current) return { state: "timed-out" };
-        if (isFinalStageStatus(current.status) || current.status === "awaiting_override") return { state: "final", stage: current };
-        const lastAnswer = await failingAnswer(stage.id);
-        if (lastAnswer !== null) return { state: "retrying", lastAnswer };
-        const left = deadline - Date.now();
-        if (left <= 0 || closing.signal.aborted) return { state: "timed-out" };
-        let timer: NodeJS.Timeout | undefined;
-        let onAbort: () => void = () => undefined;
-        await Promise.race([
-          changed,
-          new Promise<void>((resolve) => (timer = setTimeout(resolve, Math.min(left, ATTEMPT_POLL_MS)))),
-          new Promise<void>((resolve) => closing.signal.addEventListener("abort", (onAbort = () => resolve()), { once: true })),
-        ]);
-        clearTimeout(timer);
-        // One listener per wait on the server-wide signal: left behind, they pile up with every demo run.
-        closing.signal.removeEventListener("abort", onAbort);
-      }
-    } finally {
-      unsubscribe();
-    }
-  }
-
-  async function readMessage(request: Request): Promise<string | Response> {
-    const text = await request.text();
-    if (text.length > MAX_BODY_CHARS) return error(413, "body too large");
-    if (text.trim() === "") return "Triggered via the demo route";
-    let body: unknown;
-    try {
-      body = JSON.parse(text);
-    } catch {
-      return error(400, 'body must be JSON: {"message": "..."}');
-    }
-    const message = (body as { message?: unknown } | null)?.message;
-    if (message === undefined) return "Triggered via the demo route";
-    if (typeof message !== "string") return error(422, "message must be a string");
-    return message;
-  }
 
   async function handle(request: Request): Promise<Response> {
     if (request.method !== "POST") return new Response(null, { status: 405, headers: { allow: "POST" } });
@@ -119,28 +164,8 @@ export function createDemoRuns(runplane: Runplane, options: DemoRunsOptions) {
       // The owners token is a team's: its runs are the demo user's, whom seedDemo records in the directory.
       createdBy: principal.userId ?? DEMO.user,
     });
-    const statuses: Record<string, string> = Object.fromEntries(stages.map((s) => [s.stage, s.status]));
-    let stopped: Exclude<Settled, { state: "final" }> | null = null;
-    for (const stage of stages) {
-      await runplane.runTasks.startStage(run.id, stage.stage);
-      const settled = await settle(stage, deadline);
-      if (settled.state !== "final") {
-        stopped = settled;
-        statuses[stage.stage] = (await runplane.runTasks.getStage(run.id, stage.stage))?.status ?? "unknown";
-        break;
-      }
-      statuses[stage.stage] = settled.stage.status;
-      if (settled.stage.status !== "passed") break;
-    }
-    // Retrying: accepted and still going; the results page shows each attempt as it happens.
-    return json(stopped?.state === "retrying" ? 202 : 200, {
-      run_id: run.id,
-      message,
-      stages: statuses,
-      ...(stopped?.state === "timed-out" ? { timed_out: true } : {}),
-      ...(stopped?.state === "retrying" ? { retrying: true, last_answer: stopped.lastAnswer } : {}),
-      results_page: `${options.publicUrl}${prefix}/runs/${run.id}`,
-    });
+    const outcome = await playStages(runplane, closing.signal, run.id, stages, deadline);
+    return answer(run.id, message, outcome, `${options.publicUrl}${prefix}/runs/${run.id}`);
   }
 
   return {
