@@ -3,7 +3,8 @@ import type { RunRecord, TaskStageRecord } from "../../schemas/run-task-records.
 import { race, type ConformanceContext } from "./context.js";
 import { at } from "./fixtures.js";
 import { outcome, result, rid, run, stage, started } from "./run-task-fixtures.js";
-import { describeTaskDeliveryCases } from "./task-deliveries.cases.js";import { describeTaskResultTransitionCases } from "./task-result-transition.cases.js";
+import { describeTaskDeliveryCases } from "./task-deliveries.cases.js";
+import { describeTaskResultTransitionCases } from "./task-result-transition.cases.js";
 import { OPEN, PENDING, taskStageHelpers, type TaskStageHelpers } from "./task-stage-support.js";
 
 function taskStageCases1(ctx: ConformanceContext, h: TaskStageHelpers): void {
