@@ -54,6 +54,123 @@ const realTimer: RetryTimer = {
   clear: (handle) => clearTimeout(handle as NodeJS.Timeout | undefined),
 };
 
+/** The hub's state, shared by its connection's lifecycle and its subscriber bookkeeping. */
+interface HubState {
+  readonly listeners: Set<ChannelListener>;
+  /** The channels the current connection listens to. */
+  readonly listened: Set<string>;
+  client: PgPoolClientLike | undefined;
+  /** The connection was lost while there were subscribers: the next fresh one tells them. */
+  lost: boolean;
+  closed: boolean;
+  retryMs: number;
+  retry: unknown;
+}
+
+/** Runs steps one at a time, in the order they were asked for; a failed step does not stop the next. */
+function serializer(): <T>(step: () => Promise<T>) => Promise<T> {
+  let chain: Promise<unknown> = Promise.resolve();
+  return <T>(step: () => Promise<T>): Promise<T> => {
+    const next = chain.then(step);
+    chain = next.catch(() => undefined);
+    return next;
+  };
+}
+
+// Runs inside the driver's socket handler: a throwing subscriber must not take the process down.
+function safely(l: ChannelListener, call: () => void): void {
+  try {
+    call();
+  } catch (error) {
+    console.warn(`runplane postgres: a ${l.channel} subscriber failed (${error instanceof Error ? error.name : typeof error})`);
+  }
+}
+
+interface ListeningConnection {
+  /** Brings the connection in line with the listeners: listening to each wanted channel, or released. */
+  sync(): Promise<void>;
+}
+
+/** The connection's lifecycle: taken from the pool, LISTEN/UNLISTEN, given back, or dropped on error (then `onLost`). */
+function listeningConnection(pool: PgPoolLike, state: HubState, onLost: () => void): ListeningConnection {
+  const onNotification = (message: PgNotification): void => {
+    for (const l of [...state.listeners]) if (l.channel === message.channel) safely(l, () => l.onMessage(message.payload ?? ""));
+  };
+  const onError = (error: Error): void => {
+    if (!state.client) return;
+    drop(error);
+    onLost();
+  };
+  const detach = (c: PgPoolClientLike): void => {
+    c.removeListener("notification", onNotification);
+    c.removeListener("error", onError);
+  };
+  /** Lets go of a failed connection (the pool discards it); whoever was subscribed is owed a reconnect. */
+  function drop(error?: unknown): void {
+    const c = state.client;
+    if (!c) return;
+    state.client = undefined;
+    state.listened.clear();
+    state.lost = state.listeners.size > 0;
+    detach(c);
+    c.release(error instanceof Error ? error : true);
+  }
+  async function connect(): Promise<PgPoolClientLike> {
+    const c = await pool.connect();
+    c.on("notification", onNotification);
+    c.on("error", onError);
+    state.client = c;
+    return c;
+  }
+  /** No channel wanted: stops listening and gives the connection back. */
+  async function release(): Promise<void> {
+    if (state.client) await state.client.query({ text: "UNLISTEN *" });
+    const c = state.client;
+    state.client = undefined;
+    state.listened.clear();
+    if (c) detach(c);
+    c?.release();
+  }
+  async function sync(): Promise<void> {
+    const wanted = new Set([...state.listeners].map((l) => l.channel));
+    const { listened } = state;
+    try {
+      if (wanted.size === 0) return await release();
+      const fresh = !state.client;
+      const c = state.client ?? (await connect());
+      for (const channel of wanted) if (!listened.has(channel)) await c.query({ text: `LISTEN ${channel}` }), listened.add(channel);
+      for (const channel of listened) if (!wanted.has(channel)) await c.query({ text: `UNLISTEN ${channel}` }), listened.delete(channel);
+      // The connection failed while it was being set up (onError dropped it): not listening.
+      if (state.client !== c) throw new Error("runplane postgres: the listening connection was lost");
+      if (fresh && state.lost) {
+        state.lost = false;
+        state.retryMs = FIRST_RETRY_MS;
+        for (const l of [...state.listeners]) safely(l, () => l.onReconnect());
+      }
+    } catch (error) {
+      drop(error);
+      // Whatever this attempt noted as listened belonged to a connection that is gone.
+      if (!state.client) listened.clear();
+      throw error;
+    }
+  }
+  return { sync };
+}
+
+/** After a lost connection: tries again (100 ms doubling to 5 s) while there are subscribers and no connection. */
+function reconnector(state: HubState, timer: RetryTimer, serial: ReturnType<typeof serializer>, sync: () => Promise<void>): () => void {
+  return function reconnectLater(): void {
+    if (state.closed || state.retry !== undefined || state.listeners.size === 0) return;
+    state.retry = timer.set(() => {
+      state.retry = undefined;
+      serial(async () => (state.client ? undefined : sync())).catch(() => {
+        state.retryMs = Math.min(state.retryMs * 2, MAX_RETRY_MS);
+        reconnectLater();
+      });
+    }, state.retryMs);
+  };
+}
+
 /**
  * One pool connection per storage instance in `LISTEN`, shared by every subscription (wake-ups and
  * status changes), held only while there is one. When the connection is lost it reconnects (100 ms
@@ -61,121 +178,44 @@ const realTimer: RetryTimer = {
  * at a time, so subscribing and stopping never race each other or a reconnect.
  */
 export function createNotificationHub(pool: PgPoolLike, timer: RetryTimer = realTimer): NotificationHub {
-  const listeners = new Set<ChannelListener>();
-  const listened = new Set<string>();
-  let client: PgPoolClientLike | undefined;
-  let lost = false;
-  let closed = false;
-  let retryMs = FIRST_RETRY_MS;
-  let retry: unknown;
-  let chain: Promise<unknown> = Promise.resolve();
-  const serial = <T>(step: () => Promise<T>): Promise<T> => {
-    const next = chain.then(step);
-    chain = next.catch(() => undefined);
-    return next;
+  const state: HubState = {
+    listeners: new Set(),
+    listened: new Set(),
+    client: undefined,
+    lost: false,
+    closed: false,
+    retryMs: FIRST_RETRY_MS,
+    retry: undefined,
   };
-
-  // Runs inside the driver's socket handler: a throwing subscriber must not take the process down.
-  const safely = (l: ChannelListener, call: () => void): void => {
-    try {
-      call();
-    } catch (error) {
-      console.warn(`runplane postgres: a ${l.channel} subscriber failed (${error instanceof Error ? error.name : typeof error})`);
-    }
-  };
-  const onNotification = (message: PgNotification): void => {
-    for (const l of [...listeners]) if (l.channel === message.channel) safely(l, () => l.onMessage(message.payload ?? ""));
-  };
-  const onError = (error: Error): void => {
-    if (!client) return;
-    drop(error);
-    reconnectLater();
-  };
-  function drop(error?: unknown): void {
-    const c = client;
-    if (!c) return;
-    client = undefined;
-    listened.clear();
-    lost = listeners.size > 0;
-    c.removeListener("notification", onNotification);
-    c.removeListener("error", onError);
-    c.release(error instanceof Error ? error : true);
-  }
-
-  /** Brings the connection in line with the listeners: listening to each wanted channel, or released. */
-  async function sync(): Promise<void> {
-    const wanted = new Set([...listeners].map((l) => l.channel));
-    try {
-      if (wanted.size === 0) {
-        if (client) await client.query({ text: "UNLISTEN *" });
-        const c = client;
-        client = undefined;
-        listened.clear();
-        c?.removeListener("notification", onNotification);
-        c?.removeListener("error", onError);
-        c?.release();
-        return;
-      }
-      const fresh = !client;
-      if (!client) {
-        const c = await pool.connect();
-        c.on("notification", onNotification);
-        c.on("error", onError);
-        client = c;
-      }
-      const c = client;
-      for (const channel of wanted) if (!listened.has(channel)) await c.query({ text: `LISTEN ${channel}` }), listened.add(channel);
-      for (const channel of listened) if (!wanted.has(channel)) await c.query({ text: `UNLISTEN ${channel}` }), listened.delete(channel);
-      // The connection failed while it was being set up (onError dropped it): not listening.
-      if (client !== c) throw new Error("runplane postgres: the listening connection was lost");
-      if (fresh && lost) {
-        lost = false;
-        retryMs = FIRST_RETRY_MS;
-        for (const l of [...listeners]) safely(l, () => l.onReconnect());
-      }
-    } catch (error) {
-      drop(error);
-      // Whatever this attempt noted as listened belonged to a connection that is gone.
-      if (!client) listened.clear();
-      throw error;
-    }
-  }
-
-  function reconnectLater(): void {
-    if (closed || retry !== undefined || listeners.size === 0) return;
-    retry = timer.set(() => {
-      retry = undefined;
-      serial(async () => (client ? undefined : sync())).catch(() => {
-        retryMs = Math.min(retryMs * 2, MAX_RETRY_MS);
-        reconnectLater();
-      });
-    }, retryMs);
-  }
+  const serial = serializer();
+  const connection = listeningConnection(pool, state, () => reconnectLater());
+  const reconnectLater = reconnector(state, timer, serial, connection.sync);
+  const { listeners } = state;
 
   return {
     async subscribe(listener) {
-      if (closed) throw new Error("runplane postgres: the storage is closed");
+      if (state.closed) throw new Error("runplane postgres: the storage is closed");
       // A subscription of its own, even when one object subscribes twice.
       const own: ChannelListener = { ...listener };
       listeners.add(own);
       try {
-        await serial(sync);
+        await serial(connection.sync);
       } catch (error) {
         listeners.delete(own);
-        if (listeners.size === 0) lost = false;
+        if (listeners.size === 0) state.lost = false;
         reconnectLater();
         throw error;
       }
       return async () => {
         if (!listeners.delete(own)) return;
-        await serial(sync).catch(() => undefined);
+        await serial(connection.sync).catch(() => undefined);
       };
     },
     async close() {
-      closed = true;
-      timer.clear(retry);
+      state.closed = true;
+      timer.clear(state.retry);
       listeners.clear();
-      await serial(sync).catch(() => undefined);
+      await serial(connection.sync).catch(() => undefined);
     },
   };
 }
