@@ -1,5 +1,5 @@
 /**
- * Issue 26: how this process's delivery attempts of the last minutes ended, for `health()`. A ring
+ * How this process's delivery attempts of the last minutes ended, for `health()`. A ring
  * of {@link BUCKETS} buckets, each a slice of the window: memory stays fixed however many attempts
  * there are, and a bucket is reused once its slice has left the window. Time is passed in (the
  * instance's clock), so tests move it by hand.

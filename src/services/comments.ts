@@ -6,7 +6,7 @@ import { isoNow, type ServiceContext } from "./context.js";
 import { parseOrThrow } from "./validate.js";
 
 /**
- * Comments on runs (issue 27). Unchecked like the other services: the HTTP routes authorize first.
+ * Comments on runs. Unchecked like the other services: the HTTP routes authorize first.
  * A body is validated whole before anything is written (D30); a run holds at most
  * `COMMENT_LIMITS.perRun` comments, checked by the store in the same step as the insert.
  */

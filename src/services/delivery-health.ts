@@ -1,5 +1,5 @@
 /**
- * Issue 26: why `health()` says deliveries are failing. Two signs, each cheap: the share of failed
+ * Why `health()` says deliveries are failing. Two signs, each cheap: the share of failed
  * attempts this process made in the last `health.window` (counted in memory by its dispatcher),
  * and how long the oldest result has been retrying (one read of the storage's outbox stats, so
  * every host sees every host's retries).

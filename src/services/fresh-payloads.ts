@@ -1,6 +1,6 @@
 /**
  * Request texts this process has just sealed into its outbox, kept for its own first attempt of
- * each (issue 28): opening a sealed payload cost 20 us of a delivery's CPU on the memory adapter,
+ * each: opening a sealed payload cost 20 us of a delivery's CPU on the memory adapter,
  * and the process that starts a stage is usually the one that sends its requests. Another
  * process, a retry, or an entry evicted or expired opens the stored value as before, so nothing
  * depends on the cache.

@@ -15,7 +15,7 @@ export interface RunplaneHealth {
   /** Whether one cheap storage read answered just now. */
   storage: "ok" | "unreachable";
   /**
-   * Issue 26: `failing` while too many of this process's recent attempts failed, or a result has
+   * `failing` while too many of this process's recent attempts failed, or a result has
    * been retrying for too long (option `health`); each sign is one of `reasons`. An integration's
    * fault, not this instance's: a probe that restarts or unroutes hosts should not act on it.
    */
@@ -61,7 +61,7 @@ const read = async (storage: Storage): Promise<string | null> => {
 };
 
 /**
- * `health()`: the storage probe, then the deliveries (issue 26: this process's attempt window in
+ * `health()`: the storage probe, then the deliveries (this process's attempt window in
  * memory, and the outbox stats while the storage answers); at most two cheap reads, never throws.
  */
 export function createHealthCheck(

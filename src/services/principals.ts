@@ -60,7 +60,7 @@ export async function touchTokenRecord(ctx: ServiceContext, record: ApiTokenReco
   }
 }
 
-// Issue 33.3: a results page session is an API token record (no table of its own) marked by its
+// A results page session is an API token record (no table of its own) marked by its
 // description, which names the token signed in with and the session's end (src/services/sessions.ts).
 const SESSION_DESCRIPTION = /^results page session of (\S+) until (\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z)$/;
 
@@ -73,8 +73,8 @@ export function sessionOf(record: Pick<ApiTokenRecord, "description">): { parent
 }
 
 /**
- * The description of a record that remembers a revoked token (the reference server's ADMIN_TOKEN,
- * issue 33.3) so that no start brings it back. Its digest is derived from the revoked token's, and
+ * The description of a record that remembers a revoked token (the reference server's ADMIN_TOKEN)
+ * so that no start brings it back. Its digest is derived from the revoked token's, and
  * it is never a credential.
  */
 export const REVOKED_TOKEN_DESCRIPTION = "revoked token (a record that is never a credential)";
@@ -85,7 +85,7 @@ export const isCredential = (record: Pick<ApiTokenRecord, "description">): boole
 
 /**
  * The default authenticator: `Authorization: Bearer <token>` against stored SHA-256 digests (D11).
- * A results page session is refused (issue 33.3): it lives in a browser cookie and only the page
+ * A results page session is refused: it lives in a browser cookie and only the page
  * accepts it, so a leaked cookie is never an API credential; so is a revoked token's record.
  */
 export function createTokenAuthenticator(ctx: ServiceContext) {

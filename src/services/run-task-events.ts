@@ -72,7 +72,7 @@ export function createRunTaskEmitter(logger: Logger, feed?: StatusChangeFeed) {
     /**
      * Like `on`, but hears only this instance's own changes, and never makes it listen to other
      * processes: a dispatcher wakes on its own stage starts this way, while the storage's wake-ups
-     * bring the other processes' (issue 14: every host parsed every other host's changes).
+     * bring the other processes' (so no host parses every other host's changes).
      */
     onOwn<E extends keyof RunTaskEvents>(event: E, listener: RunTaskListener<E>): () => void {
       const set = own[event] as Set<RunTaskListener<E>>;

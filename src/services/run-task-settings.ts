@@ -26,11 +26,11 @@ export interface RunTaskOptions {
    * sweep removes older ones. Default 30 days.
    */
   attempts?: { retention?: Duration };
-  /** Issue 26: when `health()` says deliveries are failing. */
+  /** When `health()` says deliveries are failing. */
   health?: DeliveryHealthOptions;
 }
 
-/** Issue 26: when `health()` says deliveries are failing (`src/services/delivery-health.ts`). */
+/** When `health()` says deliveries are failing (`src/services/delivery-health.ts`). */
 export interface DeliveryHealthOptions {
   /** How far back this process's attempts are judged. Default `"5m"`. */
   window?: Duration;
@@ -65,7 +65,7 @@ export interface RunTaskSettings {
   configurationDownloads: boolean;
   /** decision D31: delivery attempts older than this are pruned. */
   attemptRetentionMs: number;
-  /** Issue 26: when deliveries count as failing. */
+  /** When deliveries count as failing. */
   health: DeliveryHealthSettings;
 }
 

@@ -10,7 +10,7 @@ import { createFreshPayloads } from "./fresh-payloads.js";
 import { createTaskDeliveryService } from "./task-deliveries.js";
 import { createTaskStageService } from "./task-stages.js";
 
-/** How many runs naming one artifact id a reader's credential is tried against (issue 34.6). */
+/** How many runs naming one artifact id a reader's credential is tried against (ids may repeat across organizations). */
 export const ARTIFACT_CANDIDATES = 20;
 
 /**
@@ -22,7 +22,7 @@ export function createRunTaskService(ctx: ServiceContext) {
   const settings = ctx.runTasks ?? resolveRunTaskSettings({});
   const events = createRunTaskEmitter(ctx.logger, ctx.storage.changes);
   const config = createRunTaskConfig(ctx);
-  // Issue 28: the texts this instance enqueues go to its own dispatcher's first attempts unsealed.
+  // The texts this instance enqueues go to its own dispatcher's first attempts unsealed.
   const fresh = createFreshPayloads({ now: () => ctx.now().getTime() });
   const stages = createTaskStageService(ctx, settings, events, fresh);
   const callbacks = createTaskCallbackService(ctx, settings, stages);
@@ -47,7 +47,7 @@ export function createRunTaskService(ctx: ServiceContext) {
     findRunByArtifact: async (kind: RunArtifactKind, id: string): Promise<RunRecord | null> =>
       (await ctx.storage.runs.findByArtifact?.(kind, id)) ?? null,
     /**
-     * Issue 34.6: the newest runs (at most ARTIFACT_CANDIDATES) naming this plan, apply or
+     * The newest runs (at most ARTIFACT_CANDIDATES) naming this plan, apply or
      * configuration version id, for a reader to take the first it may read; bounded, so an id
      * shared by many runs costs a fixed amount per request.
      */

@@ -5,7 +5,7 @@ import type { Directory } from "./directory.js";
 import { findTokenRecord, isCredential, principalForToken, sessionDescription, sessionOf, touchTokenRecord } from "./principals.js";
 
 /**
- * Sign-in sessions of the results page (issue 33.3), so its cookie never holds an API token. A
+ * Sign-in sessions of the results page, so its cookie never holds an API token. A
  * session is a new API token record of the signing-in token's principal (no table of its own),
  * described `results page session of <token id> until <end>`: revocable wherever API tokens are,
  * refused by the API's authenticator, and valid only until its end and while the token it was
@@ -31,7 +31,7 @@ const samePrincipal = (a: ApiTokenRecord, b: ApiTokenRecord): boolean =>
 
 /**
  * Sessions one API token may hold at once: signing in again past it ends the oldest, so signing in
- * in a loop cannot grow storage (found by issue 33's outside try: 2,500 sign-ins, 2,500 records).
+ * in a loop cannot grow storage (an outside review once made 2,500 sign-ins, 2,500 records).
  */
 export const MAX_SESSIONS_PER_TOKEN = 5;
 

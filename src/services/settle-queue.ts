@@ -7,7 +7,7 @@ interface Pending {
 }
 
 /**
- * Gathers the settlements of attempts that end close together into one `settle` batch (issue 13):
+ * Gathers the settlements of attempts that end close together into one `settle` batch:
  * a storage write costs its commit, not its rows, so a delivery should pay a share of one commit.
  * One batch is written at a time; what arrives meanwhile waits for the next, so the batch grows with
  * the load and the commit time instead of a fixed timer. Each caller's promise settles with its own

@@ -1,6 +1,6 @@
 /**
  * Stage and result status changes as structured log events, and stage durations by final status
- * (issue 17), to the millisecond (issue 24). Ids and statuses only. Only this instance's own changes pass here: another process
+ * to the millisecond. Ids and statuses only. Only this instance's own changes pass here: another process
  * logs and measures its own.
  */
 import { isFinalStageStatus, timestampKey } from "../domain/stage-machine.js";
@@ -15,7 +15,7 @@ const level = (to: string): "info" | "warn" => (to === "unreachable" || to === "
 
 /**
  * Milliseconds from the instant the stage (last) became running, the one its `running-at` names,
- * to its final status; undefined when it never ran (issue 24). `running-at` names the first time
+ * to its final status; undefined when it never ran. `running-at` names the first time
  * (an override stamps `overridden-at` instead, D36), not the last. But a stage row is written only when its
  * status changes (start, recompute, override, cancel), each write setting `updatedAt` from the
  * writer's clock to the millisecond: the stored running row's `updatedAt` is the instant it became

@@ -16,7 +16,7 @@ const ownerOf = (workspaceId: string) => ({ kind: "workspace", id: workspaceId }
 
 /**
  * Creates variables in a workspace its caller has just read (the HTTP route reads and authorizes it
- * first): no second read of the workspace, a statement per write on PostgreSQL (issue 28).
+ * first): no second read of the workspace, a statement per write on PostgreSQL.
  */
 export function createVariableWriter(ctx: Pick<ServiceContext, "dialect">, engine: VarEngine) {
   const schemas = workspaceVariableSchemas(ctx.dialect);
