@@ -1,5 +1,5 @@
 /**
- * What one delivery attempt tells the host (issue 17): one structured log event, one count by
+ * What one delivery attempt tells the host: one structured log event, one count by
  * outcome, one latency sample and one span. Fields are ids, numbers and failure codes only: never
  * the URL, payload, token or HMAC key.
  */
@@ -17,12 +17,12 @@ export interface AttemptEnd {
   error?: string;
   /** When the retry is due (ISO), for `retry`. */
   nextAttemptAt?: string;
-  /** Issue 26: what kind of answer a request that went out (or could not) got; absent when none was attempted. */
+  /** What kind of answer a request that went out (or could not) got; absent when none was attempted. */
   outcomeClass?: OutcomeClass;
 }
 
 /**
- * Issue 26: an attempt's answer by kind, for the `runplane.delivery.attempts` counter and the
+ * An attempt's answer by kind, for the `runplane.delivery.attempts` counter and the
  * health check: the status class, or why no answer came (`timeout`, `network` for a refused or
  * reset connection or a name that did not resolve, `refused` by the SSRF guard, `skipped` when the
  * request could not be built).

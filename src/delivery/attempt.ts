@@ -27,7 +27,7 @@ export interface AttemptDeps {
   transport: HttpTransport;
   random: () => number;
   failpoint: (name: DispatcherFailpoint) => void | Promise<void>;
-  /** Logs, counts and traces each attempt (issue 17). */
+  /** Logs, counts and traces each attempt. */
   begin: BeginAttempt;
 }
 
@@ -87,7 +87,7 @@ async function attempt(
     observed = seen({ outcome: "answered", status, errorCode: null, detail: statusReason(status), response: answerOf(res) });
     if (res.status !== 200) {
       const retryAfter = RETRY_AFTER_STATUSES.has(res.status) ? parseRetryAfter(res.headers["retry-after"], deliveries.now()) : null;
-      // Issue 26: the integration's own words follow (`responded with 404: unsupported plan format ...`).
+      // D31: the integration's own words follow (`responded with 404: unsupported plan format ...`).
       failure = { error: statusReason(res.status, answerWords(res, prepared.secrets, WORDS_IN_REASON)), retryAfterMs: retryAfter };
     }
   } catch (err) {

@@ -1,6 +1,6 @@
 /**
  * One timer for many deadlines: every request of an egress registers its budget here instead of
- * arming a timer of its own (issue 13: no per-delivery timers). The timer is armed for the
+ * arming a timer of its own (no per-delivery timers). The timer is armed for the
  * earliest pending deadline; as requests with one budget arrive in order, a new one never moves
  * it, so steady traffic re-arms it once per expiry check, not once per request.
  */

@@ -1,7 +1,7 @@
 /**
  * Words for why an outbound request failed (decision D15): stored as a delivery's `lastError`,
  * shown in result messages and 422 details. Built from error codes and fixed reasons, never from a
- * URL or header; an answer's body only as its D31 excerpt (issue 26), with the request's access
+ * URL or header; an answer's body only as its D31 excerpt, with the request's access
  * token, HMAC key and signature redacted, so nothing secret can reach storage or a response.
  */
 import { STATUS_CODES } from "node:http";
@@ -46,7 +46,7 @@ export function failureReason(err: unknown): string {
 
 /**
  * Why a response that arrived does not count: anything but exactly 200 (spec 4.1), followed by
- * what the integration said when it said something (issue 26: `responded with 404: unsupported
+ * what the integration said when it said something (D31: `responded with 404: unsupported
  * plan format version ...`), as {@link answerWords} gives it.
  */
 /** `401 Unauthorized`: the status with its reason phrase (just the number when it has none). */
