@@ -2,7 +2,7 @@ import type { DeliveryAttemptRecord } from "../schemas/delivery-attempts.js";
 import type { Page, PageRequest } from "../schemas/records.js";
 
 /**
- * Delivery attempts (decision D31, issue 26). The general rules of `Storage` hold. Attempts are
+ * Delivery attempts (decision D31). The general rules of `Storage` hold. Attempts are
  * written only by `TaskDeliveryStore.settle`, in the step that settles their row (an entry's
  * `record`); they never change afterwards.
  *

@@ -1,5 +1,5 @@
 /**
- * `runplane/storage`: the storage contract for authors of their own adapter (issue 17.6): `Storage`,
+ * `runplane/storage`: the storage contract for authors of their own adapter: `Storage`,
  * every store and record type. Types only; the rules are the JSDoc of `./types.ts`.
  */
 export type * from "./types.js";
