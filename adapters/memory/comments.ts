@@ -5,7 +5,7 @@ import { clone } from "./clone.js";
 
 const cmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
-/** Run comments in memory (issue 27): an insert counts and writes synchronously, so its limit holds without locks. */
+/** Run comments in memory: an insert counts and writes synchronously, so its limit holds without locks. */
 export function createMemoryCommentStore(): CommentStore {
   const rows = new Map<string, CommentRecord>();
   const byRun = createIndex<CommentRecord>((c) => c.runId);

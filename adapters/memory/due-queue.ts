@@ -43,7 +43,7 @@ interface Entry {
 /**
  * The memory outbox's open rows in claim order (D15: due first, then id) without walking them all
  * per claim: the fan-out bench's 10,000 rows started at once cost a pass per claim of 128 (10 % of
- * its CPU profile, issue 28). Waiting rows sit in a heap by due time, leased ones in a heap by lease
+ * its CPU profile). Waiting rows sit in a heap by due time, leased ones in a heap by lease
  * expiry and go back to the first when it passes. A row is filed again whenever its due time or
  * lease changes; older entries are skipped by generation (lazy deletion).
  */
