@@ -1,7 +1,7 @@
 import type { CommentRecord } from "../../src/schemas/run-comments.js";
 import type { TableColumns } from "./statements.js";
 
-/** The `run_comments` table (issue 27), shared by the SQLite and PostgreSQL adapters. */
+/** The `run_comments` table, shared by the SQLite and PostgreSQL adapters. */
 export interface CommentRow {
   id: string;
   run_id: string;

@@ -18,7 +18,7 @@ export interface SqlSealedColumn {
 export const SQL_SEALED_COLUMNS = {
   "vars.value": { table: "variables", column: "value", id: "id", holds: "sensitive = 1" },
   "tasks.hmac_key": { table: "run_tasks", column: "hmac_key", id: "id", holds: "hmac_key IS NOT NULL" },
-  // Moved out of task_deliveries by the batched outbox (issue 13); forgotten by reencrypt until issue 25.
+  // Moved out of task_deliveries by the batched outbox; once forgotten by reencrypt (D29 lists it here).
   "task_deliveries.payload": { table: "task_delivery_payloads", column: "payload", id: "delivery_id", holds: "payload IS NOT NULL" },
 } as const satisfies Record<SealedColumn, SqlSealedColumn>;
 
