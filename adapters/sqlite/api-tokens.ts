@@ -5,7 +5,7 @@ import { insertIgnoreSql, touchSql } from "../sql/statements.js";
 import type { SqliteDatabase } from "./driver.js";
 import { deferredTx, immediateTx } from "./driver.js";
 
-// Tokens are few per organization: no index of their own (issue 33.3 lists them for operators).
+// Tokens are few per organization: no index of their own (listing them is for operators).
 const LISTED = `organization = @organization AND (@team IS NULL OR (kind = 'team' AND team_id = @team))`;
 
 export function createApiTokenStore(db: SqliteDatabase): ApiTokenStore {

@@ -38,7 +38,7 @@ export const TASK_STAGE_SQL = {
   // decision D24: a download with an API credential finds its run (runs_by_plan, runs_by_configuration_version).
   runByPlan: `SELECT * FROM runs WHERE plan_id = ? ORDER BY created_at DESC, id DESC LIMIT ?`,
   runByConfiguration: `SELECT * FROM runs WHERE configuration_version_id = ? ORDER BY created_at DESC, id DESC LIMIT ?`,
-  // issue 27: `GET /applies/:id` finds its run (runs_by_apply).
+  // `GET /applies/:id` finds its run (runs_by_apply).
   runByApply: `SELECT * FROM runs WHERE apply_id = ? ORDER BY created_at DESC, id DESC LIMIT ?`,
   runInsert: `${insertSql(rows.RUNS)} ON CONFLICT (id) DO NOTHING`,
   runsByWorkspace: `SELECT * FROM runs WHERE workspace_id = ? ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`,
@@ -113,7 +113,7 @@ function createRunStore(db: SqliteDatabase, s: Statements): RunStore {
   return {
     get: async (id) => one(s.runGet.get(id), rows.fromRunRow),
     findByArtifact: async (kind, id) => one(byArtifact(kind).get(id, 1), rows.fromRunRow),
-    // Issue 34.6: the same index read, `limit` rows instead of one.
+    // The same index read, `limit` rows instead of one.
     listByArtifact: async (kind, id, limit) => (byArtifact(kind).all(id, limit) as rows.RunRow[]).map(rows.fromRunRow),
     create: async (run, stages, results) => createRun(run, stages, results),
     listByWorkspace: async (workspaceId, request) => runsPage(workspaceId, request),
