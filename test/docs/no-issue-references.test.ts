@@ -7,7 +7,9 @@ import { describe, expect, it } from "vitest";
 // code names the behaviour it means, or the decision it follows (`D<n>`, docs/decisions/; D35).
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
-const CHECKED = ["src", "adapters", "examples"];
+const CHECKED = ["src", "adapters", "examples", "docs", "bench", "scripts"];
+/** Top-level files read by users. */
+const PAGES = ["README.md", "CHANGELOG.md"];
 const TEXT = /\.(ts|mts|cts|js|mjs|cjs|md|json|sql|sh|ya?ml|html|css)$/;
 const SKIP_DIRS = new Set(["node_modules", "dist", ".git", "coverage"]);
 /** `issue 27`, `Issue 33.3`, `issues 18 and 24` (not the verb: "the dispatcher issues 2 requests"). */
@@ -22,8 +24,8 @@ function files(dir: string): string[] {
 }
 
 describe("issue references", () => {
-  it("are absent from src/, adapters/ and examples/: a comment or message names the behaviour or the decision", () => {
-    const found = CHECKED.flatMap(files).flatMap((file) =>
+  it("are absent from src/, adapters/, examples/, docs/, bench/, scripts/, the README and the CHANGELOG: a comment, message or page names the behaviour or the decision", () => {
+    const found = [...CHECKED.flatMap(files), ...PAGES].flatMap((file) =>
       readFileSync(join(root, file), "utf8")
         .split("\n")
         .flatMap((line, i) => (ISSUE_REFERENCE.test(line) ? [`${file}:${i + 1}: ${line.trim()}`] : [])),
