@@ -60,11 +60,10 @@ export function spellings(name: string, secret: string): Spelling[] {
   return out.filter((s, i) => out.findIndex((t) => t.form === s.form && t.echo === s.echo) === i);
 }
 
-/** The names of the spellings of `secrets` of which `text` still holds LEAK_CHARS characters in a row (letter case ignored). */
-export function leakedSpellings(text: string, secrets: Record<string, string>): string[] {
+/** The names of `forms` of which `text` holds LEAK_CHARS characters in a row (letter case ignored). */
+function leakedForms(text: string, forms: readonly { name: string; form: string }[]): string[] {
   const haystack = text.toLowerCase();
-  return Object.entries(secrets)
-    .flatMap(([name, secret]) => spellings(name, secret))
+  return forms
     .filter(({ form }) => {
       const run = Math.min(LEAK_CHARS, form.length);
       const lower = form.toLowerCase();
@@ -72,6 +71,11 @@ export function leakedSpellings(text: string, secrets: Record<string, string>): 
       return false;
     })
     .map(({ name }) => name);
+}
+
+/** The names of the spellings of `secrets` of which `text` still holds LEAK_CHARS characters in a row. */
+export function leakedSpellings(text: string, secrets: Record<string, string>): string[] {
+  return leakedForms(text, Object.entries(secrets).flatMap(([name, secret]) => spellings(name, secret)));
 }
 
 /** Characters an echo may put between a secret's characters, and that a reader can drop again. */
@@ -108,14 +112,6 @@ const undisguise = (text: string): string =>
 
 /** Like {@link leakedSpellings}, after undoing every disguise in `text` and the spellings alike. */
 export function leakedUndisguised(text: string, secrets: Record<string, string>): string[] {
-  const haystack = undisguise(text).toLowerCase();
-  return Object.entries(secrets)
-    .flatMap(([name, secret]) => spellings(name, secret).map((s) => ({ name: s.name, form: undisguise(s.form) })))
-    .filter(({ form }) => {
-      const run = Math.min(LEAK_CHARS, form.length);
-      const lower = form.toLowerCase();
-      for (let i = 0; i + run <= lower.length; i++) if (haystack.includes(lower.slice(i, i + run))) return true;
-      return false;
-    })
-    .map(({ name }) => name);
+  const forms = Object.entries(secrets).flatMap(([name, secret]) => spellings(name, secret).map((s) => ({ name: s.name, form: undisguise(s.form) })));
+  return leakedForms(undisguise(text), forms);
 }
