@@ -91,6 +91,7 @@ export function createWriterThreadStorage(local: Storage, start: WriterStart, sc
 
   const storage = {
     ...routeStores(local, send),
+    writesUnavailable: () => (stopped === null ? null : "writer thread stopped"),
     async close() {
       if (closed) return;
       closed = true;

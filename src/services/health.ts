@@ -73,7 +73,7 @@ export function createHealthCheck(
 ): () => Promise<RunplaneHealth> {
   const probeStorage = storageCheck(storage);
   const probeWrites = bounded(async () => {
-    const failed = await writeCheck();
+    const failed = storage.writesUnavailable?.() ?? (await writeCheck());
     return failed === null ? null : `storage refuses writes: ${failed}`;
   });
   return async () => {

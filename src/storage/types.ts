@@ -92,6 +92,12 @@ export interface Storage {
    * one instance, which emits it itself.
    */
   readonly changes?: StatusChangeFeed;
+  /**
+   * Optional: why this storage already knows its writes cannot succeed (the SQLite adapter's
+   * writer thread stopped, decision D37), or null. `health()` reports it at once, without waiting
+   * for the next heartbeat write to fail. Never a host, a statement or a value.
+   */
+  writesUnavailable?(): string | null;
   /** Releases the underlying resources. Calls after close may throw. */
   close(): Promise<void>;
 }

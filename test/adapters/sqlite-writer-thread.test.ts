@@ -11,6 +11,7 @@ import { createSqliteStorage, openSqliteStorage, type SqliteStorageOptions } fro
 import { writerThreadOf, type WriterThread } from "../../adapters/sqlite/writer-client.js";
 import { createGroupCommit } from "../../adapters/sqlite/writer-group.js";
 import { isWriteMethod, METHOD_ACCESS } from "../../adapters/sqlite/writer-methods.js";
+import { createRunplane, generateKey, silentLogger } from "../../src/index.js";
 import { variablesScope } from "../../src/storage/revisions.js";
 import type { Storage } from "../../src/storage/types.js";
 import { StorageUnavailableError } from "../../src/storage/unavailable.js";
@@ -220,6 +221,22 @@ describe("sqlite adapter: writer thread", () => {
       expect(log).toHaveBeenCalledTimes(1);
       expect(String(log.mock.calls[0]![0])).toMatch(/writer thread exited.*503/);
       expect(await storage.organizations.get("kept")).toStrictEqual(organization("kept"));
+    });
+
+    it("turns health() degraded at once, naming the stopped thread, while reads still answer", async () => {
+      vi.spyOn(console, "error").mockImplementation(() => undefined);
+      const { storage, thread } = await open();
+      // No heartbeat during the test: only the storage's own knowledge can tell health.
+      const runplane = createRunplane({ storage, keyring: { keys: [{ id: "k", key: generateKey() }] }, logger: silentLogger, host: { intervalMs: 3_600_000 } });
+      try {
+        await vi.waitFor(async () => expect((await runplane.health()).status).toBe("ok"));
+        await thread.worker.terminate();
+        const health = await runplane.health();
+        expect(health).toMatchObject({ status: "degraded", storage: "unreachable" });
+        expect(health.reasons).toStrictEqual(["storage refuses writes: writer thread stopped"]);
+      } finally {
+        await runplane.close();
+      }
     });
 
     it("treats a crash of the thread the same way", async () => {
