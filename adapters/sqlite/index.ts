@@ -32,7 +32,8 @@ export type { SqliteStorageOptions, SqliteSynchronousMode, SqliteWriterMode } fr
  *
  * With `writer: "thread"` (decision D37) `db` is migrated, then only read from (`query_only`); a
  * worker thread opens the same file and commits every write, so a slow fsync never stops this
- * thread. The default `in-thread` commits on this thread.
+ * thread. The default here is `in-thread`, which commits on this thread: `db` is the caller's, who
+ * may write through it too (`openSqliteStorage`, which owns its connections, defaults to the thread).
  *
  * @throws when an option is invalid, a migration fails (it is rolled back), the file was
  *   migrated by a newer runplane, or `writer: "thread"` is asked of an in-memory database.
@@ -80,15 +81,20 @@ function createStores(db: SqliteDatabase): Storage {
 /**
  * Opens (creating if needed) the SQLite file at `path` with better-sqlite3, an optional peer
  * dependency loaded only here, and returns a `Storage` that owns the connection: `close()` closes
- * it. `":memory:"` gives a private in-memory database. With `writer: "thread"` it resolves once the
- * writer thread has opened the file.
+ * it. `":memory:"` gives a private in-memory database.
+ *
+ * Writes commit in a writer thread by default here (decision D37): the connections are the
+ * storage's own, so nothing else writes through the one it makes read-only. `writer: "in-thread"`
+ * keeps one thread (the event loop then waits for every fsync); `":memory:"` is always in-thread.
+ * Resolves once the writer thread has opened the file.
  */
 export async function openSqliteStorage(path: string, options: SqliteStorageOptions = {}): Promise<Storage> {
   const { default: Database } = await importOptional(() => import("better-sqlite3"), "better-sqlite3", "openSqliteStorage");
   const db = new Database(path);
+  const inMemory = path === ":memory:" || path === "";
   let storage: Storage;
   try {
-    storage = createSqliteStorage(db, options);
+    storage = createSqliteStorage(db, { writer: inMemory ? "in-thread" : "thread", ...options });
   } catch (error) {
     db.close();
     throw error;

@@ -14,8 +14,10 @@ export interface SqliteStorageOptions {
   /** How long, in milliseconds, a writer waits for another connection's lock. Default 5000. */
   busyTimeoutMs?: number;
   /**
-   * Where writes commit (decision D37). `in-thread` (the default): on the calling thread, so a
-   * slow fsync stops the whole event loop for its duration; one thread, nothing to start. `thread`:
+   * Where writes commit (decision D37). `in-thread` (the default of `createSqliteStorage`, whose
+   * connection is the caller's): on the calling thread, so a slow fsync stops the whole event loop
+   * for its duration; one thread, nothing to start. `thread` (the default of `openSqliteStorage`
+   * for a file):
    * a worker thread owns a second connection to the same file and commits every write there,
    * calls that arrive during a commit sharing the next one (group commit); the given connection
    * only reads (`query_only`), so reads never wait for the disk. Needs a database file, not

@@ -42,7 +42,7 @@ export async function openServerStorage(options: ServerStorageOptions): Promise<
     closeSync(openSync(options.sqlitePath, "a", 0o600));
     chmodSync(options.sqlitePath, 0o600);
     const storage = await openSqliteStorage(options.sqlitePath);
-    return { storage, description: `SQLite file ${options.sqlitePath}`, exclusively: (fn) => fn(), close: async () => undefined };
+    return { storage, description: `SQLite file ${options.sqlitePath} (writes commit in a writer thread)`, exclusively: (fn) => fn(), close: async () => undefined };
   }
   if (!/^postgres(ql)?:\/\//.test(url)) throw new Error("DATABASE_URL must be a postgres:// or postgresql:// URL");
   const schema = options.schema?.trim() || "public";
