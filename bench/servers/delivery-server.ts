@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createMemoryStorage } from "../../adapters/memory/index.js";
 import { createSqliteStorage } from "../../adapters/sqlite/index.js";
+import { writerThreadOf } from "../../adapters/sqlite/writer-client.js";
 import { DEFAULT_CONCURRENCY } from "../../src/delivery/dispatcher.js";
 import { createConsoleLogger, createDispatcher, createEgress, createKeyring, createRunplane, generateKey, type HttpTransport } from "../../src/index.js";
 import { toNodeListener } from "../../src/node.js";
@@ -18,7 +19,9 @@ import { steadyWorkload, type SteadySizes } from "../lib/steady-workload.js";
  * there), and one dispatcher sending through an egress that allows only 127.0.0.1/32. The bench
  * process drives it with `POST /bench/<workload>` (a JSON body of sizes) and gets the measurement
  * back as JSON. Environment: RECEIVER_URL (bench/servers/receiver.ts), DISPATCH_CONCURRENCY
- * (default: the dispatcher's default), BENCH_STORAGE (`sqlite`, the default, or `memory`). READY
+ * (default: the dispatcher's default), BENCH_STORAGE (`sqlite`, the default, or `memory`),
+ * BENCH_DB_DIR (where the SQLite file goes; default the OS temp folder), BENCH_SQLITE_WRITER
+ * (`thread`, the default as in the reference server, or `in-thread`, decision D37). READY
  * carries an API token of the owners team for the API reads beside the steady-state load.
  */
 const receiverUrl = process.env.RECEIVER_URL;
@@ -30,12 +33,15 @@ const routes: ControlRoutes = {};
 const http = await listenForBench(routes);
 const origin = http.origin;
 
-const dir = mkdtempSync(join(tmpdir(), "rp-bench-dlv-"));
+const dir = mkdtempSync(join(process.env.BENCH_DB_DIR ?? tmpdir(), "rp-bench-dlv-"));
+const writer = process.env.BENCH_SQLITE_WRITER === "in-thread" ? "in-thread" : "thread";
 // BENCH_STORAGE=memory runs the same workloads on the memory adapter (the outbox without a disk).
 const database = process.env.BENCH_STORAGE === "memory" ? null : new Database(join(dir, "bench.db"));
 // Experiments only: BENCH_WAL_AUTOCHECKPOINT sets SQLite's wal_autocheckpoint (pages; 0 turns it off).
 if (database && process.env.BENCH_WAL_AUTOCHECKPOINT) database.pragma(`wal_autocheckpoint = ${Number(process.env.BENCH_WAL_AUTOCHECKPOINT)}`);
-const storage = database ? createSqliteStorage(database) : createMemoryStorage();
+const storage = database ? createSqliteStorage(database, { writer }) : createMemoryStorage();
+// The writer thread opens its own connection: wait for it, so the first write does not carry its start.
+await writerThreadOf(storage)?.ready;
 const keyring = createKeyring({ keys: [{ id: "k", key: generateKey() }] });
 const runplane = createRunplane({
   storage,
@@ -120,7 +126,7 @@ Object.assign(routes, {
   "/bench/steady": (s: Record<string, number>) => steady.run(steadySizes(s)),
 } satisfies ControlRoutes);
 
-process.stdout.write(`READY ${JSON.stringify({ url: origin, token, concurrency: String(concurrency), bodyBytes: String(requests[0]?.body.length ?? 0) })}\n`);
+process.stdout.write(`READY ${JSON.stringify({ url: origin, token, concurrency: String(concurrency), writer: database ? writer : "none", dbDir: dir, bodyBytes: String(requests[0]?.body.length ?? 0) })}\n`);
 process.on("SIGTERM", () => {
   http.close();
   void dispatcher
