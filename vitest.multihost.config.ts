@@ -19,6 +19,7 @@ export const MULTIHOST = [
   "test/http/storage-unavailable.test.ts",
   // The whole conformance suite again with SQLite's writer thread (D37): a thread per storage, ~70 s.
   "test/adapters/sqlite-writer-thread.test.ts",
+  "test/adapters/sqlite-writer-kill.test.ts",
 ];
 
 export default defineConfig({
