@@ -17,6 +17,7 @@ import { createMemoryRunTaskStores } from "./run-tasks.js";
 import { createMemorySealedValueStore, memorySealedSlots } from "./sealed-values.js";
 import { createMemoryCommentStore } from "./comments.js";
 import { createMemoryHostStore } from "./hosts.js";
+import { createMemoryAgentStore } from "./agents.js";
 import { clone } from "./clone.js";
 
 /**
@@ -39,6 +40,7 @@ export function createMemoryStorage(): Storage {
     apiTokens: apiTokenStore(),
     variables: variableStore(variableRows),
     agentTokens: agentTokenStore(),
+    agents: createMemoryAgentStore(),
     ...runTasks.stores,
     teamProjects: createMemoryTeamProjectStore(),
     comments: createMemoryCommentStore(),

@@ -41,6 +41,9 @@ export function createMemoryRunTaskStore({ tasks, workspaceTasks }: MemoryTaskCo
       for (const [wid, w] of workspaceTasks) if (w.taskId === id) workspaceTasks.delete(wid);
       return true;
     },
+    async countByAgentPool(agentPoolId) {
+      return [...tasks.values()].filter((t) => t.agentPoolId === agentPoolId).length;
+    },
   };
 }
 

@@ -45,7 +45,7 @@ export function createMemoryTaskStageStore(state: RunTaskState, deliveryStore: P
       stages.set(next.id, clone(next));
       for (const w of writes) {
         const { accessTokenDigest, version, updatedAt } = w.next;
-        putResult(w.next.id, { accessTokenDigest, version, updatedAt });
+        putResult(w.next.id, { accessTokenDigest, agentPoolId: w.next.agentPoolId ?? null, version, updatedAt });
       }
       deliveryStore.insertAll(newDeliveries);
       return clone(next);

@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { StatusChangeFeed, Storage, StopListening } from "../../src/storage/types.js";
 import { importOptional } from "../../src/optional-peer.js";
 import { createAgentTokenStore } from "./agent-tokens.js";
+import { createAgentStore } from "./agents.js";
 import { createCommentStore } from "./comments.js";
 import { createAttemptStore } from "./delivery-attempts.js";
 import { createApiTokenStore } from "./api-tokens.js";
@@ -110,6 +111,7 @@ export async function createPostgresStorage(poolOrUrl: PgPoolLike | string, opti
     variables: createVariableStore(pool, q),
     sealedValues: createSealedValueStore(pool, q),
     agentTokens: createAgentTokenStore(pool, q),
+    agents: createAgentStore(pool, q),
     teamProjects: createTeamProjectStore(pool, q),
     comments: createCommentStore(pool, q),
     hosts: createHostStore(pool, q),

@@ -33,6 +33,8 @@ return {
   taskUpdate: sql(casSql(tasks, "version = @expected_version")),
   // Workspace tasks referring to the task go with it (ON DELETE CASCADE), in the same statement.
   taskDelete: sql(`DELETE FROM ${tasks.table} WHERE id = @id`),
+  // decision D34: served by run_tasks_by_agent_pool.
+  taskCountByPool: sql(`SELECT count(*)::int AS total FROM ${tasks.table} WHERE agent_pool_id = @pool`),
   wsGet: sql(`SELECT ${WS_COLUMNS} FROM ${wsTasks.table} WHERE id = @id`),
   wsByTask: sql(`SELECT ${WS_COLUMNS} FROM ${wsTasks.table} WHERE task_id = @task_id ORDER BY created_at, id`),
   wsAll: sql(`SELECT ${WS_COLUMNS} FROM ${wsTasks.table} WHERE workspace_id = @workspace_id ORDER BY created_at, id`),
@@ -76,6 +78,7 @@ function createRunTaskStore(pool: PgPoolLike, s: RunTaskStatements): RunTaskStor
       }
     },
     delete: async (id) => (await changed(pool, s.taskDelete, { id })) === 1,
+    countByAgentPool: async (agentPoolId) => (await rowsOf<{ total: number }>(pool, s.taskCountByPool, { pool: agentPoolId }))[0]?.total ?? 0,
   };
 }
 

@@ -2,6 +2,7 @@ import { assertKnownVersion, migrationFailed } from "../sql/migrations.js";
 import type { PgMigration } from "./migration.js";
 import type { PgPoolLike, Queryable } from "./driver.js";
 import { transaction } from "./driver.js";
+import { AGENTS_MIGRATION } from "./agents.js";
 import { RUN_COMMENTS_MIGRATION } from "./comments.js";
 import { DELIVERY_ATTEMPTS_MIGRATION } from "./delivery-attempts.js";
 import { HOSTS_MIGRATION } from "./hosts.js";
@@ -102,6 +103,7 @@ export const MIGRATIONS: readonly PgMigration[] = [
   RUN_COMMENTS_MIGRATION,
   DELIVERY_ATTEMPTS_MIGRATION,
   HOSTS_MIGRATION,
+  AGENTS_MIGRATION,
 ];
 
 /** Every runplane process takes this transaction-scoped lock to migrate ("runplane" in ASCII). */

@@ -34,13 +34,15 @@ export interface RunTaskRow {
   hmac_key: string | null;
   /** JSON of `GlobalConfiguration`, camel-case keys (migration `run-task-global-configuration`). */
   global_configuration: string;
+  /** Decision D34; null for a task the platform delivers itself (migration `agents`). */
+  agent_pool_id: string | null;
   version: number;
   created_at: string;
   updated_at: string;
 }
 export const RUN_TASKS: TableColumns<RunTaskRow> = {
   table: "run_tasks",
-  columns: ["id", "organization", "name", "url", "description", "category", "enabled", "hmac_key", "global_configuration", "version", "created_at", "updated_at"],
+  columns: ["id", "organization", "name", "url", "description", "category", "enabled", "hmac_key", "global_configuration", "agent_pool_id", "version", "created_at", "updated_at"],
 };
 export const toRunTaskRow = (r: RunTaskRecord): RunTaskRow => ({
   id: r.id,
@@ -52,6 +54,7 @@ export const toRunTaskRow = (r: RunTaskRecord): RunTaskRow => ({
   enabled: bool(r.enabled),
   hmac_key: r.hmacKey,
   global_configuration: json(r.globalConfiguration),
+  agent_pool_id: r.agentPoolId ?? null,
   version: r.version,
   created_at: r.createdAt,
   updated_at: r.updatedAt,
@@ -66,6 +69,7 @@ export const fromRunTaskRow = (row: RunTaskRow): RunTaskRecord => ({
   enabled: row.enabled === 1,
   hmacKey: row.hmac_key,
   globalConfiguration: parse<GlobalConfiguration>(row.global_configuration),
+  agentPoolId: row.agent_pool_id,
   version: row.version,
   createdAt: row.created_at,
   updatedAt: row.updated_at,

@@ -99,6 +99,8 @@ export interface TaskResultRow {
   enforcement_level: string;
   is_speculative: number;
   outcomes_count: number;
+  /** Decision D34 (migration `agents`). */
+  agent_pool_id: string | null;
   access_token_digest: string | null;
   deadline_at: string | null;
   deadline_max_at: string | null;
@@ -127,6 +129,7 @@ export const TASK_RESULTS: TableColumns<TaskResultRow> = {
     "enforcement_level",
     "is_speculative",
     "outcomes_count",
+    "agent_pool_id",
     "access_token_digest",
     "deadline_at",
     "deadline_max_at",
@@ -148,8 +151,8 @@ export const TASK_RESULT_STATE: readonly (keyof TaskResultRow)[] = [
   "version",
   "updated_at",
 ];
-/** What `TaskStageStore.start` changes of a result: its callback token (D17). */
-export const TASK_RESULT_START: readonly (keyof TaskResultRow)[] = ["access_token_digest", "version", "updated_at"];
+/** What `TaskStageStore.start` changes of a result: its callback token (D17) and agent pool (D34). */
+export const TASK_RESULT_START: readonly (keyof TaskResultRow)[] = ["access_token_digest", "agent_pool_id", "version", "updated_at"];
 export const toTaskResultRow = (r: TaskResultRecord): TaskResultRow => ({
   id: r.id,
   stage_id: r.stageId,
@@ -169,6 +172,7 @@ export const toTaskResultRow = (r: TaskResultRecord): TaskResultRow => ({
   enforcement_level: r.enforcementLevel,
   is_speculative: bool(r.isSpeculative),
   outcomes_count: r.outcomesCount,
+  agent_pool_id: r.agentPoolId ?? null,
   access_token_digest: r.accessTokenDigest,
   deadline_at: r.deadlineAt,
   deadline_max_at: r.deadlineMaxAt,
@@ -195,6 +199,7 @@ export const fromTaskResultRow = (row: TaskResultRow): TaskResultRecord => ({
   enforcementLevel: row.enforcement_level as EnforcementLevel,
   isSpeculative: row.is_speculative === 1,
   outcomesCount: row.outcomes_count,
+  agentPoolId: row.agent_pool_id,
   accessTokenDigest: row.access_token_digest,
   deadlineAt: row.deadline_at,
   deadlineMaxAt: row.deadline_max_at,

@@ -1,7 +1,8 @@
 import type { Team } from "../../src/schemas/directory.js";
-import type { DirectoryStore, TeamStore } from "../../src/storage/types.js";
+import type { AgentStore, DirectoryStore, TeamStore } from "../../src/storage/types.js";
 import { buildDirectoryStores, keyedSql, TEAMS, type DirectoryStores, type KeyedStore, type TableSpec } from "../sql/directory-tables.js";
 import { fromTeamRow, type TeamRow } from "../sql/rows.js";
+import { createAgentStore } from "./agents.js";
 import type { SqliteDatabase } from "./driver.js";
 import { immediateTx } from "./driver.js";
 
@@ -91,10 +92,12 @@ function createTeamStore(db: SqliteDatabase): TeamStore {
 
 export type { DirectoryStores } from "../sql/directory-tables.js";
 
-export function createDirectoryStores(db: SqliteDatabase): DirectoryStores {
-  return buildDirectoryStores({
+/** The directory's stores, and the agents of its agent pools (D34), which are built beside the pools. */
+export function createDirectoryStores(db: SqliteDatabase): DirectoryStores & { agents: AgentStore } {
+  const stores = buildDirectoryStores({
     keyed: (spec) => createKeyedStore(db, spec),
     listed: (spec) => createDirectoryStore(db, spec),
     teams: () => createTeamStore(db),
   });
+  return { ...stores, agents: createAgentStore(db) };
 }

@@ -18,6 +18,8 @@ export const RUN_TASK_SQL = {
   taskExists: `SELECT 1 AS found FROM run_tasks WHERE id = ?`,
   taskDelete: `DELETE FROM run_tasks WHERE id = ?`,
   taskDeleteAttached: `DELETE FROM workspace_tasks WHERE task_id = ?`,
+  // decision D34: served by run_tasks_by_agent_pool.
+  taskCountByPool: `SELECT COUNT(*) AS total FROM run_tasks WHERE agent_pool_id = ?`,
   wsGet: `SELECT * FROM workspace_tasks WHERE id = ?`,
   wsAll: `SELECT * FROM workspace_tasks WHERE workspace_id = ? ORDER BY created_at, id`,
   wsPage: `SELECT * FROM workspace_tasks WHERE workspace_id = ? ORDER BY created_at, id LIMIT ? OFFSET ?`,
@@ -82,6 +84,7 @@ function createRunTaskStore(db: SqliteDatabase, s: Statements): RunTaskStore {
       });
     },
     delete: async (id) => deleteTask(id),
+    countByAgentPool: async (agentPoolId) => total(s.taskCountByPool, agentPoolId),
   };
 }
 

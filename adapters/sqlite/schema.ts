@@ -2,6 +2,7 @@ import { assertKnownVersion, migrationFailed } from "../sql/migrations.js";
 import type { Migration } from "./migration.js";
 import type { SqliteDatabase } from "./driver.js";
 import { immediateTx } from "./driver.js";
+import { AGENTS_MIGRATION } from "./agents.js";
 import { RUN_COMMENTS_MIGRATION } from "./comments.js";
 import { DELIVERY_ATTEMPTS_MIGRATION } from "./delivery-attempts.js";
 import { HOSTS_MIGRATION } from "./hosts.js";
@@ -180,6 +181,7 @@ export const MIGRATIONS: readonly Migration[] = [
   RUN_COMMENTS_MIGRATION,
   DELIVERY_ATTEMPTS_MIGRATION,
   HOSTS_MIGRATION,
+  AGENTS_MIGRATION,
 ];
 
 /**

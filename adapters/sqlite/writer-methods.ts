@@ -23,6 +23,7 @@ export const METHOD_ACCESS: { [S in StoreName]-?: MethodsOf<NonNullable<Storage[
   variables: { list: "read", get: "read", insert: "write", update: "write", delete: "write", deleteByOwner: "write" },
   sealedValues: { scan: "read", replace: "write" },
   agentTokens: { get: "read", listByPool: "read", findByDigest: "read", insert: "write", touch: "write", delete: "write" },
+  agents: { get: "read", listByPool: "read", insert: "write", ping: "write", setStatus: "write" },
   teamProjects: {
     get: "read",
     listByProject: "read",
@@ -35,7 +36,7 @@ export const METHOD_ACCESS: { [S in StoreName]-?: MethodsOf<NonNullable<Storage[
   },
   comments: { get: "read", listByRun: "read", insert: "write" },
   hosts: { list: "read", beat: "write", remove: "write", prune: "write" },
-  runTasks: { get: "read", list: "read", insert: "write", update: "write", delete: "write" },
+  runTasks: { get: "read", list: "read", countByAgentPool: "read", insert: "write", update: "write", delete: "write" },
   workspaceTasks: { get: "read", list: "read", listByTask: "read", insert: "write", update: "write", delete: "write" },
   runs: { get: "read", findByArtifact: "read", listByArtifact: "read", listByWorkspace: "read", create: "write" },
   taskStages: { get: "read", getByRun: "read", listByRun: "read", listUnsettled: "read", transition: "write", start: "write" },

@@ -37,6 +37,11 @@ export interface RunTaskRecord {
   /** The keyring's sealed string (row binding `tasks|hmac_key|<id>`, D11), or null without a key. */
   hmacKey: string | null;
   globalConfiguration: GlobalConfiguration;
+  /**
+   * The agent pool of the task's organization whose agents carry its requests (decision D34), or
+   * null when the platform sends them itself. Absent reads as null (records built before it).
+   */
+  agentPoolId?: string | null;
   version: number;
   createdAt: string;
   updatedAt: string;
@@ -126,6 +131,12 @@ export interface TaskResultRecord {
   enforcementLevel: EnforcementLevel;
   isSpeculative: boolean;
   outcomesCount: number;
+  /**
+   * The task's agent pool (decision D34) when its stage started (when the run was created until
+   * then), or null for a task the platform delivers itself. Wire `agent-pool-id`. Absent reads as
+   * null (records built before it).
+   */
+  agentPoolId?: string | null;
   /** SHA-256 hex of the callback access token (D17); null until the stage starts. Unique. */
   accessTokenDigest: string | null;
   /**

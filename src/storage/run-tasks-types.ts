@@ -46,6 +46,8 @@ export interface RunTaskStore {
   update(record: RunTaskRecord, expectedVersion: number): Promise<GuardedResult<"missing" | "stale" | "duplicate-name">>;
   /** Removes the task and, in the same step, every workspace task that refers to it. */
   delete(id: string): Promise<boolean>;
+  /** How many tasks name `agentPoolId` as their agent pool (`agentPoolId`), across organizations. */
+  countByAgentPool(agentPoolId: string): Promise<number>;
 }
 
 /** Run tasks attached to workspaces. `(workspaceId, taskId)` is unique. */
@@ -120,7 +122,7 @@ export interface TaskStageStore {
    * Starts a stage in one atomic step: the stage's compare-and-set, each result's compare-and-set
    * and the insertion of `deliveries`. When any guard fails nothing at all is written and it
    * resolves null; otherwise it resolves the stored stage. Of each result it writes what a start
-   * changes: `accessTokenDigest`, `version` and `updatedAt`.
+   * changes: `accessTokenDigest`, `agentPoolId`, `version` and `updatedAt`.
    */
   start(
     next: TaskStageRecord,

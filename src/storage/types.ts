@@ -1,3 +1,4 @@
+import type { AgentStore } from "./agents-types.js";
 import type { CommentStore } from "./comments-types.js";
 import type { GuardedResult } from "./guarded.js";
 import type { DeliveryAttemptStore } from "./attempts-types.js";
@@ -50,6 +51,8 @@ export interface Storage {
   readonly apiTokens: ApiTokenStore;
   readonly variables: VariableStore;
   readonly agentTokens: AgentTokenStore;
+  /** The agents of agent pools, their status and latest report (`./agents-types.ts`, decision D34). */
+  readonly agents: AgentStore;
   /** Run tasks, stages, results, outcomes and the delivery outbox (`./run-tasks-types.ts`). */
   readonly runTasks: RunTaskStore;
   readonly workspaceTasks: WorkspaceTaskStore;
@@ -276,6 +279,8 @@ export type * from "./run-tasks-types.js";
 export type * from "./comments-types.js";
 export type * from "./attempts-types.js";
 export type * from "./hosts-types.js";
+export type * from "./agents-types.js";
+export type { AgentRecord, AgentStatus } from "../schemas/agents.js";
 export type { HostRecord } from "../schemas/hosts.js";
 export type { RevisionStore } from "./revisions.js";
 export type { SealedColumn, SealedValue, SealedValueScan, SealedValueStore } from "./sealed-values.js";

@@ -85,16 +85,17 @@ export function describePostgresAdapterCases(): void {
         pool.query(`INSERT INTO "${schema}".${table.table} (${table.columns.join(", ")})
           SELECT ${table.columns.join(", ")} FROM json_populate_recordset(NULL::"${schema}".${table.table}, $1)`, [JSON.stringify(values)]);
       const past = at(-60_000);
+      // Results as stored then: their agent pool came later (the `agents` migration).
       const results = [
-        result({ id: rid("taskrs", 1), status: "pending", deadlineAt: past }),
-        result({ id: rid("taskrs", 2), status: "passed", deadlineAt: past, position: 1 }),
-        result({ id: rid("taskrs", 3), status: "running", deadlineAt: at(600_000), position: 2 }),
+        result({ id: rid("taskrs", 1), status: "pending", deadlineAt: past, agentPoolId: null }),
+        result({ id: rid("taskrs", 2), status: "passed", deadlineAt: past, position: 1, agentPoolId: null }),
+        result({ id: rid("taskrs", 3), status: "running", deadlineAt: at(600_000), position: 2, agentPoolId: null }),
       ];
       const row = delivery({ taskResultId: results[0]!.id });
       // A run row as stored then: its apply id came later (the `run-comments-and-applies` migration).
       await rows({ ...RUNS, columns: RUNS.columns.filter((c) => c !== "apply_id") }, [toRunRow(run())]);
       await rows(TASK_STAGES, [toTaskStageRow(stage())]);
-      await rows(TASK_RESULTS, results.map(toTaskResultRow));
+      await rows({ ...TASK_RESULTS, columns: TASK_RESULTS.columns.filter((c) => c !== "agent_pool_id") }, results.map(toTaskResultRow));
       await rows(DELIVERIES, [toDeliveryRow(row)]);
       await pool.query(`INSERT INTO "${schema}".task_delivery_payloads (delivery_id, payload) VALUES ($1, $2)`, [row.id, row.payload]);
 

@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe } from "vitest";
 import type { Storage } from "../../storage/types.js";
 import { describeAgentTokenCases } from "./agent-tokens.cases.js";
+import { describeAgentCases } from "./agents.cases.js";
 import { describeApiTokenCases } from "./api-tokens.cases.js";
 import type { ConformanceContext, ConformanceSetup } from "./context.js";
 import { describeDirectoryCases } from "./directory.cases.js";
@@ -74,5 +75,6 @@ export function runStorageConformance(name: string, setup: ConformanceSetup): vo
     describeDeliveryAttemptCases(ctx);
     describeRetryNowCases(ctx);
     describeHostCases(ctx);
+    describeAgentCases(ctx);
   });
 }
