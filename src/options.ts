@@ -1,6 +1,7 @@
 import * as z from "zod";
 import { KEY_ID, keyProblem } from "./crypto/keyring.js";
 import { allowEntryProblem } from "./delivery/address-policy.js";
+import { DEFAULT_MIN_PREFIX, WIDE_ADVICE, wideEntryProblem } from "./delivery/wide-entries.js";
 import { DIALECTS } from "./schemas/common.js";
 import { durationMs, isHttpUrl } from "./services/run-task-settings.js";
 import { closest } from "./suggest.js";
@@ -34,7 +35,7 @@ const FIXES: Record<string, string> = {
   publicUrl: 'pass the origin integrations reach this API at, such as "https://runplane.example.com"',
   appUrl: 'pass the origin of your UI, such as "https://app.example.com", or leave it out to use publicUrl',
   deadline: 'pass { idle: "10m", max: "60m" } (milliseconds or strings such as "90s", "10m", "1h"), or leave it out for a fixed 10 minutes',
-  egress: 'pass { allow: ["10.0.0.0/8", "127.0.0.1:8081", "tasks.internal:443"] } (CIDRs, IP addresses and host names, each optionally with :port), and optionally resolve',
+  egress: 'pass { allow: ["10.1.2.0/24", "127.0.0.1:8081", "tasks.internal:443"] } (CIDRs, IP addresses and host names, each optionally with :port), and optionally resolve, wide, minPrefix and excerpts',
   transport: "pass an HttpTransport ({ send, close }), such as createEgress(...), or leave it out",
   artifacts: "pass { planJson?, configurationVersion?, planLog?, applyLog? }, each a function of the run",
   runs: "pass { details?, policyChecks?, policyCheckRun? }: functions of the run, policyCheckRun of a policy check id",
@@ -80,10 +81,28 @@ function checkAllow(entries: string[], ctx: z.RefinementCtx): void {
   });
 }
 
-const EgressSchema = z.strictObject({
-  allow: z.array(z.string({ error: "must be a string" }), { error: "must be an array of strings" }).superRefine(checkAllow).optional(),
-  resolve: fn(),
-});
+const prefix = (max: number) => z.custom((v) => Number.isSafeInteger(v) && (v as number) >= 0 && (v as number) <= max, { error: `must be a prefix length, an integer from 0 to ${max}` }).optional();
+
+const EgressSchema = z
+  .strictObject({
+    allow: z.array(z.string({ error: "must be a string" }), { error: "must be an array of strings" }).superRefine(checkAllow).optional(),
+    resolve: fn(),
+    wide: z.boolean({ error: "must be true or false" }).optional(),
+    minPrefix: z.strictObject({ ipv4: prefix(32), ipv6: prefix(128) }).optional(),
+    excerpts: z.enum(["status", "full"], { error: 'must be "status" or "full"' }).optional(),
+  })
+  .superRefine(checkWide);
+
+/** decision D38: wide entries only with `wide: true`; the fix points at agents rather than the switch. */
+function checkWide(egress: { allow?: string[]; wide?: boolean; minPrefix?: { ipv4?: unknown; ipv6?: unknown } }, ctx: z.RefinementCtx): void {
+  if (egress.wide === true) return;
+  const minPrefix = { ...DEFAULT_MIN_PREFIX, ...(egress.minPrefix as object | undefined) };
+  (egress.allow ?? []).forEach((entry, i) => {
+    const problem = wideEntryProblem(entry, minPrefix);
+    const bound = `(at most a /${minPrefix.ipv4} of an IPv4 private range, a /${minPrefix.ipv6} of fc00::/7; option egress.minPrefix)`;
+    if (problem) ctx.addIssue({ code: "custom", path: ["allow", i], message: `is wide: it ${problem}`, params: { fix: `${WIDE_ADVICE} ${bound}, or pass egress.wide: true to accept wide entries knowingly` } });
+  });
+}
 
 const DeadlineSchema = z.strictObject({ idle: duration, max: duration }).refine(
   // Shorter only when both parse: a duration that does not already has its own issue.
@@ -186,6 +205,7 @@ export const OPTION_NAMES = Object.keys(OptionsSchema.shape) as (keyof typeof Op
 const KNOWN_KEYS: Record<string, readonly string[]> = {
   "": OPTION_NAMES,
   egress: Object.keys(EgressSchema.shape),
+  "egress.minPrefix": ["ipv4", "ipv6"],
   deadline: ["idle", "max"],
   artifacts: Object.keys(ArtifactsSchema.shape),
   runs: Object.keys(RunsSchema.shape),
@@ -241,6 +261,7 @@ export function checkOptions(options: unknown): void {
   const option = pathOf(issue.path);
   // Keyring issues describe the key themselves; everything else shows the value given.
   const given = top === "keyring" ? "" : `; got ${describe(valueAt(options, issue.path))}`;
-  const fix = FIXES[top] ?? `see docs/reference/options.md`;
+  const own = issue.code === "custom" ? (issue.params as { fix?: unknown } | undefined)?.fix : undefined;
+  const fix = typeof own === "string" ? own : (FIXES[top] ?? `see docs/reference/options.md`);
   throw new RunplaneOptionsError(option, `createRunplane: option \`${option}\` ${issue.message}${given}. Fix: ${fix}.`);
 }

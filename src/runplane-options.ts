@@ -1,5 +1,5 @@
 import type { Keyring, KeyringOptions } from "./crypto/keyring.js";
-import type { HttpTransport, Resolver } from "./delivery/egress.js";
+import type { EgressOptions, HttpTransport } from "./delivery/egress.js";
 import type { ArtifactProviders } from "./http/artifact-body.js";
 import type { Authenticate } from "./http/handler.js";
 import type { RateLimitOptions } from "./http/rate-limit.js";
@@ -50,8 +50,12 @@ export interface RunplaneOptions {
    * decision D15: the SSRF guard of outbound HTTP. Only public unicast addresses are reached unless
    * `allow` lists CIDRs (`"10.0.0.0/8"`, `"127.0.0.1/32"`) or exact host names; `resolve` replaces
    * the system resolver. Run task URLs are checked against it when saved and when sent.
+   * Decision D38: a wide entry (a default route, a whole private range or more of one than
+   * `minPrefix`, default `{ ipv4: 16, ipv6: 48 }`, link-local, a metadata address) is refused unless
+   * `wide: true`; answers from a destination reached only through `allow` are kept as their status
+   * line unless `excerpts: "full"`.
    */
-  egress?: { allow?: readonly string[]; resolve?: Resolver };
+  egress?: Pick<EgressOptions, "allow" | "resolve" | "wide" | "minPrefix" | "excerpts">;
   /**
    * Outbound HTTP for verification requests and, by default, the dispatcher's run task requests.
    * Default: `createEgress({ ...egress, userAgent })`, closed by `close()`. A transport you pass is

@@ -5,6 +5,10 @@
  */
 import { isIP } from "node:net";
 import ipaddr from "ipaddr.js";
+import { normalizeName, parseEntry, type CidrEntry, type NameEntry, type Port } from "./allow-entries.js";
+import { isNeverWithoutWide } from "./wide-entries.js";
+
+export { allowEntryProblem } from "./allow-entries.js";
 
 /**
  * Why an address is refused. Mostly ipaddr.js range names; its .d.ts misses a few names that
@@ -117,12 +121,13 @@ export interface EgressPolicyOptions {
    * for the name's DNS. It does not cover subdomains or other names resolving to the same address.
    */
   allow?: readonly string[];
+  /**
+   * decision D38: the operator accepts wide entries. Without it a host-name entry never admits a
+   * link-local, metadata or unspecified address (the entry checks of wide-entries.ts refuse CIDRs
+   * that reach them before a policy is built).
+   */
+  wide?: boolean;
 }
-
-/** `undefined` in an entry: any port. */
-type Port = number | undefined;
-type CidrEntry = { net: ipaddr.IPv4 | ipaddr.IPv6; bits: number; port: Port };
-type NameEntry = { name: string; port: Port };
 
 const portMatches = (entryPort: Port, port: Port): boolean => entryPort === undefined || entryPort === port;
 
@@ -154,9 +159,10 @@ export function createEgressPolicy(options: EgressPolicyOptions = {}): EgressPol
   };
 
   const checkAddress = (ip: string, hostname: string, port?: number): AddressCheck => {
-    if (nameAllowed(hostname, port)) return { ok: true };
     const verdict = classifyAddress(ip);
     if (verdict === "public") return { ok: true };
+    // A name entry vouches for the name's DNS, but not for a metadata service behind it (D38).
+    if (nameAllowed(hostname, port)) return options.wide || !isNeverWithoutWide(ip) ? { ok: true } : { ok: false, reason: verdict };
     if (verdict !== "invalid" && inAllowedCidr(ip, port)) return { ok: true };
     return { ok: false, reason: verdict };
   };
@@ -189,83 +195,3 @@ export function createEgressPolicy(options: EgressPolicyOptions = {}): EgressPol
   return { checkUrl, checkAddress };
 }
 
-const normalizeName = (hostname: string): string => hostname.toLowerCase().replace(/\.$/, "");
-
-/** A wrong allowlist entry; `reason` says what is wrong with it without repeating it. */
-class AllowEntryError extends TypeError {
-  readonly reason: string;
-  constructor(entry: string, reason: string) {
-    super(`egress.allow: ${JSON.stringify(entry)} ${reason}`);
-    this.reason = reason;
-  }
-}
-
-/**
- * What is wrong with one allowlist entry (`has an invalid port (1-65535)`), or null when
- * `createEgressPolicy` takes it; the caller names where the entry came from (the option, EGRESS_ALLOW).
- */
-export function allowEntryProblem(entry: string): string | null {
-  try {
-    parseEntry(entry.trim());
-    return null;
-  } catch (error) {
-    return error instanceof AllowEntryError ? error.reason : "is not a valid allowlist entry";
-  }
-}
-
-const invalidEntry = (entry: string): TypeError =>
-  new AllowEntryError(entry, "is not a CIDR, an IP address or a host name, each optionally with :port");
-
-function parsePort(text: string, entry: string): number {
-  const port = Number(text);
-  if (!/^\d{1,5}$/.test(text) || port < 1 || port > 65535) throw new AllowEntryError(entry, "has an invalid port (1-65535)");
-  return port;
-}
-
-function parseEntry(entry: string): CidrEntry | NameEntry {
-  // [v6] or [v6]:port
-  const bracketed = /^\[([^\]]*)\](?::(.*))?$/.exec(entry);
-  if (bracketed) {
-    const address = bracketed[1] ?? "";
-    if (isIP(address) !== 6) throw invalidEntry(entry);
-    const port = bracketed[2] === undefined ? undefined : parsePort(bracketed[2], entry);
-    return { net: ipaddr.parse(address), bits: 128, port };
-  }
-  // Exactly one colon: host:port (an IPv6 address always has at least two).
-  const colon = entry.indexOf(":");
-  if (colon !== -1 && colon === entry.lastIndexOf(":")) {
-    const host = entry.slice(0, colon);
-    const port = parsePort(entry.slice(colon + 1), entry);
-    if (host === "") throw invalidEntry(entry);
-    if (isIP(host) === 4) return { net: ipaddr.parse(host), bits: 32, port };
-    return { name: parseName(host), port };
-  }
-  const cidr = parseCidr(entry);
-  if (cidr) return { net: cidr[0], bits: cidr[1], port: undefined };
-  return { name: parseName(entry), port: undefined };
-}
-function parseCidr(entry: string): [ipaddr.IPv4 | ipaddr.IPv6, number] | null {
-  const [address = "", bits, ...rest] = entry.split("/");
-  if (rest.length > 0 || isIP(address) === 0) return null;
-  const parsed = ipaddr.parse(address);
-  const max = parsed.kind() === "ipv4" ? 32 : 128;
-  if (bits === undefined) return [parsed, max];
-  const prefix = Number(bits);
-  if (!/^\d+$/.test(bits) || prefix > max) throw new AllowEntryError(entry, `has an invalid prefix length (0-${max})`);
-  return [parsed, prefix];
-}
-
-function parseName(entry: string): string {
-  // Canonicalize like a URL host (case, IDN to punycode) so entries match what checkUrl sees.
-  let host = "";
-  try {
-    host = new URL(`http://${entry}/`).hostname;
-  } catch {
-    // fall through to the error below
-  }
-  // A loose IP (`10.1`) would otherwise become a name entry that only matches the literal host.
-  if (host === "" || isIP(host.replace(/^\[|\]$/g, "")) !== 0 || /[/@:?#]/.test(entry)) {
-    throw invalidEntry(entry);
-  }
-  return normalizeName(host);
-}

@@ -2,7 +2,7 @@ import type { ClaimedDelivery } from "../storage/types.js";
 import type { AttemptObservation } from "../services/delivery-attempts.js";
 import type { DeliveryAttempt, TaskDeliveryService } from "../services/task-deliveries.js";
 import type { HttpResponse, HttpTransport } from "./egress.js";
-import { answerWords, failureCode, failureReason, statusReason, WORDS_IN_REASON } from "./failure-reason.js";
+import { answerWords, failureCode, failureReason, statusReason, statusText, WORDS_IN_REASON } from "./failure-reason.js";
 import { parseRetryAfter, RETRY_AFTER_STATUSES, retryDelayMs } from "./retry-schedule.js";
 import { outcomeClassOf, type AttemptEnd, type AttemptOutcome, type BeginAttempt } from "./attempt-telemetry.js";
 
@@ -105,8 +105,12 @@ async function attempt(
   return "delivered";
 }
 
-/** The answer as an attempt's record reads it; a host's transport may spell header names in any case. */
+/**
+ * The answer as an attempt's record reads it; a host's transport may spell header names in any case.
+ * decision D38: an answer whose body the egress did not keep is recorded as its status line.
+ */
 function answerOf(res: HttpResponse): NonNullable<AttemptObservation["response"]> {
+  if (res.bodyWithheld) return { body: `HTTP ${statusText(res.status)} (body not kept: the destination is reached through the egress allowlist)`, contentType: "text/plain", truncated: false };
   const type = Object.entries(res.headers).find(([name]) => name.toLowerCase() === "content-type")?.[1];
   return { body: res.body, contentType: type, truncated: res.bodyTruncated };
 }

@@ -8,13 +8,15 @@ import { createDeadlineTimer } from "./deadline-timer.js";
 import { createEgressPolicy } from "./address-policy.js";
 import { dispatchCapped } from "./capped-dispatch.js";
 import { EgressError, refusal, toEgressError } from "./egress-error.js";
-import { guardConnector, type EgressConnector } from "./guarded-connector.js";
+import { createReachLedger, guardConnector, originKey, type EgressConnector } from "./guarded-connector.js";
+import { DEFAULT_MIN_PREFIX, WIDE_ADVICE, wideEntryProblem, type MinPrefix } from "./wide-entries.js";
 import type { HttpRequest, HttpResponse, HttpTransport, Resolver } from "./transport.js";
 
 export { classifyAddress, createEgressPolicy } from "./address-policy.js";
 export type { AddressClass, EgressPolicy, EgressPolicyOptions, RefusalReason } from "./address-policy.js";
 export { EGRESS_ERROR_CODES, EgressError, isEgressError, type EgressErrorCode } from "./egress-error.js";
 export type { EgressConnector } from "./guarded-connector.js";
+export type { MinPrefix } from "./wide-entries.js";
 export type { HttpRequest, HttpResponse, HttpTransport, ResolvedAddress, Resolver } from "./transport.js";
 
 export interface EgressOptions {
@@ -33,6 +35,30 @@ export interface EgressOptions {
   userAgent?: string;
   /** Below the guard: opens the socket to an already checked address. For custom TLS and tests. */
   connector?: EgressConnector;
+  /**
+   * decision D38: accept wide `allow` entries (a default route, a whole private range or more of one
+   * than `minPrefix`, link-local, a metadata or unspecified address). Default false: they throw.
+   */
+  wide?: boolean;
+  /** decision D38: the widest network an entry inside a private range may cover. Default `{ ipv4: 16, ipv6: 48 }`. */
+  minPrefix?: Partial<MinPrefix>;
+  /**
+   * decision D38: what is kept of an answer from a destination that is not public and that only
+   * `allow` admitted: `"status"` (default) keeps no body, `"full"` keeps it like any other.
+   */
+  excerpts?: "status" | "full";
+}
+
+/** decision D38: throws a TypeError naming the first wide entry, unless the operator accepts them. */
+function refuseWideEntries(options: EgressOptions): void {
+  if (options.wide === true) return;
+  const minPrefix = { ...DEFAULT_MIN_PREFIX, ...options.minPrefix };
+  for (const entry of options.allow ?? []) {
+    const problem = wideEntryProblem(entry, minPrefix);
+    if (problem) {
+      throw new TypeError(`egress.allow: ${JSON.stringify(entry)} is wide: it ${problem}; ${WIDE_ADVICE} (a /${minPrefix.ipv4} of an IPv4 private range, a /${minPrefix.ipv6} of fc00::/7), or pass wide: true to accept wide entries knowingly`);
+    }
+  }
 }
 
 
@@ -51,7 +77,9 @@ const systemResolve: Resolver = (hostname) => lookup(hostname, { all: true, verb
  * redirects are returned, never followed, and at most 64 KiB of a body is read.
  */
 export function createEgress(options: EgressOptions = {}): HttpTransport {
-  const policy = createEgressPolicy({ allow: options.allow ?? [] });
+  refuseWideEntries(options);
+  const policy = createEgressPolicy({ allow: options.allow ?? [], wide: options.wide === true });
+  const reach = options.excerpts === "full" ? undefined : createReachLedger();
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const userAgent = options.userAgent;
@@ -73,6 +101,7 @@ export function createEgress(options: EgressOptions = {}): HttpTransport {
       resolve: options.resolve ?? systemResolve,
       inner: options.connector ?? buildConnector({ timeout: timeoutMs }),
       timeoutMs,
+      ...(reach ? { reach } : {}),
     }),
     // Backstops only; the attempt timer below is what enforces the whole-attempt budget.
     headersTimeout: timeoutMs,
@@ -101,7 +130,12 @@ export function createEgress(options: EgressOptions = {}): HttpTransport {
     const onAbort = (): void => attempt.abort(new EgressError("aborted", "request aborted"));
     req.signal?.addEventListener("abort", onAbort, { once: true });
     try {
-      return await attempt.done;
+      const res = await attempt.done;
+      // decision D38: judged now, while the socket that carried the answer is still counted.
+      if (res.body !== "" && reach?.throughAllowlist(originKey(checked.url.protocol, checked.hostname, checked.port))) {
+        return { ...res, body: "", bodyTruncated: false, bodyWithheld: true };
+      }
+      return res;
     } catch (err) {
       throw toEgressError(err);
     } finally {

@@ -1,6 +1,6 @@
 import { isIP } from "node:net";
 import type { buildConnector } from "undici";
-import type { EgressPolicy } from "./address-policy.js";
+import { classifyAddress, type EgressPolicy } from "./address-policy.js";
 import { EgressError, isEgressError, refusal, safeCode, toEgressError } from "./egress-error.js";
 import type { ResolvedAddress, Resolver } from "./transport.js";
 
@@ -12,6 +12,41 @@ interface GuardOptions {
   resolve: Resolver;
   inner: EgressConnector;
   timeoutMs: number;
+  /** Told of every socket opened to an address that only the allowlist admits (decision D38). */
+  reach?: ReachLedger;
+}
+
+/** `http://host:port` as both the connector and the request see it (IPv6 without brackets). */
+export const originKey = (protocol: string, hostname: string, port: number): string =>
+  `${protocol}//${hostname.replace(/^\[|\]$/g, "")}:${port}`;
+
+/**
+ * decision D38: which origins have an open socket to an address that is not public, admitted only by
+ * an allowlist entry. The connector knows the address it dialled; an answer does not say which of
+ * the origin's pooled sockets carried it, so an origin counts as reached through the allowlist
+ * while any such socket of it is open. A socket is forgotten a macrotask after it closes: the
+ * answer it carried is judged, in the microtasks after its last byte, before that.
+ */
+export interface ReachLedger {
+  opened(key: string, socket: { once(event: "close", listener: () => void): unknown }): void;
+  throughAllowlist(key: string): boolean;
+}
+
+export function createReachLedger(): ReachLedger {
+  const open = new Map<string, number>();
+  return {
+    opened(key, socket) {
+      open.set(key, (open.get(key) ?? 0) + 1);
+      socket.once("close", () =>
+        void setImmediate(() => {
+          const left = (open.get(key) ?? 1) - 1;
+          if (left > 0) open.set(key, left);
+          else open.delete(key);
+        }),
+      );
+    },
+    throughAllowlist: (key) => open.has(key),
+  };
 }
 
 /**
@@ -19,7 +54,7 @@ interface GuardOptions {
  * is refused, and dials the first address, so the socket can only reach an address that was
  * checked; DNS rebinding between check and connect has nowhere to go.
  */
-export function guardConnector({ policy, resolve, inner, timeoutMs }: GuardOptions): EgressConnector {
+export function guardConnector({ policy, resolve, inner, timeoutMs, reach }: GuardOptions): EgressConnector {
   const pickAddress = async (hostname: string, port: number): Promise<string> => {
     const records = isIP(hostname) !== 0 ? [{ address: hostname, family: isIP(hostname) }] : await resolveWithin(resolve, hostname, timeoutMs);
     if (records.length === 0) throw new EgressError("dns-failure", "name resolution returned no address");
@@ -37,7 +72,12 @@ export function guardConnector({ policy, resolve, inner, timeoutMs }: GuardOptio
       (address) => {
         try {
           // `host` is left alone, so undici still derives SNI and the Host header from the name.
-          inner({ ...opts, hostname: address, port: String(port) }, callback);
+          // The address passed the policy: if it is not public, only the allowlist admitted it.
+          const private_ = reach !== undefined && classifyAddress(address) !== "public";
+          inner({ ...opts, hostname: address, port: String(port) }, (...args) => {
+            if (private_ && args[0] === null) reach.opened(originKey(opts.protocol, opts.hostname, port), args[1]);
+            callback(...args);
+          });
         } catch (err) {
           callback(err instanceof Error ? err : new Error("connect failed"), null);
         }

@@ -19,6 +19,12 @@ export interface HttpResponse {
   /** UTF-8 decoded, at most `maxBodyBytes` bytes of the body. */
   body: string;
   bodyTruncated: boolean;
+  /**
+   * decision D38: the answer had a body, but the destination is not a public address and only the
+   * allowlist admitted it, so the egress kept none of it (its `excerpts` is `"status"`, the
+   * default): `body` is empty and only the status may be shown.
+   */
+  bodyWithheld?: boolean;
 }
 
 /** What delivery code depends on; hosts and tests may inject their own. Errors are EgressErrors. */

@@ -52,7 +52,9 @@ export function createTaskEndpointCheck(options: TaskEndpointCheckOptions): Task
     if (res.status !== 200) {
       // What the endpoint said, its key and the signature redacted (D31).
       const said = answerWords(res, () => [hmacKey ?? "", headers[SIGNATURE_HEADERS[dialect]] ?? ""], WORDS_IN_REASON);
-      throw invalid(pointer, `The run task URL responded with ${res.status} to the verification request${said ? `: ${said}` : ""}; it must answer 200. ${signatureHint(dialect)}`);
+      // decision D38: an internal service's answer is not quoted to whoever may manage run tasks.
+      const quoted = res.bodyWithheld ? " (its answer's body is not shown: the destination is reached through the egress allowlist)" : said ? `: ${said}` : "";
+      throw invalid(pointer, `The run task URL responded with ${res.status} to the verification request${quoted}; it must answer 200. ${signatureHint(dialect)}`);
     }
   };
 }

@@ -68,7 +68,8 @@ const noRealDns = async (): Promise<ResolvedAddress[]> => {
 };
 
 function egress(options: EgressOptions = {}): HttpTransport {
-  const transport = createEgress({ timeoutMs: 1_000, resolve: noRealDns, ...options });
+  // The receiver stands in for a public integration: its answers are kept whole (D38).
+  const transport = createEgress({ timeoutMs: 1_000, resolve: noRealDns, excerpts: "full", ...options });
   transports.push(transport);
   return transport;
 }

@@ -38,9 +38,13 @@ export const noRealDns = async (): Promise<ResolvedAddress[]> => {
   throw new Error("test forgot to inject a resolver");
 };
 
-/** The real egress, allowed to reach 127.0.0.1 only, with a short attempt budget. */
+/**
+ * The real egress, allowed to reach 127.0.0.1 only, with a short attempt budget. The loopback
+ * receiver stands in for a public integration, so its answers are kept whole (`excerpts: "full"`;
+ * decision D38 keeps only the status line of an allowlisted destination's answer by default).
+ */
 export function loopbackEgress(options: EgressOptions = {}): HttpTransport {
-  return createEgress({ allow: ["127.0.0.1/32"], timeoutMs: 300, resolve: noRealDns, ...options });
+  return createEgress({ allow: ["127.0.0.1/32"], timeoutMs: 300, resolve: noRealDns, excerpts: "full", ...options });
 }
 
 export interface DeliveryApp extends TestApp {

@@ -61,7 +61,8 @@ function runRequest(stage: RunStage, urls: RunTaskUrls, suffix: string, token: s
 function egressFor(url: string, timeoutMs: number): HttpTransport {
   const target = new URL(url);
   const port = target.port || (target.protocol === "https:" ? "443" : "80");
-  return createEgress({ allow: [`${target.hostname}:${port}`], timeoutMs, userAgent: "runplane-simulator" });
+  // decision D38: the user's own integration, so any address of it, and its answers quoted whole.
+  return createEgress({ allow: [`${target.hostname}:${port}`], wide: true, excerpts: "full", timeoutMs, userAgent: "runplane-simulator" });
 }
 
 /** An answer's status, and for one that is not 200 what the integration said (D31), or a failure. */
