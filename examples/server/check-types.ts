@@ -1,7 +1,10 @@
 import type { Problem, ServerConfig } from "./config.js";
 
-/** One check's verdict: what to fix, a note for its ok line, or why it could not be checked. */
-export type Verdict = { fix: string } | { note: string } | { skip: string };
+/**
+ * One check's verdict: what to fix, a note for its ok line, a warning (the setup works, but the
+ * operator accepted a risk, such as EGRESS_ALLOW_WIDE), or why it could not be checked.
+ */
+export type Verdict = { fix: string } | { note: string } | { warn: string } | { skip: string };
 
 /** What a check gets: the settings, and which of them are wrong (a check may then skip). */
 export interface CheckInput {

@@ -8,7 +8,7 @@ import { DatabaseUnreachableError, inspectDatabase } from "./check-storage.js";
 import { keyringCheck } from "./check-keyring.js";
 import { keysCheck } from "./check-keys.js";
 import { hostsCheck } from "./check-hosts.js";
-import { portTaken, readServerConfig, type Problem, type ServerConfig } from "./config.js";
+import { portTaken, readServerConfig, wideEgressWarning, type Problem, type ServerConfig } from "./config.js";
 import { externalIntegration, INTEGRATION_HOST } from "./integration.js";
 import { lockOwner } from "./lock.js";
 import type { CheckInput, ServerCheck, Verdict } from "./check-types.js";
@@ -120,11 +120,17 @@ async function ports(input: CheckInput): Promise<Verdict> {
 /**
  * What the server may reach among private addresses (D15): the bundled integration (127.0.0.1 on
  * INTEGRATION_PORT) or INTEGRATION_URL, whose name must resolve to addresses its entry admits,
- * and the EGRESS_ALLOW entries.
+ * and the EGRESS_ALLOW entries. A setup that works with EGRESS_ALLOW_WIDE on is a warning (D38).
  */
 async function egress(input: CheckInput): Promise<Verdict> {
-  const invalid = wrong(input, "INTEGRATION_URL", "EGRESS_ALLOW");
+  const invalid = wrong(input, "INTEGRATION_URL", "EGRESS_ALLOW", "EGRESS_ALLOW_WIDE");
   if (invalid) return skipFor(invalid);
+  const verdict = await reachable(input);
+  const warning = wideEgressWarning(input.config);
+  return warning !== null && "note" in verdict ? { warn: `${verdict.note}. ${warning}` } : verdict;
+}
+
+async function reachable(input: CheckInput): Promise<Verdict> {
   const { config } = input;
   const extra = config.egressAllow.length ? ` and EGRESS_ALLOW ${config.egressAllow.join(", ")}` : "";
   if (!config.integrationUrl) return ok(`runplane may reach the bundled integration on ${INTEGRATION_HOST}${extra}; other private addresses stay refused`);

@@ -1,6 +1,7 @@
 import { schemaPrefix } from "../../adapters/postgres/schema.js";
 import { settingName, type ServerVariable } from "../../src/cli/args.js";
 import { allowEntryProblem } from "../../src/delivery/address-policy.js";
+import { DEFAULT_MIN_PREFIX, WIDE_ADVICE, wideEntryProblem } from "../../src/delivery/wide-entries.js";
 import type { LogLevel } from "../../src/index.js";
 import { DIALECTS, type Dialect } from "../../src/schemas/common.js";
 import { API_TOKEN_SECRET_MIN_LENGTH } from "../../src/services/directory.js";
@@ -29,6 +30,10 @@ export interface ServerConfig {
   poolSize: number | undefined;
   /** EGRESS_ALLOW: allowlist entries besides the integration's own (decision D15). */
   egressAllow: string[];
+  /** EGRESS_ALLOW_WIDE: wide EGRESS_ALLOW entries are accepted, and warned about (decision D38). */
+  egressAllowWide: boolean;
+  /** EGRESS_EXCERPTS: what is kept of answers from destinations only EGRESS_ALLOW admits (decision D38). */
+  egressExcerpts: "status" | "full";
   /** RATE_LIMIT: API requests per second per credential, or false for none (decision D33). */
   rateLimit: number | false;
   /** LOG_URL_LIFETIME: how long a `log-read-url` works, in ms (option `logUrls.lifetime`, decision D32). */
@@ -90,11 +95,7 @@ export function readServerConfig(env: NodeJS.ProcessEnv): { config: ServerConfig
   // One connection holds the startup lock while the others seed (examples/server/storage.ts).
   if (poolSize === null) wrong("DATABASE_POOL_SIZE", "must be an integer of at least 2 (one connection holds the startup lock)", poolText);
 
-  const egressAllow = (env.EGRESS_ALLOW ?? "").split(",").map((e) => e.trim()).filter((e) => e !== "");
-  for (const entry of egressAllow) {
-    const problem = allowEntryProblem(entry);
-    if (problem) wrong("EGRESS_ALLOW", `entry ${JSON.stringify(entry)} ${problem}; entries are CIDRs, IP addresses or host names, each optionally with :port, separated by commas`);
-  }
+  const { egressAllow, egressAllowWide, egressExcerpts } = readEgress(env, value, wrong);
 
   // decision D33: on by default at HCP Terraform's documented figure, so clients meet the real limit.
   const rateText = value("RATE_LIMIT");
@@ -120,11 +121,62 @@ export function readServerConfig(env: NodeJS.ProcessEnv): { config: ServerConfig
     databaseUrl,
     databaseSchema,
     poolSize: poolSize ?? undefined,
-    egressAllow: egressAllow.filter((e) => allowEntryProblem(e) === null),
+    egressAllow,
+    egressAllowWide,
+    egressExcerpts,
     rateLimit: rateLimit ?? RATE_LIMIT_DEFAULT,
     logUrlLifetimeMs: logUrlLifetimeMs ?? DEFAULT_LOG_URL_LIFETIME_MS,
   };
   return { config, problems };
+}
+
+/**
+ * EGRESS_ALLOW, EGRESS_ALLOW_WIDE and EGRESS_EXCERPTS (decisions D15, D38): a wrong entry, and a wide
+ * one without the switch, is a problem; the valid entries are kept.
+ */
+function readEgress(
+  env: NodeJS.ProcessEnv,
+  value: (variable: Problem["variable"]) => string | undefined,
+  wrong: (variable: Problem["variable"], text: string, shown?: string) => void,
+): Pick<ServerConfig, "egressAllow" | "egressAllowWide" | "egressExcerpts"> {
+  const wideText = value("EGRESS_ALLOW_WIDE");
+  const egressAllowWide = wideText === undefined ? false : SWITCH[wideText.toLowerCase()];
+  if (egressAllowWide === undefined) wrong("EGRESS_ALLOW_WIDE", 'must be 1 (accept wide EGRESS_ALLOW entries) or 0 (the default)', wideText);
+  const egressAllow = (env.EGRESS_ALLOW ?? "").split(",").map((e) => e.trim()).filter((e) => e !== "");
+  for (const entry of egressAllow) {
+    const problem = allowEntryProblem(entry);
+    if (problem) wrong("EGRESS_ALLOW", `entry ${JSON.stringify(entry)} ${problem}; entries are CIDRs, IP addresses or host names, each optionally with :port, separated by commas`);
+    // decision D38: a wide entry is refused at start unless the operator says so.
+    const wide = problem || egressAllowWide ? null : wideEntryProblem(entry);
+    if (wide) wrong("EGRESS_ALLOW", `entry ${JSON.stringify(entry)} is wide: it ${wide}; ${WIDE_ADVICE} (${WIDE_BOUND}), or set ${settingName("EGRESS_ALLOW_WIDE")} to 1 to accept it knowingly`);
+  }
+  const excerptsText = value("EGRESS_EXCERPTS");
+  const egressExcerpts = excerptsText === undefined ? "status" : excerptsText === "status" || excerptsText === "full" ? excerptsText : null;
+  if (egressExcerpts === null) wrong("EGRESS_EXCERPTS", 'must be "status" (the default: keep only the status line of answers from destinations EGRESS_ALLOW admits) or "full"', excerptsText);
+
+  return {
+    egressAllow: egressAllow.filter((e) => allowEntryProblem(e) === null),
+    egressAllowWide: egressAllowWide ?? false,
+    egressExcerpts: egressExcerpts ?? "status",
+  };
+}
+
+/** Values of an on/off variable such as EGRESS_ALLOW_WIDE. */
+const SWITCH: Record<string, boolean | undefined> = { "1": true, true: true, yes: true, on: true, "0": false, false: false, no: false, off: false };
+const WIDE_BOUND = `no wider than a /${DEFAULT_MIN_PREFIX.ipv4} of an IPv4 private range or a /${DEFAULT_MIN_PREFIX.ipv6} of fc00::/7`;
+
+/**
+ * decision D38: what the banner and `doctor` say when EGRESS_ALLOW_WIDE is on, naming the wide
+ * entries; null when it is off.
+ */
+export function wideEgressWarning(config: Pick<ServerConfig, "egressAllow" | "egressAllowWide">): string | null {
+  if (!config.egressAllowWide) return null;
+  const wide = config.egressAllow.flatMap((entry) => {
+    const problem = wideEntryProblem(entry);
+    return problem ? [`${entry} (${problem})`] : [];
+  });
+  if (wide.length === 0) return `${settingName("EGRESS_ALLOW_WIDE")} is on, though no EGRESS_ALLOW entry is wide: turn it off`;
+  return `${settingName("EGRESS_ALLOW_WIDE")} is on and EGRESS_ALLOW has wide entries: ${wide.join(", ")}; whoever may manage run tasks can send requests into those networks. Private integrations belong behind agents (decision D34, private run tasks through agents)`;
 }
 
 /** The message for a port `serve` cannot bind, whether its check or the bind itself finds it taken. */

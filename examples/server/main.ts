@@ -5,7 +5,7 @@ import { createDemoRunProviders, demoApplyLog, demoPlanLog } from "./run-details
 import { DEMO, seedDemo } from "./demo.js";
 import { createDemoRuns } from "./demo-runs.js";
 import { preflight } from "./checks.js";
-import { RATE_LIMIT_DEFAULT } from "./config.js";
+import { RATE_LIMIT_DEFAULT, wideEgressWarning } from "./config.js";
 import { ensureDemoTasks, externalIntegration, listen, startIntegration } from "./integration.js";
 import { keyringFileOf, reloadableKeyring, watchKeyring } from "./keyring-file.js";
 import { lockDataDir } from "./lock.js";
@@ -24,7 +24,8 @@ import { importOptional } from "../../src/optional-peer.js";
  * RUNPLANE_DIALECT (`hcp-terraform` for real-client category words and signature header),
  * LOG_LEVEL (info), LOG_URL_LIFETIME (1h), INTEGRATION_PORT (8081; the example integration, always on 127.0.0.1), PUBLIC_URL (default: the
  * bound address; integrations call back there), EGRESS_ALLOW (more private destinations run tasks
- * may point at, comma-separated). For PostgreSQL: DATABASE_URL (`postgres://...`),
+ * may point at, comma-separated), EGRESS_ALLOW_WIDE (1: accept wide entries), EGRESS_EXCERPTS
+ * (full: keep answers of allowlisted destinations whole). For PostgreSQL: DATABASE_URL (`postgres://...`),
  * DATABASE_SCHEMA (public), DATABASE_POOL_SIZE (10). For hosts sharing no DATA_DIR: RUNPLANE_KEYRING
  * (the keyring file's JSON), INTEGRATION_HMAC_KEY; INTEGRATION_URL points the demo tasks at an
  * integration the host does not start itself. examples/server/config.ts reads them.
@@ -70,7 +71,9 @@ const build = (allow: string[]): Runplane =>
     publicUrl: origin,
     // decision D15: private addresses stay refused, except the demo integration's address on its
     // port and what the operator names in EGRESS_ALLOW.
-    egress: { allow: [...allow, ...config.egressAllow] },
+    // decision D38: wide entries only with EGRESS_ALLOW_WIDE; answers of allowlisted destinations
+    // kept as their status line unless EGRESS_EXCERPTS=full.
+    egress: { allow: [...allow, ...config.egressAllow], wide: config.egressAllowWide, excerpts: config.egressExcerpts },
     // decision D24: the plan JSON and configuration archive the integration downloads, and
     // (D32) the plan's and the apply's logs, read at their `log-read-url` without a credential.
     artifacts: { ...demoArtifacts, planLog: demoPlanLog, applyLog: demoApplyLog },
@@ -180,6 +183,8 @@ process.stdout.write(
       ? `example integration: the demo tasks use ${target.url}, the bundled integration of the host that saved them first (hosts on one database share it; this host's own listens at ${integration.url})`
       : `example integration: ${integration.url} (run tasks task-demo, mandatory at post_plan, and task-demo-advisory, advisory at pre_apply, on ${DEMO.workspace})`,
     `egress: run tasks may reach public addresses, the example integration (${target.allow.join(", ")})${egressNote}`,
+    // decision D38: a wide allowlist is the operator's explicit choice, and is said at every start.
+    ...(config.egressAllowWide ? [`warning: ${wideEgressWarning(config)}`] : []),
     // decision D33: clients meet the limit by default, so say it and how to change it.
     config.rateLimit === false
       ? `rate limit: off (RATE_LIMIT=off); RATE_LIMIT or --rate-limit sets requests a second per token (HCP Terraform's figure: ${RATE_LIMIT_DEFAULT})`

@@ -20,6 +20,8 @@ export const SERVER_FLAGS = {
   "database-schema": "DATABASE_SCHEMA",
   "database-pool-size": "DATABASE_POOL_SIZE",
   "egress-allow": "EGRESS_ALLOW",
+  "egress-allow-wide": "EGRESS_ALLOW_WIDE",
+  "egress-excerpts": "EGRESS_EXCERPTS",
   "rate-limit": "RATE_LIMIT",
   "log-url-lifetime": "LOG_URL_LIFETIME",
 } as const;

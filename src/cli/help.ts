@@ -16,6 +16,8 @@ const SERVER_FLAG_HELP: Record<keyof typeof SERVER_FLAGS, string> = {
   "database-schema": "PostgreSQL schema, a lower-case identifier (default public)",
   "database-pool-size": "PostgreSQL connections of this host, an integer of at least 2 (default 10)",
   "egress-allow": "more private destinations run tasks may use, comma-separated: CIDRs, IP addresses or host names, each optionally with :port",
+  "egress-allow-wide": "1: accept wide EGRESS_ALLOW entries (a whole private range, more than a /16 of one, link-local, a metadata address); doctor and the banner warn",
+  "egress-excerpts": "status (default): keep only the status line of answers from destinations EGRESS_ALLOW admits; full: keep them whole",
   "rate-limit": "API requests per second per credential (default 30, HCP Terraform's figure; off: no limit)",
   "log-url-lifetime": "how long a plan's or apply's log-read-url works, 1m to 24h such as 10m or 1h (default 1h)",
 };

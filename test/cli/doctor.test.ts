@@ -68,9 +68,9 @@ describe("runplane doctor", () => {
   });
 
   it("shows the EGRESS_ALLOW entries the server will allow", async () => {
-    const result = await run(["doctor", "--data-dir", fresh(), "--port", "0", "--integration-port", "0"], { EGRESS_ALLOW: "10.0.0.0/8, tasks.internal:443" });
+    const result = await run(["doctor", "--data-dir", fresh(), "--port", "0", "--integration-port", "0"], { EGRESS_ALLOW: "10.1.0.0/16, tasks.internal:443" });
     expect(result.code).toBe(0);
-    expect(result.stdout).toContain("ok   egress: runplane may reach the bundled integration on 127.0.0.1 and EGRESS_ALLOW 10.0.0.0/8, tasks.internal:443; other private addresses stay refused\n");
+    expect(result.stdout).toContain("ok   egress: runplane may reach the bundled integration on 127.0.0.1 and EGRESS_ALLOW 10.1.0.0/16, tasks.internal:443; other private addresses stay refused\n");
   });
 });
 

@@ -1,0 +1,81 @@
+import { describe, expect, it } from "vitest";
+import { preflight, runChecks } from "../../examples/server/checks.js";
+import { readServerConfig } from "../../examples/server/config.js";
+import { doctor } from "../../src/cli/doctor.js";
+import { parse } from "../../src/cli/args.js";
+import { BASE_ENV, run, scratchDirs, serve } from "../cli/helpers.js";
+
+// Decision D38 in the reference server: EGRESS_ALLOW with a wide entry refuses to start, naming the
+// entry and pointing at agents, unless EGRESS_ALLOW_WIDE=1 (--egress-allow-wide); with the switch on,
+// doctor says "warn" for egress and the banner warns. EGRESS_EXCERPTS=full keeps the answers of
+// allowlisted destinations whole.
+
+const { fresh } = scratchDirs();
+const settings = (args: string[], env: Record<string, string> = {}) =>
+  parse(["--port", "0", "--integration-port", "0", "--data-dir", fresh(), ...args], {}, true, { ...BASE_ENV, ...env }).env;
+
+describe("reference server: wide EGRESS_ALLOW entries", () => {
+  it("refuses a wide entry, naming it, the reason, agents and the switch", () => {
+    const { problems } = readServerConfig({ EGRESS_ALLOW: "10.1.2.3:443, 0.0.0.0/0" });
+    expect(problems).toStrictEqual([
+      {
+        variable: "EGRESS_ALLOW",
+        message:
+          'EGRESS_ALLOW (--egress-allow) entry "0.0.0.0/0" is wide: it covers every IPv4 address; private integrations belong behind agents (decision D34, private run tasks through agents), ' +
+          "not behind a wide allowlist entry; list the integration's own address (best with its port) or a network no wider than the bound (no wider than a /16 of an IPv4 private range or a /48 of fc00::/7), " +
+          "or set EGRESS_ALLOW_WIDE (--egress-allow-wide) to 1 to accept it knowingly",
+      },
+    ]);
+  });
+
+  it.each(["10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "fd00::/8", "169.254.169.254", "127.0.0.0/8", "::/0"])("refuses to start with EGRESS_ALLOW=%s", async (entry) => {
+    await expect(preflight(settings(["--egress-allow", entry]))).rejects.toThrow(`EGRESS_ALLOW (--egress-allow) entry "${entry}" is wide: it `);
+  });
+
+  it("starts with a wide entry when EGRESS_ALLOW_WIDE is 1, and doctor warns instead of saying ok", async () => {
+    const env = settings(["--egress-allow", "10.0.0.0/8,tasks.internal:443", "--egress-allow-wide", "1"]);
+    const config = await preflight(env);
+    expect(config).toMatchObject({ egressAllow: ["10.0.0.0/8", "tasks.internal:443"], egressAllowWide: true });
+    const egress = (await runChecks(env)).find((c) => c.name === "egress")!;
+    expect(egress.verdict).toStrictEqual({
+      warn:
+        "runplane may reach the bundled integration on 127.0.0.1 and EGRESS_ALLOW 10.0.0.0/8, tasks.internal:443; other private addresses stay refused. " +
+        "EGRESS_ALLOW_WIDE (--egress-allow-wide) is on and EGRESS_ALLOW has wide entries: 10.0.0.0/8 (covers the whole of the private range 10.0.0.0/8); " +
+        "whoever may manage run tasks can send requests into those networks. Private integrations belong behind agents (decision D34, private run tasks through agents)",
+    });
+    const lines: string[] = [];
+    const args = ["--port", "0", "--integration-port", "0", "--data-dir", fresh(), "--database-url", "", "--egress-allow", "10.0.0.0/8", "--egress-allow-wide", "1"];
+    expect(await doctor(args, (line) => lines.push(line))).toBe(true);
+    expect(lines.find((line) => line.includes("egress"))).toMatch(/^warn egress: runplane may reach .* EGRESS_ALLOW_WIDE \(--egress-allow-wide\) is on and EGRESS_ALLOW has wide entries: 10\.0\.0\.0\/8 /);
+  });
+
+  it("warns about the switch even when no entry needs it", async () => {
+    const egress = (await runChecks(settings(["--egress-allow-wide", "1"]))).find((c) => c.name === "egress")!;
+    expect(egress.verdict).toMatchObject({ warn: expect.stringContaining("EGRESS_ALLOW_WIDE (--egress-allow-wide) is on, though no EGRESS_ALLOW entry is wide: turn it off") });
+  });
+
+  it("reads the switch and the excerpt mode, and refuses values it does not know", () => {
+    expect(readServerConfig({}).config).toMatchObject({ egressAllowWide: false, egressExcerpts: "status" });
+    expect(readServerConfig({ EGRESS_ALLOW_WIDE: "0", EGRESS_EXCERPTS: "full" }).config).toMatchObject({ egressAllowWide: false, egressExcerpts: "full" });
+    expect(readServerConfig({ EGRESS_ALLOW_WIDE: "true" }).config.egressAllowWide).toBe(true);
+    expect(readServerConfig({ EGRESS_ALLOW_WIDE: "maybe", EGRESS_EXCERPTS: "some" }).problems).toStrictEqual([
+      { variable: "EGRESS_ALLOW_WIDE", message: 'EGRESS_ALLOW_WIDE (--egress-allow-wide) must be 1 (accept wide EGRESS_ALLOW entries) or 0 (the default); got "maybe"' },
+      { variable: "EGRESS_EXCERPTS", message: 'EGRESS_EXCERPTS (--egress-excerpts) must be "status" (the default: keep only the status line of answers from destinations EGRESS_ALLOW admits) or "full"; got "some"' },
+    ]);
+  });
+
+  it("refuses to start with the entry and agents named, and with the switch on starts and warns in its banner", async () => {
+    const refused = await run(["serve", "--port", "0", "--integration-port", "0", "--data-dir", fresh(), "--egress-allow", "192.168.0.0/16"]);
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toContain('EGRESS_ALLOW (--egress-allow) entry "192.168.0.0/16" is wide: it covers the whole of the private range 192.168.0.0/16; private integrations belong behind agents (decision D34');
+
+    const s = await serve(fresh(), ["--egress-allow", "192.168.0.0/16", "--egress-allow-wide", "1"]);
+    try {
+      expect(s.output()).toContain(
+        "\nwarning: EGRESS_ALLOW_WIDE (--egress-allow-wide) is on and EGRESS_ALLOW has wide entries: 192.168.0.0/16 (covers the whole of the private range 192.168.0.0/16); whoever may manage run tasks",
+      );
+    } finally {
+      expect(await s.stop()).toBe(0);
+    }
+  });
+});
