@@ -46,14 +46,36 @@ function base64Core(bytes: Buffer, offset: number): string {
   return encoded.slice(Math.ceil((8 * offset) / 6), Math.floor((8 * (offset + bytes.length)) / 6));
 }
 
-/** Every spelling of `secret` that an echo may carry. */
-export function secretForms(secret: string): string[] {
-  const bytes = Buffer.from(secret, "utf8");
-  const forms = new Set([secret, JSON.stringify(secret).slice(1, -1), encodeURIComponent(secret), bytes.toString("hex")]);
+/** base64 and base64url of `bytes` at the three alignments a larger blob may put them. */
+function base64Forms(bytes: Buffer, forms: Set<string>): void {
   for (let offset = 0; offset < 3; offset++) {
     const core = base64Core(bytes, offset);
     forms.add(core).add(core.replace(/\+/g, "-").replace(/\//g, "_"));
   }
+}
+
+/** Whole bytes of hex, at least 8 of them: the signature header (decision D38), or any such secret. */
+const HEX_BYTES = /^(?:[0-9a-f]{2}){8,}$/i;
+
+/**
+ * decision D38: the bytes a hex secret spells, as an echo that decoded the hex may spell them:
+ * base64 at any alignment, every byte `%`- or `\u`-escaped (the folding of secret-spans.ts also
+ * matches an echo that left ASCII bytes unescaped), and `0x`/`\x` per byte. Their hex, with or
+ * without separators between bytes, is the secret itself.
+ */
+function byteForms(hex: string, forms: Set<string>): void {
+  const bytes = Buffer.from(hex, "hex");
+  const each = (format: (pair: string) => string) => (hex.toLowerCase().match(/../g) ?? []).map(format).join("");
+  base64Forms(bytes, forms);
+  forms.add(each((p) => `%${p}`)).add(each((p) => `\\u00${p}`)).add(each((p) => `0x${p}`)).add(each((p) => `\\x${p}`));
+}
+
+/** Every spelling of `secret` that an echo may carry. */
+export function secretForms(secret: string): string[] {
+  const bytes = Buffer.from(secret, "utf8");
+  const forms = new Set([secret, JSON.stringify(secret).slice(1, -1), encodeURIComponent(secret), bytes.toString("hex")]);
+  base64Forms(bytes, forms);
+  if (HEX_BYTES.test(secret)) byteForms(secret, forms);
   return [...forms].filter((f) => f.length >= MIN_SECRET);
 }
 
