@@ -48,7 +48,7 @@ export interface RunplaneOptions {
   userAgent?: RunTaskOptions["userAgent"];
   /**
    * decision D15: the SSRF guard of outbound HTTP. Only public unicast addresses are reached unless
-   * `allow` lists CIDRs (`"10.0.0.0/8"`, `"127.0.0.1/32"`) or exact host names; `resolve` replaces
+   * `allow` lists CIDRs (`"10.1.2.0/24"`, `"127.0.0.1/32"`) or exact host names; `resolve` replaces
    * the system resolver. Run task URLs are checked against it when saved and when sent.
    * Decision D38: a wide entry (a default route, a whole private range or more of one than
    * `minPrefix`, default `{ ipv4: 16, ipv6: 48 }`, link-local, a metadata address) is refused unless
