@@ -3,6 +3,7 @@ import { newId } from "./crypto/random.js";
 import { createHandler, type Authenticate } from "./http/handler.js";
 import { createJsonApi } from "./http/jsonapi.js";
 import { agentTokenResource, agentTokenRoutes } from "./http/routes/agent-tokens.js";
+import { agentResource, agentRoutes } from "./http/routes/agents.js";
 import { teamTokenRoutes } from "./http/routes/team-tokens.js";
 import { pingRoutes } from "./http/routes/ping.js";
 import { policySetParameterResource, policySetParameterRoutes } from "./http/routes/policy-set-parameters.js";
@@ -89,7 +90,7 @@ function createContext(options: RunplaneOptions, settings: RunTaskSettings) {
   return { ctx, transport, host };
 }
 
-const ROUTES: Route[] = [...pingRoutes, ...teamProjectRoutes, ...variableRoutes, ...policySetParameterRoutes, ...agentTokenRoutes, ...teamTokenRoutes, ...runTaskRoutes, ...taskStageRoutes, ...deliveryAttemptRoutes, ...artifactRoutes, ...runRoutes, ...planRoutes, ...runEventRoutes, ...commentRoutes, ...policyCheckRoutes];
+const ROUTES: Route[] = [...pingRoutes, ...teamProjectRoutes, ...variableRoutes, ...policySetParameterRoutes, ...agentTokenRoutes, ...agentRoutes, ...teamTokenRoutes, ...runTaskRoutes, ...taskStageRoutes, ...deliveryAttemptRoutes, ...artifactRoutes, ...runRoutes, ...planRoutes, ...runEventRoutes, ...commentRoutes, ...policyCheckRoutes];
 
 /** The API's handler: resources, routes, authentication, the read and access caches, the rate limit. */
 function createApi(ctx: ServiceContext, options: RunplaneOptions, services: ReturnType<typeof createServices>, basePath: string) {
@@ -102,6 +103,7 @@ function createApi(ctx: ServiceContext, options: RunplaneOptions, services: Retu
     variableResource(basePath, dialect),
     policySetParameterResource(basePath),
     agentTokenResource(basePath),
+    agentResource(basePath),
     ...runTaskResources(basePath),
     ...taskStageResources(basePath),
     deliveryAttemptResource(basePath),

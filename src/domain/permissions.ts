@@ -34,6 +34,7 @@ export const ORGANIZATION_ACTIONS = [
   "policy-set-parameters:read",
   "policy-set-parameters:write",
   "agent-tokens:manage",
+  "agent-pools:read",
   "api-tokens:manage",
   "run-tasks:configure",
 ] as const;
@@ -82,6 +83,8 @@ const ORGANIZATION_ACTION_RULES = {
   "policy-set-parameters:read": "manage-policies",
   "policy-set-parameters:write": "manage-policies",
   "agent-tokens:manage": "manage-agent-pools",
+  // decision D34: a pool and its agents are read by those who manage it, as its tokens are.
+  "agent-pools:read": "manage-agent-pools",
   // API tokens act as their team, owners' included; no permission short of owners lists or revokes them.
   "api-tokens:manage": null,
   "run-tasks:configure": "manage-run-tasks",

@@ -11,6 +11,7 @@ export const ROUTE_ACTIONS = [
   "project:read",
   "team-access:manage",
   "agent-tokens:manage",
+  "agent-pools:read",
   "api-tokens:manage",
   "runs:read",
   "runs:override",
@@ -48,6 +49,10 @@ export const ROUTE_PERMISSIONS: Readonly<Record<string, RouteAction>> = {
   // serves agent and team tokens under this one path, the id tells which.
   "GET /authentication-tokens/:token_id": "agent-tokens:manage",
   "DELETE /authentication-tokens/:token_id": "agent-tokens:manage",
+
+  // decision D34: a pool's agents are read by who may read the pool (owners or manage-agent-pools).
+  "GET /agent-pools/:agent_pool_id/agents": "agent-pools:read",
+  "GET /agents/:agent_id": "agent-pools:read",
 
   // API tokens (the owners' included) are listed and revoked by owners only.
   "GET /teams/:team_id/authentication-tokens": "api-tokens:manage",

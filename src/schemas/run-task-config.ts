@@ -99,6 +99,8 @@ export interface TaskView {
   /** Whether a key is set; the key itself never leaves the core. */
   hasHmacKey: boolean;
   globalConfiguration: GlobalConfiguration;
+  /** decision D34: the agent pool whose agents carry the task's requests, or null. */
+  agentPoolId: string | null;
   createdAt: string;
   updatedAt: string;
 }

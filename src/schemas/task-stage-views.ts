@@ -45,6 +45,8 @@ export interface TaskResultView {
   enforcementLevel: EnforcementLevel;
   isSpeculative: boolean;
   outcomesCount: number;
+  /** decision D34: the pool of the task when its stage started, or null (wire `agent-pool-id`). */
+  agentPoolId: string | null;
   createdAt: string;
   updatedAt: string;
 }
@@ -95,6 +97,7 @@ export const toResultView = (r: TaskResultRecord): TaskResultView => ({
   enforcementLevel: r.enforcementLevel,
   isSpeculative: r.isSpeculative,
   outcomesCount: r.outcomesCount,
+  agentPoolId: r.agentPoolId ?? null,
   createdAt: r.createdAt,
   updatedAt: r.updatedAt,
 });

@@ -2,6 +2,7 @@ import * as z from "zod";
 import type { Dialect } from "./common.js";
 import { RUN_TASK_CATEGORIES } from "./run-task-records.js";
 import { EnforcementLevelSchema, ResultStatusSchema, RunStageSchema, StageStatusSchema, TagLevelSchema } from "./run-tasks.js";
+import { AgentStatusSchema } from "./agents.js";
 import { AccessLevelSchema, ProjectAccessInputSchema, WorkspaceAccessInputSchema } from "./team-projects.js";
 import { CATEGORY_WORDS } from "./variables.js";
 
@@ -47,6 +48,14 @@ export const AgentTokenAttributes = z.object({
   lastUsedAt: Timestamp.nullable(),
   token: z.string().nullable().describe("the secret, in the create response only; null everywhere else"),
   expiredAt: Timestamp.nullable().describe("when a results page session ends; null for agent and API tokens, which do not expire"),
+});
+
+/** decision D34: an agent of a pool, as HCP Terraform and go-tfe's `Agent` have it. */
+export const AgentAttributes = z.object({
+  name: z.string().nullable().describe("null when the agent gave no name"),
+  status: AgentStatusSchema,
+  ipAddress: z.string(),
+  lastPingAt: Timestamp,
 });
 
 export const TaskAttributes = z.object({
@@ -100,7 +109,7 @@ export const TaskResultAttributes = z.object({
   workspaceTaskId: z.string(),
   workspaceTaskEnforcementLevel: EnforcementLevelSchema,
   taskResultOutcomesCount: z.number().int().min(0),
-  agentPoolId: z.null(),
+  agentPoolId: z.string().nullable().describe("the task's agent pool when its stage started (D34); null for a task the platform delivers itself"),
   createdAt: Timestamp,
   updatedAt: Timestamp,
 });

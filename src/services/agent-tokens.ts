@@ -53,7 +53,8 @@ export function creatorForPrincipal(principal: Principal): AgentTokenCreator {
 
 const errorName = (error: unknown): string => (error instanceof Error ? error.name : typeof error);
 
-function checkPage(page: PageRequest): PageRequest {
+/** A page of a programmatic list call: 422 naming the parameter when out of range (the routes check theirs first). */
+export function checkPage(page: PageRequest): PageRequest {
   const { offset, limit } = page;
   if (!Number.isSafeInteger(offset) || offset < 0) throw new ApiError("invalid-attribute", { parameter: "page[number]", detail: "page[number] must be at least 1" });
   if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_PAGE_SIZE) {

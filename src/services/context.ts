@@ -3,6 +3,7 @@ import type { Logger } from "../logger.js";
 import type { Dialect } from "../schemas/common.js";
 import type { Storage } from "../storage/types.js";
 import type { KeyringControl } from "./keyring-reload.js";
+import type { AgentSessions } from "./agent-sessions.js";
 import type { TaskEndpointCheck } from "./task-endpoint.js";
 import type { RunTaskSettings } from "./run-task-settings.js";
 
@@ -24,6 +25,8 @@ export interface ServiceContext {
   logUrlLifetimeMs?: number;
   /** decision D15: the SSRF policy and verification request before a run task URL or key is saved. */
   taskEndpointCheck?: TaskEndpointCheck;
+  /** decision D34: which agent pools have an agent connected; none when absent. */
+  agentSessions?: AgentSessions;
 }
 
 /** UTC ISO-8601 with milliseconds and `Z` (D9). */

@@ -30,7 +30,7 @@ function ownedAggregate<S extends OwnedSchema>(
   store: DirectoryStore<z.output<S>>,
   schema: S,
   prefix: string,
-  cleanup?: (id: string) => Promise<void>,
+  hooks: { cleanup?: (id: string) => Promise<void>; refuseDelete?: (record: z.output<S>) => Promise<void> } = {},
 ) {
   const createSchema = schema.extend({ id: z.string().min(1).optional() });
   return {
@@ -52,8 +52,10 @@ function ownedAggregate<S extends OwnedSchema>(
       return next;
     },
     async delete(id: string): Promise<boolean> {
+      const current = hooks.refuseDelete ? await store.get(id) : null;
+      if (current) await hooks.refuseDelete!(current);
       const removed = await store.delete(id);
-      if (removed && cleanup) await cleanup(id);
+      if (removed && hooks.cleanup) await hooks.cleanup(id);
       return removed;
     },
     async list(organization: string): Promise<z.output<S>[]> {
@@ -129,6 +131,18 @@ function userRecords(ctx: ServiceContext) {
 }
 
 /**
+ * decision D34: a pool that a run task still names is not deleted (422), as HCP Terraform refuses
+ * to delete a pool its workspaces still use; the host first moves or deletes those tasks. A task
+ * bound while the delete runs may still name the pool afterwards: its requests then find no agent.
+ */
+const refuseNamedPool = (s: Storage) => async (pool: { id: string; name: string }) => {
+  const count = await s.runTasks.countByAgentPool(pool.id);
+  if (count === 0) return;
+  const tasks = count === 1 ? "1 run task names it" : `${count} run tasks name it`;
+  throw new ApiError("invalid-attribute", { detail: `agent pool ${quote(pool.name)} (${pool.id}) cannot be deleted: ${tasks}; change or delete those tasks first` });
+};
+
+/**
  * Host-side records the API refers to but does not manage over HTTP (organizations, projects,
  * workspaces, teams, users, policy sets, agent pools) and the API tokens of the default authenticator.
  */
@@ -142,11 +156,11 @@ export function createDirectory(ctx: ServiceContext) {
     organizations: organizationRecords(s),
     // A deleted team or project takes its grants along: a team recreated with the same id must not
     // inherit them, and no grant of a vanished team stays listed (the service also 404s orphans).
-    projects: ownedAggregate(ctx, s.projects, ProjectSchema, "prj", async (id) => void (await s.teamProjects.deleteByProject(id))),
-    workspaces: ownedAggregate(ctx, s.workspaces, WorkspaceSchema, "ws", dropVars("workspace")),
-    teams: ownedAggregate(ctx, s.teams, TeamSchema, "team", async (id) => void (await s.teamProjects.deleteByTeam(id))),
-    policySets: ownedAggregate(ctx, s.policySets, PolicySetSchema, "polset", dropVars("policy-set")),
-    agentPools: ownedAggregate(ctx, s.agentPools, AgentPoolSchema, "apool"),
+    projects: ownedAggregate(ctx, s.projects, ProjectSchema, "prj", { cleanup: async (id) => void (await s.teamProjects.deleteByProject(id)) }),
+    workspaces: ownedAggregate(ctx, s.workspaces, WorkspaceSchema, "ws", { cleanup: dropVars("workspace") }),
+    teams: ownedAggregate(ctx, s.teams, TeamSchema, "team", { cleanup: async (id) => void (await s.teamProjects.deleteByTeam(id)) }),
+    policySets: ownedAggregate(ctx, s.policySets, PolicySetSchema, "polset", { cleanup: dropVars("policy-set") }),
+    agentPools: ownedAggregate(ctx, s.agentPools, AgentPoolSchema, "apool", { refuseDelete: refuseNamedPool(s) }),
     users: userRecords(ctx),
 
     /**

@@ -1,4 +1,5 @@
 import { createAgentTokenService } from "./agent-tokens.js";
+import { createAgentService } from "./agents.js";
 import { createCommentService } from "./comments.js";
 import type { ServiceContext } from "./context.js";
 import { createDirectory } from "./directory.js";
@@ -21,6 +22,8 @@ export function createServices(ctx: ServiceContext) {
     policySetParameters: createPolicySetParameterService(ctx, varEngine),
     teamProjects: createTeamProjectService(ctx),
     agentTokens: createAgentTokenService(ctx),
+    /** decision D34: the agents of agent pools. */
+    agents: createAgentService(ctx),
     runTasks: createRunTaskService(ctx),
     comments: createCommentService(ctx),
     /** decision D32: the capabilities `log-read-url` carries. */

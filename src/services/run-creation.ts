@@ -13,6 +13,8 @@ interface Attached {
   ws: WorkspaceTaskRecord;
   name: string;
   url: string;
+  /** decision D34: refreshed when the stage starts. */
+  agentPoolId: string | null;
 }
 
 export interface CreatedRun {
@@ -94,6 +96,7 @@ function newResult(id: string, stage: TaskStageRecord, t: Attached, position: nu
     enforcementLevel: t.ws.enforcementLevel,
     isSpeculative,
     outcomesCount: 0,
+    agentPoolId: t.agentPoolId,
     accessTokenDigest: null,
     deadlineAt: null,
     deadlineMaxAt: null,
@@ -113,7 +116,7 @@ export function createRunCreator(ctx: ServiceContext) {
     const attached: Attached[] = [];
     for (const ws of items) {
       const task = await s.runTasks.get(ws.taskId);
-      if (task && task.enabled && task.organization === ws.organization) attached.push({ ws, name: task.name, url: task.url });
+      if (task && task.enabled && task.organization === ws.organization) attached.push({ ws, name: task.name, url: task.url, agentPoolId: task.agentPoolId ?? null });
     }
     return RUN_STAGES.map((stage) => ({ stage, tasks: attached.filter((t) => t.ws.stages.includes(stage)) })).filter(
       (p) => p.tasks.length > 0,

@@ -5,6 +5,7 @@ import { TaskCreateSchema, TaskUpdateSchema, type TaskCreate, type TaskUpdate, t
 import { ATTRIBUTES, BUSY, MAX_ATTEMPTS } from "./config-writes.js";
 import { isoNow, type ServiceContext } from "./context.js";
 import { mergeGlobalConfiguration, toTaskView, toWorkspaceTaskView } from "./run-task-views.js";
+import { createTaskAgentPools, type AgentPoolChoice } from "./task-agent-pools.js";
 import type { TaskEndpoint, TaskEndpointCheck } from "./task-endpoint.js";
 import { createTaskKeys } from "./task-keys.js";
 import { parseOrThrow } from "./validate.js";
@@ -13,6 +14,19 @@ import { createWorkspaceTaskConfig } from "./workspace-task-config.js";
 export { toTaskView, toWorkspaceTaskView };
 export { hmacKeyBinding } from "./task-keys.js";
 export type { TaskEndpoint, TaskEndpointCheck } from "./task-endpoint.js";
+export type { AgentPoolChoice } from "./task-agent-pools.js";
+
+/** What a create may add to the attributes: a fixed id (the host's code only) and the agent pool (D34). */
+export interface TaskCreateOptions {
+  id?: string;
+  /** The agent pool of the organization whose agents carry the task's requests; null or absent: none. */
+  agentPoolId?: string | null;
+}
+
+/** decision D34: an update's agent pool: absent keeps it, null removes it, an id names another. */
+export interface TaskUpdateOptions {
+  agentPoolId?: AgentPoolChoice;
+}
 
 const DUPLICATE_NAME = (): ApiError => invalid(`${ATTRIBUTES}/name`, "Name has already been taken");
 
@@ -22,8 +36,10 @@ const refuseUnverifiable = (ctx: ServiceContext): TaskEndpointCheck => async () 
   throw new ApiError("internal");
 };
 
+type Created = Pick<RunTaskRecord, "hmacKey" | "globalConfiguration" | "agentPoolId">;
+
 /** A new run task's record: version 1, its HMAC key already sealed. */
-function newTask(id: string, organization: string, attrs: ReturnType<typeof TaskCreateSchema.parse>, hmacKey: string | null, globalConfiguration: RunTaskRecord["globalConfiguration"], now: string): RunTaskRecord {
+function newTask(id: string, organization: string, attrs: ReturnType<typeof TaskCreateSchema.parse>, made: Created, now: string): RunTaskRecord {
   return {
     id,
     organization,
@@ -32,16 +48,17 @@ function newTask(id: string, organization: string, attrs: ReturnType<typeof Task
     description: attrs.description,
     category: attrs.category,
     enabled: attrs.enabled,
-    hmacKey,
-    globalConfiguration,
+    hmacKey: made.hmacKey,
+    globalConfiguration: made.globalConfiguration,
+    agentPoolId: made.agentPoolId ?? null,
     version: 1,
     createdAt: now,
     updatedAt: now,
   };
 }
 
-/** `current` with the attributes a PATCH sent (absent ones kept), the next version. */
-function updatedTask(current: RunTaskRecord, attrs: ReturnType<typeof TaskUpdateSchema.parse>, hmacKey: string | null, now: string): RunTaskRecord {
+/** `current` with the attributes a PATCH sent (absent ones kept), its agent pool, the next version. */
+function updatedTask(current: RunTaskRecord, attrs: ReturnType<typeof TaskUpdateSchema.parse>, hmacKey: string | null, agentPoolId: string | null, now: string): RunTaskRecord {
   return {
     ...current,
     name: attrs.name ?? current.name,
@@ -51,6 +68,7 @@ function updatedTask(current: RunTaskRecord, attrs: ReturnType<typeof TaskUpdate
     enabled: attrs.enabled ?? current.enabled,
     hmacKey,
     globalConfiguration: mergeGlobalConfiguration(current.globalConfiguration, attrs["global-configuration"]),
+    agentPoolId,
     version: current.version + 1,
     updatedAt: now,
   };
@@ -60,6 +78,7 @@ function updatedTask(current: RunTaskRecord, attrs: ReturnType<typeof TaskUpdate
 export function createRunTaskConfig(ctx: ServiceContext, checkEndpoint: TaskEndpointCheck = ctx.taskEndpointCheck ?? refuseUnverifiable(ctx)) {
   const s = ctx.storage;
   const keys = createTaskKeys(ctx);
+  const pools = createTaskAgentPools(ctx, checkEndpoint);
 
   const tasks = {
     async list(organization: string, page?: PageRequest): Promise<Page<TaskView>> {
@@ -73,11 +92,12 @@ export function createRunTaskConfig(ctx: ServiceContext, checkEndpoint: TaskEndp
       return toTaskView(row);
     },
     /**
-     * Creates a run task once its endpoint answered the verification request (D15). `options.id`
-     * lets the host's own code give the task a fixed id (the reference server's `task-demo`); the
-     * HTTP API never passes it. An id that exists already is 409 `conflict`.
+     * Creates a run task once its endpoint answered the verification request (D15), sent through
+     * an agent of `options.agentPoolId` when the task names one (D34). `options.id` lets the host's
+     * own code give the task a fixed id (the reference server's `task-demo`); the HTTP API never
+     * passes it. An id that exists already is 409 `conflict`.
      */
-    async create(organization: string, input: TaskCreate, options: { id?: string } = {}): Promise<TaskView> {
+    async create(organization: string, input: TaskCreate, options: TaskCreateOptions = {}): Promise<TaskView> {
       if (!(await s.organizations.get(organization))) throw notFound();
       const attrs = parseOrThrow(TaskCreateSchema, input, ATTRIBUTES);
       const globalConfiguration = mergeGlobalConfiguration(DEFAULT_GLOBAL_CONFIGURATION, attrs["global-configuration"]);
@@ -85,27 +105,31 @@ export function createRunTaskConfig(ctx: ServiceContext, checkEndpoint: TaskEndp
         if (options.id === "") throw new TypeError("tasks.create: options.id must be a non-empty string");
         if (await s.runTasks.get(options.id)) throw conflict(`run task ${quote(options.id)} already exists`);
       }
-      await checkEndpoint({ organization, url: attrs.url, hmacKey: attrs["hmac-key"] }, `${ATTRIBUTES}/url`);
+      const pool = await pools.after(organization, null, options.agentPoolId);
+      await pools.verify(pool, { organization, url: attrs.url, hmacKey: attrs["hmac-key"] }, `${ATTRIBUTES}/url`);
       const id = options.id ?? ctx.newId("task");
-      const record = newTask(id, organization, attrs, keys.sealFor(id, attrs["hmac-key"]), globalConfiguration, isoNow(ctx));
+      const made = { hmacKey: keys.sealFor(id, attrs["hmac-key"]), globalConfiguration, agentPoolId: pool?.id ?? null };
+      const record = newTask(id, organization, attrs, made, isoNow(ctx));
       if (!(await s.runTasks.insert(record)).ok) throw DUPLICATE_NAME();
       return toTaskView(record);
     },
-    async update(id: string, input: TaskUpdate): Promise<TaskView> {
+    async update(id: string, input: TaskUpdate, options: TaskUpdateOptions = {}): Promise<TaskView> {
       const attrs = parseOrThrow(TaskUpdateSchema, input, ATTRIBUTES);
-      let verified: TaskEndpoint | null = null;
+      let verified: (TaskEndpoint & { pool: string | null }) | null = null;
       for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
         const current = await s.runTasks.get(id);
         if (!current) throw notFound();
         await ctx.keys.holdKeysOf([current.hmacKey]);
         const key = attrs["hmac-key"];
-        // decision D15: a new URL or key is saved only once the endpoint answered the verification.
-        const endpoint = keys.changedEndpoint(current, attrs.url, key);
-        if (endpoint && !(verified && verified.url === endpoint.url && verified.hmacKey === endpoint.hmacKey)) {
-          await checkEndpoint(endpoint, `${ATTRIBUTES}/${endpoint.url !== current.url ? "url" : "hmac-key"}`);
-          verified = endpoint;
+        const pool = await pools.after(current.organization, current.agentPoolId ?? null, options.agentPoolId);
+        const poolId = pool?.id ?? null;
+        // decision D15: a new URL, key or way (D34) is saved only once the endpoint answered the verification.
+        const endpoint = keys.changedEndpoint(current, attrs.url, key, poolId !== (current.agentPoolId ?? null));
+        if (endpoint && !(verified && verified.url === endpoint.url && verified.hmacKey === endpoint.hmacKey && verified.pool === poolId)) {
+          await pools.verify(pool, endpoint, `${ATTRIBUTES}/${key !== undefined && endpoint.url === current.url ? "hmac-key" : "url"}`);
+          verified = { ...endpoint, pool: poolId };
         }
-        const next = updatedTask(current, attrs, key === undefined ? current.hmacKey : keys.sealFor(id, key), isoNow(ctx));
+        const next = updatedTask(current, attrs, key === undefined ? current.hmacKey : keys.sealFor(id, key), poolId, isoNow(ctx));
         const result = await s.runTasks.update(next, current.version);
         if (result.ok) return toTaskView(next);
         if (result.reason === "duplicate-name") throw DUPLICATE_NAME();

@@ -18,6 +18,7 @@ export const toTaskView = (r: RunTaskRecord): TaskView => ({
   enabled: r.enabled,
   hasHmacKey: r.hmacKey !== null,
   globalConfiguration: { ...r.globalConfiguration, stages: [...r.globalConfiguration.stages] },
+  agentPoolId: r.agentPoolId ?? null,
   createdAt: r.createdAt,
   updatedAt: r.updatedAt,
 });

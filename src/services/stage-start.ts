@@ -14,6 +14,20 @@ import type { StageEmitters } from "./stage-events.js";
 import { advance } from "./stage-transitions.js";
 
 /**
+ * decision D34: a result goes the way its task goes when the stage starts: the task's agent pool
+ * now, or the pool it had when the run was created if the task is gone. One read per task.
+ */
+function taskPools(ctx: ServiceContext): (result: TaskResultRecord) => Promise<string | null> {
+  const pools = new Map<string, Promise<string | null | undefined>>();
+  return async (result) => {
+    let pool = pools.get(result.taskId);
+    if (!pool) pools.set(result.taskId, (pool = ctx.storage.runTasks.get(result.taskId).then((task) => (task ? (task.agentPoolId ?? null) : undefined))));
+    const now = await pool;
+    return now === undefined ? (result.agentPoolId ?? null) : now;
+  };
+}
+
+/**
  * `pending -> running` (D13) in one storage step that also issues each result its callback
  * access token (stored as a digest, D17) and enqueues its delivery (D15). The deadline (D16)
  * is not set here: it starts at the first delivery attempt. 404 for an unknown run or stage;
@@ -34,10 +48,12 @@ export function createStageStart(ctx: ServiceContext, settings: RunTaskSettings,
     const writes: GuardedResultWrite[] = [];
     const built: { row: TaskDeliveryRecord; text: string }[] = [];
     const build = deliveryBuilder(ctx, settings, run, stage, workspace, now);
+    const poolOf = taskPools(ctx);
     for (const result of await s.taskResults.listByStage(current.id)) {
       const token = randomSecret();
       const next: TaskResultRecord = {
         ...result,
+        agentPoolId: await poolOf(result),
         accessTokenDigest: sha256Hex(token),
         version: result.version + 1,
         updatedAt: now.toISOString(),

@@ -23,15 +23,17 @@ export function createTaskKeys(ctx: ServiceContext) {
     sealFor: (id: string, key: string | null): string | null => (key === null ? null : ctx.keyring.seal(key, hmacKeyBinding(id))),
     /**
      * decision D15: the endpoint a PATCH would leave, when its URL or key differs from the stored
-     * one (so it must answer the verification request first); null when neither changes.
+     * one, or its requests take another way (`rerouted`: the agent pool changed, D34), so it must
+     * answer the verification request first; null when none of them changes.
      */
-    changedEndpoint(current: RunTaskRecord, url: string | undefined, key: string | null | undefined): TaskEndpoint | null {
+    changedEndpoint(current: RunTaskRecord, url: string | undefined, key: string | null | undefined, rerouted = false): TaskEndpoint | null {
       const sameUrl = url === undefined || url === current.url;
-      if (sameUrl && key === undefined) return null;
+      if (sameUrl && key === undefined && !rerouted) return null;
       const stored = open(current);
-      if (key !== undefined) return sameUrl && key === stored ? null : { organization: current.organization, url: url ?? current.url, hmacKey: key };
+      const unchanged = sameUrl && !rerouted;
+      if (key !== undefined) return unchanged && key === stored ? null : { organization: current.organization, url: url ?? current.url, hmacKey: key };
       if (stored === undefined) throw invalid(`${ATTRIBUTES}/hmac-key`, "The stored HMAC key cannot be opened with the current keyring; send hmac-key with the new URL");
-      return { organization: current.organization, url: url!, hmacKey: stored };
+      return { organization: current.organization, url: url ?? current.url, hmacKey: stored };
     },
   };
 }

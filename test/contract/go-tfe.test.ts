@@ -82,6 +82,8 @@ const ELSEWHERE: Record<string, string> = {
   "GET /configuration-versions/:configuration_version_id/download": "a tarball go-tfe does not download; the integration's, test/http/artifacts.test.ts",
   "GET /teams/:team_id/authentication-tokens": "API tokens, not one of the six areas",
   "GET /task-results/:task_result_id/delivery-attempts": "runplane's own (D31), no go-tfe method",
+  "GET /agent-pools/:agent_pool_id/agents": "agents (D34): test/contract/agents.test.ts",
+  "GET /agents/:agent_id": "agents (D34): test/contract/agents.test.ts",
   "POST /task-results/:task_result_id/actions/retry": "runplane's own (D31), no go-tfe method",
 };
 

@@ -75,6 +75,13 @@ const newTeamToken = async (w: World) =>
 const newAgentToken = async (w: World) =>
   (await w.runplane.agentTokens.create("apool-a", { description: "matrix", createdBy: { type: "organizations", id: "acme" } })).id;
 
+const newAgent = async (w: World) => {
+  const id = unique("agent-matrix");
+  const at = "2026-01-01T00:00:00.000Z";
+  await w.storage.agents.insert({ id, agentPoolId: "apool-a", tokenId: "at-matrix", name: null, status: "idle", ipAddress: "10.0.0.1", lastPingAt: at, createdAt: at });
+  return id;
+};
+
 const newTask = async (w: World) => (await w.runplane.runTasks.tasks.create("acme", { name: unique("task"), url: "https://scan.example/hook" })).id;
 const newWorkspaceTask = async (w: World) =>
   (await w.runplane.runTasks.workspaceTasks.create("ws-a", await newTask(w), { "enforcement-level": "advisory", stages: ["pre_plan"] })).id;
@@ -135,6 +142,9 @@ const MATRIX: Row[] = [
   { route: "POST /agent-pools/:agent_pool_id/authentication-tokens", ok: 201, expect: organization("agent-tokens:manage"), prepare: async () => ({ path: "/api/v2/agent-pools/apool-a/authentication-tokens", body: { data: { type: "authentication-tokens", attributes: { description: "m" } } } }) },
   { route: "GET /authentication-tokens/:token_id", ok: 200, expect: organization("agent-tokens:manage"), prepare: async (w) => ({ path: `/api/v2/authentication-tokens/${await newAgentToken(w)}` }) },
   { route: "DELETE /authentication-tokens/:token_id", ok: 204, expect: organization("agent-tokens:manage"), prepare: async (w) => ({ path: `/api/v2/authentication-tokens/${await newAgentToken(w)}` }) },
+  // decision D34: a pool's agents, read by who may read the pool.
+  { route: "GET /agent-pools/:agent_pool_id/agents", ok: 200, expect: organization("agent-pools:read"), prepare: async () => ({ path: "/api/v2/agent-pools/apool-a/agents" }) },
+  { route: "GET /agents/:agent_id", ok: 200, expect: organization("agent-pools:read"), prepare: async (w) => ({ path: `/api/v2/agents/${await newAgent(w)}` }) },
   // Team API tokens under the same paths, owners only.
   { route: "GET /teams/:team_id/authentication-tokens", ok: 200, expect: organization("api-tokens:manage"), prepare: async () => ({ path: "/api/v2/teams/team-public/authentication-tokens" }) },
   { route: "GET /authentication-tokens/:token_id", variant: "team API token", ok: 200, expect: organization("api-tokens:manage"), prepare: async (w) => ({ path: `/api/v2/authentication-tokens/${await newTeamToken(w)}` }) },

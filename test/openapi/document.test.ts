@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import { createMemoryStorage } from "../../adapters/memory/index.js";
 import { createRunplane, generateKey, silentLogger, type Dialect, type RunplaneOptions } from "../../src/index.js";
 import { agentTokenRoutes } from "../../src/http/routes/agent-tokens.js";
+import { agentRoutes } from "../../src/http/routes/agents.js";
 import { teamTokenRoutes } from "../../src/http/routes/team-tokens.js";
 import { artifactRoutes } from "../../src/http/routes/artifacts.js";
 import { pingRoutes } from "../../src/http/routes/ping.js";
@@ -112,7 +113,7 @@ describe("OpenAPI description", () => {
   });
 
   it("refuses a route whose accepted query differs from the parameters its operation documents (D30)", () => {
-    const all = [...pingRoutes, ...teamProjectRoutes, ...variableRoutes, ...policySetParameterRoutes, ...agentTokenRoutes, ...teamTokenRoutes, ...runTaskRoutes, ...taskStageRoutes, ...artifactRoutes];
+    const all = [...pingRoutes, ...teamProjectRoutes, ...variableRoutes, ...policySetParameterRoutes, ...agentTokenRoutes, ...agentRoutes, ...teamTokenRoutes, ...runTaskRoutes, ...taskStageRoutes, ...artifactRoutes];
     all.push(...runRoutes, ...planRoutes, ...runEventRoutes, ...commentRoutes, ...policyCheckRoutes, ...deliveryAttemptRoutes);
     expect(() => operationsFor(all, "default")).not.toThrow();
     const changed = all.map((r) => (r.method === "DELETE" && r.path === "/tasks/:task_id" ? { ...r, query: { include: TASK_INCLUDES } } : r));

@@ -22,7 +22,7 @@ export const runTaskResources = (basePath: string): ResourceDefinition[] => [
     self: (d) => `${basePath}/tasks/${seg(String(d.id))}`,
     relationships: {
       organization: { type: "organizations", related: (d) => `${basePath}/organizations/${seg(String(d.organization))}` },
-      // Private (agent) run tasks do not exist here; the real API writes the member as `{ "data": null }`.
+      // decision D34: the pool whose agents carry the task's requests; `{ "data": null }` without one.
       agentPool: { type: "agent-pools" },
       workspaceTasks: { type: "workspace-tasks", many: true },
     },
@@ -55,7 +55,7 @@ const taskData = (t: TaskView, attachments: WorkspaceTaskView[]) => ({
   createdAt: t.createdAt,
   updatedAt: t.updatedAt,
   organization: t.organization,
-  agentPool: null,
+  agentPool: t.agentPoolId,
   workspaceTasks: attachments.map((w) => w.id),
 });
 
@@ -124,6 +124,24 @@ function taskRelationship(relationships: Record<string, unknown>): string {
   return data.id;
 }
 
+/**
+ * decision D34: `data.relationships.agent-pool`, HCP Terraform's relationship to the pool whose
+ * agents carry the task's requests. Absent: unchanged (none on create); `data: null`: none.
+ */
+function agentPoolRelationship(relationships: Record<string, unknown>): string | null | undefined {
+  if (!Object.hasOwn(relationships, "agent-pool")) return undefined;
+  const member = relationships["agent-pool"] as { data?: { id?: unknown; type?: unknown } | null } | null;
+  if (typeof member !== "object" || member === null || Array.isArray(member) || !("data" in member)) {
+    throw invalid("/data/relationships/agent-pool", "agent-pool must be an object with data");
+  }
+  const data = member.data;
+  if (data === null) return null;
+  if (typeof data !== "object" || data === undefined || Array.isArray(data)) throw invalid("/data/relationships/agent-pool/data", "data must be an object or null");
+  if (data.type !== undefined && data.type !== "agent-pools") throw invalid("/data/relationships/agent-pool/data/type", 'type must be "agent-pools"');
+  if (typeof data.id !== "string" || data.id === "") throw invalid("/data/relationships/agent-pool/data/id", "id must be an agent pool id");
+  return data.id;
+}
+
 /** A task document takes its includes on every route that answers with one, writes too (D8, D30). */
 const TASK_QUERY: QuerySpec = { include: TASK_INCLUDES };
 
@@ -150,7 +168,8 @@ export const runTaskRoutes: Route[] = [
       const organization = await loadOrganization(ctx);
       const body = readResourceBody(ctx.body, ["tasks"]);
       // The service validates the attributes with zod; the cast only names the expected shape.
-      const task = await ctx.app.services.runTasks.tasks.create(organization, body.attributes as TaskCreate);
+      const agentPoolId = agentPoolRelationship(body.relationships);
+      const task = await ctx.app.services.runTasks.tasks.create(organization, body.attributes as TaskCreate, { agentPoolId });
       return { status: 201, document: await taskDocument(ctx, task) };
     },
   },
@@ -171,7 +190,8 @@ export const runTaskRoutes: Route[] = [
     async handle(ctx) {
       const task = await loadTask(ctx);
       const body = readResourceBody(ctx.body, ["tasks"], task.id);
-      const updated = await ctx.app.services.runTasks.tasks.update(task.id, body.attributes as TaskUpdate);
+      const agentPoolId = agentPoolRelationship(body.relationships);
+      const updated = await ctx.app.services.runTasks.tasks.update(task.id, body.attributes as TaskUpdate, { agentPoolId });
       return { status: 200, document: await taskDocument(ctx, updated) };
     },
   },

@@ -72,7 +72,7 @@ const resultData = (r: TaskResultView, outcomeIds: string[]) => ({
   workspaceTaskId: r.workspaceTaskId,
   workspaceTaskEnforcementLevel: r.enforcementLevel,
   taskResultOutcomesCount: r.outcomesCount,
-  agentPoolId: null,
+  agentPoolId: r.agentPoolId,
   createdAt: r.createdAt,
   updatedAt: r.updatedAt,
   taskStage: r.stageId,

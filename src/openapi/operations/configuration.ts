@@ -129,6 +129,17 @@ function accessOperations(): Record<string, OperationDoc> {
       summary: "Revoke an agent token, or (owners only) a team API token, effective on the next request",
       success: { status: 204, body: null },
     },
+    "GET /agent-pools/:agent_pool_id/agents": {
+      tag: "Agents",
+      summary: "List an agent pool's agents (D34), oldest first",
+      query: [
+        { name: "filter[last-ping-since]", description: "only agents that reported at or after this ISO 8601 instant (400 otherwise)", schema: z.string() },
+        ...PAGE_PARAMS,
+      ],
+      success: { status: 200, body: { collection: "agents", paging: "always" } },
+      errors: [400, 422],
+    },
+    "GET /agents/:agent_id": { tag: "Agents", summary: "Show an agent: status, address and latest report (D34)", success: { status: 200, body: { resource: "agents" } } },
     "GET /teams/:team_id/authentication-tokens": {
       tag: "Team tokens",
       summary: "List a team's API tokens, metadata only (owners only; 404 otherwise)",

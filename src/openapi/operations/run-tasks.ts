@@ -16,6 +16,10 @@ const TASKS = "Run tasks";
 const STAGES = "Task stages and results";
 const INTEGRATION = "Integration callbacks and artifacts";
 const TASK_DOC = { resource: "tasks", included: ["workspace-tasks", "workspaces"] } as const;
+/** decision D34: the pool whose agents carry the task's requests; `data: null` for none (update: absent keeps it). */
+const AGENT_POOL_RELATIONSHIP = z.object({
+  "agent-pool": z.object({ data: z.object({ type: z.literal("agent-pools"), id: z.string().min(1) }).nullable() }).optional(),
+});
 
 /** Organization and workspace run tasks (spec 4.2). */
 function taskConfigOperations(): Record<string, OperationDoc> {
@@ -33,11 +37,11 @@ function taskConfigOperations(): Record<string, OperationDoc> {
       tag: tasks,
       summary: "Create a run task; the URL is verified with a signed request first (D15); `hmac-key` is write-only (D11)",
       query: [includeParam(TASK_INCLUDES)],
-      body: { types: ["tasks"], attributes: TaskCreateSchema },
+      body: { types: ["tasks"], attributes: TaskCreateSchema, relationships: AGENT_POOL_RELATIONSHIP },
       success: { status: 201, body: taskDoc },
     },
     "GET /tasks/:task_id": { tag: tasks, summary: "Show a run task", query: [includeParam(TASK_INCLUDES)], success: { status: 200, body: taskDoc }, errors: [400] },
-    "PATCH /tasks/:task_id": { tag: tasks, summary: "Update a run task", query: [includeParam(TASK_INCLUDES)], body: { types: ["tasks"], attributes: TaskUpdateSchema }, success: { status: 200, body: taskDoc }, errors: [409] },
+    "PATCH /tasks/:task_id": { tag: tasks, summary: "Update a run task", query: [includeParam(TASK_INCLUDES)], body: { types: ["tasks"], attributes: TaskUpdateSchema, relationships: AGENT_POOL_RELATIONSHIP }, success: { status: 200, body: taskDoc }, errors: [409] },
     "DELETE /tasks/:task_id": { tag: tasks, summary: "Delete a run task and its workspace attachments", success: { status: 204, body: null } },
     "GET /workspaces/:workspace_id/tasks": {
       tag: tasks,

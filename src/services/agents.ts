@@ -1,0 +1,88 @@
+import { ApiError, badRequest, invalid, notFound, quote } from "../errors.js";
+import { AgentRegistrationSchema, type AgentRecord, type AgentRegistration, type AgentStatus, type AgentView } from "../schemas/agents.js";
+import type { AgentPool } from "../schemas/directory.js";
+import type { Page, PageRequest } from "../schemas/records.js";
+import { checkPage } from "./agent-tokens.js";
+import { isoNow, type ServiceContext } from "./context.js";
+import { parseOrThrow } from "./validate.js";
+
+/** HCP Terraform's filter name, which go-tfe sends (`AgentListOptions.LastPingSince`). */
+export const LAST_PING_SINCE = "filter[last-ping-since]";
+
+export interface AgentListOptions {
+  /** Default: the first 20. `limit` 1..100. */
+  page?: PageRequest;
+  /** Only agents that reported at or after this ISO 8601 / RFC 3339 instant (an offset is fine). */
+  lastPingSince?: string;
+}
+
+/**
+ * A date-time with a zone (`Z` or an offset: go-tfe writes a local time with its offset), or a
+ * date alone (midnight UTC); seconds and their fraction optional.
+ */
+const INSTANT = /^\d{4}-\d\d-\d\d(T\d\d:\d\d(:\d\d(\.\d{1,9})?)?(Z|[+-]\d\d:?\d\d))?$/i;
+
+/** decision D9: `value` as the core's UTC ISO-8601 string, so the store compares it as text; 400 otherwise. */
+export function parseLastPingSince(value: string): string {
+  const ms = INSTANT.test(value) ? Date.parse(value) : Number.NaN;
+  if (Number.isNaN(ms)) throw badRequest(`${LAST_PING_SINCE} must be an ISO 8601 date-time such as 2020-08-11T10:41:23Z, not ${quote(value)}`, LAST_PING_SINCE);
+  return new Date(ms).toISOString();
+}
+
+const toView = (r: AgentRecord, pool: AgentPool): AgentView => ({ ...r, organization: pool.organization });
+
+/**
+ * The agents of agent pools (decision D34): listed and shown by the API, registered and updated by
+ * the agent protocol, which is their only writer (tests stand in for it).
+ */
+export function createAgentService(ctx: ServiceContext) {
+  const s = ctx.storage;
+  const poolOf = async (agentPoolId: string): Promise<AgentPool> => {
+    const pool = await s.agentPools.get(agentPoolId);
+    if (!pool) throw notFound();
+    return pool;
+  };
+  /** An agent and its pool; an agent whose pool is gone counts as missing. */
+  const load = async (id: string): Promise<AgentView> => {
+    const record = await s.agents.get(id);
+    const pool = record ? await s.agentPools.get(record.agentPoolId) : null;
+    if (!record || !pool) throw notFound();
+    return toView(record, pool);
+  };
+
+  return {
+    /** One page of a pool's agents by first connection; 404 for an unknown pool. */
+    async list(agentPoolId: string, options: AgentListOptions = {}): Promise<Page<AgentView>> {
+      const pool = await poolOf(agentPoolId);
+      const since = options.lastPingSince === undefined ? {} : { lastPingSince: parseLastPingSince(options.lastPingSince) };
+      const page = await s.agents.listByPool(pool.id, since, checkPage(options.page ?? { offset: 0, limit: 20 }));
+      return { items: page.items.map((r) => toView(r, pool)), total: page.total };
+    },
+
+    get: load,
+
+    /**
+     * Records an agent of `agentPoolId` that just connected with agent token `tokenId` of that pool
+     * (a token of another pool is refused): a new `agent-` id, its first report now.
+     */
+    async register(agentPoolId: string, input: AgentRegistration): Promise<AgentView> {
+      const pool = await poolOf(agentPoolId);
+      const agent = parseOrThrow(AgentRegistrationSchema, input, "");
+      const token = await s.agentTokens.get(agent.tokenId);
+      if (!token || token.agentPoolId !== pool.id) throw invalid("/tokenId", `agent token ${quote(agent.tokenId)} is not a token of agent pool ${pool.id}`);
+      const now = isoNow(ctx);
+      const record: AgentRecord = { id: ctx.newId("agent"), agentPoolId: pool.id, ...agent, lastPingAt: now, createdAt: now };
+      if (!(await s.agents.insert(record))) throw new ApiError("internal");
+      return toView(record, pool);
+    },
+
+    /** An agent's report: its status now; a report older than the stored one changes nothing. */
+    async report(id: string, status: AgentStatus): Promise<AgentView> {
+      const current = await load(id);
+      const stored = await s.agents.ping(id, isoNow(ctx), status);
+      if (!stored) throw notFound();
+      return { ...stored, organization: current.organization };
+    },
+  };
+}
+export type AgentService = ReturnType<typeof createAgentService>;
