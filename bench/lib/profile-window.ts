@@ -1,4 +1,4 @@
-import { writeFileSync } from "node:fs";
+import { existsSync, writeFileSync } from "node:fs";
 import { Session } from "node:inspector/promises";
 import { join } from "node:path";
 
@@ -21,7 +21,10 @@ export async function profileWindow(label: string): Promise<() => Promise<void>>
   await session.post("Profiler.start");
   return async () => {
     const { profile } = await session.post("Profiler.stop");
-    writeFileSync(join(dir, `${label}-${++count}.cpuprofile`), JSON.stringify(profile));
+    // Numbered on from any file already there: several child servers may profile into one folder.
+    let path = join(dir, `${label}-${++count}.cpuprofile`);
+    while (existsSync(path)) path = join(dir, `${label}-${++count}.cpuprofile`);
+    writeFileSync(path, JSON.stringify(profile));
     session.disconnect();
   };
 }

@@ -2,6 +2,7 @@ import { monitorEventLoopDelay } from "node:perf_hooks";
 import type { Runplane } from "../../src/index.js";
 import { createRuns, STAGE, within } from "./delivery-workloads.js";
 import { openLoop, wallNow } from "./open-loop.js";
+import { profileWindow } from "./profile-window.js";
 import { percentile } from "./stats.js";
 
 /**
@@ -66,6 +67,9 @@ export function steadyWorkload(runplane: Runplane, options: { workspaceId: strin
       // The host's own event-loop stalls over the sample (a blocking commit or checkpoint shows here).
       const stalls = monitorEventLoopDelay({ resolution: 5 });
       stalls.enable();
+      // BENCH_PROFILE_DIR: the main thread's profile of the sample (steady-<n>.cpuprofile), where a
+      // commit's fsync shows as time inside the statement that ran COMMIT.
+      const profiled = await profileWindow("steady");
       try {
         const loop = await openLoop({ rate: sizes.rate, count: ids.length, start }, (i, due) => {
           dueOf.set(ids[i]!, due);
@@ -81,6 +85,7 @@ export function steadyWorkload(runplane: Runplane, options: { workspaceId: strin
         const hostLoop = { p99: stalls.percentile(99) / 1e6, max: stalls.max / 1e6 };
         return { received: summary(received), passed: summary(passed), maxLagMs: loop.maxLagMs, started: ids.length, hostLoop };
       } finally {
+        await profiled();
         stalls.disable();
         off();
       }
