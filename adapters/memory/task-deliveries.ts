@@ -1,6 +1,6 @@
 import type { RunTaskRecord, TaskDeliveryRecord, TaskResultRecord } from "../../src/schemas/run-task-records.js";
 import type { ClaimedDelivery, DeliveryClaim, DeliverySettlement, OutboxStats, SettleOutcome, TaskDeliveryStore } from "../../src/storage/run-tasks-types.js";
-import { assertDistinctIds, plusMs } from "../../src/storage/outbox-rules.js";
+import { assertDistinctIds, byDueThenId, plusMs } from "../../src/storage/outbox-rules.js";
 import { createMemoryAttemptStore, type MemoryAttemptStore } from "./delivery-attempts.js";
 import { createIndex } from "./indexes.js";
 import { createDueQueue } from "./due-queue.js";
@@ -69,13 +69,39 @@ function claimedOf(d: TaskDeliveryRecord, { results, tasks }: Pick<MemoryOutboxM
   };
 }
 
+/**
+ * decision D34: one due queue per agent pool ("" for the platform's own rows), so a claim walks
+ * only the rows of the pools it asks for.
+ */
+function createPoolQueues(open: ReadonlyMap<string, TaskDeliveryRecord>) {
+  const queues = new Map<string, ReturnType<typeof createDueQueue>>();
+  const queueOf = (pool: string): ReturnType<typeof createDueQueue> => {
+    let q = queues.get(pool);
+    if (!q) queues.set(pool, (q = createDueQueue((id) => open.has(id))));
+    return q;
+  };
+  const file = (row: TaskDeliveryRecord): void => queueOf(row.agentPoolId ?? "").file(row);
+  return {
+    file,
+    forget: (row: TaskDeliveryRecord): void => queueOf(row.agentPoolId ?? "").forget(row.id),
+    /** Up to `limit` claimable rows of `pools` in claim order; rows taken but not kept go back. */
+    take(now: string, limit: number, pools: readonly string[] | null | undefined): TaskDeliveryRecord[] {
+      const keys = pools === undefined || pools === null ? [""] : [...new Set(pools)].filter((p) => p !== "");
+      if (keys.length === 1) return queueOf(keys[0]!).take(now, limit);
+      const taken = keys.flatMap((k) => queueOf(k).take(now, limit)).sort(byDueThenId);
+      for (const row of taken.slice(limit)) file(row);
+      return taken.slice(0, limit);
+    },
+  };
+}
+
 /** The outbox in memory: every method runs synchronously inside its promise, so each is atomic. */
 export function createMemoryDeliveryStore({ deliveries, results, tasks }: MemoryOutboxMaps): MemoryDeliveryStore {
   // Open rows only: a claim never walks the closed history.
   const open = new Map<string, TaskDeliveryRecord>();
   const byResult = createIndex<TaskDeliveryRecord>((d) => d.taskResultId);
   const attempts = createMemoryAttemptStore();
-  const queue = createDueQueue((id) => open.has(id));
+  const queue = createPoolQueues(open);
 
 
 
@@ -87,7 +113,7 @@ export function createMemoryDeliveryStore({ deliveries, results, tasks }: Memory
     if (e.type !== "release" && e.record) attempts.record(e.record);
     if (e.type !== "close") return queue.file(row), { written: true, result: false };
     open.delete(e.id);
-    queue.forget(e.id);
+    queue.forget(row);
     const advance = e.result;
     const result = advance ? results.get(advance.id) : undefined;
     if (!advance || !result || !advance.expected.statuses.includes(result.status) || result.version !== advance.expected.version) {
@@ -110,7 +136,7 @@ export function createMemoryDeliveryStore({ deliveries, results, tasks }: Memory
     attempts,
     insertAll(rows) {
       for (const d of rows) {
-        const row = clone(d);
+        const row = { ...clone(d), agentPoolId: d.agentPoolId ?? null };
         deliveries.set(d.id, row);
         byResult.add(row);
         if (row.closedAt === null) open.set(d.id, row), queue.file(row);
@@ -129,7 +155,7 @@ export function createMemoryDeliveryStore({ deliveries, results, tasks }: Memory
     },
     async claim(request) {
       const leaseExpiresAt = plusMs(request.now, request.leaseMs);
-      const due = queue.take(request.now, request.limit);
+      const due = queue.take(request.now, request.limit, request.pools);
       for (const d of due) {
         Object.assign(d, { leaseOwner: request.owner, leaseExpiresAt, fencingToken: d.fencingToken + 1 });
         queue.file(d);

@@ -7,6 +7,21 @@ import type { PgPoolLike, Statement } from "./driver.js";
 import { changed, retrying, rowsOf, sql, transaction } from "./driver.js";
 import { MARK_ORIGIN } from "./events.js";
 import { NOTIFY_SQL } from "./notify.js";
+import type { PgMigration } from "./migration.js";
+import { TEXT } from "./sql.js";
+
+/**
+ * decision D34: outbox rows carry the agent pool that delivers them (null: the platform itself);
+ * an agent dispatcher's claim walks its pools' open rows in due order.
+ */
+export const DELIVERY_POOLS_MIGRATION: PgMigration = {
+  name: "0014-delivery-pools",
+  up: (q) => `
+    ALTER TABLE ${q}task_deliveries ADD COLUMN agent_pool_id ${TEXT};
+    CREATE INDEX task_deliveries_open_by_pool ON ${q}task_deliveries (agent_pool_id, due_at, id)
+      WHERE closed_at IS NULL AND agent_pool_id IS NOT NULL;
+  `,
+};
 
 /** The outbox row's columns, aliased; its immutable payload lives apart, in `task_delivery_payloads`. */
 const ROW = (alias: string) => DELIVERIES.columns.map((c) => `${alias}.${c}`).join(", ");
@@ -38,7 +53,9 @@ export function createTaskDeliveryStore(
     get: sql(`SELECT ${ROW("d")}, p.payload FROM ${table} d JOIN ${payloads} p ON p.delivery_id = d.id WHERE d.id = @id`),
     byResult: sql(`SELECT ${ROW("d")}, p.payload FROM ${table} d JOIN ${payloads} p ON p.delivery_id = d.id
       WHERE d.task_result_id = @result ORDER BY d.created_at, d.id`),
-    claim: sql(claimSql(q)),
+    claim: sql(claimSql(q, "agent_pool_id IS NULL")),
+    // decision D34: an agent dispatcher's claim, by task_deliveries_open_by_pool.
+    claimPools: sql(claimSql(q, "agent_pool_id = ANY(@pools::text[])")),
     settle: sql(settleSql(q)),
     expedite: sql(expediteSql(q)),
     // Open rows only, for metrics and health checks; counts arrive as integers, not bigint strings.
@@ -67,7 +84,11 @@ export function createTaskDeliveryStore(
         deadline_at: plusMs(request.now, request.window.ms),
         deadline_max_at: request.window.maxMs === null ? null : plusMs(request.now, request.window.maxMs),
       };
-      return (await retrying(() => outboxStatement<ClaimRow>(pool, s.claim, params))).map(toClaimed);
+      const pools = request.pools ?? null;
+      if (pools !== null && pools.length === 0) return [];
+      const statement = pools === null ? s.claim : s.claimPools;
+      const claimed = await retrying(() => outboxStatement<ClaimRow>(pool, statement, pools === null ? params : { ...params, pools: [...pools] }));
+      return claimed.map(toClaimed);
     },
     async settle(batch) {
       assertDistinctIds(batch);
@@ -132,13 +153,14 @@ const outboxStatement = <Row>(pool: PgPoolLike, statement: Statement, params: ob
  * decision D15: one statement picks, leases and reads. `FOR UPDATE SKIP LOCKED` passes over rows
  * another claim holds, and re-checks a row that one just committed (its new lease excludes it),
  * so no two claims ever lease one row. In the same step the results still `pending` without a
- * deadline get their window (D16); a result that the window opened is read from the UPDATE's
+ * deadline get their window (D16); decision D34: `pools` says whose rows (the platform's own, with
+ * no pool, or those of some agent pools). A result that the window opened is read from the UPDATE's
  * RETURNING (the statement's snapshot predates it), any other as the snapshot holds it.
  */
-function claimSql(q: string): string {
+function claimSql(q: string, pools: string): string {
   return `WITH picked AS (
       SELECT id FROM ${q}task_deliveries
-      WHERE closed_at IS NULL AND due_at <= @now AND (lease_expires_at IS NULL OR lease_expires_at <= @now)
+      WHERE closed_at IS NULL AND ${pools} AND due_at <= @now AND (lease_expires_at IS NULL OR lease_expires_at <= @now)
       ORDER BY due_at, id LIMIT @limit
       FOR UPDATE SKIP LOCKED),
     leased AS (

@@ -24,6 +24,8 @@ export interface DeliveryRow {
   delivered_at: string | null;
   closed_at: string | null;
   last_error: string | null;
+  /** decision D34: migration 0017 (SQLite), 0014 (PostgreSQL); null for the platform's own rows. */
+  agent_pool_id: string | null;
 }
 export const DELIVERIES: TableColumns<Omit<DeliveryRow, "payload">> = {
   table: "task_deliveries",
@@ -44,6 +46,7 @@ export const DELIVERIES: TableColumns<Omit<DeliveryRow, "payload">> = {
     "delivered_at",
     "closed_at",
     "last_error",
+    "agent_pool_id",
   ],
 };
 export const toDeliveryRow = (r: TaskDeliveryRecord): Omit<DeliveryRow, "payload"> => ({
@@ -63,6 +66,7 @@ export const toDeliveryRow = (r: TaskDeliveryRecord): Omit<DeliveryRow, "payload
   delivered_at: r.deliveredAt,
   closed_at: r.closedAt,
   last_error: r.lastError,
+  agent_pool_id: r.agentPoolId ?? null,
 });
 export const fromDeliveryRow = (row: DeliveryRow): TaskDeliveryRecord => ({
   id: row.id,
@@ -82,4 +86,5 @@ export const fromDeliveryRow = (row: DeliveryRow): TaskDeliveryRecord => ({
   deliveredAt: row.delivered_at,
   closedAt: row.closed_at,
   lastError: row.last_error,
+  agentPoolId: row.agent_pool_id ?? null,
 });

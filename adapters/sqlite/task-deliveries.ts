@@ -8,8 +8,34 @@ import { groupedTx, immediateTx } from "./driver.js";
 import { DELIVERIES, fromDeliveryRow, toDeliveryRow, type DeliveryRow } from "../sql/run-task-rows.js";
 import { insertSql } from "../sql/statements.js";
 import { createAttemptStore, type SqliteAttemptStore } from "./delivery-attempts.js";
+import type { Migration } from "./migration.js";
 
 const LEASE_GUARD = `id = @id AND fencing_token = @fencing_token AND closed_at IS NULL`;
+
+/**
+ * decision D15: one statement picks and leases, inside BEGIN IMMEDIATE, so of two connections
+ * (or processes) the second only ever sees the first one's leases. decision D34: `pools` says
+ * whose rows: the platform's own (no pool) or those of some agent pools.
+ */
+const claimSql = (pools: string): string => `UPDATE task_deliveries
+    SET lease_owner = @owner, lease_expires_at = @lease_expires_at, fencing_token = fencing_token + 1
+    WHERE id IN (SELECT id FROM task_deliveries
+      WHERE closed_at IS NULL AND ${pools} AND due_at <= @now AND (lease_expires_at IS NULL OR lease_expires_at <= @now)
+      ORDER BY due_at, id LIMIT @limit)
+    RETURNING *`;
+
+/**
+ * decision D34: outbox rows carry the agent pool that delivers them (null: the platform itself);
+ * an agent dispatcher's claim walks its pools' open rows in due order.
+ */
+export const DELIVERY_POOLS_MIGRATION: Migration = {
+  name: "0017-delivery-pools",
+  up: `
+    ALTER TABLE task_deliveries ADD COLUMN agent_pool_id TEXT;
+    CREATE INDEX task_deliveries_open_by_pool ON task_deliveries (agent_pool_id, due_at, id)
+      WHERE closed_at IS NULL AND agent_pool_id IS NOT NULL;
+  `,
+};
 
 /**
  * The outbox statements (decisions D15, D16), exported so the adapter tests can check their plans.
@@ -22,14 +48,9 @@ export const TASK_DELIVERY_SQL = {
   get: `SELECT d.*, p.payload FROM task_deliveries AS d JOIN task_delivery_payloads AS p ON p.delivery_id = d.id WHERE d.id = ?`,
   byResult: `SELECT d.*, p.payload FROM task_deliveries AS d JOIN task_delivery_payloads AS p ON p.delivery_id = d.id
     WHERE d.task_result_id = ? ORDER BY d.created_at, d.id`,
-  // decision D15: one statement picks and leases, inside BEGIN IMMEDIATE, so of two connections
-  // (or processes) the second only ever sees the first one's leases.
-  claim: `UPDATE task_deliveries
-    SET lease_owner = @owner, lease_expires_at = @lease_expires_at, fencing_token = fencing_token + 1
-    WHERE id IN (SELECT id FROM task_deliveries
-      WHERE closed_at IS NULL AND due_at <= @now AND (lease_expires_at IS NULL OR lease_expires_at <= @now)
-      ORDER BY due_at, id LIMIT @limit)
-    RETURNING *`,
+  claim: claimSql("agent_pool_id IS NULL"),
+  // decision D34: an agent dispatcher's claim, by task_deliveries_open_by_pool.
+  claimPools: claimSql("agent_pool_id IN (SELECT value FROM json_each(@pools))"),
   // decision D16: the window opens at the first attempt, in the claim that hands the attempt out.
   openWindows: `UPDATE task_results SET deadline_at = @deadline_at, deadline_max_at = @deadline_max_at,
       version = version + 1, updated_at = @now
@@ -135,7 +156,9 @@ export function createTaskDeliveryStore(db: SqliteDatabase): SqliteDeliveryStore
   const claim = groupedTx(db, (request: DeliveryClaim): ClaimedDelivery[] => {
     const leaseExpiresAt = plusMs(request.now, request.leaseMs);
     const params = { now: request.now, owner: request.owner, lease_expires_at: leaseExpiresAt, limit: Math.max(0, request.limit) };
-    const rows = s.claim.all(params) as Omit<DeliveryRow, "payload">[];
+    const pools = request.pools ?? null;
+    if (pools !== null && pools.length === 0) return [];
+    const rows = (pools === null ? s.claim.all(params) : s.claimPools.all({ ...params, pools: JSON.stringify(pools) })) as Omit<DeliveryRow, "payload">[];
     if (rows.length === 0) return [];
     const ids = JSON.stringify(rows.map((r) => r.task_result_id));
     const { ms, maxMs } = request.window;

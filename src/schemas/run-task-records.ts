@@ -210,6 +210,11 @@ export interface TaskDeliveryRecord {
   closedAt: string | null;
   /** Why the latest attempt failed, in words safe to store and show (no URL, header or body). */
   lastError: string | null;
+  /**
+   * decision D34: the agent pool whose agents carry this row (its result's pool when the stage
+   * started), or null for a row the platform's own dispatcher sends. Absent reads as null.
+   */
+  agentPoolId?: string | null;
 }
 
 /** Filter and order of an outcome list (D18). Labels are compared exactly (the core lower-cases). */

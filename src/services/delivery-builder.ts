@@ -67,6 +67,8 @@ export function deliveryBuilder(
       deliveredAt: null,
       closedAt: null,
       lastError: null,
+      // decision D34: the pool stage start gave the result; its agents carry the row.
+      agentPoolId: result.agentPoolId ?? null,
     };
     return { row, text };
   };

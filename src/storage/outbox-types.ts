@@ -25,6 +25,12 @@ export interface DeliveryClaim {
    * (null when `maxMs` is null).
    */
   window: { ms: number; maxMs: number | null };
+  /**
+   * decision D34: which rows by agent pool. Absent or null: only rows without a pool (the
+   * platform's own dispatcher, so callers written before pools never send a pool's row); a list:
+   * only rows of those pools (an agent dispatcher), none for an empty list.
+   */
+  pools?: readonly string[] | null;
 }
 
 /** What a claimed row's attempt needs of its result, as stored when the claim committed. */
@@ -106,8 +112,9 @@ export interface TaskDeliveryStore {
   /** Rows of one result ordered by `createdAt`, then `id`. */
   listByResult(taskResultId: string): Promise<TaskDeliveryRecord[]>;
   /**
-   * Atomically leases up to `limit` rows that are open (`closedAt` null), due (`dueAt <= now`)
-   * and not leased (no `leaseExpiresAt`, or one not after `now`), in `dueAt`, then `id` order: each
+   * Atomically leases up to `limit` rows that are open (`closedAt` null), due (`dueAt <= now`),
+   * not leased (no `leaseExpiresAt`, or one not after `now`) and of the pools `request.pools`
+   * names (absent or null: rows whose `agentPoolId` is null), in `dueAt`, then `id` order: each
    * gets `leaseOwner = owner`, `leaseExpiresAt = now + leaseMs` and `fencingToken + 1`. In the same
    * step each claimed row's result that is `pending` with a null `deadlineAt` gets its window
    * (`request.window`), `version + 1` and `updatedAt = now`. Resolves the claimed rows in that order

@@ -96,7 +96,8 @@ export function describePostgresAdapterCases(): void {
       await rows({ ...RUNS, columns: RUNS.columns.filter((c) => c !== "apply_id") }, [toRunRow(run())]);
       await rows(TASK_STAGES, [toTaskStageRow(stage())]);
       await rows({ ...TASK_RESULTS, columns: TASK_RESULTS.columns.filter((c) => c !== "agent_pool_id") }, results.map(toTaskResultRow));
-      await rows(DELIVERIES, [toDeliveryRow(row)]);
+      // An outbox row as stored then: its agent pool came later (the `delivery-pools` migration).
+      await rows({ ...DELIVERIES, columns: DELIVERIES.columns.filter((c) => c !== "agent_pool_id") }, [toDeliveryRow(row)]);
       await pool.query(`INSERT INTO "${schema}".task_delivery_payloads (delivery_id, payload) VALUES ($1, $2)`, [row.id, row.payload]);
 
       const storage = await createPostgresStorage(pool, { schema });

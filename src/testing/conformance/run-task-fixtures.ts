@@ -152,6 +152,7 @@ export function delivery(overrides: Partial<TaskDeliveryRecord> = {}): TaskDeliv
     deliveredAt: null,
     closedAt: null,
     lastError: null,
+    agentPoolId: null,
     ...overrides,
   };
 }

@@ -3,6 +3,7 @@ import type { TaskResultRecord } from "../../schemas/run-task-records.js";
 import type { ResultStatus } from "../../schemas/run-tasks.js";
 import { race, type ConformanceContext } from "./context.js";
 import { at } from "./fixtures.js";
+import { describeDeliveryPoolCases } from "./delivery-pools.cases.js";
 import { delivered, LEASE, outbox } from "./outbox-support.js";
 import { delivery, result, rid, run, runTask, stage } from "./run-task-fixtures.js";
 
@@ -203,4 +204,5 @@ export function describeTaskDeliveryCases(ctx: ConformanceContext): void {
   const h = taskDeliveryHelpers(ctx);
   taskDeliveryClaimCases(h);
   taskDeliveryCases2(ctx, h);
+  describeDeliveryPoolCases(ctx);
 }
