@@ -21,31 +21,42 @@ export const originKey = (protocol: string, hostname: string, port: number): str
   `${protocol}//${hostname.replace(/^\[|\]$/g, "")}:${port}`;
 
 /**
- * decision D38: which origins have an open socket to an address that is not public, admitted only by
- * an allowlist entry. The connector knows the address it dialled; an answer does not say which of
- * the origin's pooled sockets carried it, so an origin counts as reached through the allowlist
- * while any such socket of it is open. A socket is forgotten a macrotask after it closes: the
- * answer it carried is judged, in the microtasks after its last byte, before that.
+ * decision D38: which origins were reached at an address that is not public, admitted only by an
+ * allowlist entry. The connector knows the address it dialled; an answer does not say which of the
+ * origin's pooled sockets carried it, so an origin counts as reached through the allowlist while
+ * such a socket of it is open and for REACH_MEMORY_MS after the last one closed: a server that
+ * closes the socket right after its last byte must not get its body kept because the close was
+ * handled before the answer was judged. Erring this way withholds more, never less.
  */
 export interface ReachLedger {
   opened(key: string, socket: { once(event: "close", listener: () => void): unknown }): void;
   throughAllowlist(key: string): boolean;
 }
 
-export function createReachLedger(): ReachLedger {
-  const open = new Map<string, number>();
+const REACH_MEMORY_MS = 60_000;
+/** Origins remembered at most; closed ones past their memory are dropped first. */
+const REACH_MAX_ORIGINS = 10_000;
+
+export function createReachLedger(now: () => number = Date.now): ReachLedger {
+  const origins = new Map<string, { open: number; closedAt: number }>();
+  const prune = (): void => {
+    for (const [key, entry] of origins) if (entry.open === 0 && now() - entry.closedAt >= REACH_MEMORY_MS) origins.delete(key);
+  };
   return {
     opened(key, socket) {
-      open.set(key, (open.get(key) ?? 0) + 1);
-      socket.once("close", () =>
-        void setImmediate(() => {
-          const left = (open.get(key) ?? 1) - 1;
-          if (left > 0) open.set(key, left);
-          else open.delete(key);
-        }),
-      );
+      if (!origins.has(key) && origins.size >= REACH_MAX_ORIGINS) prune();
+      const entry = origins.get(key) ?? { open: 0, closedAt: 0 };
+      entry.open++;
+      origins.set(key, entry);
+      socket.once("close", () => {
+        entry.open--;
+        entry.closedAt = now();
+      });
     },
-    throughAllowlist: (key) => open.has(key),
+    throughAllowlist(key) {
+      const entry = origins.get(key);
+      return entry !== undefined && (entry.open > 0 || now() - entry.closedAt < REACH_MEMORY_MS);
+    },
   };
 }
 
