@@ -36,6 +36,9 @@ import { createReadCache } from "./http/read-cache.js";
 import { createRateLimit } from "./http/rate-limit.js";
 import { createEgress, createEgressPolicy } from "./delivery/egress.js";
 import { createTaskEndpointCheck } from "./delivery/verification.js";
+import { createAgentSessions } from "./delivery/agent-sessions.js";
+import { createAgentHub, type AgentHub } from "./services/agent-hub.js";
+import { AGENT_PROTOCOL_PREFIX, createAgentProtocolHandler } from "./http/routes/agent-protocol.js";
 import { checkOptions } from "./options.js";
 import { buildOpenApiDocument, operationsFor, type OpenApiDocument } from "./openapi/document.js";
 import type { Runplane } from "./runplane.js";
@@ -75,6 +78,11 @@ function createContext(options: RunplaneOptions, settings: RunTaskSettings) {
     now: clock,
   });
   const host = options.host === false ? null : createHostHeartbeat({ storage: options.storage, keyring, logger, now: clock }, options.host);
+  // decision D34: the agents polling this host; a silent one reads `unknown` until it polls again.
+  const agentHub = createAgentHub({
+    newId,
+    onSilent: (session) => void options.storage.agents.setStatus(session.agentId, ["idle", "busy"], "unknown").catch(() => null),
+  });
   const ctx: ServiceContext = {
     storage: options.storage,
     keyring,
@@ -85,15 +93,16 @@ function createContext(options: RunplaneOptions, settings: RunTaskSettings) {
     newId,
     runTasks: settings,
     taskEndpointCheck,
+    agentSessions: createAgentSessions(agentHub, { urls: settings, dialect, userAgent: settings.userAgent, now: clock }),
     ...(options.logUrls?.lifetime === undefined ? {} : { logUrlLifetimeMs: durationMs(options.logUrls.lifetime)! }),
   };
-  return { ctx, transport, host };
+  return { ctx, transport, host, agentHub };
 }
 
 const ROUTES: Route[] = [...pingRoutes, ...teamProjectRoutes, ...variableRoutes, ...policySetParameterRoutes, ...agentTokenRoutes, ...agentRoutes, ...teamTokenRoutes, ...runTaskRoutes, ...taskStageRoutes, ...deliveryAttemptRoutes, ...artifactRoutes, ...runRoutes, ...planRoutes, ...runEventRoutes, ...commentRoutes, ...policyCheckRoutes];
 
 /** The API's handler: resources, routes, authentication, the read and access caches, the rate limit. */
-function createApi(ctx: ServiceContext, options: RunplaneOptions, services: ReturnType<typeof createServices>, basePath: string) {
+function createApi(ctx: ServiceContext, options: RunplaneOptions, services: ReturnType<typeof createServices>, basePath: string, agentHub: AgentHub) {
   const { dialect, logger } = ctx;
   const clock = ctx.now;
   // decision D21: the permission resolver decides every route through the route-permission table.
@@ -131,10 +140,23 @@ function createApi(ctx: ServiceContext, options: RunplaneOptions, services: Retu
         }
       : undefined;
   const rateLimit = options.rateLimit ? createRateLimit(options.rateLimit, () => clock().getTime()) : undefined;
-  const handler = createHandler(app, routes, authenticate, caching, rateLimit);
+  const api = createHandler(app, routes, authenticate, caching, rateLimit);
+  // decision D34: the agent protocol is served by the same handler, under its own prefix.
+  const agentProtocol = createAgentProtocolHandler({ hub: agentHub, agents: services.agents, agentTokens: services.agentTokens, logger, ...(rateLimit ? { rateLimit } : {}) });
+  const handler = (request: Request): Promise<Response> =>
+    request.url.includes(AGENT_PROTOCOL_PREFIX) && new URL(request.url).pathname.startsWith(AGENT_PROTOCOL_PREFIX) ? agentProtocol(request) : api(request);
   // Fails at construction, like the permission table, when a route has no documentation.
   operationsFor(routes, dialect);
   return { handler, routes, definitions, authorizer, authenticate };
+}
+
+/** decision D34: a revoked agent token ends its agents' sessions on this host at once (other hosts re-check). */
+function revokeSessionsOnDelete(services: ReturnType<typeof createServices>, hub: AgentHub): void {
+  const remove = services.agentTokens.delete;
+  services.agentTokens.delete = async (tokenId) => {
+    await remove(tokenId);
+    hub.revokeToken(tokenId);
+  };
 }
 
 /**
@@ -147,10 +169,11 @@ export function createRunplane(options: RunplaneOptions): Runplane {
   // Every option is checked before anything is logged or created.
   checkOptions(options);
   const settings = resolveRunTaskSettings(options);
-  const { ctx, transport, host } = createContext(options, settings);
+  const { ctx, transport, host, agentHub } = createContext(options, settings);
   const services = createServices(ctx);
+  revokeSessionsOnDelete(services, agentHub);
   const basePath = normalizeBasePath(options.basePath ?? "/api/v2");
-  const { handler, routes, definitions, authorizer, authenticate } = createApi(ctx, options, services, basePath);
+  const { handler, routes, definitions, authorizer, authenticate } = createApi(ctx, options, services, basePath, agentHub);
   const dialect = ctx.dialect;
   let openapi: OpenApiDocument | undefined;
 
@@ -171,8 +194,10 @@ export function createRunplane(options: RunplaneOptions): Runplane {
     openapi: () => (openapi ??= buildOpenApiDocument({ routes, definitions, dialect, basePath })),
     auth: { authenticate, authorize: authorizer, sessions: createSessions(ctx, services.directory) },
     transport,
+    agentHub,
     health: createHealthCheck(options.storage, services.runTasks.deliveries, settings.health, async () => (host ? host.writeCheck() : null)),
     close: async () => {
+      agentHub.close();
       await host?.stop();
       await services.runTasks.close();
       if (options.transport === undefined) await transport.close();

@@ -2,6 +2,7 @@ import type { HttpTransport } from "./delivery/egress.js";
 import type { Authenticate } from "./http/handler.js";
 import type { Authorizer } from "./http/types.js";
 import type { OpenApiDocument } from "./openapi/document.js";
+import type { AgentHub } from "./services/agent-hub.js";
 import type { AgentTokenService } from "./services/agent-tokens.js";
 import type { KeyringControl } from "./services/keyring-control.js";
 import type { SealedValueCounts } from "./services/sealing.js";
@@ -93,6 +94,11 @@ export interface Runplane {
    * `createDispatcher` sends run task requests through unless given its own.
    */
   transport: HttpTransport;
+  /**
+   * decision D34: the agent sessions of this instance (agents polling `/api/agent/v1/` through
+   * `handler`); `createDispatcher` sends the requests of run tasks bound to an agent pool through them.
+   */
+  agentHub: AgentHub;
   /**
    * decision D28: one cheap storage read, never throwing: `{ status: "ok" | "degraded", reasons,
    * storage: "ok" | "unreachable", deliveries: "ok" | "failing" }`. `reasons` lists each cause of

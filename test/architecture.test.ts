@@ -65,6 +65,8 @@ const MODULES: Record<string, { layer: number; imports: readonly string[] }> = {
     layer: 5,
     imports: ["src/delivery/", "src/domain/", "src/errors.ts", "src/http/", "src/logger.ts", "src/schemas/", "src/services/", "src/storage/"],
   },
+  // decision D34: `runplane/agent`, the agent's side; no storage, no services.
+  "src/agent/": { layer: 5, imports: ["src/delivery/", "src/schemas/"] },
   // 6: the instance's type.
   "src/runplane.ts": { layer: 6, imports: ["src/delivery/", "src/http/", "src/openapi/", "src/services/"] },
   // 7: the public entry point.

@@ -4,6 +4,7 @@ import type { DeliveryAttempt, TaskDeliveryService } from "../services/task-deli
 import type { HttpResponse, HttpTransport } from "./egress.js";
 import { answerWords, failureCode, failureReason, statusReason, statusText, WORDS_IN_REASON } from "./failure-reason.js";
 import { parseRetryAfter, RETRY_AFTER_STATUSES, retryDelayMs } from "./retry-schedule.js";
+import { isAgentUnavailable } from "./agent-transport.js";
 import { outcomeClassOf, type AttemptEnd, type AttemptOutcome, type BeginAttempt } from "./attempt-telemetry.js";
 
 /**
@@ -82,7 +83,8 @@ async function attempt(
   let failure: { error: string; retryAfterMs: number | null } | null = null;
   let observed: AttemptObservation;
   try {
-    const res = await deps.transport.send({ ...prepared.request, signal });
+    const pool = claimed.row.agentPoolId;
+    const res = await deps.transport.send({ ...prepared.request, signal, ...(pool ? { agentPoolId: pool } : {}) });
     status = res.status;
     observed = seen({ outcome: "answered", status, errorCode: null, detail: statusReason(status), response: answerOf(res) });
     if (res.status !== 200) {
@@ -92,7 +94,9 @@ async function attempt(
     }
   } catch (err) {
     // Abandoned by stop(): the row goes back as it was; the next owner sends it again.
-    if (signal.aborted) return (sent(), await deliveries.release(claimed.row), end("released"), "released");
+    // decision D34: no agent took the job or reported it in time: not an attempt, the row goes
+    // back at once for another agent of the pool.
+    if (signal.aborted || isAgentUnavailable(err)) return (sent(), await deliveries.release(claimed.row), end("released"), "released");
     failure = { error: failureReason(err), retryAfterMs: null };
     observed = seen({ outcome: "failed", status: null, errorCode: failureCode(err), detail: failure.error });
   }

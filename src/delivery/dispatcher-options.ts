@@ -4,6 +4,8 @@ import type { StageStatusEvent } from "../services/run-task-events.js";
 import type { RunTaskSettings } from "../services/run-task-settings.js";
 import type { TaskDeliveryService } from "../services/task-deliveries.js";
 import type { DispatcherFailpoint } from "./attempt.js";
+import type { AgentHub } from "../services/agent-hub.js";
+import type { AgentTransportOptions } from "./agent-transport.js";
 import type { HttpTransport, Resolver } from "./egress.js";
 
 /** Options of {@link createDispatcher}. */
@@ -42,6 +44,13 @@ export interface DispatcherOptions {
   random?: () => number;
   /** Test hook called at each named failpoint. */
   failpoint?: (name: DispatcherFailpoint) => void | Promise<void>;
+  /**
+   * decision D34: the agent dispatcher that runs next to this one and sends the rows of run tasks
+   * bound to an agent pool through the pool's agents polling this host: the attempt's budget
+   * (`timeoutMs`, default 10 s) and how much longer the host waits for the agent's report before
+   * it gives the row back (`marginMs`, default 3 s). `false`: none (pool rows wait for a host that runs one).
+   */
+  agents?: AgentTransportOptions | false;
 }
 
 /** What one `tick` did. */
@@ -83,6 +92,8 @@ export interface DispatcherHost {
     onOwn?: (event: "stage-status", listener: (event: StageStatusEvent) => void) => () => void;
   };
   transport: HttpTransport;
+  /** decision D34: the agent sessions of this host; with them the dispatcher also serves agent pools. */
+  agentHub?: AgentHub;
 }
 
 /** Attempts in flight at once unless `concurrency` says otherwise. */

@@ -6,69 +6,19 @@
  * storage: a row is held by one of them at a time, and a dispatcher that dies holding rows loses
  * them when its lease runs out.
  */
-import type { StageStatusEvent } from "../services/run-task-events.js";
-import type { TaskDeliveryService } from "../services/task-deliveries.js";
-import type { StopListening } from "../storage/types.js";
 import type { AttemptDeps } from "./attempt.js";
+import { createAgentDispatcher } from "./agent-dispatcher.js";
 import { createAttemptTelemetry } from "./attempt-telemetry.js";
 import { dispatcherSettings, type Dispatcher, type DispatcherHost, type DispatcherOptions, type TickReport } from "./dispatcher-options.js";
 import { createEgress } from "./egress.js";
-import { createLauncher, type Launcher } from "./launcher.js";
+import { createLauncher } from "./launcher.js";
 import { createPassLoop } from "./pass-loop.js";
 import { createSweeper } from "./sweeper.js";
 import { observeOutbox } from "../telemetry/metrics.js";
-import { subscribeWakeups } from "./wakeups.js";
+import { subscribe, tickOnce } from "./dispatch-parts.js";
 
 export { DISPATCHER_FAILPOINTS, type DispatcherFailpoint } from "./attempt.js";
 export { DEFAULT_CONCURRENCY, type Dispatcher, type DispatcherHost, type DispatcherOptions, type TickReport } from "./dispatcher-options.js";
-
-/** One pass of `tick()`: claims until nothing new is due, each row attempted once, then sweeps. */
-async function tickOnce(
-  deliveries: TaskDeliveryService,
-  launcher: Launcher,
-  claim: (limit: number) => ReturnType<TaskDeliveryService["claim"]>,
-  batchSize: number,
-  sweep: () => Promise<number>,
-): Promise<TickReport> {
-  const report: TickReport = { attempted: 0, delivered: 0, failed: 0, expired: 0 };
-  const seen = new Set<string>();
-  for (;;) {
-    const rows = await claim(batchSize);
-    const fresh = rows.filter((r) => !seen.has(r.row.id));
-    // A row due again within this tick waits for the next one: one attempt per row per tick.
-    await Promise.all(rows.filter((r) => seen.has(r.row.id)).map((r) => deliveries.release(r.row)));
-    for (const r of fresh) seen.add(r.row.id);
-    for (const outcome of await launcher.runAll(fresh)) {
-      if (outcome !== "skipped") report.attempted++;
-      if (outcome === "delivered") report.delivered++;
-      if (outcome === "failed") report.failed++;
-    }
-    if (rows.length < batchSize || fresh.length < rows.length) break;
-  }
-  report.expired = await sweep();
-  return report;
-}
-
-/**
- * Wake-ups of a running dispatcher: this instance's stages reaching `running`, other processes'
- * (decision D27) and retries asked for here (D31). Resolves a function that stops them all.
- */
-function subscribe(runplane: DispatcherHost, woken: () => void): () => Promise<void> {
-  const deliveries = runplane.runTasks.deliveries;
-  const started = (e: StageStatusEvent): void => {
-    if (e.to === "running") woken();
-  };
-  const events = runplane.runTasks;
-  const unsubscribe = (events.onOwn ? events.onOwn("stage-status", started) : events.on?.("stage-status", started)) ?? ((): void => undefined);
-  const listening: Promise<StopListening | null> = subscribeWakeups(deliveries, woken);
-  const stopDue = deliveries.attempts.onDue(woken);
-  return async () => {
-    unsubscribe();
-    stopDue();
-    const stopListening = await listening;
-    await stopListening?.().catch(() => undefined);
-  };
-}
 
 /**
  * A dispatcher for the run task requests a runplane instance enqueues (`runTasks.startStage`).
@@ -96,11 +46,14 @@ export function createDispatcher(runplane: DispatcherHost, options: DispatcherOp
   let stopped = false;
   let unobserve = (): void => undefined;
   let unsubscribe = async (): Promise<void> => undefined;
+  // decision D34: the rows of run tasks bound to an agent pool go through the agents polling here.
+  const agents = runplane.agentHub && options.agents !== false ? createAgentDispatcher(runplane, runplane.agentHub, { ...options, agents: options.agents || {} }) : null;
 
   return {
     start() {
       if (stopped) throw new Error("createDispatcher: a stopped dispatcher cannot be started again");
       if (loop.isRunning()) return;
+      agents?.start();
       // Outbox gauges while this dispatcher runs: a host running several reports the same
       // storage's figures from each.
       unobserve = observeOutbox(() => deliveries.outbox());
@@ -109,6 +62,7 @@ export function createDispatcher(runplane: DispatcherHost, options: DispatcherOp
     },
     async stop({ graceMs = 10_000 } = {}) {
       stopped = true;
+      const agentsStopped = agents?.stop({ graceMs });
       loop.halt();
       unobserve();
       await unsubscribe();
@@ -116,13 +70,18 @@ export function createDispatcher(runplane: DispatcherHost, options: DispatcherOp
       await Promise.all(unsent.map((c) => deliveries.release(c.row).catch(() => false)));
       await launcher.finish(graceMs);
       try {
+        await agentsStopped;
         await deliveries.flush();
       } finally {
         releaseTexts();
       }
       if (ownTransport) await transport.close();
     },
-    tick: () => tickOnce(deliveries, launcher, claim, batchSize, () => sweeper.sweep()),
+    async tick() {
+      const [direct, viaAgents] = await Promise.all([tickOnce(deliveries, launcher, claim, batchSize, () => sweeper.sweep()), agents?.tick()]);
+      if (!viaAgents) return direct;
+      return { attempted: direct.attempted + viaAgents.attempted, delivered: direct.delivered + viaAgents.delivered, failed: direct.failed + viaAgents.failed, expired: direct.expired };
+    },
     isRunning: () => loop.isRunning(),
   };
 }

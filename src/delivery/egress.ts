@@ -120,6 +120,8 @@ export function createEgress(options: EgressOptions = {}): HttpTransport {
   };
 
   const send = async (req: HttpRequest): Promise<HttpResponse> => {
+    // decision D34: a pool task's request leaves only through an agent of its pool.
+    if (req.agentPoolId !== undefined) throw refusal("refused-url", "agent-pool");
     const checked = checkUrl(req.url);
     if (!checked.ok) throw refusal(checked.code, checked.reason);
     if (req.signal?.aborted) throw new EgressError("aborted", "request aborted");

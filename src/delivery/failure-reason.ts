@@ -14,6 +14,7 @@ const URL_REASONS: Record<string, string> = {
   userinfo: "a URL must not carry a user name or password",
   localhost: "localhost names are not allowed",
   "single-label": "single-label host names are not allowed; use a fully qualified name",
+  "agent-pool": "the run task names an agent pool: only its agents send its requests",
 };
 
 /** Why a URL or destination address is refused, from the policy's reason code. */
@@ -27,6 +28,8 @@ export const isRefusal = (err: unknown): boolean => isEgressError(err) && (err.c
 
 /** Why a transport call threw, e.g. `the connection failed (ECONNREFUSED)`. */
 export function failureReason(err: unknown): string {
+  // decision D34: no agent of the pool took the request, or none reported it in time.
+  if (err instanceof Error && err.name === "AgentUnavailableError") return "no agent of the run task's pool sent the request in time";
   if (!isEgressError(err)) return "the request failed";
   const code = /\(([A-Z0-9_]{1,40})\)/.exec(err.message)?.[1];
   switch (err.code) {

@@ -11,6 +11,11 @@ export interface HttpRequest {
    * the request ends.
    */
   signal?: AbortSignal;
+  /**
+   * decision D34: the agent pool whose agent sends this request (the agent transport's routing);
+   * the platform's own egress refuses a request that names one.
+   */
+  agentPoolId?: string;
 }
 
 export interface HttpResponse {
@@ -25,6 +30,8 @@ export interface HttpResponse {
    * default): `body` is empty and only the status may be shown.
    */
   bodyWithheld?: boolean;
+  /** decision D34: the agent that sent the request and reported this answer; absent when sent directly. */
+  agentId?: string;
 }
 
 /** What delivery code depends on; hosts and tests may inject their own. Errors are EgressErrors. */

@@ -77,8 +77,11 @@ export function createTaskDeliveryService(
     outbox: (): Promise<OutboxFigures | null> => outboxFigures(s, ctx.now()),
     /** decision D31: how this process's attempts of the last `health.window` ended (the dispatcher records them), for `health()`. */
     recent: createAttemptWindow(settings.health.windowMs),
-    /** Leases up to `limit` due rows for `owner` and opens their results' windows (D15, D16); see `TaskDeliveryStore.claim`. */
-    async claim(request: { owner: string; leaseMs: number; limit: number }): Promise<ClaimedDelivery[]> {
+    /**
+     * Leases up to `limit` due rows for `owner` and opens their results' windows (D15, D16); see
+     * `TaskDeliveryStore.claim`. decision D34: rows without a pool unless `pools` names some.
+     */
+    async claim(request: { owner: string; leaseMs: number; limit: number; pools?: readonly string[] | null }): Promise<ClaimedDelivery[]> {
       const claimed = await s.taskDeliveries.claim({ ...request, now: ctx.now().toISOString(), window });
       // decision D29: a row sealed under a key this host does not hold yet reloads the keyring once.
       await ctx.keys.holdKeysOf(claimed.flatMap((c) => [c.row.payload, c.task?.hmacKey]));

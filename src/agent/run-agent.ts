@@ -1,0 +1,172 @@
+import { hostname } from "node:os";
+import type { AgentJob } from "../schemas/agent-protocol.js";
+import { AgentRefusedError, createAgentClient, type AgentClient } from "./client.js";
+import { createJobRunner, type JobEgressOptions } from "./job.js";
+
+/** Options of {@link runAgent}. */
+export interface AgentOptions extends JobEgressOptions {
+  /** The runplane origin the agent connects to, e.g. `https://runplane.example.com`. */
+  url: string;
+  /** An agent token of the pool (`runplane token`, or the agent token API). */
+  token: string;
+  /** What the agent calls itself in the Agents API. Default: the host name. */
+  name?: string;
+  /** Jobs at once (each a waiting poll). Default 1. */
+  concurrency?: number;
+  /** How long one poll waits for a job, in ms (at most 25 s, the default). */
+  pollWaitMs?: number;
+  /** One line per state change (never the token, a body or a signature). Default: stderr. */
+  log?: (line: string) => void;
+  /** Backoff after a failed request: from `minMs` (default 500) doubling up to `maxMs` (default 30 s), with jitter. */
+  backoff?: { minMs?: number; maxMs?: number };
+  fetch?: typeof fetch;
+}
+
+/** A running agent. */
+export interface AgentHandle {
+  /** The agent's id once registered. */
+  readonly agentId: Promise<string>;
+  /** Resolves when the agent stopped: `stopped` after `stop()`, `refused` when runplane refused its token. */
+  readonly done: Promise<"stopped" | "refused">;
+  /** Finishes the jobs in hand, reports them, deregisters (status `exited`) and resolves. */
+  stop(): Promise<void>;
+}
+
+const PACKAGE_VERSION = "agent-protocol-v1";
+
+/** Waits `ms`, or less when `signal` fires. */
+const pause = (ms: number, signal: AbortSignal): Promise<void> =>
+  new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const timer = setTimeout(done, ms);
+    function done(): void {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", done);
+      resolve();
+    }
+    signal.addEventListener("abort", done, { once: true });
+  });
+
+/** Doubling delays with full jitter, reset by a success. */
+function createBackoff(options: AgentOptions["backoff"] = {}) {
+  const min = options.minMs ?? 500;
+  const max = options.maxMs ?? 30_000;
+  let next = min;
+  return {
+    delay(): number {
+      const ms = Math.min(max, next);
+      next = Math.min(max, next * 2);
+      return ms / 2 + Math.random() * (ms / 2);
+    },
+    reset: (): void => void (next = min),
+  };
+}
+
+/** Reports one job's outcome; gives up at the job's lease deadline (the host has given it back by then). */
+async function report(client: AgentClient, agentId: string, job: AgentJob, body: object, stopping: AbortSignal, log: (line: string) => void): Promise<void> {
+  const deadline = Date.parse(job["lease-deadline"]);
+  for (let tries = 0; Date.now() < deadline; tries++) {
+    try {
+      const { status } = await client.call(`jobs/${encodeURIComponent(job.id)}/result`, { "agent-id": agentId, ...body });
+      if (status === 409) log(`job ${job.id}: the host no longer holds it (its lease ran out); the report was not taken`);
+      return;
+    } catch (err) {
+      if (err instanceof AgentRefusedError) throw err;
+      await pause(Math.min(1_000 * 2 ** tries, Math.max(0, deadline - Date.now())), stopping);
+    }
+  }
+}
+
+/** Registers, retrying with backoff until it works, the token is refused (it throws), or the agent stops (null). */
+async function registerAgent(client: AgentClient, options: AgentOptions, stopping: AbortSignal, log: (line: string) => void): Promise<string | null> {
+  const backoff = createBackoff(options.backoff);
+  while (!stopping.aborted) {
+    try {
+      const { json } = await client.call("register", { name: options.name ?? hostname(), version: PACKAGE_VERSION });
+      const id = (json as { "agent-id"?: unknown } | null)?.["agent-id"];
+      if (typeof id !== "string") throw new Error("no agent id");
+      log(`registered as ${id} in pool ${String((json as Record<string, unknown>)["agent-pool-id"])}`);
+      return id;
+    } catch (err) {
+      if (err instanceof AgentRefusedError) throw err;
+      const ms = backoff.delay();
+      log(`could not register (${err instanceof Error ? err.message : "error"}); retrying in ${Math.round(ms)} ms`);
+      await pause(ms, stopping);
+    }
+  }
+  return null;
+}
+
+/**
+ * Runs an agent (decision D34): registers with runplane using an agent token of its pool,
+ * long-polls for the requests of its pool's run tasks (`concurrency` polls at once), sends each
+ * through its own guarded egress (private and loopback addresses allowed by default, link-local
+ * and metadata addresses not), and reports each answer. Outbound only. Errors back off with
+ * jitter; a refused token stops it.
+ */
+export function runAgent(options: AgentOptions): AgentHandle {
+  const client = createAgentClient(options);
+  const runner = createJobRunner(options);
+  const log = options.log ?? ((line: string) => void process.stderr.write(`runplane agent: ${line}\n`));
+  const concurrency = options.concurrency ?? 1;
+  if (!Number.isSafeInteger(concurrency) || concurrency < 1) throw new TypeError("runAgent: concurrency must be a positive integer");
+  const stopping = new AbortController();
+  let registered!: (id: string) => void;
+  const agentId = new Promise<string>((resolve) => (registered = resolve));
+  let refused = false;
+
+  /** One poll lane: wait for a job, send it, report it; until stopped. */
+  async function lane(id: string): Promise<void> {
+    const backoff = createBackoff(options.backoff);
+    let connected = true;
+    while (!stopping.signal.aborted) {
+      try {
+        const wait = { "agent-id": id, ...(options.pollWaitMs === undefined ? {} : { "wait-ms": options.pollWaitMs }) };
+        const { status, json } = await client.call("jobs/next", wait, stopping.signal);
+        if (!connected) (connected = true), log("connected again");
+        backoff.reset();
+        if (status !== 200 || !json) continue;
+        const job = json as AgentJob;
+        const began = performance.now();
+        const outcome = await runner.run(job);
+        await report(client, id, job, { "duration-ms": Math.round(performance.now() - began), ...outcome }, stopping.signal, log);
+      } catch (err) {
+        if (err instanceof AgentRefusedError) throw err;
+        if (stopping.signal.aborted) return;
+        const ms = backoff.delay();
+        if (connected) (connected = false), log(`lost the connection (${err instanceof Error ? err.message : "error"}); retrying with backoff`);
+        await pause(ms, stopping.signal);
+      }
+    }
+  }
+
+  const done = (async (): Promise<"stopped" | "refused"> => {
+    try {
+      const id = await registerAgent(client, options, stopping.signal, log);
+      if (id === null) return "stopped";
+      registered(id);
+      await Promise.all(Array.from({ length: concurrency }, () => lane(id)));
+      // A clean stop: the host marks the agent exited and gives back anything it still holds.
+      await client.call("deregister", { "agent-id": id }).catch(() => undefined);
+      log("stopped");
+      return "stopped";
+    } catch (err) {
+      if (!(err instanceof AgentRefusedError)) throw err;
+      refused = true;
+      stopping.abort();
+      log(`${err.message}: stopping`);
+      return "refused";
+    } finally {
+      await runner.close();
+    }
+  })();
+
+  return {
+    agentId,
+    done,
+    async stop() {
+      if (!refused) stopping.abort();
+      await done;
+    },
+  };
+}

@@ -1,0 +1,78 @@
+import type { RunTaskUrls } from "../domain/run-task-request.js";
+import type { Dialect } from "../schemas/common.js";
+import type { AgentHub } from "../services/agent-hub.js";
+import type { AgentSessions } from "../services/agent-sessions.js";
+import type { EgressPolicy, UrlCheck } from "./address-policy.js";
+import { createAgentTransport, isAgentUnavailable, type AgentTransportOptions } from "./agent-transport.js";
+import type { HttpRequest, HttpResponse } from "./transport.js";
+import { createTaskEndpointCheck } from "./verification.js";
+
+/** How long a verification waits for an agent of the pool to be free on this host, in ms. */
+export const VERIFY_WAIT_MS = 5_000;
+
+/**
+ * decision D34: the URL rules the platform applies to a pool task's URL: the scheme and no userinfo.
+ * Its addresses are the agent's to judge (its own egress, inside the private network).
+ */
+const POOL_URL_POLICY: EgressPolicy = {
+  checkUrl(raw: string): UrlCheck {
+    let url: URL;
+    try {
+      url = new URL(raw);
+    } catch {
+      return { ok: false, code: "refused-url", reason: "invalid-url" };
+    }
+    if (url.protocol !== "http:" && url.protocol !== "https:") return { ok: false, code: "refused-url", reason: "scheme" };
+    if (url.username !== "" || url.password !== "") return { ok: false, code: "refused-url", reason: "userinfo" };
+    const port = url.port === "" ? (url.protocol === "https:" ? 443 : 80) : Number(url.port);
+    return { ok: true, url, hostname: url.hostname, port };
+  },
+  checkAddress: () => ({ ok: true }),
+};
+
+/** Resolves once an agent of `pool` waits here, or after `ms` (whichever first). */
+function agentWaiting(hub: AgentHub, pool: string, ms: number): Promise<void> {
+  if ((hub.idle().get(pool) ?? 0) > 0) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = (): void => (clearTimeout(timer), stop(), resolve());
+    const timer = setTimeout(done, ms);
+    const stop = hub.onIdle(() => void ((hub.idle().get(pool) ?? 0) > 0 && done()));
+  });
+}
+
+export interface AgentSessionOptions extends AgentTransportOptions {
+  urls: RunTaskUrls;
+  dialect: Dialect;
+  userAgent: string;
+  now: () => Date;
+}
+
+/**
+ * The `AgentSessions` of this host: a pool is connected while one of its agents polls here, and a
+ * pool task's verification request (D15) is sent as a job through one of them, answered as the
+ * direct one is (422 unless exactly 200).
+ */
+export function createAgentSessions(hub: AgentHub, options: AgentSessionOptions): AgentSessions {
+  const agents = createAgentTransport(hub, options);
+  return {
+    connected: (poolId) => hub.connected(poolId),
+    checkEndpoint(poolId, endpoint, pointer) {
+      const transport = {
+        async send(req: HttpRequest): Promise<HttpResponse> {
+          // A connected agent may be between two polls: it is given a moment to wait again.
+          for (let tries = 0; ; tries++) {
+            await agentWaiting(hub, poolId, VERIFY_WAIT_MS);
+            try {
+              return await agents.send({ ...req, agentPoolId: poolId });
+            } catch (err) {
+              if (!isAgentUnavailable(err) || err.why !== "no-agent" || tries > 0) throw err;
+            }
+          }
+        },
+        close: async () => undefined,
+      };
+      const check = createTaskEndpointCheck({ transport, policy: POOL_URL_POLICY, urls: options.urls, dialect: options.dialect, userAgent: options.userAgent, now: options.now });
+      return check(endpoint, pointer);
+    },
+  };
+}

@@ -1,0 +1,161 @@
+/**
+ * decision D34: the agent protocol, runplane's own (not HCP Terraform's agent protocol), under
+ * `/api/agent/v1/`. Agents connect outbound only, with an agent token of their pool as
+ * `Authorization: Bearer`: register, long-poll for jobs (the poll is their ping), report each job,
+ * deregister. Every request verifies the token again, and a waiting poll re-checks it every few
+ * seconds, so a revoked token ends its sessions on every host.
+ */
+import { ApiError, conflict, toApiError } from "../../errors.js";
+import type { Logger } from "../../logger.js";
+import { DeregisterSchema, JobResultSchema, MAX_POLL_WAIT_MS, MAX_PROTOCOL_BODY_BYTES, PollSchema, RegisterSchema } from "../../schemas/agent-protocol.js";
+import type { VerifiedAgentToken } from "../../schemas/agent-tokens.js";
+import type { AgentHub, AgentSession, PollEnd } from "../../services/agent-hub.js";
+import type { AgentService } from "../../services/agents.js";
+import type { AgentTokenService } from "../../services/agent-tokens.js";
+import { parseOrThrow } from "../../services/validate.js";
+import { readJsonBody } from "../body.js";
+import { json } from "../handler-answers.js";
+import { errorDocument } from "../jsonapi.js";
+import type { RateLimit } from "../rate-limit.js";
+
+/** Where the protocol is served, whatever the API's base path. */
+export const AGENT_PROTOCOL_PREFIX = "/api/agent/v1/";
+/** How often a waiting poll checks that its token still holds, in ms. */
+export const TOKEN_RECHECK_MS = 2_000;
+
+export interface AgentProtocolDeps {
+  hub: AgentHub;
+  agents: AgentService;
+  agentTokens: AgentTokenService;
+  logger: Logger;
+  rateLimit?: RateLimit;
+  /** How long a token re-check waits between two (tests shorten it). */
+  recheckMs?: number;
+}
+
+const unauthorized = (): ApiError => new ApiError("unauthorized");
+const plain = (status: number, body?: unknown): Response =>
+  body === undefined ? new Response(null, { status }) : new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json" } });
+
+/** The client's address as the proxy in front says it, else unknown (a Web Request carries no socket). */
+const addressOf = (request: Request): string =>
+  (request.headers.get("x-forwarded-for")?.split(",")[0]?.trim() || request.headers.get("x-real-ip")?.trim() || "unknown").slice(0, 64);
+
+/** Who is asking: the bearer token, and the session of the agent a body names (the token's own). */
+function createAgentAuth({ hub, agents, agentTokens }: AgentProtocolDeps) {
+  async function verified(request: Request): Promise<{ token: string; verified: VerifiedAgentToken }> {
+    const header = request.headers.get("authorization") ?? "";
+    const token = /^Bearer (\S{1,512})$/i.exec(header)?.[1];
+    const v = token ? await agentTokens.verify(token) : null;
+    if (!token || !v) throw unauthorized();
+    return { token, verified: v };
+  }
+
+  /** The session of the agent the body names, which must be this token's (a 401 otherwise). */
+  async function sessionOf(agentId: string, v: VerifiedAgentToken): Promise<AgentSession> {
+    const held = hub.get(agentId);
+    if (held) {
+      if (held.tokenId !== v.tokenId) throw unauthorized();
+      return hub.open(agentId, held.agentPoolId, held.tokenId);
+    }
+    // Polled another host before (or this host restarted): the record says whose agent it is.
+    const record = await agents.get(agentId).catch(() => null);
+    if (!record || record.tokenId !== v.tokenId || record.status === "exited") throw unauthorized();
+    return hub.open(agentId, record.agentPoolId, record.tokenId);
+  }
+  return { verified, sessionOf };
+}
+
+/** The four calls of the protocol, each after its token was verified. */
+function createAgentEndpoints(deps: AgentProtocolDeps) {
+  const { hub, agents, agentTokens, logger } = deps;
+  const recheckMs = deps.recheckMs ?? TOKEN_RECHECK_MS;
+  const { sessionOf } = createAgentAuth(deps);
+
+  async function register(request: Request, v: VerifiedAgentToken): Promise<Response> {
+    const body = parseOrThrow(RegisterSchema, (await readJsonBody(request, MAX_PROTOCOL_BODY_BYTES)) ?? {}, "");
+    const agent = await agents.register(v.agentPoolId, { tokenId: v.tokenId, name: body.name ?? null, ipAddress: addressOf(request), status: "idle" });
+    hub.open(agent.id, agent.agentPoolId, v.tokenId);
+    logger.info("agent registered", { agentId: agent.id, agentPoolId: agent.agentPoolId });
+    return plain(201, { "agent-id": agent.id, "agent-pool-id": agent.agentPoolId, "poll-wait-ms": MAX_POLL_WAIT_MS });
+  }
+
+  /** Waits for a job; every `recheckMs` the token is verified again (revoked elsewhere: 401 within that). */
+  async function poll(request: Request, token: string, v: VerifiedAgentToken): Promise<Response> {
+    const body = parseOrThrow(PollSchema, await readJsonBody(request, MAX_PROTOCOL_BODY_BYTES), "");
+    const session = await sessionOf(body["agent-id"], v);
+    await agents.report(session.agentId, session.jobs.size > 0 ? "busy" : "idle");
+    const recheck = setInterval(() => {
+      void agentTokens.verify(token).then(
+        (still) => void (still ? undefined : hub.revokeToken(v.tokenId)),
+        () => undefined,
+      );
+    }, recheckMs);
+    let end: PollEnd;
+    try {
+      end = await hub.poll(session, body["wait-ms"] ?? MAX_POLL_WAIT_MS, () => request.signal.aborted);
+    } finally {
+      clearInterval(recheck);
+    }
+    if (end.job) {
+      await agents.report(session.agentId, "busy").catch(() => undefined);
+      return plain(200, end.job);
+    }
+    if (end.reason === "revoked") throw unauthorized();
+    return plain(204);
+  }
+
+  async function result(request: Request, v: VerifiedAgentToken, jobId: string): Promise<Response> {
+    const body = parseOrThrow(JobResultSchema, await readJsonBody(request, MAX_PROTOCOL_BODY_BYTES), "");
+    const session = await sessionOf(body["agent-id"], v);
+    // A job this agent does not hold (any more: its lease ran out and the row went back) changes nothing.
+    if (!hub.report(session.agentId, jobId, body)) throw conflict("the job is not held by this agent (its lease ran out, or it was never handed to it)");
+    return plain(204);
+  }
+
+  async function deregister(request: Request, v: VerifiedAgentToken): Promise<Response> {
+    const body = parseOrThrow(DeregisterSchema, await readJsonBody(request, MAX_PROTOCOL_BODY_BYTES), "");
+    const session = await sessionOf(body["agent-id"], v);
+    hub.end(session.agentId, "ended");
+    await agents.report(session.agentId, "exited");
+    logger.info("agent exited", { agentId: session.agentId });
+    return plain(204);
+  }
+
+  return { register, poll, result, deregister };
+}
+
+export function createAgentProtocolHandler(deps: AgentProtocolDeps): (request: Request) => Promise<Response> {
+  const { logger } = deps;
+  const { verified } = createAgentAuth(deps);
+  const { register, poll, result, deregister } = createAgentEndpoints(deps);
+
+  async function route(request: Request, url: URL): Promise<Response> {
+    const path = url.pathname.slice(AGENT_PROTOCOL_PREFIX.length);
+    if (request.method !== "POST") throw new ApiError("method-not-allowed", { detail: "Allowed: POST" });
+    const { token, verified: v } = await verified(request);
+    if (path === "register") return register(request, v);
+    if (path === "jobs/next") return poll(request, token, v);
+    if (path === "deregister") return deregister(request, v);
+    const job = /^jobs\/(job-[A-Za-z0-9]{1,64})\/result$/.exec(path)?.[1];
+    if (job) return result(request, v, job);
+    throw new ApiError("not-found");
+  }
+
+  return async (request) => {
+    const url = new URL(request.url);
+    let admission: ReturnType<RateLimit["admit"]> | undefined;
+    let response: Response;
+    try {
+      // decision D33: counted as any token's requests are.
+      admission = deps.rateLimit?.admit(request, null, {}, url);
+      response = await route(request, url);
+    } catch (error) {
+      const apiError = toApiError(error);
+      if (apiError.status >= 500) logger.error("agent protocol request failed", { path: url.pathname, error: error instanceof Error ? error.name : typeof error });
+      response = json(apiError.status, errorDocument(apiError), { ...apiError.headers });
+    }
+    admission?.answered(response.status);
+    return response;
+  };
+}

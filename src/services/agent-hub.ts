@@ -1,0 +1,208 @@
+import type { AgentJob, JobResult } from "../schemas/agent-protocol.js";
+
+/**
+ * The agent sessions of this host (decision D34), in memory: the polls agents keep waiting here,
+ * the jobs handed to them and not yet reported. The agent dispatcher hands each job to one waiting
+ * poll of the row's pool; the agent's report of that job settles it. Nothing here is shared
+ * between hosts: with several hosts each serves the agents polling it, and the outbox lease keeps
+ * a row with one host at a time.
+ */
+
+/** An agent that has polled this host. */
+export interface AgentSession {
+  agentId: string;
+  agentPoolId: string;
+  tokenId: string;
+  /** Real time (ms) of its latest request. */
+  lastSeen: number;
+  waiting: Set<Waiter>;
+  jobs: Set<string>;
+}
+
+/** How a poll ended: a job, or why none. */
+export type PollEnd = { job: AgentJob } | { job: null; reason: "timeout" | "revoked" | "ended" };
+
+interface Waiter {
+  session: AgentSession;
+  settle(end: PollEnd): void;
+  /** The poll's request was abandoned by the client (when the server says so). */
+  gone(): boolean;
+}
+
+/** A built, signed request to hand to an agent. */
+export interface JobRequest {
+  url: string;
+  headers: Record<string, string>;
+  body: Uint8Array | string;
+  /** The attempt's budget, which the agent's egress enforces. */
+  timeoutMs: number;
+  /** How much longer than `timeoutMs` the host waits for the report before giving the row back. */
+  marginMs: number;
+}
+
+/** A job's end: the agent's report, or `no-agent` (none waiting) / `lost` (no report in time, or the session ended). */
+export type JobOutcome = { ok: true; agentId: string; result: JobResult } | { ok: false; reason: "no-agent" | "lost" };
+
+interface PendingJob {
+  session: AgentSession;
+  settle(outcome: JobOutcome): void;
+}
+
+/** An agent silent for this long is `unknown` (it may come back), in ms. */
+export const AGENT_SILENT_MS = 60_000;
+/** An agent seen this recently counts as connected even between two polls, in ms. */
+const CONNECTED_MS = 30_000;
+
+export interface AgentHubOptions {
+  newId(prefix: string): string;
+  /** Called for an agent silent for {@link AGENT_SILENT_MS}: its status becomes `unknown`. */
+  onSilent?(session: AgentSession): void;
+}
+
+interface HubState {
+  sessions: Map<string, AgentSession>;
+  /** Waiting polls by pool, oldest first. */
+  waiters: Map<string, Waiter[]>;
+  jobs: Map<string, PendingJob>;
+  idleListeners: Set<() => void>;
+}
+
+const now = (): number => Date.now();
+
+function unqueue(state: HubState, w: Waiter): void {
+  const q = state.waiters.get(w.session.agentPoolId);
+  const i = q?.indexOf(w) ?? -1;
+  if (i >= 0) q!.splice(i, 1);
+  w.session.waiting.delete(w);
+}
+
+/** Ends a session here: its polls answer `why`, its jobs are lost (their rows go back at once). */
+function endSession(state: HubState, agentId: string, why: "revoked" | "ended"): void {
+  const session = state.sessions.get(agentId);
+  if (!session) return;
+  state.sessions.delete(agentId);
+  for (const w of [...session.waiting]) unqueue(state, w), w.settle({ job: null, reason: why });
+  for (const id of [...session.jobs]) state.jobs.get(id)?.settle({ ok: false, reason: "lost" });
+}
+
+/** Waits up to `waitMs` for a job for `session`; the idle listeners are told a poll waits. */
+function pollOn(state: HubState, session: AgentSession, waitMs: number, gone: () => boolean): Promise<PollEnd> {
+  return new Promise<PollEnd>((resolve) => {
+    const timer = setTimeout(() => (unqueue(state, waiter), resolve({ job: null, reason: "timeout" })), waitMs);
+    const waiter: Waiter = { session, gone, settle: (e) => (clearTimeout(timer), (session.lastSeen = now()), resolve(e)) };
+    session.waiting.add(waiter);
+    let q = state.waiters.get(session.agentPoolId);
+    if (!q) state.waiters.set(session.agentPoolId, (q = []));
+    q.push(waiter);
+    for (const listener of state.idleListeners) listener();
+  });
+}
+
+/** The job `request` becomes, for the agent that takes it. */
+function toJob(id: string, request: JobRequest): AgentJob {
+  const body = typeof request.body === "string" ? Buffer.from(request.body, "utf8") : Buffer.from(request.body);
+  return {
+    id,
+    url: request.url,
+    headers: request.headers,
+    body: body.toString("base64"),
+    "timeout-ms": request.timeoutMs,
+    "lease-deadline": new Date(now() + request.timeoutMs + request.marginMs).toISOString(),
+  };
+}
+
+/** Hands `request` to the oldest waiting poll of `pool` and resolves its report, or why there is none. */
+function dispatchTo(state: HubState, newId: (prefix: string) => string, pool: string, request: JobRequest): Promise<JobOutcome> {
+  const q = state.waiters.get(pool) ?? [];
+  let waiter = q.shift();
+  while (waiter && waiter.gone()) waiter.session.waiting.delete(waiter), (waiter = q.shift());
+  if (!waiter) return Promise.resolve({ ok: false, reason: "no-agent" });
+  const taken = waiter;
+  taken.session.waiting.delete(taken);
+  const { session } = taken;
+  const job = toJob(newId("job"), request);
+  return new Promise<JobOutcome>((resolve) => {
+    const timer = setTimeout(() => settle({ ok: false, reason: "lost" }), request.timeoutMs + request.marginMs);
+    const settle = (outcome: JobOutcome): void => {
+      if (!state.jobs.delete(job.id)) return;
+      clearTimeout(timer);
+      session.jobs.delete(job.id);
+      resolve(outcome);
+    };
+    state.jobs.set(job.id, { session, settle });
+    session.jobs.add(job.id);
+    taken.settle({ job });
+  });
+}
+
+export function createAgentHub(options: AgentHubOptions) {
+  const state: HubState = { sessions: new Map(), waiters: new Map(), jobs: new Map(), idleListeners: new Set() };
+  const { sessions, jobs } = state;
+  const end = (agentId: string, why: "revoked" | "ended"): void => endSession(state, agentId, why);
+
+  // Silent sessions are forgotten here and reported, so their agents read `unknown`.
+  const sweeper = setInterval(() => {
+    const cutoff = now() - AGENT_SILENT_MS;
+    for (const s of [...sessions.values()]) {
+      if (s.lastSeen < cutoff && s.waiting.size === 0 && s.jobs.size === 0) sessions.delete(s.agentId), options.onSilent?.(s);
+    }
+  }, AGENT_SILENT_MS / 4);
+  sweeper.unref();
+
+  return {
+    /** The session of `agentId` (made on first use), seen now. */
+    open(agentId: string, agentPoolId: string, tokenId: string): AgentSession {
+      let s = sessions.get(agentId);
+      if (!s) sessions.set(agentId, (s = { agentId, agentPoolId, tokenId, lastSeen: now(), waiting: new Set(), jobs: new Set() }));
+      s.lastSeen = now();
+      return s;
+    },
+    get: (agentId: string): AgentSession | undefined => sessions.get(agentId),
+    /** Waits up to `waitMs` for a job for `session`; the agent dispatcher is told a poll waits. */
+    poll: (session: AgentSession, waitMs: number, gone: () => boolean = () => false): Promise<PollEnd> => pollOn(state, session, waitMs, gone),
+    /** Hands `request` to one waiting poll of `agentPoolId` and resolves its report, or why there is none. */
+    dispatch: (agentPoolId: string, request: JobRequest): Promise<JobOutcome> => dispatchTo(state, options.newId, agentPoolId, request),
+
+    /** An agent's report of job `jobId`: false (nothing changes) when the job is not its own or is over. */
+    report(agentId: string, jobId: string, result: JobResult): boolean {
+      const job = jobs.get(jobId);
+      if (!job || job.session.agentId !== agentId) return false;
+      job.session.lastSeen = now();
+      job.settle({ ok: true, agentId, result });
+      return true;
+    },
+
+    end,
+    /** Ends every session of agent token `tokenId` here (it was revoked); resolves how many. */
+    revokeToken(tokenId: string): number {
+      const ended = [...sessions.values()].filter((s) => s.tokenId === tokenId);
+      for (const s of ended) end(s.agentId, "revoked");
+      return ended.length;
+    },
+    /** Polls waiting now, by pool. */
+    idle(): Map<string, number> {
+      const counts = new Map<string, number>();
+      for (const [pool, q] of state.waiters) if (q.length > 0) counts.set(pool, q.length);
+      return counts;
+    },
+    /** decision D34: an agent of `agentPoolId` waits here, holds a job, or polled here within 30 s. */
+    connected(agentPoolId: string): boolean {
+      const cutoff = now() - CONNECTED_MS;
+      for (const s of sessions.values()) {
+        if (s.agentPoolId === agentPoolId && (s.waiting.size > 0 || s.jobs.size > 0 || s.lastSeen >= cutoff)) return true;
+      }
+      return false;
+    },
+    /** Calls `listener` whenever a poll starts waiting; resolves the unsubscribe. */
+    onIdle(listener: () => void): () => void {
+      state.idleListeners.add(listener);
+      return () => void state.idleListeners.delete(listener);
+    },
+    /** Ends every session (the host stops): polls answer `ended`, jobs are lost. */
+    close(): void {
+      clearInterval(sweeper);
+      for (const id of [...sessions.keys()]) end(id, "ended");
+    },
+  };
+}
+export type AgentHub = ReturnType<typeof createAgentHub>;
