@@ -7,6 +7,7 @@ export const entries = {
   express: "src/express.ts",
   storage: "src/storage/index.ts",
   integration: "src/integration/index.ts",
+  agent: "src/agent/index.ts",
   "adapters/memory": "adapters/memory/index.ts",
   "adapters/sqlite": "adapters/sqlite/index.ts",
   "adapters/postgres": "adapters/postgres/index.ts",

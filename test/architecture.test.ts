@@ -132,6 +132,7 @@ const MODULES: Record<string, { layer: number; imports: readonly string[] }> = {
       "adapters/postgres/",
       "adapters/sqlite/",
       "examples/server/",
+      "src/agent/",
       "src/cli/args.ts",
       "src/crypto/",
       "src/domain/",

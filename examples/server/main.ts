@@ -121,6 +121,8 @@ const demoRuns = createDemoRuns(runplane, { publicUrl: origin });
 const routes = new Hono();
 routes.all("/api/v2/*", (c) => runplane.handler(c.req.raw));
 routes.all("/api/v2", (c) => runplane.handler(c.req.raw));
+// decision D34: agents of agent pools connect here (`runplane agent --url <this origin>`).
+routes.all("/api/agent/v1/*", (c) => runplane.handler(c.req.raw));
 routes.get("/", (c) => c.text("runplane reference server: the API is under /api/v2, its OpenAPI description at /openapi.json\n"));
 // The OpenAPI 3.1 description of the API, generated from runplane's zod schemas.
 routes.get("/openapi.json", (c) => c.json(runplane.openapi()));

@@ -1,3 +1,4 @@
+import { AGENT_FLAGS } from "./agent.js";
 import { DATA_FLAGS, DATABASE_FLAGS, SERVER_FLAGS, type ServerFlag } from "./args.js";
 
 /** What each server flag takes; typed by SERVER_FLAGS, so a new flag cannot go undocumented. */
@@ -56,6 +57,7 @@ export const COMMAND_HELP: Record<string, string> = {
   "token list": `usage: runplane token list [flags] [data flags]\nthe API tokens of organization demo (or --organization), oldest first, one line each: id, team, created, last used, description; never a secret\n${ownFlags([["team", "<id>", "only this team's tokens"], ORGANIZATION_FLAG])}${DATA_NOTE}`,
   "token revoke": `usage: runplane token revoke <token id> [data flags]\nrevoke an API token (its id from runplane token list): the server refuses it from its next request on\n${DATA_NOTE}`,
   doctor: `usage: runplane doctor [server flags]\nrun the checks serve runs before it starts (options, data directory, keyring against the database, storage, ports, egress), changing nothing\n${SERVER_NOTE}`,
+  agent: `usage: runplane agent --url <origin> [--token <agent token>] [flags]\ncarry the run task requests of an agent pool from inside a private network: connects out to runplane only, sends each request through its own egress, reports the answers; SIGTERM stops it cleanly\n${ownFlags(AGENT_FLAGS)}`,
   "check-integration":
     "usage: runplane check-integration <url> --hmac-key <key> [--stage post_plan]... [--dialect default|hcp-terraform] [--timeout <ms>]\nplay the platform against a run task integration and report on the contract",
 };
@@ -67,6 +69,7 @@ export const USAGE = `usage: runplane <command> [flags]   (runplane <command> --
   reencrypt   move sealed values to the keyring's active key (--retire: then drop an unused key)
   token       token create|list|revoke: API tokens (a new one printed once; list; revoke)
   doctor      check options, storage, keyring and egress
+  agent       --url <origin> (token in RUNPLANE_AGENT_TOKEN): carry an agent pool's run task requests from a private network
   check-integration <url> --hmac-key <key> [--stage post_plan] [--dialect default|hcp-terraform]
               play the platform against a run task integration and report`;
 

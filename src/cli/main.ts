@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { agent } from "./agent.js";
 import { checkIntegration } from "./check-integration.js";
 import { doctor } from "./doctor.js";
 import { COMMAND_HELP, USAGE, wantsHelp } from "./help.js";
@@ -23,6 +24,7 @@ const COMMANDS: Record<string, (args: string[]) => Promise<boolean | void> | boo
   token: (args) => token(args, out),
   doctor: (args) => doctor(args, out),
   "check-integration": (args) => checkIntegration(args, out),
+  agent: (args) => agent(args),
 };
 
 const [name, ...args] = process.argv.slice(2);
