@@ -88,3 +88,28 @@ export async function startPoolRun(a: AgentApp, url: string): Promise<{ taskId: 
   const [result] = await a.runplane.runTasks.listResults(stage.id);
   return { taskId, runId: run.id, stageId: stage.id, resultId: result!.id };
 }
+
+/** A raw agent protocol call: its status and JSON body (null when none). */
+export async function protocol(a: { origin: string }, path: string, body: unknown, token: string): Promise<{ status: number; json: any }> {
+  const res = await fetch(`${a.origin}/api/agent/v1/${path}`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  const text = await res.text();
+  return { status: res.status, json: text ? JSON.parse(text) : null };
+}
+
+/** Registers an agent by hand and resolves its id. */
+export async function registerRaw(a: AgentApp, token = a.agentToken, name = "raw"): Promise<string> {
+  const res = await protocol(a, "register", { name }, token);
+  if (res.status !== 201) throw new Error(`register failed: ${res.status}`);
+  return res.json["agent-id"] as string;
+}
+
+/** A report of a 200 answer for a job. */
+export const answered200 = (agentId: string) => ({
+  "agent-id": agentId,
+  "duration-ms": 5,
+  response: { status: 200, headers: { "content-type": "text/plain" }, body: "ok", "body-truncated": false },
+});
