@@ -24,7 +24,7 @@ export function createMemoryAttemptStore(): MemoryAttemptStore {
       let slots = byResult.get(attempt.taskResultId);
       if (!slots) byResult.set(attempt.taskResultId, (slots = new Map()));
       const slot = attemptSlot(attempt.number);
-      if (takesSlot(attempt, slots.get(slot))) slots.set(slot, clone(attempt));
+      if (takesSlot(attempt, slots.get(slot))) slots.set(slot, { ...clone(attempt), agentId: attempt.agentId ?? null });
     },
     async list(taskResultId, page) {
       const items = [...(byResult.get(taskResultId)?.values() ?? [])].sort(newestFirst);

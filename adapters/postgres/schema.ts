@@ -3,7 +3,7 @@ import type { PgMigration } from "./migration.js";
 import type { PgPoolLike, Queryable } from "./driver.js";
 import { transaction } from "./driver.js";
 import { AGENTS_MIGRATION } from "./agents.js";
-import { DELIVERY_POOLS_MIGRATION } from "./task-deliveries.js";
+import { ATTEMPT_AGENTS_MIGRATION, DELIVERY_POOLS_MIGRATION } from "./task-deliveries.js";
 import { RUN_COMMENTS_MIGRATION } from "./comments.js";
 import { DELIVERY_ATTEMPTS_MIGRATION } from "./delivery-attempts.js";
 import { HOSTS_MIGRATION } from "./hosts.js";
@@ -106,6 +106,7 @@ export const MIGRATIONS: readonly PgMigration[] = [
   HOSTS_MIGRATION,
   AGENTS_MIGRATION,
   DELIVERY_POOLS_MIGRATION,
+  ATTEMPT_AGENTS_MIGRATION,
 ];
 
 /** Every runplane process takes this transaction-scoped lock to migrate ("runplane" in ASCII). */

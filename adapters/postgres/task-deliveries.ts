@@ -23,6 +23,12 @@ export const DELIVERY_POOLS_MIGRATION: PgMigration = {
   `,
 };
 
+/** decision D34: an attempt records the agent that sent it (null: the platform did). */
+export const ATTEMPT_AGENTS_MIGRATION: PgMigration = {
+  name: "0015-attempt-agents",
+  up: (q) => `ALTER TABLE ${q}delivery_attempts ADD COLUMN agent_id ${TEXT};`,
+};
+
 /** The outbox row's columns, aliased; its immutable payload lives apart, in `task_delivery_payloads`. */
 const ROW = (alias: string) => DELIVERIES.columns.map((c) => `${alias}.${c}`).join(", ");
 

@@ -21,6 +21,8 @@ export interface AttemptRow {
   detail: string;
   excerpt: string | null;
   excerpt_truncated: number;
+  /** decision D34: migration 0018 (SQLite), 0015 (PostgreSQL). */
+  agent_id: string | null;
 }
 
 export const ATTEMPTS: TableColumns<AttemptRow> = {
@@ -39,6 +41,7 @@ export const ATTEMPTS: TableColumns<AttemptRow> = {
     "detail",
     "excerpt",
     "excerpt_truncated",
+    "agent_id",
   ],
 };
 
@@ -59,6 +62,7 @@ export const toAttemptRow = (r: DeliveryAttemptRecord): AttemptRow => ({
   detail: r.detail,
   excerpt: r.excerpt,
   excerpt_truncated: r.excerptTruncated ? 1 : 0,
+  agent_id: r.agentId ?? null,
 });
 
 export const fromAttemptRow = (row: AttemptRow): DeliveryAttemptRecord => ({
@@ -74,6 +78,7 @@ export const fromAttemptRow = (row: AttemptRow): DeliveryAttemptRecord => ({
   detail: row.detail,
   excerpt: row.excerpt,
   excerptTruncated: Number(row.excerpt_truncated) === 1,
+  agentId: row.agent_id ?? null,
 });
 
 /**

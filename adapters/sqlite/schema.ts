@@ -3,7 +3,7 @@ import type { Migration } from "./migration.js";
 import type { SqliteDatabase } from "./driver.js";
 import { immediateTx } from "./driver.js";
 import { AGENTS_MIGRATION } from "./agents.js";
-import { DELIVERY_POOLS_MIGRATION } from "./task-deliveries.js";
+import { ATTEMPT_AGENTS_MIGRATION, DELIVERY_POOLS_MIGRATION } from "./task-deliveries.js";
 import { RUN_COMMENTS_MIGRATION } from "./comments.js";
 import { DELIVERY_ATTEMPTS_MIGRATION } from "./delivery-attempts.js";
 import { HOSTS_MIGRATION } from "./hosts.js";
@@ -184,6 +184,7 @@ export const MIGRATIONS: readonly Migration[] = [
   HOSTS_MIGRATION,
   AGENTS_MIGRATION,
   DELIVERY_POOLS_MIGRATION,
+  ATTEMPT_AGENTS_MIGRATION,
 ];
 
 /**

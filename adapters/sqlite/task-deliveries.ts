@@ -37,6 +37,12 @@ export const DELIVERY_POOLS_MIGRATION: Migration = {
   `,
 };
 
+/** decision D34: an attempt records the agent that sent it (null: the platform did). */
+export const ATTEMPT_AGENTS_MIGRATION: Migration = {
+  name: "0018-attempt-agents",
+  up: `ALTER TABLE delivery_attempts ADD COLUMN agent_id TEXT;`,
+};
+
 /**
  * The outbox statements (decisions D15, D16), exported so the adapter tests can check their plans.
  * Every UPDATE names only the columns it changes; the payload sits in its own table and is read

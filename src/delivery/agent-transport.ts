@@ -24,6 +24,12 @@ export interface AgentTransportOptions {
   marginMs?: number;
 }
 
+/** decision D34: the agent that reported an error, carried on the error for the attempt's record. */
+export const agentOf = (err: unknown): string | undefined => {
+  const id = (err as { agentId?: unknown } | null)?.agentId;
+  return typeof id === "string" ? id : undefined;
+};
+
 /**
  * The agent's error as the platform's own egress would have raised it, in the host's fixed words:
  * nothing the agent wrote is quoted but a refusal reason or a bare error code.
@@ -76,7 +82,7 @@ export function createAgentTransport(hub: AgentHub, options: AgentTransportOptio
       const outcome = await abandonable(hub.dispatch(req.agentPoolId, { url: req.url, headers: req.headers, body: req.body, timeoutMs, marginMs }), req.signal);
       if (!outcome.ok) throw new AgentUnavailableError(outcome.reason);
       const { response, error } = outcome.result;
-      if (error) throw toError(error, timeoutMs);
+      if (error) throw Object.assign(toError(error, timeoutMs), { agentId: outcome.agentId });
       const r = response!;
       return {
         status: r.status,

@@ -4,7 +4,7 @@ import type { DeliveryAttempt, TaskDeliveryService } from "../services/task-deli
 import type { HttpResponse, HttpTransport } from "./egress.js";
 import { answerWords, failureCode, failureReason, statusReason, statusText, WORDS_IN_REASON } from "./failure-reason.js";
 import { parseRetryAfter, RETRY_AFTER_STATUSES, retryDelayMs } from "./retry-schedule.js";
-import { isAgentUnavailable } from "./agent-transport.js";
+import { agentOf, isAgentUnavailable } from "./agent-transport.js";
 import { outcomeClassOf, type AttemptEnd, type AttemptOutcome, type BeginAttempt } from "./attempt-telemetry.js";
 
 /**
@@ -86,7 +86,7 @@ async function attempt(
     const pool = claimed.row.agentPoolId;
     const res = await deps.transport.send({ ...prepared.request, signal, ...(pool ? { agentPoolId: pool } : {}) });
     status = res.status;
-    observed = seen({ outcome: "answered", status, errorCode: null, detail: statusReason(status), response: answerOf(res) });
+    observed = seen({ outcome: "answered", status, errorCode: null, detail: statusReason(status), response: answerOf(res), ...(res.agentId ? { agentId: res.agentId } : {}) });
     if (res.status !== 200) {
       const retryAfter = RETRY_AFTER_STATUSES.has(res.status) ? parseRetryAfter(res.headers["retry-after"], deliveries.now()) : null;
       // D31: the integration's own words follow (`responded with 404: unsupported plan format ...`).
@@ -98,7 +98,8 @@ async function attempt(
     // back at once for another agent of the pool.
     if (signal.aborted || isAgentUnavailable(err)) return (sent(), await deliveries.release(claimed.row), end("released"), "released");
     failure = { error: failureReason(err), retryAfterMs: null };
-    observed = seen({ outcome: "failed", status: null, errorCode: failureCode(err), detail: failure.error });
+    const agentId = agentOf(err);
+    observed = seen({ outcome: "failed", status: null, errorCode: failureCode(err), detail: failure.error, ...(agentId ? { agentId } : {}) });
   }
   sent();
   await failpoint("after-send-before-record");

@@ -30,7 +30,7 @@ function attemptRow(a: DeliveryAttemptRecord): Html {
 <td>${a.number}</td>
 <td>${time(a.startedAt)}</td>
 <td>${durationText(a.durationMs)}</td>
-<td>${attemptOutcome(a)}${a.errorCode ? html` <span class="mono">${a.errorCode}</span>` : null}</td>
+<td>${attemptOutcome(a)}${a.errorCode ? html` <span class="mono">${a.errorCode}</span>` : null}${a.agentId ? html` <span class="muted">through agent <span class="mono">${a.agentId}</span></span>` : null}</td>
 <td class="answer">${excerpt(a)}</td>
 </tr>`;
 }

@@ -36,6 +36,8 @@ export interface DeliveryAttemptRecord {
   excerpt: string | null;
   /** The answer was longer than the excerpt. */
   excerptTruncated: boolean;
+  /** decision D34: the agent that sent the request, for a run task bound to an agent pool; null when the platform sent it. Absent reads as null. */
+  agentId?: string | null;
 }
 
 /** What the API shows of an attempt (`delivery-attempts`), camelCase as the writer takes it. */
@@ -52,4 +54,5 @@ export const DeliveryAttemptAttributes = z.object({
     .nullable()
     .describe("at most 1 KiB of the answer's text, control characters removed, the request's access token, HMAC key and signature redacted (D31)"),
   responseExcerptTruncated: z.boolean(),
+  agentId: z.string().nullable().describe("the agent (`agents`) that sent the request of a run task bound to an agent pool; null when the platform sent it (D34)"),
 });

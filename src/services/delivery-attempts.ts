@@ -23,6 +23,8 @@ export interface AttemptObservation {
   errorCode: string | null;
   /** Why it counts as it does, in words (the delivery's `lastError` words, or `responded with 200`). */
   detail: string;
+  /** decision D34: the agent that sent the request, when one did. */
+  agentId?: string;
   /** The answer, when one came: the body as the egress read it (at most 64 KiB). */
   response?: { body: string; contentType: string | undefined; truncated: boolean };
 }
@@ -47,6 +49,7 @@ export function attemptRecord(ctx: Pick<ServiceContext, "newId">, attempt: Deliv
     detail: seen.detail,
     excerpt: excerpt.text,
     excerptTruncated: excerpt.truncated,
+    agentId: seen.agentId ?? null,
   };
 }
 

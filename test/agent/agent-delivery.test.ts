@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { createResultsPage } from "../../src/index.js";
 import { startLoopbackServer, type LoopbackServer } from "../helpers/loopback-server.js";
 import { bodyOf, deliveriesTo, isVerification, tasksAnswer } from "../delivery/support.js";
 import { agentApp, POOL, poolTaskBody, startPoolRun, type AgentApp } from "./support.js";
@@ -57,8 +58,25 @@ describe.each(["default", "hcp-terraform"] as const)("a private integration thro
     expect(result.json.data.attributes["agent-pool-id"]).toBe(POOL);
     const attempts = await a.runplane.runTasks.listDeliveryAttempts(resultId, { offset: 0, limit: 20 });
     expect(attempts.items).toHaveLength(1);
-    expect(attempts.items[0]).toMatchObject({ outcome: "answered", status: 200 });
+    expect(attempts.items[0]).toMatchObject({ outcome: "answered", status: 200, agentId });
     const shown = await a.call("GET", `/api/v2/agents/${agentId}`);
     expect(shown.json.data.attributes).toMatchObject({ name: "test-agent", status: expect.stringMatching(/^(idle|busy)$/) });
+  });
+});
+
+describe("which agent delivered an attempt", () => {
+  it("is shown on the attempts over HTTP and on the results page", async () => {
+    receiver = await startLoopbackServer(tasksAnswer({ kind: "respond", status: 500, body: "scanner is busy" }));
+    a = await agentApp();
+    const agentId = await a.agent().agentId;
+    const { runId, resultId } = await startPoolRun(a, receiver.url("/hook"));
+    a.dispatcher().start();
+    await vi.waitFor(async () => expect((await a!.storage.taskDeliveries.listByResult(resultId))[0]?.attempt).toBe(1), { timeout: 10_000, interval: 25 });
+
+    const res = await a.call("GET", `/api/v2/task-results/${resultId}/delivery-attempts`);
+    expect(res.json.data[0].attributes).toMatchObject({ status: 500, detail: expect.stringMatching(/^responded with 500/), "agent-id": agentId });
+    const page = createResultsPage(a.runplane, { prefix: "/app" });
+    const html = await (await page(new Request(`http://localhost/app/runs/${runId}`, { headers: { authorization: `Bearer ${a.ownerToken}` } }))).text();
+    expect(html).toContain(`through agent <span class="mono">${agentId}</span>`);
   });
 });

@@ -37,6 +37,7 @@ const attemptData = (a: DeliveryAttemptRecord) => ({
   detail: a.detail,
   responseExcerpt: a.excerpt,
   responseExcerptTruncated: a.excerptTruncated,
+  agentId: a.agentId ?? null,
   taskResult: a.taskResultId,
 });
 

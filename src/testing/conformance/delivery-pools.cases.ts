@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { race, type ConformanceContext } from "./context.js";
+import { attemptRecord } from "./delivery-attempts.cases.js";
 import { at } from "./fixtures.js";
 import { LEASE, outbox, WINDOW } from "./outbox-support.js";
 import { rid } from "./run-task-fixtures.js";
@@ -14,7 +15,7 @@ const P3 = "apool-CCCCCCCCCCCCCCCC";
  * before pools) or the rows of the pools it names (an agent dispatcher), never both kinds.
  */
 export function describeDeliveryPoolCases(ctx: ConformanceContext): void {
-  const { deliveries, enqueue } = outbox(ctx);
+  const { deliveries, enqueue, claimRows } = outbox(ctx);
   const claimIds = async (now: string, pools: readonly string[] | null | undefined, limit = 10, owner = "w1"): Promise<string[]> =>
     (await deliveries().claim({ now, owner, leaseMs: LEASE, limit, window: WINDOW, ...(pools === undefined ? {} : { pools }) })).map((c) => c.row.id);
   // Rows 1..6 due at 1..6: 1 and 4 direct, 2 and 5 of P1, 3 and 6 of P2.
@@ -55,6 +56,20 @@ export function describeDeliveryPoolCases(ctx: ConformanceContext): void {
       expect(await claimIds(at(10), [P1])).toStrictEqual([]);
       // Leases run out after LEASE: both rows come back to the next claim of the pool.
       expect(await claimIds(new Date(Date.parse(at(10)) + LEASE).toISOString(), [P1], 10, "w2")).toStrictEqual(ids(2, 5));
+    });
+
+    it("keeps the agent an attempt names, and reads an attempt written without one as null", async () => {
+      await enqueue(2);
+      const [a, b] = await claimRows(at(10), "w1", 10);
+      const { agentId: _, ...bare } = attemptRecord({ id: rid("tda", 2), taskResultId: b!.taskResultId, deliveryId: b!.id });
+      const outcomes = await deliveries().settle([
+        { id: a!.id, fencingToken: a!.fencingToken, type: "retry", fields: { attempt: 1, dueAt: at(20), lastError: "x" }, record: attemptRecord({ agentId: "agent-AAAAAAAAAAAAAAAA" }) },
+        { id: b!.id, fencingToken: b!.fencingToken, type: "retry", fields: { attempt: 1, dueAt: at(20), lastError: "x" }, record: bare },
+      ]);
+      expect(outcomes.map((o) => o.written)).toStrictEqual([true, true]);
+      const page = { offset: 0, limit: 10 };
+      expect((await ctx.storage.deliveryAttempts.list(a!.taskResultId, page)).items.map((x) => x.agentId)).toStrictEqual(["agent-AAAAAAAAAAAAAAAA"]);
+      expect((await ctx.storage.deliveryAttempts.list(b!.taskResultId, page)).items.map((x) => x.agentId)).toStrictEqual([null]);
     });
 
     it("hands each row to exactly one of racing direct and pool claimants, each of its own kind", async () => {
