@@ -34,7 +34,7 @@ import { createTokenAuthenticator, TOUCH_INTERVAL_MS } from "./services/principa
 import { createAccessCache } from "./http/access-cache.js";
 import { createReadCache } from "./http/read-cache.js";
 import { createRateLimit } from "./http/rate-limit.js";
-import { createEgress, createEgressPolicy } from "./delivery/egress.js";
+import { createEgress, createEgressPolicy, ownInterfaceAddresses } from "./delivery/egress.js";
 import { createTaskEndpointCheck } from "./delivery/verification.js";
 import { createAgentSessions } from "./delivery/agent-sessions.js";
 import { createAgentHub, type AgentHub } from "./services/agent-hub.js";
@@ -71,7 +71,7 @@ function createContext(options: RunplaneOptions, settings: RunTaskSettings) {
   const transport = options.transport ?? createEgress({ ...options.egress, userAgent: settings.userAgent });
   const taskEndpointCheck = createTaskEndpointCheck({
     transport,
-    policy: createEgressPolicy({ allow: options.egress?.allow ?? [] }),
+    policy: createEgressPolicy({ allow: options.egress?.allow ?? [], wide: options.egress?.wide === true, ownAddresses: ownInterfaceAddresses }),
     urls: settings,
     dialect,
     userAgent: settings.userAgent,

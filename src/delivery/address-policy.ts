@@ -40,6 +40,8 @@ export const REFUSAL_REASONS = [
   "droneRemoteIdProtocolEntityTags",
   "segmentRouting",
   "notGlobalUnicast",
+  // decision D38: a public address of the host's own interfaces (its services listening on 0.0.0.0).
+  "ownAddress",
 ] as const;
 export type RefusalReason = (typeof REFUSAL_REASONS)[number];
 export type AddressClass = "public" | RefusalReason;
@@ -127,6 +129,12 @@ export interface EgressPolicyOptions {
    * that reach them before a policy is built).
    */
   wide?: boolean;
+  /**
+   * decision D38: the addresses of this host's own interfaces. A public one of them is refused like
+   * a private address (it reaches the host's own listeners, 0.0.0.0 ones included) unless an
+   * allowlist entry admits it. Read at each check, so the caller may refresh it.
+   */
+  ownAddresses?: () => ReadonlySet<string>;
 }
 
 const portMatches = (entryPort: Port, port: Port): boolean => entryPort === undefined || entryPort === port;
@@ -158,8 +166,16 @@ export function createEgressPolicy(options: EgressPolicyOptions = {}): EgressPol
       portMatches(entryPort, port) && forms.some((form) => form.kind() === net.kind() && form.match(net, bits)));
   };
 
+  const isOwn = (ip: string): boolean => {
+    const own = options.ownAddresses?.();
+    if (own === undefined || own.size === 0) return false;
+    const parsed = ipaddr.process(ip); // ::ffff:a.b.c.d is the IPv4 address itself
+    return own.has(parsed.toString()) || own.has(ip);
+  };
+
   const checkAddress = (ip: string, hostname: string, port?: number): AddressCheck => {
-    const verdict = classifyAddress(ip);
+    const classified = classifyAddress(ip);
+    const verdict: AddressClass = classified === "public" && isOwn(ip) ? "ownAddress" : classified;
     if (verdict === "public") return { ok: true };
     // A name entry vouches for the name's DNS, but not for a metadata service behind it (D38).
     if (nameAllowed(hostname, port)) return options.wide || !isNeverWithoutWide(ip) ? { ok: true } : { ok: false, reason: verdict };

@@ -2,6 +2,7 @@
  * The one module that makes outbound HTTP requests (decision D15): run task requests, their
  * retries and verification requests all go through an HttpTransport made here.
  */
+import { networkInterfaces } from "node:os";
 import { lookup } from "node:dns/promises";
 import { Agent, buildConnector } from "undici";
 import { createDeadlineTimer } from "./deadline-timer.js";
@@ -69,6 +70,26 @@ const DEFAULT_USER_AGENT = "runplane";
 // request name differ from the name the policy checked.
 const RESERVED_HEADERS = new Set(["host", "content-length", "transfer-encoding", "connection", "user-agent"]);
 
+/** How long the host's own interface addresses are kept before they are read again. */
+const OWN_ADDRESSES_TTL_MS = 60_000;
+let ownAddresses: { at: number; set: ReadonlySet<string> } | undefined;
+
+/**
+ * decision D38: every address of this host's network interfaces (canonical spelling), read at most
+ * once a minute: requests to the host's own public address are refused like private ones.
+ */
+export function ownInterfaceAddresses(): ReadonlySet<string> {
+  const now = Date.now();
+  if (ownAddresses === undefined || now - ownAddresses.at >= OWN_ADDRESSES_TTL_MS) {
+    const set = new Set<string>();
+    for (const list of Object.values(networkInterfaces())) {
+      for (const info of list ?? []) set.add(info.address.replace(/%.*$/, ""));
+    }
+    ownAddresses = { at: now, set };
+  }
+  return ownAddresses.set;
+}
+
 const systemResolve: Resolver = (hostname) => lookup(hostname, { all: true, verbatim: true });
 
 /**
@@ -78,7 +99,7 @@ const systemResolve: Resolver = (hostname) => lookup(hostname, { all: true, verb
  */
 export function createEgress(options: EgressOptions = {}): HttpTransport {
   refuseWideEntries(options);
-  const policy = createEgressPolicy({ allow: options.allow ?? [], wide: options.wide === true });
+  const policy = createEgressPolicy({ allow: options.allow ?? [], wide: options.wide === true, ownAddresses: ownInterfaceAddresses });
   const reach = options.excerpts === "full" ? undefined : createReachLedger();
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;

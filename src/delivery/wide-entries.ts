@@ -40,6 +40,10 @@ const RANGES: readonly { cidr: string; what: string; bound: "ipv4" | "ipv6" | "n
   { cidr: "fe80::/10", what: "the link-local range fe80::/10", bound: "never" },
   { cidr: "fd00:ec2::254/128", what: "the cloud metadata address fd00:ec2::254", bound: "never" },
   { cidr: "100.100.100.200/32", what: "the cloud metadata address 100.100.100.200", bound: "never" },
+  // RFC 8215 lets a network embed IPv4 at any of RFC 6052's positions under this prefix, and Teredo
+  // hides the client's IPv4 address: what they reach cannot be read off the address.
+  { cidr: "64:ff9b:1::/48", what: "the local-use NAT64 range 64:ff9b:1::/48, which may carry any IPv4 address", bound: "never" },
+  { cidr: "2001::/32", what: "the Teredo range 2001::/32, which tunnels to an IPv4 address", bound: "never" },
 ];
 const PARSED = RANGES.map((range) => ({ ...range, net: ipaddr.parseCIDR(range.cidr) as Net }));
 
@@ -48,15 +52,29 @@ const contains = ([outer, outerBits]: Net, [inner, innerBits]: Net): boolean =>
 const overlaps = (a: Net, b: Net): boolean => contains(a, b) || contains(b, a);
 
 /**
- * The IPv4 networks an IPv6 entry reaches through addresses that carry an IPv4 address: the kernel
- * sends `::ffff:a.b.c.d` to the IPv4 address itself, and NAT64 (64:ff9b::/96) and 6to4 (2002::/16)
- * relay to the one they embed (address-policy.ts judges such addresses the same way).
+ * The IPv6 forms that carry an IPv4 address in their last 32 bits (or, for 6to4, bits 16-47), and
+ * so reach it: the kernel sends `::ffff:a.b.c.d` to the IPv4 address itself, NAT64 (64:ff9b::/96)
+ * and 6to4 (2002::/16) relay to it, and the IPv4-translated (`::ffff:0:a.b.c.d`, RFC 2765) and
+ * IPv4-compatible (`::a.b.c.d`, deprecated) forms may be translated to it on the way. Judged by the
+ * IPv4 network whatever the spelling (`::a9fe:a9fe` is `::169.254.169.254`).
  */
+const CARRIERS: readonly [prefix: string, at: number, width: number][] = [
+  ["::ffff:0:0", 6, 96],
+  ["::ffff:0:0:0", 6, 96],
+  ["::", 6, 96],
+  ["64:ff9b::", 6, 96],
+  ["2002::", 1, 16],
+];
+/** `::` and `::1` are the IPv6 unspecified and loopback addresses, not IPv4-compatible ones. */
+const NOT_COMPATIBLE = ipaddr.parseCIDR("::/127") as Net;
+
+/** The IPv4 networks an IPv6 entry reaches through addresses that carry an IPv4 address. */
 function embeddedV4(net: ipaddr.IPv6, bits: number): Net[] {
   const out: Net[] = [];
-  for (const [prefix, at, width] of [["::ffff:0:0", 6, 96], ["64:ff9b::", 6, 96], ["2002::", 1, 16]] as const) {
+  for (const [prefix, at, width] of CARRIERS) {
     const carrier = ipaddr.parseCIDR(`${prefix}/${width}`) as Net;
     if (!overlaps([net, bits], carrier)) continue;
+    if (prefix === "::" && contains(NOT_COMPATIBLE, [net, bits])) continue;
     const high = net.parts[at] ?? 0;
     const low = net.parts[at + 1] ?? 0;
     const v4 = new ipaddr.IPv4([high >> 8, high & 0xff, low >> 8, low & 0xff]);
