@@ -24,9 +24,17 @@ const INSTANT = /^\d{4}-\d\d-\d\d(T\d\d:\d\d(:\d\d(\.\d{1,9})?)?(Z|[+-]\d\d:?\d\
 
 /** decision D9: `value` as the core's UTC ISO-8601 string, so the store compares it as text; 400 otherwise. */
 export function parseLastPingSince(value: string): string {
-  const ms = INSTANT.test(value) ? Date.parse(value) : Number.NaN;
+  const ms = INSTANT.test(value) && existsOnCalendar(value) ? Date.parse(value) : Number.NaN;
   if (Number.isNaN(ms)) throw badRequest(`${LAST_PING_SINCE} must be an ISO 8601 date-time such as 2020-08-11T10:41:23Z, not ${quote(value)}`, LAST_PING_SINCE);
   return new Date(ms).toISOString();
+}
+
+/** Date.parse rolls 2026-02-30 over to 2 March and takes 24:00: a date or time that does not exist is refused instead. */
+function existsOnCalendar(value: string): boolean {
+  const [year, month, day] = [value.slice(0, 4), value.slice(5, 7), value.slice(8, 10)].map(Number) as [number, number, number];
+  const date = new Date(Date.UTC(year, month - 1, day));
+  const hour = value.length > 10 ? Number(value.slice(11, 13)) : 0;
+  return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day && hour <= 23;
 }
 
 const toView = (r: AgentRecord, pool: AgentPool): AgentView => ({ ...r, organization: pool.organization });
