@@ -78,7 +78,11 @@ function parseCidr(entry: string): [ipaddr.IPv4 | ipaddr.IPv6, number] | null {
   return [parsed, prefix];
 }
 
+/** A DNS name after URL canonicalization: letters, digits, `-` and `_` in dot-separated labels. */
+const HOST_NAME = /^(?:[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?\.)*[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?\.?$/;
+
 function parseName(entry: string): string {
+  if (entry.includes("*")) throw new AllowEntryError(entry, "is a wildcard: wildcards are not supported, name each host (or its address)");
   // Canonicalize like a URL host (case, IDN to punycode) so entries match what checkUrl sees.
   let host = "";
   try {
@@ -90,5 +94,6 @@ function parseName(entry: string): string {
   if (host === "" || isIP(host.replace(/^\[|\]$/g, "")) !== 0 || /[/@:?#]/.test(entry)) {
     throw invalidEntry(entry);
   }
+  if (!HOST_NAME.test(host)) throw new AllowEntryError(entry, "is not a valid host name (letters, digits, - and _ in dot-separated labels)");
   return normalizeName(host);
 }
