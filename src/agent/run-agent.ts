@@ -1,5 +1,5 @@
 import { hostname } from "node:os";
-import type { AgentJob } from "../schemas/agent-protocol.js";
+import { MAX_POLL_WAIT_MS, type AgentJob } from "../schemas/agent-protocol.js";
 import { AgentRefusedError, createAgentClient, type AgentClient } from "./client.js";
 import { createJobRunner, type JobEgressOptions } from "./job.js";
 
@@ -62,19 +62,28 @@ function createBackoff(options: AgentOptions["backoff"] = {}) {
   };
 }
 
-/** Reports one job's outcome; gives up at the job's lease deadline (the host has given it back by then). */
-async function report(client: AgentClient, agentId: string, job: AgentJob, body: object, stopping: AbortSignal, log: (line: string) => void): Promise<void> {
+type Answer = { status: number; json: unknown };
+
+/**
+ * Reports one job's outcome, asking (unless stopping) for the next job in the same request; resolves
+ * that answer, or null when there is none to use (refused as late, or given up at the job's lease
+ * deadline: the host has given the job back by then).
+ */
+async function report(client: AgentClient, agentId: string, job: AgentJob, body: object, next: object, stopping: AbortSignal, log: (line: string) => void): Promise<Answer | null> {
   const deadline = Date.parse(job["lease-deadline"]);
   for (let tries = 0; Date.now() < deadline; tries++) {
     try {
-      const { status } = await client.call(`jobs/${encodeURIComponent(job.id)}/result`, { "agent-id": agentId, ...body });
-      if (status === 409) log(`job ${job.id}: the host no longer holds it (its lease ran out); the report was not taken`);
-      return;
+      const answer = await client.call(`jobs/${encodeURIComponent(job.id)}/result`, { "agent-id": agentId, ...body, ...(stopping.aborted ? {} : next) }, stopping);
+      if (answer.status === 409) log(`job ${job.id}: the host no longer holds it (its lease ran out); the report was not taken`);
+      return answer.status === 200 || answer.status === 204 ? answer : null;
     } catch (err) {
       if (err instanceof AgentRefusedError) throw err;
+      // Stopped while waiting for the next job after the report: the report itself was taken.
+      if (stopping.aborted && tries > 0) return null;
       await pause(Math.min(1_000 * 2 ** tries, Math.max(0, deadline - Date.now())), stopping);
     }
   }
+  return null;
 }
 
 /** Registers, retrying with backoff until it works, the token is refused (it throws), or the agent stops (null). */
@@ -119,17 +128,21 @@ export function runAgent(options: AgentOptions): AgentHandle {
   async function lane(id: string): Promise<void> {
     const backoff = createBackoff(options.backoff);
     let connected = true;
+    const wait = options.pollWaitMs === undefined ? {} : { "wait-ms": options.pollWaitMs };
+    const next = { "next-wait-ms": options.pollWaitMs ?? MAX_POLL_WAIT_MS };
+    // The answer to a report that also asked for the next job stands in for the next poll.
+    let pending: Answer | null = null;
     while (!stopping.signal.aborted) {
       try {
-        const wait = { "agent-id": id, ...(options.pollWaitMs === undefined ? {} : { "wait-ms": options.pollWaitMs }) };
-        const { status, json } = await client.call("jobs/next", wait, stopping.signal);
+        const { status, json } = pending ?? (await client.call("jobs/next", { "agent-id": id, ...wait }, stopping.signal));
+        pending = null;
         if (!connected) (connected = true), log("connected again");
         backoff.reset();
         if (status !== 200 || !json) continue;
         const job = json as AgentJob;
         const began = performance.now();
         const outcome = await runner.run(job);
-        await report(client, id, job, { "duration-ms": Math.round(performance.now() - began), ...outcome }, stopping.signal, log);
+        pending = await report(client, id, job, { "duration-ms": Math.round(performance.now() - began), ...outcome }, next, stopping.signal, log);
       } catch (err) {
         if (err instanceof AgentRefusedError) throw err;
         if (stopping.signal.aborted) return;

@@ -37,6 +37,8 @@ const header = z.string().max(8 * 1024);
 export const JobResultSchema = z.strictObject({
   "agent-id": agentId,
   "duration-ms": z.number().min(0).max(3_600_000),
+  /** Then wait for the agent's next job, as `jobs/next` does (one request per job instead of two). */
+  "next-wait-ms": z.number().int().min(0).max(MAX_POLL_WAIT_MS).optional(),
   response: z
     .strictObject({
       status: z.number().int().min(100).max(599),

@@ -17,6 +17,8 @@ export interface AgentSession {
   lastSeen: number;
   waiting: Set<Waiter>;
   jobs: Set<string>;
+  /** The status last written to the agent's record, and when (real time, ms). */
+  written?: { status: string; at: number };
 }
 
 /** How a poll ended: a job, or why none. */
@@ -138,6 +140,7 @@ function dispatchTo(state: HubState, newId: (prefix: string) => string, pool: st
 export function createAgentHub(options: AgentHubOptions) {
   const state: HubState = { sessions: new Map(), waiters: new Map(), jobs: new Map(), idleListeners: new Set() };
   const { sessions, jobs } = state;
+  const revoked = new Set<string>();
   const end = (agentId: string, why: "revoked" | "ended"): void => endSession(state, agentId, why);
 
   // Silent sessions are forgotten here and reported, so their agents read `unknown`.
@@ -173,8 +176,11 @@ export function createAgentHub(options: AgentHubOptions) {
     },
 
     end,
+    /** Whether agent token `tokenId` was revoked while this host ran. */
+    isRevoked: (tokenId: string): boolean => revoked.has(tokenId),
     /** Ends every session of agent token `tokenId` here (it was revoked); resolves how many. */
     revokeToken(tokenId: string): number {
+      revoked.add(tokenId);
       const ended = [...sessions.values()].filter((s) => s.tokenId === tokenId);
       for (const s of ended) end(s.agentId, "revoked");
       return ended.length;

@@ -9,6 +9,7 @@ import { ApiError, conflict, toApiError } from "../../errors.js";
 import type { Logger } from "../../logger.js";
 import { DeregisterSchema, JobResultSchema, MAX_POLL_WAIT_MS, MAX_PROTOCOL_BODY_BYTES, PollSchema, RegisterSchema } from "../../schemas/agent-protocol.js";
 import type { VerifiedAgentToken } from "../../schemas/agent-tokens.js";
+import type { AgentStatus } from "../../schemas/agents.js";
 import type { AgentHub, AgentSession, PollEnd } from "../../services/agent-hub.js";
 import type { AgentService } from "../../services/agents.js";
 import type { AgentTokenService } from "../../services/agent-tokens.js";
@@ -20,6 +21,8 @@ import type { RateLimit } from "../rate-limit.js";
 
 /** Where the protocol is served, whatever the API's base path. */
 export const AGENT_PROTOCOL_PREFIX = "/api/agent/v1/";
+/** How often an agent's last-ping-at is written while its status stays the same, in ms. */
+export const PING_EVERY_MS = 15_000;
 /** How often a waiting poll checks that its token still holds, in ms. */
 export const TOKEN_RECHECK_MS = 2_000;
 
@@ -41,13 +44,24 @@ const plain = (status: number, body?: unknown): Response =>
 const addressOf = (request: Request): string =>
   (request.headers.get("x-forwarded-for")?.split(",")[0]?.trim() || request.headers.get("x-real-ip")?.trim() || "unknown").slice(0, 64);
 
+/** How long a verified token is trusted without a storage read (a revocation here ends it at once). */
+const VERIFIED_FOR_MS = 1_000;
+
 /** Who is asking: the bearer token, and the session of the agent a body names (the token's own). */
 function createAgentAuth({ hub, agents, agentTokens }: AgentProtocolDeps) {
+  // An agent sends two requests per job: each verifying its token in storage was half the host's
+  // cost of a delivery through an agent. Another host's revocation still lands within a second.
+  const recent = new Map<string, { v: VerifiedAgentToken; at: number }>();
   async function verified(request: Request): Promise<{ token: string; verified: VerifiedAgentToken }> {
     const header = request.headers.get("authorization") ?? "";
     const token = /^Bearer (\S{1,512})$/i.exec(header)?.[1];
-    const v = token ? await agentTokens.verify(token) : null;
-    if (!token || !v) throw unauthorized();
+    if (!token) throw unauthorized();
+    const held = recent.get(token);
+    if (held && Date.now() - held.at < VERIFIED_FOR_MS && !hub.isRevoked(held.v.tokenId)) return { token, verified: held.v };
+    const v = await agentTokens.verify(token);
+    if (!v || hub.isRevoked(v.tokenId)) throw unauthorized();
+    if (recent.size >= 1_000) recent.clear();
+    recent.set(token, { v, at: Date.now() });
     return { token, verified: v };
   }
 
@@ -72,6 +86,19 @@ function createAgentEndpoints(deps: AgentProtocolDeps) {
   const recheckMs = deps.recheckMs ?? TOKEN_RECHECK_MS;
   const { sessionOf } = createAgentAuth(deps);
 
+  /**
+   * The agent's status and last-ping-at: written when the status changed (at most once a second)
+   * or 15 s after the last write, not on every poll and job (a write each was a storage write per
+   * request). So a status may lag a second behind; `unknown` comes after 60 s of silence.
+   */
+  async function ping(session: AgentSession, status: AgentStatus): Promise<void> {
+    const now = Date.now();
+    const last = session.written;
+    if (last && now - last.at < (last.status === status ? PING_EVERY_MS : 1_000)) return;
+    session.written = { status, at: now };
+    await agents.report(session.agentId, status);
+  }
+
   async function register(request: Request, v: VerifiedAgentToken): Promise<Response> {
     const body = parseOrThrow(RegisterSchema, (await readJsonBody(request, MAX_PROTOCOL_BODY_BYTES)) ?? {}, "");
     const agent = await agents.register(v.agentPoolId, { tokenId: v.tokenId, name: body.name ?? null, ipAddress: addressOf(request), status: "idle" });
@@ -81,10 +108,8 @@ function createAgentEndpoints(deps: AgentProtocolDeps) {
   }
 
   /** Waits for a job; every `recheckMs` the token is verified again (revoked elsewhere: 401 within that). */
-  async function poll(request: Request, token: string, v: VerifiedAgentToken): Promise<Response> {
-    const body = parseOrThrow(PollSchema, await readJsonBody(request, MAX_PROTOCOL_BODY_BYTES), "");
-    const session = await sessionOf(body["agent-id"], v);
-    await agents.report(session.agentId, session.jobs.size > 0 ? "busy" : "idle");
+  async function waitForJob(request: Request, token: string, v: VerifiedAgentToken, session: AgentSession, waitMs: number): Promise<Response> {
+    await ping(session, session.jobs.size > 0 ? "busy" : "idle");
     const recheck = setInterval(() => {
       void agentTokens.verify(token).then(
         (still) => void (still ? undefined : hub.revokeToken(v.tokenId)),
@@ -93,24 +118,31 @@ function createAgentEndpoints(deps: AgentProtocolDeps) {
     }, recheckMs);
     let end: PollEnd;
     try {
-      end = await hub.poll(session, body["wait-ms"] ?? MAX_POLL_WAIT_MS, () => request.signal.aborted);
+      end = await hub.poll(session, waitMs, () => request.signal.aborted);
     } finally {
       clearInterval(recheck);
     }
     if (end.job) {
-      await agents.report(session.agentId, "busy").catch(() => undefined);
+      await ping(session, "busy").catch(() => undefined);
       return plain(200, end.job);
     }
     if (end.reason === "revoked") throw unauthorized();
     return plain(204);
   }
 
-  async function result(request: Request, v: VerifiedAgentToken, jobId: string): Promise<Response> {
+  async function poll(request: Request, token: string, v: VerifiedAgentToken): Promise<Response> {
+    const body = parseOrThrow(PollSchema, await readJsonBody(request, MAX_PROTOCOL_BODY_BYTES), "");
+    return waitForJob(request, token, v, await sessionOf(body["agent-id"], v), body["wait-ms"] ?? MAX_POLL_WAIT_MS);
+  }
+
+  /** A job's report; with `next-wait-ms` the same request then waits for the agent's next job, as a poll does. */
+  async function result(request: Request, token: string, v: VerifiedAgentToken, jobId: string): Promise<Response> {
     const body = parseOrThrow(JobResultSchema, await readJsonBody(request, MAX_PROTOCOL_BODY_BYTES), "");
     const session = await sessionOf(body["agent-id"], v);
     // A job this agent does not hold (any more: its lease ran out and the row went back) changes nothing.
     if (!hub.report(session.agentId, jobId, body)) throw conflict("the job is not held by this agent (its lease ran out, or it was never handed to it)");
-    return plain(204);
+    const next = body["next-wait-ms"];
+    return next === undefined ? plain(204) : waitForJob(request, token, v, session, next);
   }
 
   async function deregister(request: Request, v: VerifiedAgentToken): Promise<Response> {
@@ -138,7 +170,7 @@ export function createAgentProtocolHandler(deps: AgentProtocolDeps): (request: R
     if (path === "jobs/next") return poll(request, token, v);
     if (path === "deregister") return deregister(request, v);
     const job = /^jobs\/(job-[A-Za-z0-9]{1,64})\/result$/.exec(path)?.[1];
-    if (job) return result(request, v, job);
+    if (job) return result(request, token, v, job);
     throw new ApiError("not-found");
   }
 
