@@ -18,6 +18,10 @@ import { readJsonBody } from "../body.js";
 import { json } from "../handler-answers.js";
 import { errorDocument } from "../jsonapi.js";
 import type { RateLimit } from "../rate-limit.js";
+import type { Route } from "../types.js";
+
+/** What the rate limiter is told of a protocol request: authenticated by its token, as an API route. */
+const RATE_LIMITED_AS: Route = { method: "POST", path: "/agent", auth: "principal", handle: async () => ({ status: 204 }) };
 
 /** Where the protocol is served, whatever the API's base path. */
 export const AGENT_PROTOCOL_PREFIX = "/api/agent/v1/";
@@ -179,8 +183,9 @@ export function createAgentProtocolHandler(deps: AgentProtocolDeps): (request: R
     let admission: ReturnType<RateLimit["admit"]> | undefined;
     let response: Response;
     try {
-      // decision D33: counted as any token's requests are.
-      admission = deps.rateLimit?.admit(request, null, {}, url);
+      // decision D33: counted as any token's requests are: an answer other than 401 proves the
+      // token, which then has a bucket of its own (unproven ones share one).
+      admission = deps.rateLimit?.admit(request, RATE_LIMITED_AS, {}, url);
       response = await route(request, url);
     } catch (error) {
       const apiError = toApiError(error);

@@ -1,0 +1,44 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { agentApp, protocol, registerRaw, type AgentApp } from "./support.js";
+
+// Decision D34: the agent protocol's edges: who may call it, what bad input gets, and the rate
+// limit (D33) as for any token's requests.
+
+let a: AgentApp | undefined;
+afterEach(async () => {
+  await a?.close();
+  a = undefined;
+});
+
+describe("the agent protocol", () => {
+  it("answers 401 without a token, with an API token, and with another token's agent id", async () => {
+    a = await agentApp();
+    const agentId = await registerRaw(a);
+    expect((await protocol(a, "register", {}, "")).status).toBe(401);
+    expect((await protocol(a, "register", {}, a.ownerToken)).status).toBe(401);
+    const other = (await a.runplane.agentTokens.create("apool-inside", { description: "other", createdBy: { type: "organizations", id: "acme" } })).token;
+    expect((await protocol(a, "jobs/next", { "agent-id": agentId, "wait-ms": 0 }, other)).status).toBe(401);
+    expect((await protocol(a, "jobs/next", { "agent-id": agentId, "wait-ms": 0 }, a.agentToken)).status).toBe(204);
+  });
+
+  it("refuses bad input with a JSON:API error and registers nothing", async () => {
+    a = await agentApp();
+    const bad = await protocol(a, "register", { name: "x".repeat(500), extra: true }, a.agentToken);
+    expect(bad.status).toBe(422);
+    expect(bad.json.errors.length).toBeGreaterThan(0);
+    expect((await a.runplane.directory.agentPools.get("apool-inside")) !== null).toBe(true);
+    expect((await a.call("GET", "/api/v2/agent-pools/apool-inside/agents")).json.data).toStrictEqual([]);
+    expect((await protocol(a, "jobs/next", { "agent-id": "not an id" }, a.agentToken)).status).toBe(422);
+    expect((await protocol(a, "nowhere", {}, a.agentToken)).status).toBe(404);
+    const get = await fetch(`${a.origin}/api/agent/v1/register`, { headers: { authorization: `Bearer ${a.agentToken}` } });
+    expect(get.status).toBe(405);
+  });
+
+  it("counts an agent token's requests in the rate limit (429 with Retry-After past it)", async () => {
+    a = await agentApp({ rateLimit: { requestsPerSecond: 1 } });
+    const agentId = await registerRaw(a);
+    const answers = [];
+    for (let i = 0; i < 4; i++) answers.push(await protocol(a, "jobs/next", { "agent-id": agentId, "wait-ms": 0 }, a.agentToken));
+    expect(answers.map((r) => r.status)).toContain(429);
+  });
+});
