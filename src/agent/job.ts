@@ -40,6 +40,8 @@ export function createJobRunner(options: JobEgressOptions) {
     }
     return t;
   };
+  // A wrong allowlist entry fails here, when the agent starts, not at its first job.
+  transportFor(10_000);
   return {
     /** Sends `job` as given (the host built and signed it) and resolves what to report. */
     async run(job: AgentJob, signal?: AbortSignal): Promise<JobReport> {

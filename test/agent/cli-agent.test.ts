@@ -46,4 +46,11 @@ describe("runplane agent", () => {
     expect(await agent.exited).toBe(1);
     expect(agent.output().trim()).toBe("runplane agent: --token or RUNPLANE_AGENT_TOKEN is required: an agent token of the pool");
   });
+
+  it("refuses a wrong --allow entry at start (exit 1, one line naming it)", async () => {
+    const agent = spawnAgent(["--url", "http://127.0.0.1:1", "--allow", "10.0.0.0/99"], { RUNPLANE_AGENT_TOKEN: "at-x" });
+    expect(await agent.exited).toBe(1);
+    expect(agent.output().trim().split("\n")).toHaveLength(1);
+    expect(agent.output()).toContain("10.0.0.0/99");
+  });
 });
