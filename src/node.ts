@@ -19,7 +19,7 @@ function bodyOf(req: MaybeParsed): BodyInit | null {
 }
 
 /** Converts a node:http request into a Web `Request` (also works inside Express, before or after body parsers). */
-export function toWebRequest(req: MaybeParsed): Request {
+export function toWebRequest(req: MaybeParsed, signal?: AbortSignal): Request {
   const host = req.headers.host ?? "localhost";
   const protocol = (req.socket as { encrypted?: boolean }).encrypted ? "https" : "http";
   // Throws on a malformed Host header (answered 400 by the listener).
@@ -35,7 +35,7 @@ export function toWebRequest(req: MaybeParsed): Request {
   }
   const body = bodyOf(req);
   if (body !== null && typeof body === "string") headers.delete("content-length");
-  return new Request(url, { method: req.method ?? "GET", headers, body, ...(body && typeof body !== "string" ? { duplex: "half" } : {}) } as RequestInit);
+  return new Request(url, { method: req.method ?? "GET", headers, body, ...(signal ? { signal } : {}), ...(body && typeof body !== "string" ? { duplex: "half" } : {}) } as RequestInit);
 }
 
 /** Writes a Web `Response` to a node:http response. */
@@ -57,6 +57,20 @@ export async function writeWebResponse(response: Response, res: ServerResponse):
 }
 
 /**
+ * decision D34: an agent's long-poll (`/api/agent/v1/`) learns through its Request's signal that
+ * the agent went away, so no job is handed to a dead connection. Only there: a controller per
+ * request would cost every other request for nothing.
+ */
+function waitsLong(req: IncomingMessage, res: ServerResponse): AbortSignal | undefined {
+  if (!(req.url ?? "").startsWith("/api/agent/v1/")) return undefined;
+  const controller = new AbortController();
+  res.once("close", () => {
+    if (!res.writableFinished) controller.abort();
+  });
+  return controller.signal;
+}
+
+/**
  * Mounts a runplane handler on node:http or Express: `http.createServer(toNodeListener(handler))` or
  * `app.use(toNodeListener(handler))` (place it before body parsers; an already-parsed body is tolerated).
  */
@@ -64,7 +78,7 @@ export function toNodeListener(handler: FetchHandler) {
   return (req: IncomingMessage, res: ServerResponse): void => {
     let request: Request;
     try {
-      request = toWebRequest(req);
+      request = toWebRequest(req, waitsLong(req, res));
     } catch {
       res.statusCode = 400;
       res.setHeader("content-type", "application/vnd.api+json");

@@ -87,11 +87,24 @@ function endSession(state: HubState, agentId: string, why: "revoked" | "ended"):
   for (const id of [...session.jobs]) state.jobs.get(id)?.settle({ ok: false, reason: "lost" });
 }
 
-/** Waits up to `waitMs` for a job for `session`; the idle listeners are told a poll waits. */
-function pollOn(state: HubState, session: AgentSession, waitMs: number, gone: () => boolean): Promise<PollEnd> {
+/**
+ * Waits up to `waitMs` for a job for `session`; the idle listeners are told a poll waits. A poll
+ * whose client went away (`signal`) leaves the queue at once, so no job waits on a dead connection
+ * and the agent dispatcher counts only live polls.
+ */
+function pollOn(state: HubState, session: AgentSession, waitMs: number, signal?: AbortSignal): Promise<PollEnd> {
   return new Promise<PollEnd>((resolve) => {
-    const timer = setTimeout(() => (unqueue(state, waiter), resolve({ job: null, reason: "timeout" })), waitMs);
-    const waiter: Waiter = { session, gone, settle: (e) => (clearTimeout(timer), (session.lastSeen = now()), resolve(e)) };
+    const leave = (): void => (unqueue(state, waiter), waiter.settle({ job: null, reason: "timeout" }));
+    const timer = setTimeout(leave, waitMs);
+    const settle = (e: PollEnd): void => {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", leave);
+      session.lastSeen = now();
+      resolve(e);
+    };
+    const waiter: Waiter = { session, gone: () => signal?.aborted === true, settle };
+    if (signal?.aborted) return resolve({ job: null, reason: "timeout" });
+    signal?.addEventListener("abort", leave, { once: true });
     session.waiting.add(waiter);
     let q = state.waiters.get(session.agentPoolId);
     if (!q) state.waiters.set(session.agentPoolId, (q = []));
@@ -162,7 +175,7 @@ export function createAgentHub(options: AgentHubOptions) {
     },
     get: (agentId: string): AgentSession | undefined => sessions.get(agentId),
     /** Waits up to `waitMs` for a job for `session`; the agent dispatcher is told a poll waits. */
-    poll: (session: AgentSession, waitMs: number, gone: () => boolean = () => false): Promise<PollEnd> => pollOn(state, session, waitMs, gone),
+    poll: (session: AgentSession, waitMs: number, signal?: AbortSignal): Promise<PollEnd> => pollOn(state, session, waitMs, signal),
     /** Hands `request` to one waiting poll of `agentPoolId` and resolves its report, or why there is none. */
     dispatch: (agentPoolId: string, request: JobRequest): Promise<JobOutcome> => dispatchTo(state, options.newId, agentPoolId, request),
 

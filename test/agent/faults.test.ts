@@ -133,3 +133,32 @@ describe("agents racing", () => {
     expect(deliveriesTo(receiver.requests)).toHaveLength(0);
   });
 });
+
+describe("an agent that goes away while it waits", () => {
+  it("is not handed a job: its poll's connection closed, the next waiting agent gets it at once", async () => {
+    receiver = await startLoopbackServer(tasksAnswer({ kind: "respond", status: 200 }));
+    a = await agentApp();
+    const live = a.agent({ name: "live" });
+    await live.agentId;
+    const { resultId } = await startPoolRun(a, receiver.url("/hook"));
+    await live.stop();
+    // A poll that waits first, then its agent vanishes (the connection closes).
+    const gone = await registerRaw(a, a.agentToken, "gone");
+    const abandoned = new AbortController();
+    const poll = fetch(`${a.origin}/api/agent/v1/jobs/next`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${a.agentToken}`, "content-type": "application/json" },
+      body: JSON.stringify({ "agent-id": gone, "wait-ms": 20_000 }),
+      signal: abandoned.signal,
+    }).catch(() => null);
+    await vi.waitFor(() => expect(a!.runplane.agentHub.idle().get(POOL)).toBe(1), { timeout: 5_000, interval: 10 });
+    abandoned.abort();
+    await poll;
+    const next = a.agent({ name: "next" });
+    await next.agentId;
+    a.dispatcher().start();
+    // Well before a lost job would come back (10 s + 3 s).
+    await vi.waitFor(async () => expect((await a!.storage.taskResults.get(resultId))?.status).toBe("running"), { timeout: 5_000, interval: 25 });
+    expect((await a.runplane.runTasks.listDeliveryAttempts(resultId, { offset: 0, limit: 20 })).items).toHaveLength(1);
+  });
+});

@@ -122,7 +122,7 @@ function createAgentEndpoints(deps: AgentProtocolDeps) {
     }, recheckMs);
     let end: PollEnd;
     try {
-      end = await hub.poll(session, waitMs, () => request.signal.aborted);
+      end = await hub.poll(session, waitMs, request.signal);
     } finally {
       clearInterval(recheck);
     }
