@@ -1,0 +1,64 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { DEMO } from "../../examples/server/demo.js";
+import { startIntegration } from "../../examples/server/integration.js";
+import { authorized, scratchDirs, serve } from "../cli/helpers.js";
+import { spawnAgent } from "./processes.js";
+import { poolTaskBody } from "./support.js";
+
+// Decision D34 in the reference server (`runplane serve`): a second example integration on a
+// loopback port the server's egress refuses passes a demo run's post-plan stage through
+// `runplane agent`, with an agent token made through the API.
+
+const dirs = scratchDirs();
+let closeIntegration: (() => Promise<void>) | undefined;
+afterEach(async () => {
+  await closeIntegration?.();
+  closeIntegration = undefined;
+});
+
+describe("the reference server with an agent", () => {
+  it("passes every stage of a demo run whose extra run task is reached only through the agent", async () => {
+    const hmacKey = "private-integration-key";
+    const integration = await startIntegration({ hmacKey, port: 0 });
+    closeIntegration = integration.close;
+    const s = await serve(dirs.fresh());
+    const origin = new URL(s.api).origin;
+    const call = async (method: string, path: string, body?: unknown) => {
+      const res = await fetch(`${s.api}${path}`, { method, headers: authorized(s.token), ...(body ? { body: JSON.stringify(body) } : {}) });
+      const text = await res.text();
+      return { status: res.status, json: text ? JSON.parse(text) : null };
+    };
+
+    // The platform's own egress refuses the integration's address.
+    const direct = await call("POST", `/organizations/${DEMO.organization}/tasks`, poolTaskBody("direct", integration.url, null, { "hmac-key": hmacKey }));
+    expect(direct.status).toBe(422);
+
+    const token = await call("POST", `/agent-pools/${DEMO.agentPool}/authentication-tokens`, { data: { type: "authentication-tokens", attributes: { description: "private net" } } });
+    expect(token.status).toBe(201);
+    const agent = spawnAgent(["--url", origin, "--name", "private-net", "--allow", "127.0.0.1/32"], { RUNPLANE_AGENT_TOKEN: token.json.data.attributes.token });
+    const agentId = await agent.registered;
+
+    const task = await call("POST", `/organizations/${DEMO.organization}/tasks`, poolTaskBody("private-scan", integration.url, DEMO.agentPool, { "hmac-key": hmacKey }));
+    expect(task.status).toBe(201);
+    const attached = await call("POST", `/workspaces/${DEMO.workspace}/tasks`, {
+      data: { type: "workspace-tasks", attributes: { "enforcement-level": "mandatory", stages: ["post_plan"] }, relationships: { task: { data: { type: "tasks", id: task.json.data.id } } } },
+    });
+    expect(attached.status).toBe(201);
+
+    const run = await fetch(`${origin}/demo/runs`, { method: "POST", headers: { ...authorized(s.token), "content-type": "application/json" }, body: JSON.stringify({ message: "hello" }) });
+    const played = (await run.json()) as { run_id: string; stages: Record<string, string> };
+    expect(run.status).toBe(200);
+    expect(Object.values(played.stages).every((status) => status === "passed")).toBe(true);
+
+    const stages = await call("GET", `/runs/${played.run_id}/task-stages?include=task_results`);
+    const results = (stages.json.included as any[]).filter((r) => r.type === "task-results" && r.attributes["task-name"] === "private-scan");
+    expect(results).toHaveLength(1);
+    expect(results[0].attributes).toMatchObject({ status: "passed", "agent-pool-id": DEMO.agentPool });
+    const attempts = await call("GET", `/task-results/${results[0].id}/delivery-attempts`);
+    expect(attempts.json.data.map((a: any) => [a.attributes.status, a.attributes["agent-id"]])).toStrictEqual([[200, agentId]]);
+
+    agent.child.kill("SIGTERM");
+    expect(await agent.exited).toBe(0);
+    expect(await s.stop()).toBe(0);
+  });
+});
