@@ -41,4 +41,12 @@ describe("the agent protocol", () => {
     for (let i = 0; i < 4; i++) answers.push(await protocol(a, "jobs/next", { "agent-id": agentId, "wait-ms": 0 }, a.agentToken));
     expect(answers.map((r) => r.status)).toContain(429);
   });
+
+  it("gives a proven agent token a bucket of its own, not the one unproven credentials share", async () => {
+    a = await agentApp({ rateLimit: { requestsPerSecond: 5, unverifiedPerSecond: 0.5 } });
+    const agentId = await registerRaw(a);
+    const answers = [];
+    for (let i = 0; i < 3; i++) answers.push((await protocol(a, "jobs/next", { "agent-id": agentId, "wait-ms": 0 }, a.agentToken)).status);
+    expect(answers).toStrictEqual([204, 204, 204]);
+  });
 });
