@@ -52,13 +52,23 @@ function reservingLauncher(launcher: Launcher, reservations: ReturnType<typeof c
   return { launch, runAll: (rows) => Promise.all(rows.map((r) => launch(r, () => undefined))), finish: launcher.finish };
 }
 
+/**
+ * A job's time (the attempt's budget plus the wait for its report) kept within the lease an attempt
+ * is sure to have left when it starts, so a row's lease always outlives its job: with the defaults
+ * (10 s + 3 s within 15 s) nothing changes; a shorter `leaseMs` shortens the job.
+ */
+function withinLease(agents: AgentTransportOptions, leaseMargin: number): AgentTransportOptions {
+  const marginMs = Math.min(agents.marginMs ?? 3_000, Math.floor(leaseMargin / 4));
+  return { marginMs, timeoutMs: Math.min(agents.timeoutMs ?? 10_000, leaseMargin - marginMs) };
+}
+
 export type AgentDispatcherOptions = Omit<DispatcherOptions, "transport" | "egress" | "concurrency"> & { agents?: AgentTransportOptions };
 
 export function createAgentDispatcher(runplane: DispatcherHost, hub: AgentHub, options: AgentDispatcherOptions = {}): Dispatcher {
   const deliveries = runplane.runTasks.deliveries;
   const settings = dispatcherSettings({ ...options, concurrency: AGENT_SLOTS, batchSize: AGENT_SLOTS });
   const { leaseMs, owner, leaseMargin, failpoint, pollIntervalMs } = settings;
-  const transport = createAgentTransport(hub, options.agents);
+  const transport = createAgentTransport(hub, withinLease(options.agents ?? {}, leaseMargin));
   const begin = createAttemptTelemetry(deliveries.logger, (outcomeClass, ok) => deliveries.recent.record(deliveries.now().getTime(), outcomeClass, ok));
   const deps: AttemptDeps = { deliveries, transport, random: options.random ?? Math.random, failpoint, begin };
   const reservations = createReservations();

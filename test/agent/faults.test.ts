@@ -21,12 +21,12 @@ const rowOf = async (resultId: string) => (await a!.storage.taskDeliveries.listB
 const released = async (resultId: string) => expect(await rowOf(resultId)).toMatchObject({ leaseOwner: null, attempt: 0, closedAt: null });
 
 /** A host with an agent registered by hand, holding its first job; the report is the test's. */
-async function heldJob(agents: { timeoutMs: number; marginMs: number }) {
+async function heldJob(agents: { timeoutMs: number; marginMs: number }, leaseMs?: number) {
   receiver = await startLoopbackServer(tasksAnswer({ kind: "respond", status: 200 }));
   a = await agentApp();
   const agentId = await registerRaw(a);
   const { resultId } = await startPoolRunVerified(a, agentId);
-  a.dispatcher({ agents }).start();
+  a.dispatcher({ agents, ...(leaseMs ? { leaseMs } : {}) }).start();
   const poll = await protocol(a, "jobs/next", { "agent-id": agentId, "wait-ms": 5_000 }, a.agentToken);
   expect(poll.status).toBe(200);
   return { agentId, resultId, job: poll.json };
@@ -57,6 +57,13 @@ describe("agent leases", () => {
     await vi.waitFor(async () => expect((await a!.storage.taskResults.get(resultId))?.status).toBe("running"), { timeout: 5_000, interval: 25 });
     const attempts = await a!.runplane.runTasks.listDeliveryAttempts(resultId, { offset: 0, limit: 20 });
     expect(attempts.items.map((x) => [x.number, x.status])).toStrictEqual([[1, 200]]);
+  });
+
+  it("keeps a job's time within the row's lease (a short lease shortens the job)", async () => {
+    const { resultId, job } = await heldJob({ timeoutMs: 60_000, marginMs: 5_000 }, 4_000);
+    const row = await rowOf(resultId);
+    expect(job["timeout-ms"]).toBeLessThanOrEqual(2_000);
+    expect(Date.parse(job["lease-deadline"])).toBeLessThan(Date.parse(row.leaseExpiresAt!));
   });
 
   it("records an error the agent reports as a failed attempt, retried like a direct one", async () => {
