@@ -72,14 +72,16 @@ type Answer = { status: number; json: unknown };
 async function report(client: AgentClient, agentId: string, job: AgentJob, body: object, next: object, stopping: AbortSignal, log: (line: string) => void): Promise<Answer | null> {
   const deadline = Date.parse(job["lease-deadline"]);
   for (let tries = 0; Date.now() < deadline; tries++) {
+    // A stopping agent still reports, but asks for nothing more, and nothing cuts that report off.
+    const asking = !stopping.aborted;
     try {
-      const answer = await client.call(`jobs/${encodeURIComponent(job.id)}/result`, { "agent-id": agentId, ...body, ...(stopping.aborted ? {} : next) }, stopping);
+      const answer = await client.call(`jobs/${encodeURIComponent(job.id)}/result`, { "agent-id": agentId, ...body, ...(asking ? next : {}) }, asking ? stopping : undefined);
       if (answer.status === 409) log(`job ${job.id}: the host no longer holds it (its lease ran out); the report was not taken`);
       return answer.status === 200 || answer.status === 204 ? answer : null;
     } catch (err) {
       if (err instanceof AgentRefusedError) throw err;
-      // Stopped while waiting for the next job after the report: the report itself was taken.
-      if (stopping.aborted && tries > 0) return null;
+      // Stopped while the report waited for the next job: sent again without asking (409 if taken).
+      if (asking && stopping.aborted) continue;
       await pause(Math.min(1_000 * 2 ** tries, Math.max(0, deadline - Date.now())), stopping);
     }
   }

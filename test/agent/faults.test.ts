@@ -169,3 +169,20 @@ describe("an agent that goes away while it waits", () => {
     expect((await a.runplane.runTasks.listDeliveryAttempts(resultId, { offset: 0, limit: 20 })).items).toHaveLength(1);
   });
 });
+
+describe("an agent stopping with a job in hand", () => {
+  it("sends it, reports it (one attempt, nothing sent again) and then deregisters", async () => {
+    receiver = await startLoopbackServer(tasksAnswer({ kind: "respond", status: 200, delayMs: 400 }));
+    a = await agentApp();
+    const agent = a.agent();
+    const agentId = await agent.agentId;
+    const { resultId } = await startPoolRun(a, receiver.url("/hook"));
+    a.dispatcher({ agents: { timeoutMs: 5_000, marginMs: 1_000 } }).start();
+    await vi.waitFor(() => expect(deliveriesTo(receiver!.requests)).toHaveLength(1), { timeout: 5_000, interval: 10 });
+    await agent.stop();
+    expect((await a.storage.taskResults.get(resultId))?.status).toBe("running");
+    expect((await a.runplane.runTasks.listDeliveryAttempts(resultId, { offset: 0, limit: 20 })).items).toHaveLength(1);
+    expect(deliveriesTo(receiver.requests)).toHaveLength(1);
+    expect((await a.call("GET", `/api/v2/agents/${agentId}`)).json.data.attributes.status).toBe("exited");
+  });
+});
