@@ -45,14 +45,20 @@ function hasCode(error: unknown, code: string): boolean {
 
 /**
  * decision D28: a lock another connection held past `busy_timeout` (`SQLITE_BUSY*`, or
- * `SQLITE_LOCKED*` for a shared-cache table) is {@link StorageUnavailableError}: the write is
- * rolled back whole and may succeed when sent again. Null for every other failure.
+ * `SQLITE_LOCKED*` for a shared-cache table), a full disk, an I/O error, a file that turned
+ * read-only or cannot be opened are {@link StorageUnavailableError}: the write is rolled back whole
+ * and may succeed when sent again. Null for every other failure.
  */
 export function sqliteUnavailable(error: unknown): StorageUnavailableError | null {
   const code = typeof error === "object" && error !== null ? (error as { code?: unknown }).code : undefined;
   if (typeof code !== "string") return null;
   if (code.startsWith("SQLITE_BUSY")) return new StorageUnavailableError("database busy", code);
   if (code.startsWith("SQLITE_LOCKED")) return new StorageUnavailableError("database locked", code);
+  // The disk, not the request: the same request succeeds once there is room or the disk is back.
+  if (code === "SQLITE_FULL") return new StorageUnavailableError("disk full", code);
+  if (code.startsWith("SQLITE_IOERR")) return new StorageUnavailableError("disk I/O error", code);
+  if (code.startsWith("SQLITE_READONLY")) return new StorageUnavailableError("database is read-only", code);
+  if (code.startsWith("SQLITE_CANTOPEN")) return new StorageUnavailableError("database file cannot be opened", code);
   return null;
 }
 

@@ -68,4 +68,33 @@ describe("the SQLite adapter says when the database is locked past its busy time
     expect(sqliteUnavailable(constraint)).toBeNull();
     expect(sqliteUnavailable(new TypeError("The database connection is not open"))).toBeNull();
   });
+
+  // Found from outside: a full disk or an I/O error answered 500 and logged only "SqliteError".
+  it.each([
+    ["SQLITE_FULL", "disk full"],
+    ["SQLITE_IOERR_WRITE", "disk I/O error"],
+    ["SQLITE_IOERR", "disk I/O error"],
+    ["SQLITE_READONLY_DBMOVED", "database is read-only"],
+    ["SQLITE_CANTOPEN", "database file cannot be opened"],
+  ])("classifies %s as unavailable (%s): the disk, not the request, is at fault", (code, reason) => {
+    const error = sqliteUnavailable(Object.assign(new Error("x"), { code }));
+    expect(error).toBeInstanceOf(StorageUnavailableError);
+    expect(error?.reason).toBe(reason);
+  });
+
+  it("rejects a write on a full database with StorageUnavailableError (503), keeps reads, and takes writes again once there is room", async () => {
+    const db = file.connect();
+    const storage = createSqliteStorage(db);
+    expect(await storage.organizations.insert({ name: "acme", email: null })).toBe(true);
+    const pages = (db.pragma("page_count", { simple: true }) as number);
+    db.pragma(`max_page_count = ${pages}`);
+    const big = "x".repeat(64 * 1024);
+    const error = await rejection(storage.organizations.insert({ name: "big", email: big }));
+    expect(isStorageUnavailableError(error)).toBe(true);
+    expect((error as StorageUnavailableError).reason).toBe("disk full");
+    expect(await storage.organizations.get("acme")).toEqual({ name: "acme", email: null });
+    db.pragma(`max_page_count = ${pages * 100}`);
+    expect(await storage.organizations.insert({ name: "big", email: big })).toBe(true);
+    await storage.close();
+  });
 });
