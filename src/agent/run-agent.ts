@@ -134,7 +134,8 @@ export function runAgent(options: AgentOptions): AgentHandle {
     const next = { "next-wait-ms": options.pollWaitMs ?? MAX_POLL_WAIT_MS };
     // The answer to a report that also asked for the next job stands in for the next poll.
     let pending: Answer | null = null;
-    while (!stopping.signal.aborted) {
+    // A job handed out with the last report is sent even when the agent is stopping meanwhile.
+    while (!stopping.signal.aborted || pending?.status === 200) {
       try {
         const { status, json } = pending ?? (await client.call("jobs/next", { "agent-id": id, ...wait }, stopping.signal));
         pending = null;
