@@ -53,8 +53,8 @@ const VERIFIED_FOR_MS = 1_000;
 
 /** Who is asking: the bearer token, and the session of the agent a body names (the token's own). */
 function createAgentAuth({ hub, agents, agentTokens }: AgentProtocolDeps) {
-  // An agent sends two requests per job: each verifying its token in storage was half the host's
-  // cost of a delivery through an agent. Another host's revocation still lands within a second.
+  // An agent sends a request or two per job: verifying its token in storage each time was half the
+  // host's cost of a delivery through an agent. Another host's revocation still lands within a second.
   const recent = new Map<string, { v: VerifiedAgentToken; at: number }>();
   async function verified(request: Request): Promise<{ token: string; verified: VerifiedAgentToken }> {
     const header = request.headers.get("authorization") ?? "";
