@@ -39,7 +39,7 @@ export type { SqliteStorageOptions, SqliteSynchronousMode, SqliteWriterMode } fr
  *   migrated by a newer runplane, or `writer: "thread"` is asked of an in-memory database.
  */
 export function createSqliteStorage(db: SqliteDatabase, options: SqliteStorageOptions = {}): Storage {
-  const { synchronous, busyTimeoutMs, writer } = resolveSqliteOptions(options);
+  const { synchronous, busyTimeoutMs, writer, writeTimeoutMs } = resolveSqliteOptions(options);
   if (writer === "thread" && (db.memory === true || !db.name || db.name === ":memory:")) {
     throw new TypeError('createSqliteStorage: writer "thread" needs a database file (a second connection cannot see :memory:)');
   }
@@ -56,7 +56,7 @@ export function createSqliteStorage(db: SqliteDatabase, options: SqliteStorageOp
   const local = createStores(db);
   if (writer === "in-thread") return local;
   db.pragma("query_only = ON");
-  return createWriterThreadStorage(local, { path: db.name!, synchronous, busyTimeoutMs }, options.writerScript);
+  return createWriterThreadStorage(local, { path: db.name!, synchronous, busyTimeoutMs }, { script: options.writerScript, writeTimeoutMs });
 }
 
 function createStores(db: SqliteDatabase): Storage {

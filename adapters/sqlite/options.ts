@@ -32,12 +32,22 @@ export interface SqliteStorageOptions {
    * bundle and name it here. Default: found next to the adapter.
    */
   writerScript?: string | URL;
+  /**
+   * With `writer: "thread"`: how long, in milliseconds, a write waits for the thread's answer before
+   * it fails with `StorageUnavailableError` (503), and how long `close()` waits for the thread. A disk
+   * that stalls (a frozen or hung file system) or a lock held elsewhere then costs a bounded wait,
+   * not a hang. A write that timed out may still commit afterwards, as a write whose connection
+   * dropped after COMMIT would: every guarded primitive is safe to send again. Default
+   * `busyTimeoutMs + 5000` (10 s with the defaults).
+   */
+  writeTimeoutMs?: number;
 }
 
 /** The options with their defaults, or a TypeError: synchronous and the timeout end up inside PRAGMA text. */
 export function resolveSqliteOptions(options: SqliteStorageOptions): Required<Omit<SqliteStorageOptions, "writerScript">> {
   const synchronous = options.synchronous ?? "FULL";
   const busyTimeoutMs = options.busyTimeoutMs ?? 5000;
+  const writeTimeoutMs = options.writeTimeoutMs ?? busyTimeoutMs + 5000;
   const writer = options.writer ?? "in-thread";
   if (!SQLITE_SYNCHRONOUS_MODES.includes(synchronous)) {
     throw new TypeError(`createSqliteStorage: synchronous must be one of ${SQLITE_SYNCHRONOUS_MODES.join(", ")}`);
@@ -48,5 +58,8 @@ export function resolveSqliteOptions(options: SqliteStorageOptions): Required<Om
   if (!SQLITE_WRITER_MODES.includes(writer)) {
     throw new TypeError(`createSqliteStorage: writer must be one of ${SQLITE_WRITER_MODES.join(", ")}`);
   }
-  return { synchronous, busyTimeoutMs, writer };
+  if (!Number.isSafeInteger(writeTimeoutMs) || writeTimeoutMs < 1) {
+    throw new TypeError("createSqliteStorage: writeTimeoutMs must be a positive integer");
+  }
+  return { synchronous, busyTimeoutMs, writer, writeTimeoutMs };
 }

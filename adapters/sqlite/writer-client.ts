@@ -5,12 +5,8 @@ import { Worker } from "node:worker_threads";
 import type { Storage } from "../../src/storage/types.js";
 import { StorageUnavailableError } from "../../src/storage/unavailable.js";
 import { METHOD_ACCESS, type MethodAccess } from "./writer-methods.js";
+import { createPendingWrites } from "./writer-pending.js";
 import { fromWireError, type FromWriter, type ToWriter, type WriterStart } from "./writer-protocol.js";
-
-interface Waiting {
-  resolve(value: unknown): void;
-  reject(error: unknown): void;
-}
 
 /** What the tests (and `openSqliteStorage`) see of a writer thread; not part of the public API. */
 export interface WriterThread {
@@ -33,10 +29,10 @@ export function writerThreadOf(storage: Storage): WriterThread | undefined {
  * connection) answers every read; every write of {@link METHOD_ACCESS} goes to the writer thread,
  * whose answer settles the call after its group's COMMIT.
  */
-export function createWriterThreadStorage(local: Storage, start: WriterStart, script?: string | URL): Storage {
-  const worker = startWorker(start, script === undefined ? writerEntry() : scriptUrl(script));
+export function createWriterThreadStorage(local: Storage, start: WriterStart, options: { script?: string | URL | undefined; writeTimeoutMs: number }): Storage {
+  const worker = startWorker(start, options.script === undefined ? writerEntry() : scriptUrl(options.script));
   worker.unref(); // held only while calls wait, so an idle storage never keeps the process alive
-  const waiting = new Map<number, Waiting>();
+  const waiting = createPendingWrites(options.writeTimeoutMs);
   let nextId = 1;
   let groups = 0;
   let stopped: string | null = null;
@@ -53,18 +49,14 @@ export function createWriterThreadStorage(local: Storage, start: WriterStart, sc
     stopped = why;
     console.error(`runplane sqlite: the writer thread ${why}; every write answers 503 (storage unavailable) until the process restarts`);
     failReady(unavailable());
-    for (const call of waiting.values()) call.reject(unavailable());
-    waiting.clear();
+    waiting.rejectAll(unavailable);
   };
 
   worker.on("message", (message: FromWriter) => {
     if (message.type === "ready") return markReady();
     groups++;
     for (const outcome of message.outcomes) {
-      const call = waiting.get(outcome.id);
-      waiting.delete(outcome.id);
-      if (outcome.ok) call?.resolve(outcome.value);
-      else call?.reject(fromWireError(outcome.error));
+      waiting.settle(outcome.id, outcome.ok ? outcome : { ok: false, error: fromWireError(outcome.error) });
     }
     if (waiting.size === 0) worker.unref();
   });
@@ -84,21 +76,28 @@ export function createWriterThreadStorage(local: Storage, start: WriterStart, sc
       } catch (error) {
         return reject(error); // an argument structured clone cannot copy (a function): a programming error
       }
-      waiting.set(id, { resolve, reject });
+      waiting.add(id, resolve, reject);
       worker.ref();
     });
   };
 
   const storage = {
     ...routeStores(local, send),
-    writesUnavailable: () => (stopped === null ? null : "writer thread stopped"),
+    writesUnavailable: () => (stopped === null ? waiting.condition() : "writer thread stopped"),
     async close() {
       if (closed) return;
       closed = true;
       if (stopped === null) {
         worker.ref();
         worker.postMessage({ type: "close" } satisfies ToWriter);
-        await exited;
+        // A thread blocked on the disk (a frozen file system) or a lock must not hold a shutdown:
+        // past the write timeout its unanswered writes fail and the thread is left to the exit.
+        if (!(await settlesWithin(exited, options.writeTimeoutMs))) {
+          stopped = "was stopped by close() while blocked";
+          waiting.rejectAll(unavailable);
+          worker.unref();
+          void worker.terminate();
+        }
       }
       await local.close();
     },
@@ -111,6 +110,17 @@ export function createWriterThreadStorage(local: Storage, start: WriterStart, sc
     },
   });
   return storage;
+}
+
+/** Whether `promise` settled within `ms`. */
+async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+  try {
+    return await Promise.race([promise.then(() => true as const), late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 type Send = (store: string, method: string, args: unknown[]) => Promise<unknown>;

@@ -248,6 +248,66 @@ describe("sqlite adapter: writer thread", () => {
     });
   });
 
+  // Found from outside: with the file system frozen, writes waited without limit, /healthz said ok
+  // and SIGTERM could not stop the process. A lock held by another connection blocks the thread the
+  // same way (its BEGIN IMMEDIATE waits busy_timeout inside SQLite).
+  describe("a writer thread that gets no commit done", () => {
+    it("fails a write after writeTimeoutMs with StorageUnavailableError, turns health degraded, and recovers", async () => {
+      const { storage } = await open({ busyTimeoutMs: 60_000, writeTimeoutMs: 300 });
+      const other = files.connect();
+      other.exec("BEGIN IMMEDIATE");
+      const started = Date.now();
+      const error = await storage.organizations.insert(organization("stuck")).then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect(error).toBeInstanceOf(StorageUnavailableError);
+      expect((error as StorageUnavailableError).reason).toBe("no commit within 300 ms");
+      expect(Date.now() - started).toBeLessThan(5_000);
+      expect(storage.writesUnavailable?.()).toBe("no commit within 300 ms");
+      other.exec("ROLLBACK");
+      // The timed-out write may still commit once the lock is gone (as a write whose connection
+      // dropped after COMMIT); the next write's answer clears the condition.
+      await expect(storage.organizations.insert(organization("after"))).resolves.toBe(true);
+      expect(storage.writesUnavailable?.()).toBeNull();
+    });
+
+    it("says so in health while writes have waited longer than the stall bound, before any times out", async () => {
+      const { storage } = await open({ busyTimeoutMs: 60_000, writeTimeoutMs: 60_000 });
+      const other = files.connect();
+      other.exec("BEGIN IMMEDIATE");
+      const pending = storage.organizations.insert(organization("waiting"));
+      expect(storage.writesUnavailable?.()).toBeNull();
+      await vi.waitFor(() => expect(storage.writesUnavailable?.()).toMatch(/^writes waiting for a commit for more than 2 s$/), { timeout: 5_000 });
+      other.exec("ROLLBACK");
+      await expect(pending).resolves.toBe(true);
+      expect(storage.writesUnavailable?.()).toBeNull();
+    });
+
+    it("remembers a disk failure reported by the thread until a write succeeds", async () => {
+      const { storage } = await open({ busyTimeoutMs: 10 });
+      const other = files.connect();
+      other.exec("BEGIN IMMEDIATE");
+      await expect(storage.organizations.insert(organization("busy"))).rejects.toBeInstanceOf(StorageUnavailableError);
+      expect(storage.writesUnavailable?.()).toBe("database busy");
+      other.exec("ROLLBACK");
+      await expect(storage.organizations.insert(organization("free"))).resolves.toBe(true);
+      expect(storage.writesUnavailable?.()).toBeNull();
+    });
+
+    it("lets close() finish within writeTimeoutMs even while the thread is blocked", async () => {
+      const { storage } = await open({ busyTimeoutMs: 60_000, writeTimeoutMs: 300 });
+      const other = files.connect();
+      other.exec("BEGIN IMMEDIATE");
+      const pending = storage.organizations.insert(organization("stuck")).catch((e: unknown) => e);
+      const started = Date.now();
+      await storage.close();
+      expect(Date.now() - started).toBeLessThan(5_000);
+      expect(await pending).toBeInstanceOf(StorageUnavailableError);
+      other.exec("ROLLBACK");
+    });
+  });
+
   describe("close()", () => {
     it("commits the writes asked for before it, stops the thread cleanly, and refuses later calls", async () => {
       const log = vi.spyOn(console, "error").mockImplementation(() => undefined);
