@@ -20,7 +20,7 @@ export interface ExcerptInput {
 }
 
 export interface Excerpt {
-  /** Null when there is nothing to show: no body, not text, or a secret too short to redact safely. */
+  /** Null when there is nothing to show: no body, or not text. A note when a secret was too short to redact safely. */
   text: string | null;
   /** The answer went on past `text`. */
   truncated: boolean;
@@ -32,6 +32,11 @@ const MIN_SECRET = 8;
 /** Only the head of a long answer is read: redaction can shrink text at most ~4x, so this still fills 1 KiB. */
 const WINDOW = 8 * 1024;
 const NONE: Excerpt = { text: null, truncated: false };
+/** What is kept instead of an answer holding a secret too short to redact (only an HMAC key can be). */
+const SHORT_SECRET: Excerpt = {
+  text: `(answer not kept: it contains a secret of the request shorter than ${MIN_SECRET} characters, which cannot be redacted safely; give the run task an HMAC key of at least ${MIN_SECRET} characters)`,
+  truncated: false,
+};
 
 // text/*, JSON, XML, forms, JavaScript and YAML, and their `+json`/`+xml` kin; no type: judged by its bytes.
 const TEXTUAL = /^(text\/[\w.+-]+|application\/(json|xml|x-www-form-urlencoded|javascript|x-yaml|yaml|graphql|[\w.-]+\+(json|xml)))$/i;
@@ -104,7 +109,7 @@ export function responseExcerpt(input: ExcerptInput): Excerpt {
   // decision D32: an echoed `log-read-url` carries its capability; it is recognised by its shape.
   text = redactLogCapabilities(text.replace(CONTROL, ""));
   const secrets = input.secrets.filter((s) => s !== "");
-  if (secrets.some((s) => s.length < MIN_SECRET && text.includes(s))) return NONE;
+  if (secrets.some((s) => s.length < MIN_SECRET && text.includes(s))) return SHORT_SECRET;
   const forms = [...new Set(secrets.flatMap(secretForms).map(foldForm))].filter((f) => f.length >= MIN_SECRET).sort((a, b) => b.length - a.length);
   const { spans, safeEnd } = secretSpans(text, forms);
   // The window may end inside a secret: what it cut off cannot be recognised, so it goes too; but

@@ -104,8 +104,12 @@ describe("response excerpt (D31)", () => {
     expect(leakedUndisguised(text!, NAMED)).toStrictEqual([]);
   });
 
-  it("keeps nothing when a secret is too short to redact without giving it away", () => {
-    expect(excerpt("the key was abc, try again", { secrets: [TOKEN, "abc"] }).text).toBeNull();
+  // Found from outside: with a one-character HMAC key every answer showed as "no text", which read
+  // as if the excerpt setting did nothing; the record now says why and what to do.
+  it("keeps none of the answer when a secret is too short to redact without giving it away, and says so", () => {
+    const { text } = excerpt("the key was abc, try again", { secrets: [TOKEN, "abc"] });
+    expect(text).not.toContain("abc");
+    expect(text).toBe("(answer not kept: it contains a secret of the request shorter than 8 characters, which cannot be redacted safely; give the run task an HMAC key of at least 8 characters)");
     expect(excerpt("nothing secret here", { secrets: [TOKEN, "abc"] }).text).toBe("nothing secret here");
   });
 });
