@@ -46,6 +46,7 @@ function parsePort(text: string, entry: string): number {
 
 /** One entry, already trimmed; throws a TypeError naming what is wrong with it. */
 export function parseEntry(entry: string): CidrEntry | NameEntry {
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(entry)) throw new AllowEntryError(entry, "is a URL: give the host name or address alone, optionally with :port (scanner.internal:8443)");
   // [v6] or [v6]:port
   const bracketed = /^\[([^\]]*)\](?::(.*))?$/.exec(entry);
   if (bracketed) {

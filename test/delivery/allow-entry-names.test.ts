@@ -11,4 +11,9 @@ describe("allowlist host-name entries", () => {
   it.each(["scanner.corp.example", "scanner.corp.example:8443", "xn--bcher-kva.example", "under_score.example", "Scanner.Corp.Example."])("takes %s", (entry) => {
     expect(allowEntryProblem(entry)).toBeNull();
   });
+
+  it("says a URL is a URL, not a host with a bad port", () => {
+    expect(allowEntryProblem("http://scanner.internal")).toMatch(/is a URL/);
+    expect(allowEntryProblem("https://scanner.internal:8443/hook")).toMatch(/is a URL/);
+  });
 });
