@@ -44,8 +44,8 @@ export function createMemoryTaskStageStore(state: RunTaskState, deliveryStore: P
       if (digestTaken || newDeliveries.some((d) => deliveries.has(d.id))) throw new Error("token digest or delivery id already exists");
       stages.set(next.id, clone(next));
       for (const w of writes) {
-        const { accessTokenDigest, version, updatedAt } = w.next;
-        putResult(w.next.id, { accessTokenDigest, agentPoolId: w.next.agentPoolId ?? null, version, updatedAt });
+        const { accessTokenDigest, deadlineAt, deadlineMaxAt, version, updatedAt } = w.next;
+        putResult(w.next.id, { accessTokenDigest, agentPoolId: w.next.agentPoolId ?? null, deadlineAt, deadlineMaxAt, version, updatedAt });
       }
       deliveryStore.insertAll(newDeliveries);
       return clone(next);

@@ -39,8 +39,9 @@ function startSql(q: string): string {
         AS g(id, expected_version, expected_statuses, result_count) ON g.id = n.id),
     i AS MATERIALIZED (
       SELECT * FROM unnest(@result_stage_ids::text[], @result_ids::text[], @result_digests::text[], @result_agent_pool_ids::text[],
+        @result_deadline_at::text[], @result_deadline_max_at::text[],
         @result_versions::int[], @result_updated_at::text[], @result_expected_versions::int[], @result_expected_statuses::text[])
-        AS i(stage_id, id, access_token_digest, agent_pool_id, version, updated_at, expected_version, expected_statuses)),
+        AS i(stage_id, id, access_token_digest, agent_pool_id, deadline_at, deadline_max_at, version, updated_at, expected_version, expected_statuses)),
     held_stages AS MATERIALIZED (
       SELECT st.id FROM ${q}task_stages AS st JOIN s ON s.id = st.id
       WHERE st.version = s.expected_version AND s.expected_statuses::jsonb ? st.status
@@ -85,6 +86,8 @@ function startParams(starts: readonly Start[]) {
     result_ids: writes.map((w) => w.next.id),
     result_digests: writes.map((w) => w.next.accessTokenDigest),
     result_agent_pool_ids: writes.map((w) => w.next.agentPoolId ?? null),
+    result_deadline_at: writes.map((w) => w.next.deadlineAt),
+    result_deadline_max_at: writes.map((w) => w.next.deadlineMaxAt),
     result_versions: writes.map((w) => w.next.version),
     result_updated_at: writes.map((w) => w.next.updatedAt),
     result_expected_versions: writes.map((w) => w.expected.version),

@@ -152,7 +152,7 @@ export const TASK_RESULT_STATE: readonly (keyof TaskResultRow)[] = [
   "updated_at",
 ];
 /** What `TaskStageStore.start` changes of a result: its callback token (D17) and agent pool (D34). */
-export const TASK_RESULT_START: readonly (keyof TaskResultRow)[] = ["access_token_digest", "agent_pool_id", "version", "updated_at"];
+export const TASK_RESULT_START: readonly (keyof TaskResultRow)[] = ["access_token_digest", "agent_pool_id", "deadline_at", "deadline_max_at", "version", "updated_at"];
 export const toTaskResultRow = (r: TaskResultRecord): TaskResultRow => ({
   id: r.id,
   stage_id: r.stageId,

@@ -134,8 +134,9 @@ function createStageStore(db: SqliteDatabase, s: Statements, taskDeliveries: Ret
     (next: TaskStageRecord, expected: Expected<string>, writes: readonly GuardedResultWrite[], deliveries: readonly TaskDeliveryRecord[]) => {
       if (s.stageCas.run({ ...rows.toTaskStageRow(next), ...guard(expected) }).changes !== 1) throw new GuardFailed();
       for (const w of writes) {
-        const { id, access_token_digest, agent_pool_id, version, updated_at } = rows.toTaskResultRow(w.next);
-        if (s.resultStart.run({ id, access_token_digest, agent_pool_id, version, updated_at, ...guard(w.expected) }).changes !== 1) throw new GuardFailed();
+        const { id, access_token_digest, agent_pool_id, deadline_at, deadline_max_at, version, updated_at } = rows.toTaskResultRow(w.next);
+        const written = s.resultStart.run({ id, access_token_digest, agent_pool_id, deadline_at, deadline_max_at, version, updated_at, ...guard(w.expected) });
+        if (written.changes !== 1) throw new GuardFailed();
       }
       taskDeliveries.insertAll(deliveries);
     },

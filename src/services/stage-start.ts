@@ -28,9 +28,21 @@ function taskPools(ctx: ServiceContext): (result: TaskResultRecord) => Promise<s
 }
 
 /**
+ * decision D34 and D16: a pool's result opens its deadline window when its stage starts, not at
+ * its first attempt: with no agent of the pool connected no attempt would ever start, and the run
+ * would wait forever. With one connected the first attempt follows at once, as a direct one does.
+ */
+function poolWindow(settings: RunTaskSettings, now: Date): Pick<TaskResultRecord, "deadlineAt" | "deadlineMaxAt"> {
+  const rule = settings.deadline;
+  const [ms, maxMs] = rule.kind === "fixed" ? [rule.ms, null] : [rule.idleMs, rule.maxMs];
+  const at = (plus: number): string => new Date(now.getTime() + plus).toISOString();
+  return { deadlineAt: at(ms), deadlineMaxAt: maxMs === null ? null : at(maxMs) };
+}
+
+/**
  * `pending -> running` (D13) in one storage step that also issues each result its callback
  * access token (stored as a digest, D17) and enqueues its delivery (D15). The deadline (D16)
- * is not set here: it starts at the first delivery attempt. 404 for an unknown run or stage;
+ * is not set here for a direct task: it starts at the first delivery attempt (a pool's task: here). 404 for an unknown run or stage;
  * 409 `transition not allowed` when not pending.
  */
 export function createStageStart(ctx: ServiceContext, settings: RunTaskSettings, emit: StageEmitters, fresh?: FreshPayloads) {
@@ -49,11 +61,14 @@ export function createStageStart(ctx: ServiceContext, settings: RunTaskSettings,
     const built: { row: TaskDeliveryRecord; text: string }[] = [];
     const build = deliveryBuilder(ctx, settings, run, stage, workspace, now);
     const poolOf = taskPools(ctx);
+    const opened = poolWindow(settings, now);
     for (const result of await s.taskResults.listByStage(current.id)) {
       const token = randomSecret();
+      const agentPoolId = await poolOf(result);
       const next: TaskResultRecord = {
         ...result,
-        agentPoolId: await poolOf(result),
+        agentPoolId,
+        ...(agentPoolId !== null && result.deadlineAt === null ? opened : {}),
         accessTokenDigest: sha256Hex(token),
         version: result.version + 1,
         updatedAt: now.toISOString(),

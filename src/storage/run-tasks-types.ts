@@ -122,7 +122,8 @@ export interface TaskStageStore {
    * Starts a stage in one atomic step: the stage's compare-and-set, each result's compare-and-set
    * and the insertion of `deliveries`. When any guard fails nothing at all is written and it
    * resolves null; otherwise it resolves the stored stage. Of each result it writes what a start
-   * changes: `accessTokenDigest`, `agentPoolId`, `version` and `updatedAt`.
+   * changes: `accessTokenDigest`, `agentPoolId`, `deadlineAt` and `deadlineMaxAt` (decision D34:
+   * a pool's result opens its window when its stage starts), `version` and `updatedAt`.
    */
   start(
     next: TaskStageRecord,

@@ -2,7 +2,8 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { createRunplane, generateKey, silentLogger } from "../../src/index.js";
 import { startLoopbackServer, type LoopbackServer } from "../helpers/loopback-server.js";
 import { deliveriesTo, tasksAnswer } from "../delivery/support.js";
-import { agentApp, answered200, POOL, protocol, registerRaw, startPoolRun, type AgentApp } from "./support.js";
+import { attachTask } from "../helpers/run-tasks.js";
+import { agentApp, answered200, POOL, poolTaskBody, protocol, registerRaw, startPoolRun, type AgentApp } from "./support.js";
 
 // Decision D34, leases and faults over the real protocol: a job no agent reports in time goes back
 // without counting as an attempt, a late report changes nothing, a revoked token ends its sessions
@@ -186,3 +187,31 @@ describe("an agent stopping with a job in hand", () => {
     expect((await a.call("GET", `/api/v2/agents/${agentId}`)).json.data.attributes.status).toBe("exited");
   });
 });
+
+describe("a pool with no agent connected", () => {
+  it("does not hold a run forever: the result's deadline starts with its stage, and it ends unreachable, no attempt made", async () => {
+    receiver = await startLoopbackServer(tasksAnswer({ kind: "respond", status: 200 }));
+    a = await agentApp({ deadline: { idle: "1s", max: "1s" } });
+    const agent = a.agent();
+    await agent.agentId;
+    const { resultId } = await startPoolRunAfter(a, receiver.url("/hook"), () => agent.stop());
+    expect((await a.storage.taskResults.get(resultId))?.deadlineAt).not.toBeNull();
+    a.dispatcher().start();
+    await vi.waitFor(async () => expect((await a!.storage.taskResults.get(resultId))?.status).toBe("unreachable"), { timeout: 10_000, interval: 50 });
+    expect(deliveriesTo(receiver.requests)).toHaveLength(0);
+    expect((await a.runplane.runTasks.listDeliveryAttempts(resultId, { offset: 0, limit: 20 })).items).toStrictEqual([]);
+  });
+});
+
+/** A pool run whose task was saved through an agent, started once `between` (e.g. the agent's stop) is done. */
+async function startPoolRunAfter(app: AgentApp, url: string, between: () => Promise<void>) {
+  const res = await app.call("POST", "/api/v2/organizations/acme/tasks", { body: poolTaskBody("lonely", url) });
+  expect(res.status).toBe(201);
+  await attachTask(app, res.json.data.id, "mandatory", ["post_plan"]);
+  await between();
+  const { run, stages } = await app.runplane.runTasks.createRun({ workspaceId: "ws-a", configurationVersionId: "cv-1", message: "go" });
+  const stage = stages.find((s) => s.stage === "post_plan")!;
+  await app.runplane.runTasks.startStage(run.id, "post_plan");
+  const [result] = await app.runplane.runTasks.listResults(stage.id);
+  return { resultId: result!.id };
+}

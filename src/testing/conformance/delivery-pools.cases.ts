@@ -2,12 +2,42 @@ import { describe, expect, it } from "vitest";
 import { race, type ConformanceContext } from "./context.js";
 import { attemptRecord } from "./delivery-attempts.cases.js";
 import { at } from "./fixtures.js";
-import { LEASE, outbox, WINDOW } from "./outbox-support.js";
-import { rid } from "./run-task-fixtures.js";
+import { LEASE, outbox, PENDING, WINDOW } from "./outbox-support.js";
+import { delivery, result, rid, run, runTask, stage, started } from "./run-task-fixtures.js";
 
 const P1 = "apool-AAAAAAAAAAAAAAAA";
 const P2 = "apool-BBBBBBBBBBBBBBBB";
 const P3 = "apool-CCCCCCCCCCCCCCCC";
+
+/** What a pool's delivery writes besides its row: the window its stage start opens, the agent an attempt names. */
+function poolRecordCases(ctx: ConformanceContext): void {
+  const { deliveries, enqueue, claimRows } = outbox(ctx);
+    it("writes the deadline window a stage start gives a result, which a later claim keeps", async () => {
+      const r = result({ id: rid("taskrs", 1), agentPoolId: null });
+      await ctx.storage.runTasks.insert(runTask());
+      await ctx.storage.runs.create(run(), [stage()], [r]);
+      const next = { ...r, accessTokenDigest: "digest-1", agentPoolId: P1, deadlineAt: at(100), deadlineMaxAt: at(200), version: 2 };
+      const row = delivery({ taskResultId: r.id, agentPoolId: P1 });
+      expect(await ctx.storage.taskStages.start(started(stage()), PENDING, [{ next, expected: PENDING }], [row])).not.toBeNull();
+      expect(await ctx.storage.taskResults.get(r.id)).toMatchObject({ agentPoolId: P1, deadlineAt: at(100), deadlineMaxAt: at(200), version: 2 });
+      const [claimed] = await deliveries().claim({ now: at(10), owner: "w1", leaseMs: LEASE, limit: 1, window: WINDOW, pools: [P1] });
+      expect(claimed!.result).toMatchObject({ deadlineAt: at(100), version: 2 });
+    });
+
+    it("keeps the agent an attempt names, and reads an attempt written without one as null", async () => {
+      await enqueue(2);
+      const [a, b] = await claimRows(at(10), "w1", 10);
+      const { agentId: _, ...bare } = attemptRecord({ id: rid("tda", 2), taskResultId: b!.taskResultId, deliveryId: b!.id });
+      const outcomes = await deliveries().settle([
+        { id: a!.id, fencingToken: a!.fencingToken, type: "retry", fields: { attempt: 1, dueAt: at(20), lastError: "x" }, record: attemptRecord({ agentId: "agent-AAAAAAAAAAAAAAAA" }) },
+        { id: b!.id, fencingToken: b!.fencingToken, type: "retry", fields: { attempt: 1, dueAt: at(20), lastError: "x" }, record: bare },
+      ]);
+      expect(outcomes.map((o) => o.written)).toStrictEqual([true, true]);
+      const page = { offset: 0, limit: 10 };
+      expect((await ctx.storage.deliveryAttempts.list(a!.taskResultId, page)).items.map((x) => x.agentId)).toStrictEqual(["agent-AAAAAAAAAAAAAAAA"]);
+      expect((await ctx.storage.deliveryAttempts.list(b!.taskResultId, page)).items.map((x) => x.agentId)).toStrictEqual([null]);
+    });
+}
 
 /**
  * decision D34: the outbox rows of a run task bound to an agent pool carry the pool, and a claim
@@ -58,19 +88,7 @@ export function describeDeliveryPoolCases(ctx: ConformanceContext): void {
       expect(await claimIds(new Date(Date.parse(at(10)) + LEASE).toISOString(), [P1], 10, "w2")).toStrictEqual(ids(2, 5));
     });
 
-    it("keeps the agent an attempt names, and reads an attempt written without one as null", async () => {
-      await enqueue(2);
-      const [a, b] = await claimRows(at(10), "w1", 10);
-      const { agentId: _, ...bare } = attemptRecord({ id: rid("tda", 2), taskResultId: b!.taskResultId, deliveryId: b!.id });
-      const outcomes = await deliveries().settle([
-        { id: a!.id, fencingToken: a!.fencingToken, type: "retry", fields: { attempt: 1, dueAt: at(20), lastError: "x" }, record: attemptRecord({ agentId: "agent-AAAAAAAAAAAAAAAA" }) },
-        { id: b!.id, fencingToken: b!.fencingToken, type: "retry", fields: { attempt: 1, dueAt: at(20), lastError: "x" }, record: bare },
-      ]);
-      expect(outcomes.map((o) => o.written)).toStrictEqual([true, true]);
-      const page = { offset: 0, limit: 10 };
-      expect((await ctx.storage.deliveryAttempts.list(a!.taskResultId, page)).items.map((x) => x.agentId)).toStrictEqual(["agent-AAAAAAAAAAAAAAAA"]);
-      expect((await ctx.storage.deliveryAttempts.list(b!.taskResultId, page)).items.map((x) => x.agentId)).toStrictEqual([null]);
-    });
+    poolRecordCases(ctx);
 
     it("hands each row to exactly one of racing direct and pool claimants, each of its own kind", async () => {
       await enqueue(9, (i) => ({ dueAt: at(1), agentPoolId: [null, P1, P2][i % 3] }));
