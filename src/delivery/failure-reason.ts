@@ -17,11 +17,35 @@ const URL_REASONS: Record<string, string> = {
   "agent-pool": "the run task names an agent pool: only its agents send its requests",
 };
 
+/** The address classes (address-policy.ts) whose name does not read as words on its own. */
+const ADDRESS_CLASSES: Record<string, string> = {
+  linkLocal: "link-local",
+  carrierGradeNat: "carrier-grade NAT",
+  uniqueLocal: "unique local",
+  deprecatedSiteLocal: "site-local",
+  notGlobalUnicast: "not global unicast",
+  ownAddress: "this host's own address",
+  rfc6052: "NAT64",
+  rfc6145: "IPv4-translated",
+  as112v6: "AS112",
+  as112: "AS112",
+  amt: "AMT",
+  deprecatedOrchid: "ORCHID",
+  orchid2: "ORCHIDv2",
+  droneRemoteIdProtocolEntityTags: "drone remote ID",
+  segmentRouting: "segment routing",
+};
+
 /** Why a URL or destination address is refused, from the policy's reason code. */
 export function refusalReason(code: "refused-url" | "refused-address", reason: string | undefined): string {
   if (code === "refused-url") return URL_REASONS[reason ?? ""] ?? "the URL is refused";
-  return `the destination address is not public (${reason ?? "reserved"})`;
+  const name = reason ?? "reserved";
+  return `the destination address is not public (${ADDRESS_CLASSES[name] ?? name})`;
 }
+
+/** What the 422 of a refused task URL adds: the ways to a private integration (D34, D38). */
+export const PRIVATE_WAY =
+  "an integration inside a private network is reached through an agent pool (the task's agent-pool), a single address through an egress allowlist entry";
 
 /** True when the request was refused by the SSRF guard rather than failing on the network. */
 export const isRefusal = (err: unknown): boolean => isEgressError(err) && (err.code === "refused-url" || err.code === "refused-address");

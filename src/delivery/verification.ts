@@ -10,7 +10,7 @@ import type { Dialect } from "../schemas/common.js";
 import type { TaskEndpointCheck } from "../services/task-endpoint.js";
 import type { EgressPolicy } from "./address-policy.js";
 import type { HttpResponse, HttpTransport } from "./egress.js";
-import { answerWords, failureReason, isRefusal, refusalReason, WORDS_IN_REASON } from "./failure-reason.js";
+import { answerWords, failureReason, isRefusal, PRIVATE_WAY, refusalReason, WORDS_IN_REASON } from "./failure-reason.js";
 
 export interface TaskEndpointCheckOptions {
   transport: HttpTransport;
@@ -39,7 +39,7 @@ export function createTaskEndpointCheck(options: TaskEndpointCheckOptions): Task
     // Literal addresses and refused names fail here, before a resolver or socket is involved; a
     // name's addresses are checked by the transport's guarded connect when the request goes out.
     const checked = policy.checkUrl(url);
-    if (!checked.ok) throw invalid(pointer, `The run task URL is not allowed: ${refusalReason(checked.code, checked.reason)}`);
+    if (!checked.ok) throw invalid(pointer, `The run task URL is not allowed: ${refusalReason(checked.code, checked.reason)}${wayOut(checked.code)}`);
     const body = serializeRunTaskRequest(verificationRequest({ organizationName: organization, urls, at: now() }));
     const headers = runTaskRequestHeaders({ bytes: body, key: hmacKey, dialect, userAgent });
     let res: HttpResponse;
@@ -47,7 +47,7 @@ export function createTaskEndpointCheck(options: TaskEndpointCheckOptions): Task
       res = await transport.send({ url, headers, body });
     } catch (err) {
       const reason = failureReason(err);
-      throw invalid(pointer, isRefusal(err) ? `The run task URL is not allowed: ${reason}` : `The run task URL could not be reached: ${reason}`);
+      throw invalid(pointer, isRefusal(err) ? `The run task URL is not allowed: ${reason}${wayOut((err as { code: string }).code)}` : `The run task URL could not be reached: ${reason}`);
     }
     if (res.status !== 200) {
       // What the endpoint said, its key and the signature redacted (D31).
@@ -58,3 +58,6 @@ export function createTaskEndpointCheck(options: TaskEndpointCheckOptions): Task
     }
   };
 }
+
+/** A refused address points at the ways to a private integration; a refused URL's reason says its own fix. */
+const wayOut = (code: string): string => (code === "refused-address" ? `; ${PRIVATE_WAY}` : "");

@@ -77,8 +77,10 @@ describe("SSRF: refused when saved", () => {
   it("names the reason", async () => {
     const detail = async (url: string) =>
       (await a.call("POST", "/api/v2/organizations/acme/tasks", { body: taskBody({ name: "probe", url }) })).json.errors[0].detail;
-    expect(await detail("http://127.0.0.1/")).toBe("The run task URL is not allowed: the destination address is not public (loopback)");
-    expect(await detail(`http://metadata.example:${receiver.port}/`)).toBe("The run task URL is not allowed: the destination address is not public (linkLocal)");
+    // Found from outside: the reason was an internal name (linkLocal) and said nothing of the way out.
+    const way = "; an integration inside a private network is reached through an agent pool (the task's agent-pool), a single address through an egress allowlist entry";
+    expect(await detail("http://127.0.0.1/")).toBe(`The run task URL is not allowed: the destination address is not public (loopback)${way}`);
+    expect(await detail(`http://metadata.example:${receiver.port}/`)).toBe(`The run task URL is not allowed: the destination address is not public (link-local)${way}`);
     expect(await detail("http://intranet/")).toBe("The run task URL is not allowed: single-label host names are not allowed; use a fully qualified name");
     expect(await detail("http://a:b@public.example/")).toBe("The run task URL is not allowed: a URL must not carry a user name or password");
   });
@@ -148,7 +150,7 @@ describe("SSRF: the allowlist", () => {
       const before = receiver.connections;
       const res = await allowed.call("POST", "/api/v2/organizations/acme/tasks", { body: taskBody({ name: "other", url: `http://127.0.0.2:${receiver.port}/` }) });
       expect(res.status).toBe(422);
-      expect(res.json.errors[0].detail).toBe("The run task URL is not allowed: the destination address is not public (loopback)");
+      expect(res.json.errors[0].detail).toMatch(/^The run task URL is not allowed: the destination address is not public \(loopback\); an integration inside a private network/);
 
       const at = allowed.clock().toISOString();
       await allowed.storage.runTasks.insert({ id: "task-raw0000000000002", organization: "acme", name: "raw", url: `http://127.0.0.2:${receiver.port}/`, description: null, category: "task", enabled: true, hmacKey: null, globalConfiguration: DEFAULT_GLOBAL_CONFIGURATION, version: 1, createdAt: at, updatedAt: at });
