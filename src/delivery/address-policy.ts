@@ -142,6 +142,22 @@ const portMatches = (entryPort: Port, port: Port): boolean => entryPort === unde
 /** The port a URL connects to: its explicit port, else the scheme's default. */
 export const urlPort = (url: URL): number => (url.port !== "" ? Number(url.port) : url.protocol === "https:" ? 443 : 80);
 
+/**
+ * The rules every outbound URL meets before any address is judged: it parses, is http(s), and
+ * carries no user name or password. Shared by the egress policy and the pool tasks' (D34).
+ */
+export function parseOutboundUrl(raw: string): UrlCheck {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return { ok: false, code: "refused-url", reason: "invalid-url" };
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") return { ok: false, code: "refused-url", reason: "scheme" };
+  if (url.username !== "" || url.password !== "") return { ok: false, code: "refused-url", reason: "userinfo" };
+  return { ok: true, url, hostname: url.hostname, port: urlPort(url) };
+}
+
 export function createEgressPolicy(options: EgressPolicyOptions = {}): EgressPolicy {
   const cidrs: CidrEntry[] = [];
   const names: NameEntry[] = [];
@@ -184,15 +200,9 @@ export function createEgressPolicy(options: EgressPolicyOptions = {}): EgressPol
   };
 
   const checkUrl = (raw: string): UrlCheck => {
-    let url: URL;
-    try {
-      url = new URL(raw);
-    } catch {
-      return { ok: false, code: "refused-url", reason: "invalid-url" };
-    }
-    if (url.protocol !== "http:" && url.protocol !== "https:") return { ok: false, code: "refused-url", reason: "scheme" };
-    if (url.username !== "" || url.password !== "") return { ok: false, code: "refused-url", reason: "userinfo" };
-    const port = urlPort(url);
+    const parsed = parseOutboundUrl(raw);
+    if (!parsed.ok) return parsed;
+    const { url, port } = parsed;
     // `new URL()` has already turned 0x7f.1, 2130706433 and friends into dotted quads.
     const host = url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname;
     if (isIP(host) !== 0) {

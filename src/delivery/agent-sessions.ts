@@ -2,7 +2,7 @@ import type { RunTaskUrls } from "../domain/run-task-request.js";
 import type { Dialect } from "../schemas/common.js";
 import type { AgentHub } from "../services/agent-hub.js";
 import type { AgentSessions } from "../services/agent-sessions.js";
-import type { EgressPolicy, UrlCheck } from "./address-policy.js";
+import { parseOutboundUrl, type EgressPolicy } from "./address-policy.js";
 import { createAgentTransport, isAgentUnavailable, type AgentTransportOptions } from "./agent-transport.js";
 import type { HttpRequest, HttpResponse } from "./transport.js";
 import { createTaskEndpointCheck } from "./verification.js";
@@ -15,18 +15,7 @@ export const VERIFY_WAIT_MS = 5_000;
  * Its addresses are the agent's to judge (its own egress, inside the private network).
  */
 const POOL_URL_POLICY: EgressPolicy = {
-  checkUrl(raw: string): UrlCheck {
-    let url: URL;
-    try {
-      url = new URL(raw);
-    } catch {
-      return { ok: false, code: "refused-url", reason: "invalid-url" };
-    }
-    if (url.protocol !== "http:" && url.protocol !== "https:") return { ok: false, code: "refused-url", reason: "scheme" };
-    if (url.username !== "" || url.password !== "") return { ok: false, code: "refused-url", reason: "userinfo" };
-    const port = url.port === "" ? (url.protocol === "https:" ? 443 : 80) : Number(url.port);
-    return { ok: true, url, hostname: url.hostname, port };
-  },
+  checkUrl: parseOutboundUrl,
   checkAddress: () => ({ ok: true }),
 };
 
