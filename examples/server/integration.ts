@@ -38,6 +38,9 @@ export function limitSlowClients(server: Server): void {
   Object.assign(server, SOCKET_LIMITS);
 }
 
+/** How long connections still busy when the server closes may finish their requests. */
+const CLOSE_GRACE_MS = 3_000;
+
 /**
  * Binds a Web handler on `hostname:port` (0 for an ephemeral port); resolves once it listens.
  * `variable` (PORT, INTEGRATION_PORT) is the setting a taken port is blamed on.
@@ -61,6 +64,9 @@ export function listen(
           new Promise<void>((done) => {
             server.close(() => done());
             (server as Server).closeIdleConnections?.();
+            // A keep-alive connection that keeps sending requests (an agent's long-poll, a busy
+            // client) is never idle: cut what is still open after a grace, or close never ends.
+            setTimeout(() => (server as Server).closeAllConnections?.(), CLOSE_GRACE_MS).unref();
           }),
       });
     });

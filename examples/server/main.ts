@@ -145,6 +145,8 @@ async function shutdown(signal: string): Promise<void> {
   let code = 0;
   try {
     const closed = http.close();
+    // Agents' waiting polls answer now (their sessions end), so they stop holding connections open.
+    runplane.agentHub.close();
     demoRuns.close();
     await dispatcher.stop({ graceMs: 5_000 });
     await integration.close();

@@ -61,4 +61,26 @@ describe("the reference server with an agent", () => {
     expect(await agent.exited).toBe(0);
     expect(await s.stop()).toBe(0);
   });
+
+  // Found by a newcomer: the server logged "shutting down" on SIGTERM but kept answering a connected
+  // agent's long-polls over its keep-alive connection and never exited.
+  it("exits on SIGTERM within seconds while an agent is still connected", async () => {
+    const s = await serve(dirs.fresh());
+    const origin = new URL(s.api).origin;
+    const token = await fetch(`${s.api}/agent-pools/${DEMO.agentPool}/authentication-tokens`, {
+      method: "POST",
+      headers: authorized(s.token),
+      body: JSON.stringify({ data: { type: "authentication-tokens", attributes: { description: "waiting" } } }),
+    });
+    const agent = spawnAgent(["--url", origin, "--name", "waiting"], { RUNPLANE_AGENT_TOKEN: ((await token.json()) as any).data.attributes.token });
+    try {
+      await agent.registered;
+      await new Promise((resolve) => setTimeout(resolve, 500)); // its long-poll now waits in the server
+      const started = Date.now();
+      expect(await s.stop()).toBe(0);
+      expect(Date.now() - started).toBeLessThan(10_000);
+    } finally {
+      agent.child.kill("SIGKILL");
+    }
+  }, 60_000);
 });
