@@ -2,6 +2,7 @@ import { ApiError, badRequest, invalid, notFound, quote } from "../errors.js";
 import { AgentRegistrationSchema, type AgentRecord, type AgentRegistration, type AgentStatus, type AgentView } from "../schemas/agents.js";
 import type { AgentPool } from "../schemas/directory.js";
 import type { Page, PageRequest } from "../schemas/records.js";
+import { AGENT_SILENT_MS } from "./agent-hub.js";
 import { checkPage } from "./agent-tokens.js";
 import { isoNow, type ServiceContext } from "./context.js";
 import { parseOrThrow } from "./validate.js";
@@ -37,7 +38,15 @@ function existsOnCalendar(value: string): boolean {
   return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day && hour <= 23;
 }
 
-const toView = (r: AgentRecord, pool: AgentPool): AgentView => ({ ...r, organization: pool.organization });
+/**
+ * decision D34: an agent running (`idle`, `busy`) that has not reported for AGENT_SILENT_MS reads
+ * `unknown`, judged when read: a host that saw it last may be gone, and its stored status then
+ * never changes. Its reports are written at least every 15 s while it runs.
+ */
+const statusAt = (r: AgentRecord, now: number): AgentRecord["status"] =>
+  (r.status === "idle" || r.status === "busy") && now - Date.parse(r.lastPingAt) > AGENT_SILENT_MS ? "unknown" : r.status;
+
+const toView = (r: AgentRecord, pool: AgentPool, now: number): AgentView => ({ ...r, status: statusAt(r, now), organization: pool.organization });
 
 /**
  * The agents of agent pools (decision D34): listed and shown by the API, registered and updated by
@@ -55,7 +64,7 @@ export function createAgentService(ctx: ServiceContext) {
     const record = await s.agents.get(id);
     const pool = record ? await s.agentPools.get(record.agentPoolId) : null;
     if (!record || !pool) throw notFound();
-    return toView(record, pool);
+    return toView(record, pool, ctx.now().getTime());
   };
 
   return {
@@ -64,7 +73,8 @@ export function createAgentService(ctx: ServiceContext) {
       const pool = await poolOf(agentPoolId);
       const since = options.lastPingSince === undefined ? {} : { lastPingSince: parseLastPingSince(options.lastPingSince) };
       const page = await s.agents.listByPool(pool.id, since, checkPage(options.page ?? { offset: 0, limit: 20 }));
-      return { items: page.items.map((r) => toView(r, pool)), total: page.total };
+      const at = ctx.now().getTime();
+      return { items: page.items.map((r) => toView(r, pool, at)), total: page.total };
     },
 
     get: load,
@@ -81,7 +91,7 @@ export function createAgentService(ctx: ServiceContext) {
       const now = isoNow(ctx);
       const record: AgentRecord = { id: ctx.newId("agent"), agentPoolId: pool.id, ...agent, lastPingAt: now, createdAt: now };
       if (!(await s.agents.insert(record))) throw new ApiError("internal");
-      return toView(record, pool);
+      return toView(record, pool, ctx.now().getTime());
     },
 
     /** An agent's report: its status now; a report older than the stored one changes nothing. */

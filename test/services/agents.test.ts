@@ -59,4 +59,22 @@ describe("agents service (D34)", () => {
     expect(await services.agents.list("apool-a", { lastPingSince: busy.lastPingAt })).toStrictEqual({ items: [busy], total: 1 });
     await expect(services.agents.list("apool-a", { page: { offset: 0, limit: 101 } })).rejects.toMatchObject({ status: 422 });
   });
+
+  // Found by a newcomer: agents that stopped without saying so, or whose token was revoked, read
+  // `idle` for many minutes; the reference promises `unknown` after a minute of silence, on every
+  // host, even when the host that saw them last is gone.
+  it("reads an idle or busy agent silent for more than a minute as unknown", async () => {
+    const { services, storage, tokenA } = await setup();
+    const live = await services.agents.register("apool-a", { tokenId: tokenA.id, name: "live", ipAddress: "10.1.2.4" });
+    const silentSince = new Date(Date.parse(live.lastPingAt) - 61_000).toISOString();
+    const view = { ...live, id: "agent-silent0000000000", name: "gone", status: "busy" as const, lastPingAt: silentSince, createdAt: silentSince };
+    await storage.agents.insert({ id: view.id, agentPoolId: "apool-a", tokenId: tokenA.id, name: "gone", status: "busy", ipAddress: "10.1.2.5", lastPingAt: silentSince, createdAt: silentSince });
+    expect((await services.agents.get(view.id)).status).toBe("unknown");
+    expect((await services.agents.list("apool-a")).items.map((a) => [a.name, a.status])).toStrictEqual([
+      ["gone", "unknown"],
+      ["live", "idle"],
+    ]);
+    await storage.agents.setStatus(view.id, ["busy"], "exited");
+    expect((await services.agents.get(view.id)).status).toBe("exited");
+  });
 });
