@@ -69,17 +69,21 @@ type Answer = { status: number; json: unknown };
  * that answer, or null when there is none to use (refused as late, or given up at the job's lease
  * deadline: the host has given the job back by then).
  */
-async function report(client: AgentClient, agentId: string, job: AgentJob, body: object, next: object, stopping: AbortSignal, log: (line: string) => void): Promise<Answer | null> {
+export async function report(client: AgentClient, agentId: string, job: AgentJob, body: object, next: object, stopping: AbortSignal, log: (line: string) => void): Promise<Answer | null> {
   const deadline = Date.parse(job["lease-deadline"]);
+  // After a try that got no answer, the host may have taken that report: a 409 then most likely
+  // means "already reported", not "too late".
+  let mayHaveLanded = false;
   for (let tries = 0; Date.now() < deadline; tries++) {
     // A stopping agent still reports, but asks for nothing more, and nothing cuts that report off.
     const asking = !stopping.aborted;
     try {
       const answer = await client.call(`jobs/${encodeURIComponent(job.id)}/result`, { "agent-id": agentId, ...body, ...(asking ? next : {}) }, asking ? stopping : undefined);
-      if (answer.status === 409) log(`job ${job.id}: the host no longer holds it (its lease ran out); the report was not taken`);
+      if (answer.status === 409 && !mayHaveLanded) log(`job ${job.id}: the host no longer holds it (its lease ran out); the report was not taken`);
       return answer.status === 200 || answer.status === 204 ? answer : null;
     } catch (err) {
       if (err instanceof AgentRefusedError) throw err;
+      mayHaveLanded = true;
       // Stopped while the report waited for the next job: sent again without asking (409 if taken).
       if (asking && stopping.aborted) continue;
       await pause(Math.min(1_000 * 2 ** tries, Math.max(0, deadline - Date.now())), stopping);
