@@ -10,6 +10,7 @@ import type { Dialect } from "../schemas/common.js";
 import type { TaskEndpointCheck } from "../services/task-endpoint.js";
 import type { EgressPolicy } from "./address-policy.js";
 import type { HttpResponse, HttpTransport } from "./egress.js";
+import { agentOf } from "./agent-transport.js";
 import { answerWords, failureReason, isRefusal, PRIVATE_WAY, refusalReason, WORDS_IN_REASON } from "./failure-reason.js";
 
 export interface TaskEndpointCheckOptions {
@@ -47,13 +48,20 @@ export function createTaskEndpointCheck(options: TaskEndpointCheckOptions): Task
       res = await transport.send({ url, headers, body });
     } catch (err) {
       const reason = failureReason(err);
+      // decision D34: through an agent, the refusal or failure is the agent's, inside its network.
+      const agent = agentOf(err);
+      if (agent !== undefined) {
+        const what = isRefusal(err) ? `refused it: ${reason} (the agent's --allow admits private addresses)` : `could not reach it: ${reason}`;
+        throw invalid(pointer, `The run task URL was tried by agent ${agent} of the task's pool, which ${what}`);
+      }
       throw invalid(pointer, isRefusal(err) ? `The run task URL is not allowed: ${reason}${wayOut((err as { code: string }).code)}` : `The run task URL could not be reached: ${reason}`);
     }
     if (res.status !== 200) {
       // What the endpoint said, its key and the signature redacted (D31).
       const said = answerWords(res, () => [hmacKey ?? "", headers[SIGNATURE_HEADERS[dialect]] ?? ""], WORDS_IN_REASON);
       // decision D38: an internal service's answer is not quoted to whoever may manage run tasks.
-      const quoted = res.bodyWithheld ? " (its answer's body is not shown: the destination is reached through the egress allowlist)" : said ? `: ${said}` : "";
+      const through = (res as { agentId?: string }).agentId === undefined ? "the destination is reached through the egress allowlist" : "the agent's egress keeps only the status of a private address";
+      const quoted = res.bodyWithheld ? ` (its answer's body is not shown: ${through})` : said ? `: ${said}` : "";
       throw invalid(pointer, `The run task URL responded with ${res.status} to the verification request${quoted}; it must answer 200. ${signatureHint(dialect)}`);
     }
   };
