@@ -10,8 +10,13 @@ import { AGENT_NAME_MAX } from "./agents.js";
 export const MAX_POLL_WAIT_MS = 25_000;
 /** Most of an answer's body an agent reports (the excerpt cap, D15: 64 KiB), in UTF-16 units. */
 export const MAX_REPORTED_BODY = 64 * 1024;
-/** Largest request body the protocol reads (a result: the body above, headers, JSON overhead). */
-export const MAX_PROTOCOL_BODY_BYTES = 256 * 1024;
+/**
+ * Largest request body the protocol reads: a result's body above as JSON, where a control character
+ * takes six bytes (`\u0001`), so up to six times its length, plus the answer's headers (at most
+ * the 16 KiB an HTTP client reads, six times that as JSON at worst) and overhead. Smaller, and an
+ * answer of control characters could never be reported: the job would go round until its deadline.
+ */
+export const MAX_PROTOCOL_BODY_BYTES = 8 * MAX_REPORTED_BODY;
 
 /** Why an agent got no answer: the egress error codes (decision D15), as its own egress raised them. */
 export const AGENT_ERROR_CODES = ["refused-url", "refused-address", "dns-failure", "timeout", "network", "aborted"] as const;

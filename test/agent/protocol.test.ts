@@ -21,6 +21,17 @@ describe("the agent protocol", () => {
     expect((await protocol(a, "jobs/next", { "agent-id": agentId, "wait-ms": 0 }, a.agentToken)).status).toBe(204);
   });
 
+  // Found from outside: a 64 KiB answer of control characters is six times that as JSON, so the
+  // report was refused 413, dropped, and the job sent again and again until the deadline.
+  it("takes a report whose kept body is all control characters (each six bytes as JSON)", async () => {
+    a = await agentApp();
+    const agentId = await registerRaw(a);
+    const body = "\u0001".repeat(64 * 1024);
+    const res = await protocol(a, "jobs/job-unknown/result", { "agent-id": agentId, "duration-ms": 5, response: { status: 200, headers: {}, body, "body-truncated": true } }, a.agentToken);
+    expect(JSON.stringify(body).length).toBeGreaterThan(6 * 64 * 1024);
+    expect(res.status).toBe(409); // read whole and judged: this job is not the agent's
+  });
+
   it("refuses bad input with a JSON:API error and registers nothing", async () => {
     a = await agentApp();
     const bad = await protocol(a, "register", { name: "x".repeat(500), extra: true }, a.agentToken);
