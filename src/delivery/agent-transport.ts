@@ -86,7 +86,8 @@ export function createAgentTransport(hub: AgentHub, options: AgentTransportOptio
       const r = response!;
       return {
         status: r.status,
-        headers: r.headers,
+        // Lower case, as the direct egress gives them (Retry-After is read as `retry-after`).
+        headers: Object.fromEntries(Object.entries(r.headers).map(([name, value]) => [name.toLowerCase(), value])),
         body: r["body-withheld"] ? "" : r.body,
         bodyTruncated: r["body-withheld"] ? false : r["body-truncated"],
         ...(r["body-withheld"] ? { bodyWithheld: true } : {}),
