@@ -91,6 +91,13 @@ function classifyV6(address: ipaddr.IPv6): AddressClass {
   }
 }
 
+/** The IPv4 address NAT64 (64:ff9b::/96) or 6to4 (2002::/16) relays `address` to, or null. */
+function relayedV4(address: ipaddr.IPv6): string | null {
+  if (address.match(NAT64_WELL_KNOWN)) return embeddedV4(address, 6).toString();
+  if (address.range() === "6to4") return embeddedV4(address, 1).toString();
+  return null;
+}
+
 function embeddedV4(address: ipaddr.IPv6, firstPart: number): ipaddr.IPv4 {
   const high = address.parts[firstPart] ?? 0;
   const low = address.parts[firstPart + 1] ?? 0;
@@ -186,7 +193,7 @@ export function createEgressPolicy(options: EgressPolicyOptions = {}): EgressPol
     const own = options.ownAddresses?.();
     if (own === undefined || own.size === 0) return false;
     const parsed = ipaddr.process(ip); // ::ffff:a.b.c.d is the IPv4 address itself
-    return own.has(parsed.toString()) || own.has(ip);
+    return own.has(parsed.toString()) || own.has(ip) || (parsed.kind() === "ipv6" && own.has(relayedV4(parsed as ipaddr.IPv6) ?? ""));
   };
 
   const checkAddress = (ip: string, hostname: string, port?: number): AddressCheck => {

@@ -13,6 +13,9 @@ describe("egress: the host's own addresses", () => {
     expect(policy.checkAddress("11.22.33.44", "scanner.example", 443)).toStrictEqual({ ok: false, reason: "ownAddress" });
     expect(policy.checkAddress("::ffff:11.22.33.44", "scanner.example", 443)).toStrictEqual({ ok: false, reason: "ownAddress" });
     expect(policy.checkAddress("11.22.33.45", "scanner.example", 443)).toStrictEqual({ ok: true });
+    // Found from outside: NAT64 and 6to4 spellings of the host's own IPv4 address were dialled.
+    expect(policy.checkAddress("64:ff9b::b16:212c", "scanner.example", 443)).toStrictEqual({ ok: false, reason: "ownAddress" });
+    expect(policy.checkAddress("2002:b16:212c::1", "scanner.example", 443)).toStrictEqual({ ok: false, reason: "ownAddress" });
   });
 
   it("admits it when an allowlist entry names it", () => {
