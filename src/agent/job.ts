@@ -35,7 +35,8 @@ export function createJobRunner(options: JobEgressOptions) {
     let t = transports.get(timeoutMs);
     if (!t) {
       const allow = options.allow ?? DEFAULT_AGENT_ALLOW;
-      t = createEgress({ allow, wide: true, timeoutMs, ...(options.resolve ? { resolve: options.resolve } : {}), ...(options.excerpts ? { excerpts: options.excerpts } : {}) });
+      // Whole private ranges are the agent's job; metadata and link-local addresses are not (D38).
+      t = createEgress({ allow, wide: true, keepNeverRefused: true, timeoutMs, ...(options.resolve ? { resolve: options.resolve } : {}), ...(options.excerpts ? { excerpts: options.excerpts } : {}) });
       transports.set(timeoutMs, t);
     }
     return t;

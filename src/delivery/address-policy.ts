@@ -142,6 +142,12 @@ export interface EgressPolicyOptions {
    * allowlist entry admits it. Read at each check, so the caller may refresh it.
    */
   ownAddresses?: () => ReadonlySet<string>;
+  /**
+   * decision D38, for `wide` lists that must still not reach metadata services (the agent's: whole
+   * private ranges are its job): link-local, metadata and unspecified addresses (wide-entries.ts)
+   * stay refused inside a wide entry, unless an entry names that exact address.
+   */
+  keepNeverRefused?: boolean;
 }
 
 const portMatches = (entryPort: Port, port: Port): boolean => entryPort === undefined || entryPort === port;
@@ -189,6 +195,11 @@ export function createEgressPolicy(options: EgressPolicyOptions = {}): EgressPol
       portMatches(entryPort, port) && forms.some((form) => form.kind() === net.kind() && form.match(net, bits)));
   };
 
+  const namedExactly = (ip: string, port: Port): boolean => {
+    const parsed = ipaddr.process(ip);
+    return cidrs.some(({ net, bits, port: entryPort }) => portMatches(entryPort, port) && net.kind() === parsed.kind() && bits === (net.kind() === "ipv4" ? 32 : 128) && parsed.match(net, bits));
+  };
+
   const isOwn = (ip: string): boolean => {
     const own = options.ownAddresses?.();
     if (own === undefined || own.size === 0) return false;
@@ -201,8 +212,10 @@ export function createEgressPolicy(options: EgressPolicyOptions = {}): EgressPol
     const verdict: AddressClass = classified === "public" && isOwn(ip) ? "ownAddress" : classified;
     if (verdict === "public") return { ok: true };
     // A name entry vouches for the name's DNS, but not for a metadata service behind it (D38).
-    if (nameAllowed(hostname, port)) return options.wide || !isNeverWithoutWide(ip) ? { ok: true } : { ok: false, reason: verdict };
-    if (verdict !== "invalid" && inAllowedCidr(ip, port)) return { ok: true };
+    if (nameAllowed(hostname, port)) return (options.wide && !options.keepNeverRefused) || !isNeverWithoutWide(ip) ? { ok: true } : { ok: false, reason: verdict };
+    if (verdict !== "invalid" && inAllowedCidr(ip, port)) {
+      return options.keepNeverRefused && isNeverWithoutWide(ip) && !namedExactly(ip, port) ? { ok: false, reason: verdict } : { ok: true };
+    }
     return { ok: false, reason: verdict };
   };
 

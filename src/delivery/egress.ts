@@ -41,6 +41,11 @@ export interface EgressOptions {
    * than `minPrefix`, link-local, a metadata or unspecified address). Default false: they throw.
    */
   wide?: boolean;
+  /**
+   * With `wide`: link-local, metadata and unspecified addresses stay refused inside a wide entry
+   * unless an entry names the exact address (the agent's egress: whole private ranges, no metadata).
+   */
+  keepNeverRefused?: boolean;
   /** decision D38: the widest network an entry inside a private range may cover. Default `{ ipv4: 16, ipv6: 48 }`. */
   minPrefix?: Partial<MinPrefix>;
   /**
@@ -99,7 +104,12 @@ const systemResolve: Resolver = (hostname) => lookup(hostname, { all: true, verb
  */
 export function createEgress(options: EgressOptions = {}): HttpTransport {
   refuseWideEntries(options);
-  const policy = createEgressPolicy({ allow: options.allow ?? [], wide: options.wide === true, ownAddresses: ownInterfaceAddresses });
+  const policy = createEgressPolicy({
+    allow: options.allow ?? [],
+    wide: options.wide === true,
+    ownAddresses: ownInterfaceAddresses,
+    ...(options.keepNeverRefused ? { keepNeverRefused: true } : {}),
+  });
   const reach = options.excerpts === "full" ? undefined : createReachLedger();
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;

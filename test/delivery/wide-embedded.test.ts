@@ -28,3 +28,18 @@ describe("wide entries: IPv6 addresses that carry IPv4", () => {
     },
   );
 });
+
+// Found from outside: the agent accepts wide private ranges (that is its job), and its fc00::/7
+// carried a request to the IPv6 metadata address fd00:ec2::254, which its guide says stays refused.
+describe("a wide allowlist that keeps metadata and link-local refused (the agent's)", () => {
+  it("refuses them inside a wide entry unless an entry names the exact address", async () => {
+    const { createEgressPolicy } = await import("../../src/delivery/address-policy.js");
+    const agent = createEgressPolicy({ allow: ["fc00::/7", "10.0.0.0/8", "169.254.0.0/16"], wide: true, keepNeverRefused: true });
+    expect(agent.checkAddress("fd00:ec2::254", "fd00:ec2::254", 80)).toMatchObject({ ok: false });
+    expect(agent.checkAddress("169.254.169.254", "169.254.169.254", 80)).toMatchObject({ ok: false });
+    expect(agent.checkAddress("fd12:3456::1", "fd12:3456::1", 80)).toStrictEqual({ ok: true });
+    expect(agent.checkAddress("10.1.2.3", "10.1.2.3", 80)).toStrictEqual({ ok: true });
+    const named = createEgressPolicy({ allow: ["fc00::/7", "fd00:ec2::254/128"], wide: true, keepNeverRefused: true });
+    expect(named.checkAddress("fd00:ec2::254", "fd00:ec2::254", 80)).toStrictEqual({ ok: true });
+  });
+});
