@@ -32,6 +32,23 @@ describe("the agent protocol", () => {
     expect(res.status).toBe(409); // read whole and judged: this job is not the agent's
   });
 
+  // Found from outside: the left-most X-Forwarded-For entry (the client's own) was taken, unchecked.
+  it("records the address the nearest proxy appended, and only an IP address", async () => {
+    a = await agentApp();
+    const register = async (forwarded: string) => {
+      const res = await fetch(`${a!.origin}/api/agent/v1/register`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${a!.agentToken}`, "content-type": "application/json", "x-forwarded-for": forwarded },
+        body: JSON.stringify({ name: "fwd" }),
+      });
+      const id = ((await res.json()) as { "agent-id": string })["agent-id"];
+      return (await a!.storage.agents.get(id))!.ipAddress;
+    };
+    expect(await register("6.6.6.6, 10.9.8.7")).toBe("10.9.8.7");
+    expect(await register("<script>alert(1)</script>")).toBe("unknown");
+    expect(await register("10.1.1.1, ' OR 1=1 --")).toBe("unknown");
+  });
+
   it("refuses bad input with a JSON:API error and registers nothing", async () => {
     a = await agentApp();
     const bad = await protocol(a, "register", { name: "x".repeat(500), extra: true }, a.agentToken);

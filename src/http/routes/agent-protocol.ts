@@ -5,6 +5,7 @@
  * deregister. Every request verifies the token again, and a waiting poll re-checks it every few
  * seconds, so a revoked token ends its sessions on every host.
  */
+import { isIP } from "node:net";
 import { ApiError, conflict, toApiError } from "../../errors.js";
 import type { Logger } from "../../logger.js";
 import { DeregisterSchema, JobResultSchema, MAX_POLL_WAIT_MS, MAX_PROTOCOL_BODY_BYTES, PollSchema, RegisterSchema } from "../../schemas/agent-protocol.js";
@@ -44,9 +45,17 @@ const unauthorized = (): ApiError => new ApiError("unauthorized");
 const plain = (status: number, body?: unknown): Response =>
   body === undefined ? new Response(null, { status }) : new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json" } });
 
-/** The client's address as the proxy in front says it, else unknown (a Web Request carries no socket). */
-const addressOf = (request: Request): string =>
-  (request.headers.get("x-forwarded-for")?.split(",")[0]?.trim() || request.headers.get("x-real-ip")?.trim() || "unknown").slice(0, 64);
+/**
+ * The client's address as the proxy in front says it, else unknown (a Web Request carries no
+ * socket): the right-most X-Forwarded-For entry (the one the nearest proxy appended; those to its
+ * left are the client's to write), or X-Real-IP, and only when it is an IP address. Informational:
+ * without a proxy that sets them, an agent may claim any address (docs/reference/agents.md).
+ */
+const addressOf = (request: Request): string => {
+  const forwarded = request.headers.get("x-forwarded-for")?.split(",").at(-1)?.trim();
+  const candidate = forwarded || request.headers.get("x-real-ip")?.trim() || "";
+  return isIP(candidate) !== 0 ? candidate : "unknown";
+};
 
 /** How long a verified token is trusted without a storage read (a revocation here ends it at once). */
 const VERIFIED_FOR_MS = 1_000;
