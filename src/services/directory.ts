@@ -143,6 +143,19 @@ const refuseNamedPool = (s: Storage) => async (pool: { id: string; name: string 
 };
 
 /**
+ * A deleted pool takes its agent tokens along: a pool created again with the same id (the host
+ * chooses ids) must not find them verifying again. Its agents' records stay: a pool created again
+ * with the same id lists them, no longer reporting (`unknown` or `exited`).
+ */
+const dropPoolTokens = (s: Storage) => async (poolId: string) => {
+  for (;;) {
+    const page = await s.agentTokens.listByPool(poolId, { offset: 0, limit: 100 }, "asc");
+    if (page.items.length === 0) return;
+    for (const token of page.items) await s.agentTokens.delete(token.id);
+  }
+};
+
+/**
  * Host-side records the API refers to but does not manage over HTTP (organizations, projects,
  * workspaces, teams, users, policy sets, agent pools) and the API tokens of the default authenticator.
  */
@@ -160,7 +173,7 @@ export function createDirectory(ctx: ServiceContext) {
     workspaces: ownedAggregate(ctx, s.workspaces, WorkspaceSchema, "ws", { cleanup: dropVars("workspace") }),
     teams: ownedAggregate(ctx, s.teams, TeamSchema, "team", { cleanup: async (id) => void (await s.teamProjects.deleteByTeam(id)) }),
     policySets: ownedAggregate(ctx, s.policySets, PolicySetSchema, "polset", { cleanup: dropVars("policy-set") }),
-    agentPools: ownedAggregate(ctx, s.agentPools, AgentPoolSchema, "apool", { refuseDelete: refuseNamedPool(s) }),
+    agentPools: ownedAggregate(ctx, s.agentPools, AgentPoolSchema, "apool", { refuseDelete: refuseNamedPool(s), cleanup: dropPoolTokens(s) }),
     users: userRecords(ctx),
 
     /**

@@ -77,4 +77,15 @@ describe("agents service (D34)", () => {
     await storage.agents.setStatus(view.id, ["busy"], "exited");
     expect((await services.agents.get(view.id)).status).toBe("exited");
   });
+
+  // Found from outside: a deleted pool's tokens stayed stored, so a pool created again with the same
+  // id (the host chooses ids) made them verify again.
+  it("deletes a pool's agent tokens with the pool, so a pool of the same id starts with none", async () => {
+    const { services, tokenA } = await setup();
+    expect(await services.agentTokens.verify(tokenA.token)).not.toBeNull();
+    await services.directory.agentPools.delete("apool-a");
+    await services.directory.agentPools.create({ id: "apool-a", name: "again", organization: "acme" });
+    expect(await services.agentTokens.verify(tokenA.token)).toBeNull();
+    expect((await services.agentTokens.list("apool-a")).total).toBe(0);
+  });
 });
