@@ -79,6 +79,11 @@ export async function report(client: AgentClient, agentId: string, job: AgentJob
     const asking = !stopping.aborted;
     try {
       const answer = await client.call(`jobs/${encodeURIComponent(job.id)}/result`, { "agent-id": agentId, ...body, ...(asking ? next : {}) }, asking ? stopping : undefined);
+      // Another host behind the same load balancer got it (the connection is closed): again, soon.
+      if (answer.status === 421) {
+        await new Promise((resolve) => setTimeout(resolve, Math.min(50 * 2 ** tries, 1_000)));
+        continue;
+      }
       if (answer.status === 409 && !mayHaveLanded) log(`job ${job.id}: the host no longer holds it (its lease ran out); the report was not taken`);
       return answer.status === 200 || answer.status === 204 ? answer : null;
     } catch (err) {

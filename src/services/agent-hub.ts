@@ -67,7 +67,10 @@ interface HubState {
   waiters: Map<string, Waiter[]>;
   jobs: Map<string, PendingJob>;
   idleListeners: Set<() => void>;
+  tag: string;
 }
+
+const JOB_TAG_LENGTH = 8;
 
 const now = (): number => Date.now();
 
@@ -135,7 +138,7 @@ function dispatchTo(state: HubState, newId: (prefix: string) => string, pool: st
   const taken = waiter;
   taken.session.waiting.delete(taken);
   const { session } = taken;
-  const job = toJob(newId("job"), request);
+  const job = toJob(`job-${state.tag}${newId("job").slice(4)}`, request);
   return new Promise<JobOutcome>((resolve) => {
     const timer = setTimeout(() => settle({ ok: false, reason: "lost" }), request.timeoutMs + request.marginMs);
     const settle = (outcome: JobOutcome): void => {
@@ -151,7 +154,10 @@ function dispatchTo(state: HubState, newId: (prefix: string) => string, pool: st
 }
 
 export function createAgentHub(options: AgentHubOptions) {
-  const state: HubState = { sessions: new Map(), waiters: new Map(), jobs: new Map(), idleListeners: new Set() };
+  // This host's mark in the ids of the jobs it hands out (`job-<tag><random>`), so another host
+  // behind the same load balancer can tell a report is not its own (421) instead of refusing it.
+  const tag = options.newId("h").slice(2, 2 + JOB_TAG_LENGTH);
+  const state: HubState = { sessions: new Map(), waiters: new Map(), jobs: new Map(), idleListeners: new Set(), tag };
   const { sessions, jobs } = state;
   const revoked = new Set<string>();
   const end = (agentId: string, why: "revoked" | "ended"): void => endSession(state, agentId, why);
@@ -180,6 +186,10 @@ export function createAgentHub(options: AgentHubOptions) {
     dispatch: (agentPoolId: string, request: JobRequest): Promise<JobOutcome> => dispatchTo(state, options.newId, agentPoolId, request),
 
     /** An agent's report of job `jobId`: false (nothing changes) when the job is not its own or is over. */
+    /** Whether `jobId` was handed out by another host (its tag is not this hub's). */
+    isOtherHosts(jobId: string): boolean {
+      return /^job-[A-Za-z0-9]{24}$/.test(jobId) && jobId.slice(4, 4 + JOB_TAG_LENGTH) !== tag;
+    },
     report(agentId: string, jobId: string, result: JobResult): boolean {
       const job = jobs.get(jobId);
       if (!job || job.session.agentId !== agentId) return false;

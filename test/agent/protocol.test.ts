@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { agentApp, protocol, registerRaw, type AgentApp } from "./support.js";
+import { agentApp, answered200, protocol, registerRaw, type AgentApp } from "./support.js";
 
 // Decision D34: the agent protocol's edges: who may call it, what bad input gets, and the rate
 // limit (D33) as for any token's requests.
@@ -47,6 +47,19 @@ describe("the agent protocol", () => {
     expect(await register("6.6.6.6, 10.9.8.7")).toBe("10.9.8.7");
     expect(await register("<script>alert(1)</script>")).toBe("unknown");
     expect(await register("10.1.1.1, ' OR 1=1 --")).toBe("unknown");
+  });
+
+  it("answers 421 and closes the connection for a report of a job another host handed out", async () => {
+    a = await agentApp();
+    const agentId = await registerRaw(a);
+    const res = await fetch(`${a.origin}/api/agent/v1/jobs/job-ZZZZZZZZ0000000000000000/result`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${a.agentToken}`, "content-type": "application/json" },
+      body: JSON.stringify(answered200(agentId)),
+    });
+    expect(res.status).toBe(421);
+    expect(res.headers.get("connection")).toBe("close");
+    expect(((await res.json()) as any).errors[0].detail).toMatch(/another host/);
   });
 
   it("refuses bad input with a JSON:API error and registers nothing", async () => {

@@ -36,4 +36,16 @@ describe("an agent's report sent again", () => {
     await report(client, "agent-1", job, { status: 200 }, {}, new AbortController().signal, (line) => lines.push(line));
     expect(lines).toStrictEqual(["job job-1: the host no longer holds it (its lease ran out); the report was not taken"]);
   });
+
+  // Found by an operator: behind a round-robin load balancer a report reached the host that had not
+  // handed the job out, was refused as late, and the job was sent again and again.
+  it("sends a report again when another host answers 421, until the one that holds the job takes it", async () => {
+    let calls = 0;
+    const client: AgentClient = { call: async () => (++calls < 3 ? { status: 421, json: null } : { status: 204, json: null }) };
+    const lines: string[] = [];
+    const answer = await report(client, "agent-1", job, { status: 200 }, {}, new AbortController().signal, (line) => lines.push(line));
+    expect(calls).toBe(3);
+    expect(answer).toStrictEqual({ status: 204, json: null });
+    expect(lines).toStrictEqual([]);
+  });
 });

@@ -152,6 +152,9 @@ function createAgentEndpoints(deps: AgentProtocolDeps) {
   async function result(request: Request, token: string, v: VerifiedAgentToken, jobId: string): Promise<Response> {
     const body = parseOrThrow(JobResultSchema, await readJsonBody(request, MAX_PROTOCOL_BODY_BYTES), "");
     const session = await sessionOf(body["agent-id"], v);
+    // Behind a load balancer the report may reach another host than the one holding the job: 421,
+    // and the connection closed, so the agent's next try may reach the right one.
+    if (hub.isOtherHosts(jobId)) throw new ApiError("misdirected", { detail: "the job was handed out by another host: send the report again" }, { connection: "close" });
     // A job this agent does not hold (any more: its lease ran out and the row went back) changes nothing.
     if (!hub.report(session.agentId, jobId, body)) throw conflict("the job is not held by this agent (its lease ran out, or it was never handed to it)");
     const next = body["next-wait-ms"];
