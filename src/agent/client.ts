@@ -24,6 +24,12 @@ export interface ClientOptions {
   url: string;
   token: string;
   fetch?: typeof fetch;
+  /**
+   * How long a call may go without an answer, beyond the wait it asks for (`wait-ms`,
+   * `next-wait-ms`), in ms. Default 15 s: a silent network (a partition) fails the call and the
+   * agent tries again, rather than waiting for the HTTP client's own five minutes.
+   */
+  requestTimeoutMs?: number;
 }
 
 /** A bare error code of a failed fetch (ECONNREFUSED), never its message. */
@@ -41,12 +47,15 @@ export function createAgentClient(options: ClientOptions) {
   /** POSTs `body` to `path`: the answer's status and JSON (null for none); throws on 401 and on no usable answer. */
   async function call(path: string, body: unknown, signal?: AbortSignal): Promise<{ status: number; json: unknown }> {
     let res: Response;
+    let text: string;
+    const waits = body as { "wait-ms"?: number; "next-wait-ms"?: number };
+    const timeout = AbortSignal.timeout((options.requestTimeoutMs ?? 15_000) + (waits["wait-ms"] ?? waits["next-wait-ms"] ?? 0));
     try {
-      res = await send(new URL(path, base), { method: "POST", headers, body: JSON.stringify(body), ...(signal ? { signal } : {}) });
+      res = await send(new URL(path, base), { method: "POST", headers, body: JSON.stringify(body), signal: signal ? AbortSignal.any([signal, timeout]) : timeout });
+      text = await res.text();
     } catch (err) {
-      throw new AgentCallError(null, codeOf(err));
+      throw new AgentCallError(null, timeout.aborted ? "TIMEOUT" : codeOf(err));
     }
-    const text = await res.text().catch(() => "");
     if (res.status === 401 || res.status === 403) throw new AgentRefusedError(res.status);
     if (res.status >= 500 || res.status === 429 || res.status === 404) throw new AgentCallError(res.status, null);
     let json: unknown = null;
