@@ -147,10 +147,12 @@ async function shutdown(signal: string): Promise<void> {
     const closed = http.close();
     // Agents' waiting polls answer now (their sessions end), so they stop holding connections open.
     runplane.agentHub.close();
-    demoRuns.close();
+    // Runs still played in the background (D47) stop where they are: their stages stay as stored.
+    const demoStopped = demoRuns.close();
     await dispatcher.stop({ graceMs: 5_000 });
     await integration.close();
     await closed;
+    await demoStopped;
     await runplane.close();
     await store.close();
     await observed.shutdown();

@@ -108,8 +108,8 @@ describe("reference server (npm start)", () => {
       return { status: answer.status, text };
     };
     const run = JSON.parse((await read(`${s.api}/runs/${demo.run_id}/?include=plan`)).text);
-    // Both demo stages passed: the run's status and times follow what runplane recorded, none in the future.
-    expect(run.data.attributes).toMatchObject({ status: "pre_apply_completed", "has-changes": true, "terraform-version": "1.9.8" });
+    // Both demo stages passed and the demo applied (nothing real, D47): the status and times follow what runplane recorded, none in the future.
+    expect(run.data.attributes).toMatchObject({ status: "applied", "has-changes": true, "terraform-version": "1.9.8" });
     expect(run.included[0].attributes).toMatchObject({ status: "finished", "resource-additions": 1, "resource-destructions": 0 });
     const [postPlan] = JSON.parse((await read(`${s.api}/runs/${demo.run_id}/task-stages`)).text).data;
     const plannedAt = Date.parse(run.data.attributes["status-timestamps"]["planned-at"]);
