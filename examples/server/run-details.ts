@@ -175,17 +175,21 @@ export function demoPlanLog(run: ArtifactRun): string {
 }
 
 /**
- * The apply's log. Demo runs wait for confirmation (apply `pending`), so it says so, in the words
- * Terraform prints before an apply, instead of inventing one that never ran.
+ * The apply's log, as far as the apply got (D47): what a finished apply prints (the demo changes
+ * nothing real), a line saying an apply that will not run never ran, or that one still waits.
+ * Served with HCP's framing (D48): ETX follows once the apply's status is final.
  */
-export function demoApplyLog(run: ArtifactRun): string {
+export function demoApplyLog(run: ArtifactRun, stages: Stages): string {
   const plan = demoPlanJson(run);
-  return [
-    `Terraform v${String(plan.terraform_version)}`,
-    "",
-    `Run ${run.id} is planned and waits for confirmation: nothing has been applied yet.`,
-    "",
-  ].join("\n");
+  const { status } = demoRunDetails(run, stages).apply!;
+  const { resourceAdditions, resourceChanges, resourceDestructions } = counts(run);
+  const said =
+    status === "finished"
+      ? `Apply complete! Resources: ${resourceAdditions} added, ${resourceChanges} changed, ${resourceDestructions} destroyed. (The demo applies nothing real.)`
+      : status === "unreachable"
+        ? `Run ${run.id} stopped before its apply: nothing was applied, and nothing will be.`
+        : `Run ${run.id} has not been applied yet.`;
+  return [`Terraform v${String(plan.terraform_version)}`, "", said, ""].join("\n");
 }
 
 /**
@@ -197,6 +201,9 @@ export function demoPolicyCheckRun(policyCheckId: string): string | null {
 }
 
 /** The demo's run providers; `stagesOf` reads a run's task stages from the runplane that serves them. */
+/** The apply log provider of the demo: it reads the run's stages, as its details do. */
+export const createDemoApplyLog = (stagesOf: (runId: string) => Promise<Stages>) => async (run: ArtifactRun): Promise<string> => demoApplyLog(run, await stagesOf(run.id));
+
 export function createDemoRunProviders(stagesOf: (runId: string) => Promise<Stages>): RunProviders {
   return {
     details: async (run) => demoRunDetails(run, await stagesOf(run.id)),

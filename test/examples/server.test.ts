@@ -138,10 +138,13 @@ describe("reference server (npm start)", () => {
     expect(log.text).toContain("Plan: 1 to add, 0 to change, 0 to destroy.");
     // D32: the plan's and the apply's logs, at their capability URLs, with no credential at all.
     const apply = JSON.parse((await read(`${s.api}/runs/${demo.run_id}/apply`)).text).data.attributes["log-read-url"];
-    for (const [url, words] of [[run.included[0].attributes["log-read-url"], "Plan: 1 to add"], [apply, "nothing has been applied yet"]]) {
+    for (const [url, words] of [[run.included[0].attributes["log-read-url"], "Plan: 1 to add"], [apply, "Apply complete! Resources: 1 added"]]) {
       const answer = await fetch(url);
       expect(answer.status, url).toBe(200);
-      expect(await answer.text()).toContain(words);
+      const text = await answer.text();
+      expect(text).toContain(words);
+      // decision D48: HCP's framing in the hcp-terraform dialect: STX, and ETX once the phase is final.
+      expect(text.startsWith("\x02") && text.endsWith("\x03")).toBe(true);
     }
     expect(await stop(s)).toBe(0);
   });
