@@ -19,6 +19,7 @@ import { planRoutes } from "./http/routes/plans.js";
 import { policyCheckRoutes } from "./http/routes/policy-checks.js";
 import { runEventRoutes } from "./http/routes/run-events.js";
 import { runRoutes } from "./http/routes/runs.js";
+import { runListRoutes } from "./http/routes/run-lists.js";
 import { durationMs, resolveRunTaskSettings, type RunTaskSettings } from "./services/run-task-settings.js";
 import type { Authorizer, HttpApp, Route } from "./http/types.js";
 import { createConsoleLogger, toLogger, type Logger } from "./logger.js";
@@ -99,7 +100,7 @@ function createContext(options: RunplaneOptions, settings: RunTaskSettings) {
   return { ctx, transport, host, agentHub };
 }
 
-const ROUTES: Route[] = [...pingRoutes, ...teamProjectRoutes, ...variableRoutes, ...policySetParameterRoutes, ...agentTokenRoutes, ...agentRoutes, ...teamTokenRoutes, ...runTaskRoutes, ...taskStageRoutes, ...deliveryAttemptRoutes, ...artifactRoutes, ...runRoutes, ...planRoutes, ...runEventRoutes, ...commentRoutes, ...policyCheckRoutes];
+const ROUTES: Route[] = [...pingRoutes, ...teamProjectRoutes, ...variableRoutes, ...policySetParameterRoutes, ...agentTokenRoutes, ...agentRoutes, ...teamTokenRoutes, ...runTaskRoutes, ...taskStageRoutes, ...deliveryAttemptRoutes, ...artifactRoutes, ...runRoutes, ...runListRoutes, ...planRoutes, ...runEventRoutes, ...commentRoutes, ...policyCheckRoutes];
 
 /** The API's handler: resources, routes, authentication, the read and access caches, the rate limit. */
 function createApi(ctx: ServiceContext, options: RunplaneOptions, services: ReturnType<typeof createServices>, basePath: string, agentHub: AgentHub) {

@@ -89,6 +89,9 @@ export const ROUTE_PERMISSIONS: Readonly<Record<string, RouteAction>> = {
   // The read side of a run (D24), `runs >= read` on its workspace. The plan and its log also
   // take the result's access token for its own run (checked by the route, as D24's plan JSON).
   "GET /runs/:run_id": "runs:read",
+  // decision D49: checked on each run's workspace; the organization's list keeps the readable ones.
+  "GET /workspaces/:workspace_id/runs": "runs:read",
+  "GET /organizations/:organization_name/runs": "runs:read",
   "GET /runs/:run_id/plan": "runs:read",
   "GET /plans/:plan_id": "runs:read",
   "GET /plans/:plan_id/log": "runs:read",

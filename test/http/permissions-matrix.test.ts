@@ -193,6 +193,13 @@ const MATRIX: Row[] = [
 
   // The read side of a run (D24), runs >= read; the plan and its log take the access token too.
   { route: "GET /runs/:run_id", ok: 200, expect: project("runs:read"), prepare: async (w) => ({ path: `/api/v2/runs/${(await startedRun(w, false)).runId}/` }) },
+  // decision D49: the workspace's list is runs:read on it; the organization's answers every member
+  // and lists only the runs of workspaces they may read (test/contract/run-lists.test.ts).
+  { route: "GET /workspaces/:workspace_id/runs", ok: 200, expect: project("runs:read"), prepare: async () => ({ path: "/api/v2/workspaces/ws-a/runs" }) },
+  {
+    route: "GET /organizations/:organization_name/runs", ok: 200, expect: { kind: "public" }, neverDenied: "every member reads the list; it holds only the runs they may read",
+    prepare: async () => ({ path: "/api/v2/organizations/acme/runs" }),
+  },
   { route: "GET /runs/:run_id/plan", ok: 200, expect: project("runs:read"), prepare: async (w) => ({ path: `/api/v2/runs/${(await startedRun(w, false)).runId}/plan` }) },
   { route: "GET /plans/:plan_id", ok: 200, expect: project("runs:read"), prepare: async (w) => ({ path: `/api/v2/plans/${await planOf(w)}` }) },
   { route: "GET /plans/:plan_id/log", ok: 200, expect: project("runs:read"), prepare: async (w) => ({ path: `/api/v2/plans/${await planOf(w)}/log` }) },

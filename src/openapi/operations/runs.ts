@@ -110,7 +110,47 @@ function runHistoryOperations(): Record<string, OperationDoc> {
   };
 }
 
+const RUN_LIST_PARAMS: readonly QueryParam[] = [
+  { name: "filter[status]", description: "comma-separated run statuses, as the host reports them (option `runs.details`)", schema: z.string() },
+  { name: "filter[source]", description: "comma-separated run sources, as the host reports them", schema: z.string() },
+  { name: "filter[operation]", description: "comma-separated: `plan_only` (speculative), `destroy`, `plan_and_apply`", schema: z.string() },
+  { name: "search[user]", description: "the creator's username, whole, any case (priority over `search[basic]`)", schema: z.string() },
+  { name: "search[commit]", description: "the commit SHA, whole (priority over `search[basic]`)", schema: z.string() },
+  { name: "search[basic]", description: "part of the run id, message, commit SHA or creator's username, any case", schema: z.string() },
+];
+const ORGANIZATION_RUN_PARAMS: readonly QueryParam[] = [
+  ...RUN_LIST_PARAMS,
+  { name: "filter[workspace_names]", description: "comma-separated workspace names", schema: z.string() },
+  { name: "filter[status_group]", description: "comma-separated: `final`, `non_final`, `discardable` (400 otherwise)", schema: z.string() },
+  { name: "filter[agent_pool_names]", description: "not served: 400 (runplane does not know where the host runs its runs)", schema: z.string() },
+  { name: "filter[timeframe]", description: "not served: 400", schema: z.string() },
+];
+
+/** decision D49: go-tfe's Runs.List and Runs.ListForOrganization. */
+function runListOperations(): Record<string, OperationDoc> {
+  const tag = TAG;
+  const scan = "A filtered list, and an organization's, looks at the newest 1,000 runs of each workspace (D49).";
+  return {
+    "GET /workspaces/:workspace_id/runs": {
+      tag,
+      summary: "List the runs the host reported on a workspace, newest first",
+      description: `${HOST} ${scan}`,
+      query: [includeParam(Object.keys(RUN_INCLUDES)), ...PAGE_PARAMS, ...RUN_LIST_PARAMS],
+      success: { status: 200, body: { collection: "runs", paging: "always", included: ["task-stages", "plans", "applies", "workspaces", "users", "configuration-versions", "ingress-attributes"] } },
+      errors: [400, 422],
+    },
+    "GET /organizations/:organization_name/runs": {
+      tag,
+      summary: "List the runs of every workspace of the organization the caller may read, newest first",
+      description: `${HOST} ${scan}`,
+      query: [includeParam(Object.keys(RUN_INCLUDES)), ...PAGE_PARAMS, ...ORGANIZATION_RUN_PARAMS],
+      success: { status: 200, body: { collection: "runs", paging: "always", included: ["task-stages", "plans", "applies", "workspaces", "users", "configuration-versions", "ingress-attributes"] } },
+      errors: [400, 422],
+    },
+  };
+}
+
 /** The read side of a run that integrations call: runs, plans, applies, run events, comments, policy checks. */
 export function runReadOperations(): Record<string, OperationDoc> {
-  return { ...runAndLogOperations(), ...runHistoryOperations() };
+  return { ...runAndLogOperations(), ...runListOperations(), ...runHistoryOperations() };
 }
