@@ -24,6 +24,7 @@ export const ROUTE_PERMISSIONS: Readonly<Record<string, RouteAction>> = {
   "GET /ping": "public",
 
   "GET /workspaces/:workspace_id/vars": "variables:read",
+  "GET /workspaces/:workspace_id/all-vars": "variables:read",
   "GET /workspaces/:workspace_id/vars/:variable_id": "variables:read",
   "POST /workspaces/:workspace_id/vars": "variables:write",
   "PATCH /workspaces/:workspace_id/vars/:variable_id": "variables:write",
@@ -105,6 +106,8 @@ export const ROUTE_PERMISSIONS: Readonly<Record<string, RouteAction>> = {
   // Read by id like the run they belong to; the id names the run (D36).
   "GET /run-events/:run_event_id": "runs:read",
   "GET /policy-checks/:policy_check_id": "runs:read",
+  "GET /policy-checks/:policy_check_id/output": "runs:read",
+  "GET /configuration-versions/:configuration_version_id": "runs:read",
   "GET /runs/:run_id/comments": "runs:read",
   "GET /comments/:comment_id": "runs:read",
   // Whoever may read a run may comment on it: an integration reporting with a read-only team token too.

@@ -118,6 +118,7 @@ const MATRIX: Row[] = [
   { route: "GET /ping", ok: 204, expect: { kind: "public" }, neverDenied: "public", prepare: async () => ({ path: "/api/v2/ping" }) },
 
   { route: "GET /workspaces/:workspace_id/vars", ok: 200, expect: project("variables:read"), prepare: async () => ({ path: VARS }) },
+  { route: "GET /workspaces/:workspace_id/all-vars", ok: 200, expect: project("variables:read"), prepare: async () => ({ path: "/api/v2/workspaces/ws-a/all-vars" }) },
   { route: "GET /workspaces/:workspace_id/vars/:variable_id", ok: 200, expect: project("variables:read"), prepare: async (w) => ({ path: `${VARS}/${await newVariable(w)}` }) },
   { route: "POST /workspaces/:workspace_id/vars", ok: 201, expect: project("variables:write"), prepare: async () => ({ path: VARS, body: varsBody({ key: unique("k"), category: "env" }) }) },
   { route: "PATCH /workspaces/:workspace_id/vars/:variable_id", ok: 200, expect: project("variables:write"), prepare: async (w) => ({ path: `${VARS}/${await newVariable(w)}`, body: varsBody({ value: "x" }) }) },
@@ -210,6 +211,8 @@ const MATRIX: Row[] = [
   { route: "GET /runs/:run_id/policy-checks", ok: 200, expect: project("runs:read"), prepare: async (w) => ({ path: `/api/v2/runs/${(await startedRun(w, false)).runId}/policy-checks` }) },
   // D36: an event id names its run; a policy check's run is named by the host (runs.policyCheckRun).
   { route: "GET /run-events/:run_event_id", ok: 200, expect: project("runs:read"), prepare: async (w) => ({ path: `/api/v2/run-events/${runEventId((await startedRun(w, false)).runId, "created")}` }) },
+  { route: "GET /policy-checks/:policy_check_id/output", ok: 200, expect: project("runs:read"), prepare: async (w) => ({ path: `/api/v2/policy-checks/polchk-${(await startedRun(w, false)).runId}/output` }) },
+  { route: "GET /configuration-versions/:configuration_version_id", ok: 200, expect: project("runs:read"), prepare: async (w) => ({ path: `/api/v2/configuration-versions/${(await w.runplane.runTasks.createRun({ workspaceId: "ws-a", configurationVersionId: unique("cv") })).run.configurationVersionId}` }) },
   { route: "GET /policy-checks/:policy_check_id", ok: 200, expect: project("runs:read"), prepare: async (w) => ({ path: `/api/v2/policy-checks/polchk-${(await startedRun(w, false)).runId}` }) },
   { route: "GET /runs/:run_id/comments", ok: 200, expect: project("runs:read"), prepare: async (w) => ({ path: `/api/v2/runs/${(await startedRun(w, false)).runId}/comments` }) },
   { route: "POST /runs/:run_id/comments", ok: 201, expect: project("runs:read"), prepare: async (w) => ({ path: `/api/v2/runs/${(await startedRun(w, false)).runId}/comments`, body: { data: { type: "comments", attributes: { body: "seen" } } } }) },

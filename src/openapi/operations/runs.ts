@@ -3,6 +3,7 @@ import { CommentCreateSchema } from "../../schemas/run-comments.js";
 import { RUN_INCLUDES } from "../../http/routes/runs.js";
 import { RUN_EVENT_INCLUDES } from "../../http/routes/run-events.js";
 import { POLICY_CHECK_INCLUDES } from "../../http/routes/policy-checks.js";
+import { CONFIGURATION_VERSION_INCLUDES } from "../../http/routes/configuration-versions.js";
 import { includeParam, PAGE_PARAMS, type OperationDoc, type QueryParam } from "./types.js";
 
 /** go-tfe's log reader asks for a log in chunks (logreader.go): bytes `[offset, offset + limit)`. */
@@ -91,6 +92,19 @@ function runHistoryOperations(): Record<string, OperationDoc> {
       summary: "Show a policy check: the host names its run (option `runs.policyCheckRun`), 404 without it",
       query: [includeParam(Object.keys(POLICY_CHECK_INCLUDES))],
       success: { status: 200, body: { resource: "policy-checks", included: ["runs", "workspaces"] } },
+      errors: [400],
+    },
+    "GET /policy-checks/:policy_check_id/output": {
+      tag,
+      summary: "A policy check's output as text (go-tfe PolicyChecks.Logs): option `runs.policyCheckOutput`, else a summary of its result (D49)",
+      success: { status: 200, body: text },
+    },
+    "GET /configuration-versions/:configuration_version_id": {
+      tag,
+      summary: "Show the configuration version of a run you may read (go-tfe ConfigurationVersions.Read, D49)",
+      description: "`status` is `uploaded` (`archived` when the host marked it not downloadable), `source` `tfe-api`, `upload-url` null: runplane takes no uploads.",
+      query: [includeParam(Object.keys(CONFIGURATION_VERSION_INCLUDES))],
+      success: { status: 200, body: { resource: "configuration-versions", included: ["ingress-attributes", "runs"] } },
       errors: [400],
     },
     "GET /runs/:run_id/comments": {
