@@ -29,4 +29,14 @@ describe("the front doors", () => {
       expect(text, file).toMatch(/reference server[^.]*30 requests a second per token[^.]*`RATE_LIMIT=off`/);
     }
   });
+
+  it("README's first commands say what takes time: better-sqlite3 compiles, and the test run's length", () => {
+    const readme = read("README.md");
+    const line = (start: string) => readme.split("\n").find((l) => l.startsWith(start)) ?? "";
+    const install = line("npm install && npm start");
+    expect(install).toMatch(/\d+-\d+ min/);
+    expect(install).toMatch(/better-sqlite3 compiles/);
+    expect(install).toMatch(/no warnings/);
+    expect(line("npm test")).toMatch(/\d+-\d+ min/);
+  });
 });
