@@ -43,6 +43,7 @@ import { checkOptions } from "./options.js";
 import { buildOpenApiDocument, operationsFor, type OpenApiDocument } from "./openapi/document.js";
 import type { Runplane } from "./runplane.js";
 import type { RunplaneOptions } from "./runplane-options.js";
+import { createTelemetry } from "./telemetry/providers.js";
 
 export type { RunplaneOptions } from "./runplane-options.js";
 
@@ -94,6 +95,8 @@ function createContext(options: RunplaneOptions, settings: RunTaskSettings) {
     runTasks: settings,
     taskEndpointCheck,
     agentSessions: createAgentSessions(agentHub, { urls: settings, dialect, userAgent: settings.userAgent, now: clock }),
+    // decision D50: the providers given, or the global ones followed (registered before or after this).
+    telemetry: createTelemetry({ meterProvider: options.meterProvider, tracerProvider: options.tracerProvider }),
     ...(options.logUrls?.lifetime === undefined ? {} : { logUrlLifetimeMs: durationMs(options.logUrls.lifetime)! }),
   };
   return { ctx, transport, host, agentHub };
@@ -125,6 +128,7 @@ function createApi(ctx: ServiceContext, options: RunplaneOptions, services: Retu
     services,
     authorizer,
     logger,
+    telemetry: ctx.telemetry,
     artifacts: options.artifacts ?? {},
     runs: options.runs ?? {},
   };

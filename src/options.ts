@@ -182,6 +182,8 @@ const OptionsSchema = z.strictObject({
   authenticate: fn(),
   clock: fn(),
   logger: z.custom((v) => isRecord(v) && isFunction(v.warn) && isFunction(v.error), { error: "must be a Logger" }).optional(),
+  meterProvider: z.custom((v) => isRecord(v) && isFunction(v.getMeter), { error: "must be an OpenTelemetry MeterProvider" }).optional(),
+  tracerProvider: z.custom((v) => isRecord(v) && isFunction(v.getTracer), { error: "must be an OpenTelemetry TracerProvider" }).optional(),
   publicUrl: z.custom(isHttpUrl, { error: "must be an absolute http(s) URL" }).optional(),
   appUrl: z.custom(isHttpUrl, { error: "must be an absolute http(s) URL" }).optional(),
   overridableTasks: z.boolean({ error: "must be true or false" }).optional(),

@@ -1,3 +1,4 @@
+import type { MeterProvider, TracerProvider } from "@opentelemetry/api";
 import type { Keyring, KeyringOptions } from "./crypto/keyring.js";
 import type { EgressOptions, HttpTransport } from "./delivery/egress.js";
 import type { ArtifactProviders } from "./http/artifact-body.js";
@@ -36,6 +37,14 @@ export interface RunplaneOptions {
    * `createConsoleLogger({ level: "info" })` to see every delivery attempt and stage change.
    */
   logger?: Logger | PinoLikeLogger;
+  /**
+   * decision D50: the MeterProvider runplane's metrics go to. Default: the global one
+   * (`metrics.setGlobalMeterProvider`), followed, so registering it before or after
+   * `createRunplane` both work.
+   */
+  meterProvider?: MeterProvider;
+  /** decision D50: the TracerProvider runplane's spans go to. Default: the global one. */
+  tracerProvider?: TracerProvider;
   /** Origin integrations reach the API at (callback, plan and configuration URLs). Default `http://localhost:8080`. */
   publicUrl?: RunTaskOptions["publicUrl"];
   /** Origin of the UI for `run_app_url`/`workspace_app_url` in run task requests. Default: `publicUrl`. */

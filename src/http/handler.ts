@@ -41,7 +41,7 @@ export function createHandler(app: HttpApp, routes: readonly Route[], authentica
   assertRoutePermissions(routes);
   const router = createRouter(routes);
   const access = createHandlerAccess(app, authenticate, caching);
-  const observe = createRequestTelemetry();
+  const observe = createRequestTelemetry(app.telemetry);
   const run = createRouteRunner(app, access, authenticate);
 
   async function serve(request: Request, labels: RequestLabels, quota: Quota): Promise<Response> {

@@ -1,6 +1,7 @@
 import type { ClaimedDelivery, StopListening, Storage } from "../storage/types.js";
 import type { TaskResultRecord } from "../schemas/run-task-records.js";
 import type { OutboxFigures } from "../telemetry/metrics.js";
+import { GLOBAL_TELEMETRY } from "../telemetry/providers.js";
 import { createAttemptWindow } from "./attempt-window.js";
 import type { ServiceContext } from "./context.js";
 import { createDeliveryAttemptService } from "./delivery-attempts.js";
@@ -71,6 +72,8 @@ export function createTaskDeliveryService(
     /** The instance's clock and logger, so a dispatcher reads the same time and logs to the same place. */
     now: (): Date => ctx.now(),
     logger: ctx.logger,
+    /** decision D50: where the dispatcher's metrics and spans go, as this instance's. */
+    telemetry: ctx.telemetry ?? GLOBAL_TELEMETRY,
     /** decision D31: the attempt history (`list`, `prune`) and retry now (`retryNow`, `onDue`). */
     attempts: createDeliveryAttemptService(ctx, settings),
     /** The outbox's figures now, or null when the storage offers no `stats`: for metrics and health checks. */
