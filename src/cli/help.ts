@@ -44,7 +44,7 @@ const DATA_NOTE = flagsNote(DATA_FLAGS, "data flags");
 
 export const COMMAND_HELP: Record<string, string> = {
   serve: `usage: runplane serve [server flags]\nthe reference server: the API under /api/v2, the results page, the demo and its example integration\n${SERVER_NOTE}`,
-  keygen: "usage: runplane keygen [--json] [--id <key id>]\na new 32-byte keyring key, base64 (--json: a whole keyring with that key active)",
+  keygen: "usage: runplane keygen [--json] [--id <key id>]\na new 32-byte keyring key, base64 (--id: as the keyring entry {\"id\",\"key\"} to add to keys; --json: a whole keyring with that key active)",
   migrate: `usage: runplane migrate [--dry-run] [database flags]\napply pending schema migrations to the server's database (--dry-run: list them, apply nothing)\n${DATABASE_NOTE}`,
   reencrypt: `usage: runplane reencrypt [--retire <key id>] [data flags]\nmove every sealed value to the keyring's active key (in an existing data directory or database) and print what each key seals\n--retire <key id>: then remove that key from keyring.json, refused while it is active or still seals a value\n${DATA_NOTE}`,
   token:
