@@ -49,12 +49,12 @@ export const COMMAND_HELP: Record<string, string> = {
   reencrypt: `usage: runplane reencrypt [--retire <key id>] [data flags]\nmove every sealed value to the keyring's active key (in an existing data directory or database) and print what each key seals\n--retire <key id>: then remove that key from keyring.json, refused while it is active or still seals a value\n${DATA_NOTE}`,
   token:
     "usage: runplane token create [--team <id>] [--organization <name>] [--description <text>] [data flags]\n" +
-    "       runplane token list [--team <id>] [--organization <name>] [data flags]\n" +
+    "       runplane token list [--team <id>] [--organization <name>] [--sessions] [--revoked] [data flags]\n" +
     "       runplane token revoke <token id> [data flags]\n" +
     `API tokens of the server's existing data (runplane token <subcommand> --help for each one's flags)\n${DATA_NOTE}`,
   // Each subcommand lists only the flags it takes.
   "token create": `usage: runplane token create [flags] [data flags]\na new API token for the owners team of organization demo (or --team of --organization), printed once; needs the server's existing data\n${ownFlags([TEAM_FLAG, ORGANIZATION_FLAG, ["description", "<text>", "what the token is for (default: runplane token create)"]])}${DATA_NOTE}`,
-  "token list": `usage: runplane token list [flags] [data flags]\nthe API tokens of organization demo (or --organization), oldest first, one line each: id, team, created, last used, description; never a secret\n${ownFlags([["team", "<id>", "only this team's tokens"], ORGANIZATION_FLAG])}${DATA_NOTE}`,
+  "token list": `usage: runplane token list [flags] [data flags]\nthe API tokens of organization demo (or --organization), oldest first, one line each: id, team, created, last used, description; never a secret\n${ownFlags([["team", "<id>", "only this team's tokens"], ORGANIZATION_FLAG, ["sessions", "", "also results page sessions (sign-ins), each line starting with session"], ["revoked", "", "also the records that keep a revoked ADMIN_TOKEN revoked, each line starting with revoked"]])}${DATA_NOTE}`,
   "token revoke": `usage: runplane token revoke <token id> [data flags]\nrevoke an API token (its id from runplane token list): the server refuses it from its next request on\n${DATA_NOTE}`,
   doctor: `usage: runplane doctor [server flags]\nrun the checks serve runs before it starts (options, data directory, keyring against the database, storage, ports, egress), changing nothing\n${SERVER_NOTE}`,
   agent: `usage: runplane agent --url <origin> [--token <agent token>] [flags]\ncarry the run task requests of an agent pool from inside a private network: connects out to runplane only, sends each request through its own egress, reports the answers; SIGTERM stops it cleanly\n${ownFlags(AGENT_FLAGS)}`,
