@@ -143,7 +143,12 @@ function createApi(ctx: ServiceContext, options: RunplaneOptions, services: Retu
           access: createAccessCache({ maxAgeMs: TOUCH_INTERVAL_MS, now: () => clock().getTime() }),
         }
       : undefined;
-  const rateLimit = options.rateLimit ? createRateLimit(options.rateLimit, () => clock().getTime()) : undefined;
+  // decision D33: a verified log capability is counted per log, never with anonymous requests.
+  const verifyLog = (capability: string): string | null => {
+    const granted = services.logs.verify(capability);
+    return granted ? `${granted.runId} ${granted.kind}` : null;
+  };
+  const rateLimit = options.rateLimit ? createRateLimit(options.rateLimit, () => clock().getTime(), verifyLog) : undefined;
   const api = createHandler(app, routes, authenticate, caching, rateLimit);
   // decision D34: the agent protocol is served by the same handler, under its own prefix.
   const agentProtocol = createAgentProtocolHandler({ hub: agentHub, agents: services.agents, agentTokens: services.agentTokens, logger, ...(rateLimit ? { rateLimit } : {}) });

@@ -1,9 +1,9 @@
-import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { lookup } from "node:dns/promises";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { settingName } from "../../src/cli/args.js";
 import { createEgressPolicy } from "../../src/delivery/egress.js";
+import { dataDirectory, readOnlyReason } from "./check-data-dir.js";
 import { DatabaseUnreachableError, inspectDatabase } from "./check-storage.js";
 import { keyringCheck } from "./check-keyring.js";
 import { keysCheck } from "./check-keys.js";
@@ -67,21 +67,11 @@ export async function preflight(env: NodeJS.ProcessEnv): Promise<ServerConfig> {
   return readServerConfig(env).config;
 }
 
-async function dataDirectory({ config }: CheckInput): Promise<Verdict> {
-  const dir = config.dataDir;
-  if (!existsSync(dir)) return ok(`${dir} does not exist yet (the first start creates it, mode 0700)`);
-  if (!statSync(dir).isDirectory()) return fail(`${dir} is not a directory: point ${settingName("DATA_DIR")} elsewhere`);
-  const loose = readdirSync(dir).filter((name) => statSync(join(dir, name)).isFile() && (statSync(join(dir, name)).mode & 0o077) !== 0);
-  const lock = join(dir, "server.lock");
-  const owner = existsSync(lock) ? readFileSync(lock, "utf8").trim() : null;
-  const notes = [(statSync(dir).mode & 0o077) !== 0 || loose.length ? "looser than 0700/0600 (the next start tightens it)" : "private (0700/0600)"];
-  if (owner) notes.push(`lock held by pid ${owner}`);
-  return ok(`${dir}, ${notes.join(", ")}`);
-}
-
 async function storage(input: CheckInput): Promise<Verdict> {
   const invalid = wrong(input, "DATABASE_URL", "DATABASE_SCHEMA");
   if (invalid) return skipFor(invalid);
+  // SQLite cannot even read a WAL file in a read-only directory: the data directory check names it.
+  if (!input.config.databaseUrl && readOnlyReason(input.config.dataDir)) return { skip: "not checked: the data directory is read-only (see data directory)" };
   const note = await inspectDatabase(input.config, async ({ where, pending }) => {
     const state = pending.length ? `${pending.length} migration(s) pending (\`runplane migrate\` or the next start applies them)` : "schema up to date";
     return `${where}, ${state}`;

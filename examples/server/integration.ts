@@ -4,6 +4,7 @@ import type { Server } from "node:http";
 import { createExampleIntegration } from "../integration/server.js";
 import type { Runplane } from "../../src/index.js";
 import { portTaken } from "./config.js";
+import { answerConnect } from "./connect.js";
 import { DEMO } from "./demo.js";
 
 /** The loopback address the bundled integration listens on; the egress allowlist holds only it. */
@@ -57,6 +58,7 @@ export function listen(
     const server = serve({ fetch, port, hostname }, (info: AddressInfo) => {
       server.off("error", failed);
       limitSlowClients(server as Server);
+      answerConnect(server as Server);
       resolve({
         server: server as Server,
         port: info.port,
