@@ -20,6 +20,8 @@ import { createTaskStageStores } from "./task-stages.js";
 import { createTeamProjectStore } from "./team-projects.js";
 import { createVariableStore } from "./variables.js";
 import { createSealedValueStore } from "./sealed-values.js";
+import { createPostgresAuditStore } from "./audit.js";
+import { withPostgresAudit, type StoreFactory } from "./audited.js";
 
 export type { PgPoolClientLike, PgPoolLike, PgQueryConfig, PgQueryResult } from "./driver.js";
 export { PostgresStorageError } from "./driver.js";
@@ -105,7 +107,19 @@ export async function createPostgresStorage(poolOrUrl: PgPoolLike | string, opti
   // The listening connection is checked out: close() hands it back before ending the pool.
   const hub = createNotificationHub(pool);
   let closed = false;
-  return {
+  // decision D53: the stores whose writes record audit events, built again over one transaction per audited write.
+  const factories: Record<string, StoreFactory> = {
+    variables: (p) => createVariableStore(p, q) as never,
+    teamProjects: (p) => createTeamProjectStore(p, q) as never,
+    apiTokens: (p) => createApiTokenStore(p, q) as never,
+    agentTokens: (p) => createAgentTokenStore(p, q) as never,
+    agents: (p) => createAgentStore(p, q) as never,
+    runTasks: (p) => createRunTaskStores(p, q).runTasks as never,
+    workspaceTasks: (p) => createRunTaskStores(p, q).workspaceTasks as never,
+    taskStages: (p) => createTaskStageStores(p, q, schema, origin).taskStages as never,
+    sealedValues: (p) => createSealedValueStore(p, q) as never,
+  };
+  return withPostgresAudit({
     ...createDirectoryStores(pool, q),
     apiTokens: createApiTokenStore(pool, q),
     variables: createVariableStore(pool, q),
@@ -120,6 +134,7 @@ export async function createPostgresStorage(poolOrUrl: PgPoolLike | string, opti
     ...createTaskStageStores(pool, q, schema, origin),
     taskDeliveries,
     revisions: createRevisionStore(pool, q),
+    audit: createPostgresAuditStore(pool, q),
     listen: (onWake) => hub.subscribe(deliveryWakeups(schema, onWake)),
     changes: createStatusChangeFeed(hub, schema, origin),
     async close() {
@@ -129,7 +144,7 @@ export async function createPostgresStorage(poolOrUrl: PgPoolLike | string, opti
       if (owned) await pool.end();
       pool.removeListener("error", onError);
     },
-  };
+  }, pool, q, factories);
 }
 
 const DEFAULT_TIMEOUT_MS = 5_000;

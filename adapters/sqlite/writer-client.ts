@@ -3,6 +3,7 @@ import { createRequire } from "node:module";
 import { pathToFileURL } from "node:url";
 import { Worker } from "node:worker_threads";
 import type { Storage } from "../../src/storage/types.js";
+import { takeAuditEvent } from "../../src/storage/audit-scope.js";
 import { StorageUnavailableError } from "../../src/storage/unavailable.js";
 import { METHOD_ACCESS, type MethodAccess } from "./writer-methods.js";
 import { createPendingWrites } from "./writer-pending.js";
@@ -70,9 +71,11 @@ export function createWriterThreadStorage(local: Storage, start: WriterStart, op
     if (closed) return Promise.reject(new Error("storage closed"));
     if (stopped !== null) return Promise.reject(unavailable());
     const id = nextId++;
+    // decision D53: taken here, in the caller's scope; the thread appends it with the write.
+    const audit = store === "audit" ? undefined : takeAuditEvent();
     return new Promise((resolve, reject) => {
       try {
-        worker.postMessage({ type: "call", id, store, method, args } satisfies ToWriter);
+        worker.postMessage({ type: "call", id, store, method, args, ...(audit ? { audit } : {}) } satisfies ToWriter);
       } catch (error) {
         return reject(error); // an argument structured clone cannot copy (a function): a programming error
       }

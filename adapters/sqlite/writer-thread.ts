@@ -5,6 +5,7 @@
  */
 import { parentPort, workerData } from "node:worker_threads";
 import { importOptional } from "../../src/optional-peer.js";
+import { withAuditEvent } from "../../src/storage/audit-scope.js";
 import type { Storage } from "../../src/storage/types.js";
 import { groupWritesOutside, type SqliteDatabase } from "./driver.js";
 import { createSqliteStorage } from "./index.js";
@@ -59,8 +60,9 @@ async function drain(): Promise<void> {
 }
 
 /** Runs one write method of the adapter; anything but a listed write is refused. */
-async function invoke({ store, method, args }: Call): Promise<unknown> {
+async function invoke({ store, method, args, audit }: Call): Promise<unknown> {
   if (!isWriteMethod(store, method)) throw new TypeError(`writer thread: ${store}.${method} is not a write`);
   const target = (storage as unknown as Record<string, Record<string, (...a: unknown[]) => Promise<unknown>>>)[store]!;
-  return target[method]!(...args);
+  // decision D53: the caller's pending event, taken by this call's transaction as on the main thread.
+  return audit ? withAuditEvent(audit, () => target[method]!(...args)) : target[method]!(...args);
 }
