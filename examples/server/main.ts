@@ -37,7 +37,7 @@ const { port, host, integrationPort, dialect } = config;
 if (!config.databaseUrl) await importOptional(() => import("better-sqlite3"), "better-sqlite3", "serve on the SQLite file (without DATABASE_URL)");
 const dataDir = openDataDir(config.dataDir);
 // One server per DATA_DIR, checked before anything is bound or revoked; PostgreSQL hosts sharing one ADMIN_TOKEN share it on purpose.
-if (!(config.databaseUrl && config.adminToken)) lockDataDir(config.dataDir);
+const lock = config.databaseUrl && config.adminToken ? null : lockDataDir(config.dataDir);
 
 // Bind first: runplane's publicUrl (callback URLs) needs the real port when PORT=0. Requests that
 // arrive before the app is ready get a JSON:API 503 that says when to try again.
@@ -52,6 +52,8 @@ const hmacKey = dataDir.integrationHmacKey();
 const integration = config.integrationUrl
   ? externalIntegration(config.integrationUrl)
   : await startIntegration({ hmacKey, port: integrationPort });
+// `doctor` beside this server without PORT reads where it listens from the lock.
+lock?.listening({ port: http.port, ...(config.integrationUrl ? {} : { integrationPort: Number(new URL(integration.url).port) }) });
 
 const store = await openServerStorage({
   databaseUrl: config.databaseUrl,
