@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
@@ -39,4 +40,17 @@ describe("the front doors", () => {
     expect(install).toMatch(/no warnings/);
     expect(line("npm test")).toMatch(/\d+-\d+ min/);
   });
+
+  // In a clone `npx runplane` answers "runplane: not found": npm resolves the name to the project
+  // itself, whose command is linked only where the package is installed. The README's shell blocks
+  // are run in a clone, so they use the script that runs the command from source.
+  it("README's shell blocks run the runplane command as a clone can: npm run runplane --, never npx runplane", () => {
+    const readme = read("README.md");
+    const shell = [...readme.matchAll(/^```sh\n([\s\S]*?)^```$/gm)].map((m) => m[1]!).join("\n");
+    expect(shell).not.toMatch(/npx runplane\b/);
+    expect(shell).toMatch(/npm run runplane -- agent /);
+    expect(oneLine(readme)).toMatch(/in this clone[^.]*`npm run runplane -- /);
+    const version = execFileSync("npm", ["run", "--silent", "runplane", "--", "--version"], { cwd: fileURLToPath(new URL("../..", import.meta.url)), encoding: "utf8", timeout: 60_000 });
+    expect(version.trim()).toBe((JSON.parse(read("package.json")) as { version: string }).version);
+  }, 70_000);
 });
