@@ -53,4 +53,16 @@ describe("the front doors", () => {
     const version = execFileSync("npm", ["run", "--silent", "runplane", "--", "--version"], { cwd: fileURLToPath(new URL("../..", import.meta.url)), encoding: "utf8", timeout: 60_000 });
     expect(version.trim()).toBe((JSON.parse(read("package.json")) as { version: string }).version);
   }, 70_000);
+
+  // The page a refused verification sends people to names the causes as the 422 does (D15):
+  // the key first, the other dialect's header second, and the check that tells them apart.
+  it("troubleshooting names a differing HMAC key before the dialect, and runplane check-integration", () => {
+    const page = oneLine(read("docs/troubleshooting.md"));
+    const section = /\*\*Signature mismatches[^]*?(?=- \*\*|$)/.exec(page)?.[0] ?? "";
+    const key = section.indexOf("The HMAC key differs");
+    const dialect = section.indexOf("reads only the other dialect's header");
+    expect(key).toBeGreaterThan(-1);
+    expect(dialect).toBeGreaterThan(key);
+    expect(section).toMatch(/runplane check-integration <url> --hmac-key <key> --dialect default/);
+  });
 });
