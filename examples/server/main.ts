@@ -129,7 +129,7 @@ routes.get("/", (c) => c.text("runplane reference server: the API is under /api/
 // The OpenAPI 3.1 description of the API, generated from runplane's zod schemas.
 routes.get("/openapi.json", (c) => c.json(runplane.openapi()));
 // GET /metrics (Prometheus text format) and GET /healthz (examples/server/observability.ts).
-mountObservability(routes, observed.scrape, runplane, dispatcher);
+mountObservability(routes, observed.scrape, runplane, dispatcher, { metricsToken: config.metricsToken });
 // The run task results page for people, signed in with an API token (or a bearer header).
 // Behind a proxy that terminates TLS the request is plain HTTP: the public URL says how browsers come.
 const resultsPage = createResultsPage(runplane, { prefix: "/app", ...(origin.startsWith("https:") ? { secureCookie: true } : {}) });

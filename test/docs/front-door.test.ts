@@ -65,4 +65,18 @@ describe("the front doors", () => {
     expect(dialect).toBeGreaterThan(key);
     expect(section).toMatch(/runplane check-integration <url> --hmac-key <key> --dialect default/);
   });
+
+  // What a snippet listens on is what a newcomer exposes: the loopback address unless the snippet
+  // says why not; and the reference server's /metrics says who can read it.
+  it("every listen in the READMEs' and guides' code binds 127.0.0.1, and /metrics' exposure is documented", () => {
+    const pages = ["README.md", "docs/npm-readme.md", "docs/guides/embedding.md", "docs/guides/observability.md"];
+    for (const page of pages) {
+      const code = [...read(page).matchAll(/^```ts\n([\s\S]*?)^```$/gm)].map((m) => m[1]!).join("\n");
+      const listens = code.split("\n").filter((line) => /\.listen\(|\bserve\(\{/.test(line));
+      for (const line of listens) expect(line, page).toMatch(/127\.0\.0\.1|"127\.0\.0\.1"|hostname: "127\.0\.0\.1"|every interface because/);
+    }
+    const observability = oneLine(read("docs/guides/observability.md"));
+    expect(observability).toMatch(/`GET \/metrics`[^*]*\*\*It answers without a token by default\*\*/);
+    expect(observability).toMatch(/`METRICS_TOKEN`/);
+  });
 });
