@@ -94,8 +94,9 @@ const { token, fromEnv, revoked, target } = await closedIfRefused(() =>
   store.exclusively(async () => {
     const target = await demoTarget(store.storage, integration, Boolean(config.databaseUrl && !config.integrationUrl));
     runplane = build(target.allow);
-    await seedDemo(runplane);
-    await ensureDemoTasks(runplane, { url: target.url, hmacKey, keep: target.keep });
+    // decision D52: the demo tasks are created on the database's first start only.
+    const seed = await seedDemo(runplane);
+    await ensureDemoTasks(runplane, { url: target.url, hmacKey, keep: target.keep, seed });
     return { ...(await ownersToken(runplane, store.storage, dataDir, config.adminToken)), target };
   }),
 );
