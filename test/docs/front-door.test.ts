@@ -79,4 +79,14 @@ describe("the front doors", () => {
     expect(observability).toMatch(/`GET \/metrics`[^*]*\*\*It answers without a token by default\*\*/);
     expect(observability).toMatch(/`METRICS_TOKEN`/);
   });
+
+  // The npm README's SQLite snippet imports better-sqlite3 with strict TypeScript: without its types
+  // it does not compile, so the install lines that set the snippet up name them.
+  it("the npm README's install lines name @types/better-sqlite3 beside better-sqlite3, as the README's new-project note does", () => {
+    const npm = read("docs/npm-readme.md");
+    expect(npm).toMatch(/^```ts\n[^`]*from "better-sqlite3"/m);
+    const installs = npm.split("\n").filter((l) => l.startsWith("npm install"));
+    expect(installs.join("\n")).toMatch(/@types\/better-sqlite3/);
+    expect(oneLine(read("README.md"))).toMatch(/`better-sqlite3` \(and `@types\/better-sqlite3`/);
+  });
 });
