@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { binEntries, entries } from "../tsup.config.js";
+import config, { binEntries, entries } from "../tsup.config.js";
 
 const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as {
   exports: Record<string, { import: string; types: string; default: string }>;
@@ -52,5 +52,16 @@ describe("package", () => {
     expect(pkg.homepage).toBeUndefined();
     expect(pkg.bugs).toBeUndefined();
     expect(readFileSync(new URL("../package.json", import.meta.url), "utf8")).not.toMatch(/github\.com\/runplane/);
+  });
+
+  // decision D51: source maps name runplane's TypeScript files and lines in stack traces, without
+  // carrying the sources (two thirds of the unpacked package before); test/packed-tarball.test.ts
+  // checks the packed result.
+  it("builds source maps without sourcesContent", () => {
+    const options = config as { sourcemap?: boolean; esbuildOptions?: (o: { sourcesContent?: boolean }, c: unknown) => void };
+    expect(options.sourcemap).toBe(true);
+    const esbuild: { sourcesContent?: boolean } = {};
+    options.esbuildOptions?.(esbuild, { format: "esm" });
+    expect(esbuild.sourcesContent).toBe(false);
   });
 });

@@ -60,6 +60,20 @@ describe("the packed tarball's contents", () => {
     for (const target of targets) expect(listed, target).toContain(target.replace(/^\.\//, ""));
   });
 
+  // decision D51: what embedders use, maps for stack traces without the sources in them.
+  it("ships source maps without sourcesContent, under 3 MB unpacked, and nothing from src or test", () => {
+    const installed = join(app, "node_modules/runplane");
+    const files = (dir: string): string[] =>
+      readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? files(join(dir, e.name)) : [join(dir, e.name)]));
+    const all = files(installed);
+    const maps = all.filter((f) => f.endsWith(".map"));
+    expect(maps.length).toBeGreaterThan(0);
+    for (const map of maps) expect((JSON.parse(readFileSync(map, "utf8")) as { sourcesContent?: unknown }).sourcesContent, map).toBeUndefined();
+    const bytes = all.reduce((n, f) => n + readFileSync(f).length, 0);
+    expect(bytes).toBeLessThan(3_000_000);
+    expect(all.filter((f) => /\/(src|test)\//.test(f.slice(installed.length)))).toEqual([]);
+  });
+
   it("names no repository, homepage or issue tracker until the project has a public address", () => {
     const manifest = JSON.parse(readFileSync(join(app, "node_modules/runplane/package.json"), "utf8")) as Record<string, unknown>;
     expect([manifest.repository, manifest.homepage, manifest.bugs]).toEqual([undefined, undefined, undefined]);

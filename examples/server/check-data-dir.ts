@@ -22,7 +22,8 @@ export async function dataDirectory({ config }: CheckInput): Promise<Verdict> {
   if (blocked) return { fix: `data directory ${dir} is read-only (${blocked}): ${WRITABLE}` };
   const loose = readdirSync(dir).filter((name) => statSync(join(dir, name)).isFile() && (statSync(join(dir, name)).mode & 0o077) !== 0);
   const lock = join(dir, "server.lock");
-  const owner = existsSync(lock) ? readFileSync(lock, "utf8").trim() : null;
+  // The pid is the first line; a listening server adds its ports on the second.
+  const owner = existsSync(lock) ? readFileSync(lock, "utf8").split("\n")[0]!.trim() : null;
   const notes = [(statSync(dir).mode & 0o077) !== 0 || loose.length ? "looser than 0700/0600 (the next start tightens it)" : "private (0700/0600)"];
   if (owner) notes.push(`lock held by pid ${owner}`);
   return { note: `${dir}, ${notes.join(", ")}` };

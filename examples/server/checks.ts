@@ -10,7 +10,7 @@ import { keysCheck } from "./check-keys.js";
 import { hostsCheck } from "./check-hosts.js";
 import { portTaken, readServerConfig, wideEgressWarning, type Problem, type ServerConfig } from "./config.js";
 import { externalIntegration, INTEGRATION_HOST } from "./integration.js";
-import { lockOwner } from "./lock.js";
+import { lockOwner, lockPorts } from "./lock.js";
 import type { CheckInput, ServerCheck, Verdict } from "./check-types.js";
 
 export type { CheckInput, ServerCheck, Verdict } from "./check-types.js";
@@ -91,6 +91,13 @@ async function ports(input: CheckInput): Promise<Verdict> {
   const { config } = input;
   const invalid = wrong(input, "PORT", "INTEGRATION_PORT");
   if (invalid) return skipFor(invalid);
+  // Doctor beside the running server without PORT (or INTEGRATION_PORT) checks the ports that
+  // server recorded in its lock, not the defaults it may not use.
+  const recorded = lockPorts(config.dataDir);
+  const fromLock = (variable: "PORT" | "INTEGRATION_PORT", configured: number): [number, boolean] => {
+    const port = variable === "PORT" ? recorded?.port : recorded?.integrationPort;
+    return input.env[variable] === undefined && port !== undefined ? [port, true] : [configured, false];
+  };
   const wanted: ["PORT" | "INTEGRATION_PORT", number, string][] = [["PORT", config.port, config.host]];
   // The bundled integration runs only without INTEGRATION_URL.
   if (!config.integrationUrl) wanted.push(["INTEGRATION_PORT", config.integrationPort, INTEGRATION_HOST]);
@@ -98,10 +105,12 @@ async function ports(input: CheckInput): Promise<Verdict> {
   // Doctor beside the running server finds its ports taken by that server, which is no fault
   // (serve itself is then stopped by the data directory's lock, naming the pid).
   const running = lockOwner(config.dataDir);
-  for (const [variable, port, host] of wanted) {
+  for (const [variable, configured, host] of wanted) {
+    const [port, locked] = fromLock(variable, configured);
+    const source = locked ? "; its port from server.lock" : "";
     if (port === 0) notes.push(`${variable} 0: an ephemeral port`);
     else if (await isFree(port, host)) notes.push(`${host}:${port} is free (${variable})`);
-    else if (running !== null) notes.push(`${host}:${port} is taken, by the runplane server running on this data directory (pid ${running}) (${variable})`);
+    else if (running !== null) notes.push(`${host}:${port} is taken, by the runplane server running on this data directory (pid ${running}${source}) (${variable})`);
     else return fail(portTaken(variable, port, host));
   }
   return ok(notes.join(", "));

@@ -38,6 +38,8 @@ export interface ServerConfig {
   rateLimit: number | false;
   /** LOG_URL_LIFETIME: how long a `log-read-url` works, in ms (option `logUrls.lifetime`, decision D32). */
   logUrlLifetimeMs: number;
+  /** METRICS_TOKEN: the bearer token `GET /metrics` requires; none by default. */
+  metricsToken: string | undefined;
 }
 
 /** One wrong setting: the variable and a line that names it (and its flag) and the accepted values. */
@@ -108,6 +110,12 @@ export function readServerConfig(env: NodeJS.ProcessEnv): { config: ServerConfig
   const logUrlLifetimeMs = lifetimeMs !== null && lifetimeMs >= 60_000 && lifetimeMs <= 86_400_000 ? lifetimeMs : null;
   if (logUrlLifetimeMs === null) wrong("LOG_URL_LIFETIME", 'must be a duration from 1 minute to 24 hours, such as "10m" or "1h" (default 1h)', lifetimeText);
 
+  // Not quoted: a secret. A scrape sends it as `Authorization: Bearer <METRICS_TOKEN>`.
+  const metricsToken = env.METRICS_TOKEN || undefined;
+  if (metricsToken !== undefined && metricsToken.length < API_TOKEN_SECRET_MIN_LENGTH) {
+    wrong("METRICS_TOKEN", `must be at least ${API_TOKEN_SECRET_MIN_LENGTH} characters; it has ${metricsToken.length}`);
+  }
+
   const config: ServerConfig = {
     port: port("PORT", 8080),
     host: value("HOST") ?? "127.0.0.1",
@@ -126,6 +134,7 @@ export function readServerConfig(env: NodeJS.ProcessEnv): { config: ServerConfig
     egressExcerpts,
     rateLimit: rateLimit ?? RATE_LIMIT_DEFAULT,
     logUrlLifetimeMs: logUrlLifetimeMs ?? DEFAULT_LOG_URL_LIFETIME_MS,
+    metricsToken: metricsToken !== undefined && metricsToken.length >= API_TOKEN_SECRET_MIN_LENGTH ? metricsToken : undefined,
   };
   return { config, problems };
 }

@@ -21,6 +21,7 @@ const SERVER_FLAG_HELP: Record<keyof typeof SERVER_FLAGS, string> = {
   "egress-excerpts": "status (default): keep only the status line of answers from destinations EGRESS_ALLOW admits; full: keep them whole",
   "rate-limit": "API requests per second per credential (default 30, HCP Terraform's figure; off: no limit)",
   "log-url-lifetime": "how long a plan's or apply's log-read-url works, 1m to 24h such as 10m or 1h (default 1h)",
+  "metrics-token": "bearer token GET /metrics requires, at least 16 characters (default: none, /metrics answers whoever reaches HOST:PORT)",
 };
 
 /**

@@ -1,4 +1,4 @@
-import { DEMO, seedDemo } from "../../examples/server/demo.js";
+import { DEMO, seedDemoOwners } from "../../examples/server/demo.js";
 import { revokeToken } from "../../examples/server/owners-token.js";
 import type { Runplane } from "../index.js";
 import type { ApiTokenView } from "../services/directory.js";
@@ -34,8 +34,9 @@ async function create(args: string[], out: (line: string) => void): Promise<void
   const teamId = typeof values.team === "string" ? values.team : DEMO.ownersTeam;
   const description = typeof values.description === "string" ? values.description : "runplane token create";
   const secret = await withServerData(env, async (runplane, store) => {
-    // A database the server never started on (only migrated) gets the demo records it would seed.
-    await store.exclusively(() => seedDemo(runplane));
+    // A database the server never started on (only migrated) gets the records a token needs; the
+    // demo itself is seeded by the server's first start (D52).
+    await store.exclusively(() => seedDemoOwners(runplane));
     await checkTeam(runplane, organization, teamId, typeof values.team === "string");
     return (await runplane.directory.createApiToken({ organization, kind: "team", teamId, description })).token;
   });

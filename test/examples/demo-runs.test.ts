@@ -26,8 +26,8 @@ const refusing: HttpTransport = {
 async function demoServer(transport: HttpTransport) {
   const runplane = createRunplane({ storage: createMemoryStorage(), logger: silentLogger, keyring: { keys: [{ id: "k1", key: generateKey() }] }, transport });
   cleanups.push(() => runplane.close());
-  await seedDemo(runplane);
-  await ensureDemoTasks(runplane, { url: "https://integration.example/", hmacKey: "demo-runs-hmac-key" });
+  const seed = await seedDemo(runplane);
+  await ensureDemoTasks(runplane, { url: "https://integration.example/", hmacKey: "demo-runs-hmac-key", seed });
   const { token } = await runplane.directory.createApiToken({ organization: DEMO.organization, kind: "team", teamId: DEMO.ownersTeam });
   const dispatcher = createDispatcher(runplane, { pollIntervalMs: 50 });
   dispatcher.start();
