@@ -12,6 +12,14 @@ export interface Folded {
   text: string;
   from: Int32Array;
   to: Int32Array;
+  /**
+   * Per folded character, `from`/`to` widened over the token characters that were dropped as
+   * separators right next to it (`-`, `_`, `+`, `/`, at most two a side): a secret that starts or
+   * ends with one (a token `_x...`, a base64 core `+...`) loses it from its spelling, but not from
+   * its span.
+   */
+  edgeFrom?: Int32Array;
+  edgeTo?: Int32Array;
 }
 
 /** Named character references that stand for an ASCII character (the WHATWG list, ASCII only). */
@@ -82,24 +90,36 @@ const ASCII_SEPARATOR = new Uint8Array(128);
 for (const ch of " \t\n\r\f\v-_:.,;|/+=") ASCII_SEPARATOR[ch.charCodeAt(0)] = 1;
 const isSeparator = (code: number): boolean => (code < 128 ? ASCII_SEPARATOR[code] === 1 : /\s/.test(String.fromCharCode(code)));
 
+/** Separators that may belong to a token: a span takes those next to it along. */
+const EDGE = new Set(["-", "_", "+", "/"]);
+const EDGE_MAX = 2;
+
 function dropSeparators(view: Folded): Folded {
   const { text } = view;
   const from = new Int32Array(text.length);
   const to = new Int32Array(text.length);
+  const edgeFrom = new Int32Array(text.length);
+  const edgeTo = new Int32Array(text.length);
   const parts: string[] = [];
   let run = 0;
   let n = 0;
   for (let i = 0; i < text.length; i++) {
     if (!isSeparator(text.charCodeAt(i))) {
       from[n] = view.from[i]!;
-      to[n++] = view.to[i]!;
+      to[n] = view.to[i]!;
+      let a = i;
+      while (a > 0 && i - a < EDGE_MAX && EDGE.has(text[a - 1]!)) a--;
+      let b = i;
+      while (b + 1 < text.length && b - i < EDGE_MAX && EDGE.has(text[b + 1]!)) b++;
+      edgeFrom[n] = view.from[a]!;
+      edgeTo[n++] = view.to[b]!;
       continue;
     }
     if (i > run) parts.push(text.slice(run, i));
     run = i + 1;
   }
   if (text.length > run) parts.push(text.slice(run));
-  return { text: parts.join(""), from: from.subarray(0, n), to: to.subarray(0, n) };
+  return { text: parts.join(""), from: from.subarray(0, n), to: to.subarray(0, n), edgeFrom: edgeFrom.subarray(0, n), edgeTo: edgeTo.subarray(0, n) };
 }
 
 /** `text` folded: two decoding passes, then without separators. */

@@ -70,7 +70,7 @@ function merge(spans: [number, number][]): [number, number][] {
 export function secretSpans(text: string, folded: Folded, forms: readonly string[], markers: readonly string[] = []): SecretSpans {
   const spans: [number, number][] = [];
   const found = new Set<string>();
-  const at = (index: number, length: number): [number, number] => [folded.from[index]!, folded.to[index + length - 1]!];
+  const at = (index: number, length: number): [number, number] => [(folded.edgeFrom ?? folded.from)[index]!, (folded.edgeTo ?? folded.to)[index + length - 1]!];
   const lower = asciiLower(folded.text);
   for (const form of forms) {
     if (/[^\x00-\x7f]/.test(form)) {
