@@ -2,6 +2,7 @@ import * as z from "zod";
 import { KEY_ID, keyProblem } from "./crypto/keyring.js";
 import { allowEntryProblem } from "./delivery/address-policy.js";
 import { DEFAULT_MIN_PREFIX, WIDE_ADVICE, wideEntryProblem } from "./delivery/wide-entries.js";
+import { togetherText, wideTogether } from "./delivery/wide-allowlist.js";
 import { DIALECTS } from "./schemas/common.js";
 import { durationMs, isHttpUrl } from "./services/run-task-settings.js";
 import { closest } from "./suggest.js";
@@ -102,6 +103,10 @@ function checkWide(egress: { allow?: string[]; wide?: boolean; minPrefix?: { ipv
     const bound = `(at most a /${minPrefix.ipv4} of an IPv4 private range, a /${minPrefix.ipv6} of fc00::/7; option egress.minPrefix)`;
     if (problem) ctx.addIssue({ code: "custom", path: ["allow", i], message: `is wide: it ${problem}`, params: { fix: `${WIDE_ADVICE} ${bound}, or pass egress.wide: true to accept wide entries knowingly` } });
   });
+  // decision D43: entries narrow one by one may be wide together.
+  for (const together of wideTogether(egress.allow ?? [], minPrefix)) {
+    ctx.addIssue({ code: "custom", path: ["allow"], message: `is wide: its entries ${togetherText(together)}`, params: { fix: `${WIDE_ADVICE}, or pass egress.wide: true to accept wide entries knowingly` } });
+  }
 }
 
 const DeadlineSchema = z.strictObject({ idle: duration, max: duration }).refine(

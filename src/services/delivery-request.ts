@@ -26,6 +26,8 @@ export type DeliveryAttempt = {
       request: { url: string; headers: Record<string, string>; body: Uint8Array };
       /** decision D31: what an answer's excerpt must not show: the access token, the HMAC key, the signature. */
       secrets: () => string[];
+      /** decision D42: the callback access token the request carries ("" for none), burned when an answer spells it. */
+      accessToken: () => string;
     }
   | { ready: false; error: string }
 );
@@ -84,8 +86,9 @@ export function createRequestBuilder(ctx: ServiceContext, settings: RunTaskSetti
     }
     const headers = runTaskRequestHeaders({ bytes: body, key, dialect: ctx.dialect, userAgent: settings.userAgent });
     // Read only when an answer has a body to excerpt: most answers have none.
-    const secrets = () => [accessTokenOf(body), key ?? "", headers[SIGNATURE_HEADERS[ctx.dialect]] ?? ""];
-    return { ...base, ready: true, request: { url: row.url, headers, body }, secrets };
+    const accessToken = () => accessTokenOf(body);
+    const secrets = () => [accessToken(), key ?? "", headers[SIGNATURE_HEADERS[ctx.dialect]] ?? ""];
+    return { ...base, ready: true, request: { url: row.url, headers, body }, secrets, accessToken };
   }
 
   return build;
