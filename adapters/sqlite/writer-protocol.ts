@@ -6,10 +6,12 @@ export interface WriterStart {
   path: string;
   synchronous: SqliteSynchronousMode;
   busyTimeoutMs: number;
+  /** decision D39: one Int32 state per call in flight (writer-slots.ts), shared with the main thread. */
+  slots: SharedArrayBuffer;
 }
 
 /** Main thread to writer: one write call, or the order to finish the queue and stop. */
-export type ToWriter = { type: "call"; id: number; store: string; method: string; args: unknown[] } | { type: "close" };
+export type ToWriter = { type: "call"; id: number; slot: number; store: string; method: string; args: unknown[] } | { type: "close" };
 
 /** A call's answer: its value, or its error as plain data (an Error's class does not survive the copy). */
 export type Outcome = { id: number; ok: true; value: unknown } | { id: number; ok: false; error: WireError };
