@@ -29,20 +29,22 @@ export function sql(source: string): Statement {
 }
 
 /** Runs `statement` with `params` (by name; a missing one is a programming error). */
-export async function run(db: Queryable, statement: Statement, params: object = {}): Promise<PgQueryResult> {
+export async function run(db: Queryable, statement: Statement, params: object = {}, deadlineAt?: number): Promise<PgQueryResult> {
   const values = statement.names.map((name) => {
     if (!(name in params)) throw new TypeError(`runplane postgres: missing parameter @${name}`);
     return (params as Record<string, unknown>)[name];
   });
   try {
-    return await db.query({ name: statement.name, text: statement.text, values });
+    const config = { name: statement.name, text: statement.text, values };
+    return await db.query(deadlineAt === undefined ? config : { ...config, deadlineAt });
   } catch (error) {
     throw toStorageError(error);
   }
 }
 
-export const rowsOf = async <Row>(db: Queryable, statement: Statement, params?: object): Promise<Row[]> =>
-  (await run(db, statement, params)).rows as Row[];
+/** `deadlineAt`: a write group's earliest caller deadline (decision D39). */
+export const rowsOf = async <Row>(db: Queryable, statement: Statement, params?: object, deadlineAt?: number): Promise<Row[]> =>
+  (await run(db, statement, params, deadlineAt)).rows as Row[];
 
 export const changed = async (db: Queryable, statement: Statement, params?: object): Promise<number> =>
   (await run(db, statement, params)).rowCount ?? 0;

@@ -137,6 +137,27 @@ describe.skipIf(!reachable)("a write behind a lock held past the bound (D39)", (
     expect(await count(`"${schema}".team_projects`)).toBe(0);
   });
 
+  it("answers every request of a pool saturated behind a lock within the bound plus the margin (one deadline per request)", async () => {
+    // 4 connections; 16 token mints and 16 variable creations at once, each holding or waiting for one.
+    const mint = (n: number) => app.call("POST", "/api/v2/agent-pools/apool-a/authentication-tokens", { body: { data: { type: "authentication-tokens", attributes: { description: `t${n}` } } } });
+    const timed = async (call: () => Promise<TestResponse>): Promise<[number, number]> => {
+      const started = performance.now();
+      const res = await call();
+      return [res.status, performance.now() - started];
+    };
+    const answers = await behindLock("agent_tokens", () =>
+      behindLock("variables", () => Promise.all(Array.from({ length: 16 }, (_, n) => [timed(() => mint(n)), timed(() => createVar(`sat${n}`))]).flat())),
+    );
+    expect(new Set(answers.map(([status]) => status))).toStrictEqual(new Set([503]));
+    const slowest = Math.max(...answers.map(([, ms]) => ms));
+    // The bound, the margin a cancel's confirmation may take (confirmMarginMs: 200 ms here), and
+    // 300 ms for two cores shared with the database. A deadline per statement and per connection
+    // wait took 1.1-1.5 s here (each read, then the write, waiting its own bound).
+    expect(slowest).toBeLessThan(TIMEOUT_MS + 200 + 300);
+    expect(await count(`"${schema}".agent_tokens`)).toBe(0);
+    expect(await count(`"${schema}".variables`)).toBe(0);
+  });
+
   it("a storage call behind the lock rejects as unavailable and stores nothing (the adapter alone)", async () => {
     const at = "2026-01-01T00:00:00.000Z";
     const record = { id: "var-AAAAAAAAAAAAAAAA", ownerKind: "workspace" as const, ownerId: "ws-a", key: "direct", value: "v", description: null, category: "env" as const, hcl: false, sensitive: false, versionId: "v1", createdAt: at, updatedAt: at };
