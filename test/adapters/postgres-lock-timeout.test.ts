@@ -1,7 +1,9 @@
 import pg from "pg";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { createTestApp, varsBody, type TestApp, type TestResponse } from "../helpers/app.js";
 import { createPostgresStorage, type PgPoolClientLike, type PgPoolLike, type PgQueryConfig, type PostgresStorage } from "../../adapters/postgres/index.js";
+import { transaction } from "../../adapters/postgres/driver.js";
+import { StorageUnavailableError } from "../../src/storage/unavailable.js";
 import type { AgentTokenRecord } from "../../src/schemas/records.js";
 import { DATABASE_URL, dropSchema, postgresReachable, resetSchema, uniqueSchema } from "../helpers/postgres.js";
 
@@ -156,6 +158,60 @@ describe.skipIf(!reachable)("a write behind a lock held past the bound (D39)", (
     expect(slowest).toBeLessThan(TIMEOUT_MS + 200 + 300);
     expect(await count(`"${schema}".agent_tokens`)).toBe(0);
     expect(await count(`"${schema}".variables`)).toBe(0);
+  });
+
+  it("makes the server end a transaction's own lock wait at the deadline (SET LOCAL lock_timeout), not when the lock goes", async () => {
+    const waiting = async (): Promise<number> =>
+      count(`pg_locks l JOIN pg_class c ON c.oid = l.relation WHERE NOT l.granted AND c.relname = 'teams' AND c.relnamespace = $1::regnamespace`, [schema]);
+    const outcome = await behindLock("teams", async () => {
+      const answer = await storage.teams.insert({ id: "team-late", name: "late", organization: "acme", visibility: "secret", orgPermissions: [], members: ["user-dev"] }).then(
+        () => "stored",
+        (error: Error) => error.name,
+      );
+      // The connection is closed at the deadline, but PostgreSQL does not notice a closed socket
+      // while a statement waits for a lock: only the transaction's own lock_timeout ends the wait.
+      await vi.waitFor(async () => expect(await waiting()).toBe(0), { timeout: 1_000, interval: 25 });
+      return answer;
+    });
+    expect(outcome).toBe("StorageUnavailableError");
+    expect(await count(`"${schema}".teams WHERE id = 'team-late'`)).toBe(0);
+  });
+
+  it("bounds the wait for a connection of an embedder's pool that sets no timeout of its own", async () => {
+    const small = new pg.Pool({ connectionString: DATABASE_URL, max: 1 });
+    const bounded = await createPostgresStorage(small, { schema, timeoutMs: TIMEOUT_MS });
+    const held = await small.connect();
+    try {
+      const started = performance.now();
+      // Bounded here too: a regression must fail the test, not hang it until vitest's timeout.
+      const outcome = await Promise.race([
+        bounded.organizations.get("acme").then(
+          () => "answered",
+          (error: Error) => error.name,
+        ),
+        new Promise<string>((resolve) => setTimeout(resolve, TIMEOUT_MS + 1_000, "no answer")),
+      ]);
+      expect(outcome).toBe("StorageUnavailableError");
+      expect(performance.now() - started).toBeLessThan(TIMEOUT_MS + 500);
+    } finally {
+      held.release();
+      await bounded.close();
+      await small.end();
+    }
+  });
+
+  it("calls a lock wait past lock_timeout (55P03) unavailable: 503, not 500", async () => {
+    const error = await behindLock("variables", () =>
+      transaction(admin, async (client) => {
+        await client.query({ text: "SET LOCAL lock_timeout = 50" });
+        await client.query({ text: `SELECT 1 FROM "${schema}".variables` });
+      }).then(
+        () => null,
+        (e: unknown) => e,
+      ),
+    );
+    expect(error).toBeInstanceOf(StorageUnavailableError);
+    expect(error).toMatchObject({ reason: "lock timeout", code: "55P03" });
   });
 
   it("a storage call behind the lock rejects as unavailable and stores nothing (the adapter alone)", async () => {
