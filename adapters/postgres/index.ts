@@ -54,10 +54,13 @@ export interface PostgresStorageOptions {
    */
   schema?: string;
   /**
-   * How long one statement, or the wait for a connection, may take before the storage counts as
+   * How long one storage operation (the wait for a connection and every statement of one
+   * transaction or autocommit statement, together) may take before the storage counts as
    * unavailable (decision D28: the API answers 503 with Retry-After, `health()` says so), so a
-   * database that goes silent never hangs requests. Default 5000; 0 leaves it to the pool's own
-   * options. Set the pool's `connectionTimeoutMillis`, `keepAlive` and `idleTimeoutMillis` too.
+   * database that goes silent never hangs requests. A write answered so is not applied (decision
+   * D39: the server's own `statement_timeout`/`lock_timeout`, or a confirmed cancel). Default 5000;
+   * 0 leaves it to the pool's own options. Set the pool's `connectionTimeoutMillis`, `keepAlive`
+   * and `idleTimeoutMillis` too.
    */
   timeoutMs?: number;
 }

@@ -11,6 +11,7 @@ import { groupWritesOutside, type SqliteDatabase } from "./driver.js";
 import { createSqliteStorage } from "./index.js";
 import { isWriteMethod } from "./writer-methods.js";
 import { createGroupCommit } from "./writer-group.js";
+import { claimSlot } from "./writer-slots.js";
 import type { FromWriter, ToWriter, WriterStart } from "./writer-protocol.js";
 
 type Call = Extract<ToWriter, { type: "call" }>;
@@ -23,6 +24,7 @@ groupWritesOutside(db);
 // The main thread migrated the file before starting this thread: this only sets the pragmas.
 const storage = createSqliteStorage(db, { synchronous: start.synchronous, busyTimeoutMs: start.busyTimeoutMs });
 const commitGroup = createGroupCommit(db);
+const slots = new Int32Array(start.slots);
 
 const queue: Call[] = [];
 let scheduled = false;
@@ -49,7 +51,7 @@ async function drain(): Promise<void> {
   scheduled = false;
   running = true;
   while (queue.length > 0) {
-    const calls = queue.splice(0).map((call) => ({ id: call.id, run: () => invoke(call) }));
+    const calls = queue.splice(0).map((call) => ({ id: call.id, claim: () => claimSlot(slots, call.slot), run: () => invoke(call) }));
     post({ type: "group", outcomes: await commitGroup(calls) });
   }
   running = false;

@@ -11,6 +11,7 @@ import type { Admission, RateLimit } from "./rate-limit.js";
 import { createRequestTelemetry, type RequestLabels } from "./request-telemetry.js";
 import { ROUTE_PERMISSIONS, type RouteAction } from "./route-permissions.js";
 import { createRouter } from "./router.js";
+import { withRequestDeadline } from "../storage/request-deadline.js";
 import { routeKey, type HttpApp, type Route, type RouteContext, type RouteResult } from "./types.js";
 
 export type { Authenticate, HandlerCaching } from "./handler-access.js";
@@ -76,7 +77,8 @@ export function createHandler(app: HttpApp, routes: readonly Route[], authentica
   return (request: Request): Promise<Response> =>
     inAuditRequest(request, () => observe(request, async (req, labels) => {
       const quota: Quota = {};
-      const response = await serve(req, labels, quota);
+      // decision D39: the storage work of one request shares one deadline.
+      const response = await withRequestDeadline(() => serve(req, labels, quota));
       if (!quota.admission) return response;
       quota.admission.answered(response.status);
       return withHeaders(response, quota.admission.headers);

@@ -21,6 +21,13 @@ export interface DeliveryFailure {
 /** What a claim reads of a result, from the result as a write left it. */
 const pickClaimed = (r: ClaimedResult): ClaimedResult => ({ status: r.status, statusTimestamps: r.statusTimestamps, deadlineAt: r.deadlineAt, version: r.version, updatedAt: r.updatedAt });
 
+/**
+ * decision D40: how long a row sealed under a key this host lacks waits before any host may claim
+ * it again (its attempt not spent): long enough that this host does not claim it back at once,
+ * short next to a retry's backoff for the hosts that hold the key.
+ */
+export const KEY_WAIT_MS = 2_000;
+
 const plus = (at: Date, ms: number): string => new Date(at.getTime() + ms).toISOString();
 
 /** decision D15: the 200's `pending -> running`, computed by the stage machine from the claimed state. */
@@ -100,6 +107,15 @@ export function createDeliverySettlement(ctx: ServiceContext, stages: Pick<TaskS
     close,
     succeed,
     fail,
+    /**
+     * decision D40: this host lacks the key the row's payload (or its task's HMAC key) was sealed
+     * with: the row goes back due in KEY_WAIT_MS for the hosts that hold it, its attempt count as it
+     * was, its last error saying what it waits for. Resolves whether the claim was still held.
+     */
+    leave: async (row: TaskDeliveryRecord, keyId: string): Promise<boolean> => {
+      const fields = { attempt: row.attempt, dueAt: plus(ctx.now(), KEY_WAIT_MS), lastError: `waiting for a host holding key ${keyId}` };
+      return (await push({ ...lease(row), type: "retry", fields })).written;
+    },
     /** Gives a claimed row back unused (a stopping dispatcher, a lease too short to start on). */
     release: async (row: TaskDeliveryRecord): Promise<boolean> => (await push({ ...lease(row), type: "release" })).written,
     /** Resolves once every settlement asked for so far is stored. */

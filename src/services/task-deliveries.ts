@@ -117,6 +117,7 @@ export function createTaskDeliveryService(
      */
     listen: (onWake: () => void): Promise<StopListening | null> => (s.listen ? s.listen(onWake) : Promise.resolve(null)),
     release: settlement.release,
+    leave: settlement.leave,
     flush: settlement.flush,
 
     /** Open results past their deadline (D16), oldest first. */
