@@ -43,7 +43,7 @@ const FIXES: Record<string, string> = {
   overridableTasks: "pass true or false",
   userAgent: 'pass a non-empty string such as "my-platform/1.0"',
   attempts: 'pass { retention: "30d" } (milliseconds or strings such as "12h", "7d"), or leave it out to keep attempts 30 days',
-  health: 'pass { window: "5m", failureShare: 0.5, minAttempts: 5, retryingFor: "5m" } (any of them), or leave it out for these defaults',
+  health: 'pass { window: "5m", failureShare: 0.5, minAttempts: 5, retryingFor: "5m", noAgentFor: "5m" } (any of them), or leave it out for these defaults',
   host: 'pass { name: "web-1", intervalMs: 15000 } (either), false for a process that never seals a value, or leave it out',
   rateLimit: "pass { requestsPerSecond: 30 } (HCP Terraform's figure; also burst, unverifiedPerSecond, callbacksPerSecond, callbackBurst, maxKeys), false, or leave it out for no limit",
 };
@@ -128,6 +128,7 @@ const HealthSchema = z.strictObject({
   failureShare: z.custom((v) => typeof v === "number" && v > 0 && v <= 1, { error: "must be a share above 0 and at most 1, such as 0.5" }).optional(),
   minAttempts: z.custom((v) => Number.isSafeInteger(v) && (v as number) > 0, { error: "must be a positive integer" }).optional(),
   retryingFor: duration.optional(),
+  noAgentFor: duration.optional(),
 });
 
 /** decision D29a: how this instance records itself among the hosts of the storage. */

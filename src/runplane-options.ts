@@ -108,8 +108,9 @@ export interface RunplaneOptions {
    * decision D31: when `health()` says deliveries are failing: half or more (`failureShare`) of at
    * least `minAttempts` (5) attempts this process made in the last `window` (5 minutes) failed, or
    * a result has been retrying for longer than `retryingFor` (5 minutes, read from the storage's
-   * outbox stats, so it covers every host). Default `{ window: "5m", failureShare: 0.5,
-   * minAttempts: 5, retryingFor: "5m" }`.
+   * outbox stats, so it covers every host), or an agent pool's requests have waited with no agent
+   * of the pool connected to any host for longer than `noAgentFor` (5 minutes, decision D34).
+   * Default `{ window: "5m", failureShare: 0.5, minAttempts: 5, retryingFor: "5m", noAgentFor: "5m" }`.
    */
   health?: RunTaskOptions["health"];
   /**

@@ -40,6 +40,11 @@ export interface DeliveryHealthOptions {
   minAttempts?: number;
   /** A result retrying (its request answered other than 200) for longer than this counts as failing. Default `"5m"`. */
   retryingFor?: Duration;
+  /**
+   * decision D34: an agent pool's requests waiting while no agent of the pool has been connected to
+   * any host for longer than this count as failing. Default `"5m"`.
+   */
+  noAgentFor?: Duration;
 }
 
 export interface DeliveryHealthSettings {
@@ -47,9 +52,10 @@ export interface DeliveryHealthSettings {
   failureShare: number;
   minAttempts: number;
   retryingForMs: number;
+  noAgentForMs: number;
 }
 
-export const DEFAULT_DELIVERY_HEALTH: DeliveryHealthSettings = { windowMs: 5 * 60_000, failureShare: 0.5, minAttempts: 5, retryingForMs: 5 * 60_000 };
+export const DEFAULT_DELIVERY_HEALTH: DeliveryHealthSettings = { windowMs: 5 * 60_000, failureShare: 0.5, minAttempts: 5, retryingForMs: 5 * 60_000, noAgentForMs: 5 * 60_000 };
 
 export type DeadlineRule = { kind: "fixed"; ms: number } | { kind: "idle"; idleMs: number; maxMs: number };
 
@@ -105,6 +111,7 @@ function deliveryHealth(options: DeliveryHealthOptions = {}): DeliveryHealthSett
     failureShare: share,
     minAttempts,
     retryingForMs: options.retryingFor === undefined ? d.retryingForMs : parseDuration(options.retryingFor, "health.retryingFor"),
+    noAgentForMs: options.noAgentFor === undefined ? d.noAgentForMs : parseDuration(options.noAgentFor, "health.noAgentFor"),
   };
 }
 
