@@ -117,12 +117,16 @@ async function attempt(
   return "delivered";
 }
 
+/** Why no body was kept (decision D38): the platform's allowlist, or the agent's own egress (D34). */
+const WITHHELD_BY_EGRESS = "body not kept: the destination is reached through the egress allowlist";
+const WITHHELD_BY_AGENT = "body not kept by the agent's own egress: it keeps only the status line of an answer from a private address";
+
 /**
  * The answer as an attempt's record reads it; a host's transport may spell header names in any case.
  * decision D38: an answer whose body the egress did not keep is recorded as its status line.
  */
 function answerOf(res: HttpResponse): NonNullable<AttemptObservation["response"]> {
-  if (res.bodyWithheld) return { body: `HTTP ${statusText(res.status)} (body not kept: the destination is reached through the egress allowlist)`, contentType: "text/plain", truncated: false };
+  if (res.bodyWithheld) return { body: `HTTP ${statusText(res.status)} (${res.agentId ? WITHHELD_BY_AGENT : WITHHELD_BY_EGRESS})`, contentType: "text/plain", truncated: false };
   const type = Object.entries(res.headers).find(([name]) => name.toLowerCase() === "content-type")?.[1];
   return { body: res.body, contentType: type, truncated: res.bodyTruncated };
 }
