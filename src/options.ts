@@ -44,6 +44,7 @@ const FIXES: Record<string, string> = {
   userAgent: 'pass a non-empty string such as "my-platform/1.0"',
   attempts: 'pass { retention: "30d" } (milliseconds or strings such as "12h", "7d"), or leave it out to keep attempts 30 days',
   health: 'pass { window: "5m", failureShare: 0.5, minAttempts: 5, retryingFor: "5m", noAgentFor: "5m" } (any of them), or leave it out for these defaults',
+  agentRecords: 'pass { retention: "7d", maxPerToken: 25, maxPerPool: 50 } (any of them; the caps 1 to 100), or leave it out for these defaults',
   host: 'pass { name: "web-1", intervalMs: 15000 } (either), false for a process that never seals a value, or leave it out',
   rateLimit: "pass { requestsPerSecond: 30 } (HCP Terraform's figure; also burst, unverifiedPerSecond, callbacksPerSecond, callbackBurst, maxKeys), false, or leave it out for no limit",
 };
@@ -131,6 +132,10 @@ const HealthSchema = z.strictObject({
   noAgentFor: duration.optional(),
 });
 
+/** decision D46: agents' retention and caps. */
+const agentCap = z.custom((v) => Number.isSafeInteger(v) && (v as number) >= 1 && (v as number) <= 100, { error: "must be an integer from 1 to 100" }).optional();
+const AgentRecordsSchema = z.strictObject({ retention: duration.optional(), maxPerToken: agentCap, maxPerPool: agentCap });
+
 /** decision D29a: how this instance records itself among the hosts of the storage. */
 const HostSchema = z.strictObject({
   name: z.string({ error: "must be a string" }).min(1, "must not be empty").optional(),
@@ -195,6 +200,7 @@ const OptionsSchema = z.strictObject({
   logUrls: LogUrlsSchema.optional(),
   attempts: AttemptsSchema.optional(),
   health: HealthSchema.optional(),
+  agentRecords: AgentRecordsSchema.optional(),
   host: z.unknown().superRefine(checkHost).optional(),
   rateLimit: z.unknown().superRefine(checkRateLimit).optional(),
 });
@@ -214,6 +220,7 @@ const KNOWN_KEYS: Record<string, readonly string[]> = {
   readCache: ["maxBytes"],
   attempts: Object.keys(AttemptsSchema.shape),
   health: Object.keys(HealthSchema.shape),
+  agentRecords: Object.keys(AgentRecordsSchema.shape),
   host: Object.keys(HostSchema.shape),
   rateLimit: Object.keys(RateLimitSchema.shape),
 };

@@ -114,6 +114,12 @@ export interface RunplaneOptions {
    */
   health?: RunTaskOptions["health"];
   /**
+   * decision D46: agents' records: `retention` (7 days) after which a silent agent is removed by the
+   * dispatcher's sweep; `maxPerToken` (25) and `maxPerPool` (50) agents, past which a registration
+   * removes the oldest silent one or is refused 409. Default `{ retention: "7d", maxPerToken: 25, maxPerPool: 50 }`.
+   */
+  agentRecords?: RunTaskOptions["agentRecords"];
+  /**
    * decision D29a: this instance records in the storage the keys it seals with and when it was last
    * alive (`{ name?, intervalMs? }`: default the machine's host name, every 15 s; live for 3
    * intervals), at once when its keyring reloads, and removes the record at `close()`, so

@@ -23,7 +23,7 @@ export const METHOD_ACCESS: { [S in StoreName]-?: MethodsOf<NonNullable<Storage[
   variables: { list: "read", get: "read", insert: "write", update: "write", delete: "write", deleteByOwner: "write" },
   sealedValues: { scan: "read", replace: "write" },
   agentTokens: { get: "read", listByPool: "read", findByDigest: "read", insert: "write", touch: "write", delete: "write" },
-  agents: { get: "read", listByPool: "read", insert: "write", ping: "write", setStatus: "write" },
+  agents: { get: "read", listByPool: "read", insert: "write", ping: "write", setStatus: "write", delete: "write", prune: "write" },
   teamProjects: {
     get: "read",
     listByProject: "read",

@@ -28,6 +28,38 @@ export interface RunTaskOptions {
   attempts?: { retention?: Duration };
   /** When `health()` says deliveries are failing. */
   health?: DeliveryHealthOptions;
+  /**
+   * decision D46: agents' records. `retention`: an agent silent for longer is removed by the
+   * dispatcher's sweep (default 7 days). `maxPerToken` (25) and `maxPerPool` (50): agents
+   * registered with one agent token and in one pool; past them a registration removes the oldest
+   * silent one, or is refused 409 when all are connected.
+   */
+  agentRecords?: { retention?: Duration; maxPerToken?: number; maxPerPool?: number };
+}
+
+/** decision D46: the resolved `agentRecords`. */
+export interface AgentRecordSettings {
+  retentionMs: number;
+  maxPerToken: number;
+  maxPerPool: number;
+}
+
+export const DEFAULT_AGENT_RECORDS: AgentRecordSettings = { retentionMs: 7 * 86_400_000, maxPerToken: 25, maxPerPool: 50 };
+/** The most agents a pool may be allowed: the presence read lists them all in one page per host check. */
+export const MAX_AGENTS_PER_POOL = 100;
+
+function agentRecords(options: RunTaskOptions["agentRecords"] = {}): AgentRecordSettings {
+  const d = DEFAULT_AGENT_RECORDS;
+  const cap = (value: number | undefined, fallback: number, name: string): number => {
+    if (value === undefined) return fallback;
+    if (!Number.isSafeInteger(value) || value < 1 || value > MAX_AGENTS_PER_POOL) throw new TypeError(`agentRecords.${name} must be an integer from 1 to ${MAX_AGENTS_PER_POOL}`);
+    return value;
+  };
+  return {
+    retentionMs: options.retention === undefined ? d.retentionMs : parseDuration(options.retention, "agentRecords.retention"),
+    maxPerToken: cap(options.maxPerToken, d.maxPerToken, "maxPerToken"),
+    maxPerPool: cap(options.maxPerPool, d.maxPerPool, "maxPerPool"),
+  };
 }
 
 /** When `health()` says deliveries are failing (`src/services/delivery-health.ts`). */
@@ -73,6 +105,8 @@ export interface RunTaskSettings {
   attemptRetentionMs: number;
   /** When deliveries count as failing. */
   health: DeliveryHealthSettings;
+  /** decision D46: agents' retention and caps. */
+  agentRecords: AgentRecordSettings;
 }
 
 export const DEFAULT_DEADLINE_MS = 10 * 60 * 1000;
@@ -143,5 +177,6 @@ export function resolveRunTaskSettings(
     attemptRetentionMs:
       options.attempts?.retention === undefined ? DEFAULT_ATTEMPT_RETENTION_MS : parseDuration(options.attempts.retention, "attempts.retention"),
     health: deliveryHealth(options.health),
+    agentRecords: agentRecords(options.agentRecords),
   };
 }
