@@ -44,7 +44,8 @@ const FIXES: Record<string, string> = {
   overridableTasks: "pass true or false",
   userAgent: 'pass a non-empty string such as "my-platform/1.0"',
   attempts: 'pass { retention: "30d" } (milliseconds or strings such as "12h", "7d"), or leave it out to keep attempts 30 days',
-  health: 'pass { window: "5m", failureShare: 0.5, minAttempts: 5, retryingFor: "5m" } (any of them), or leave it out for these defaults',
+  health: 'pass { window: "5m", failureShare: 0.5, minAttempts: 5, retryingFor: "5m", noAgentFor: "5m" } (any of them), or leave it out for these defaults',
+  agentRecords: 'pass { retention: "7d", maxPerToken: 25, maxPerPool: 50 } (any of them; the caps 1 to 100), or leave it out for these defaults',
   host: 'pass { name: "web-1", intervalMs: 15000 } (either), false for a process that never seals a value, or leave it out',
   rateLimit: "pass { requestsPerSecond: 30 } (HCP Terraform's figure; also burst, unverifiedPerSecond, callbacksPerSecond, callbackBurst, maxKeys), false, or leave it out for no limit",
 };
@@ -133,7 +134,12 @@ const HealthSchema = z.strictObject({
   failureShare: z.custom((v) => typeof v === "number" && v > 0 && v <= 1, { error: "must be a share above 0 and at most 1, such as 0.5" }).optional(),
   minAttempts: z.custom((v) => Number.isSafeInteger(v) && (v as number) > 0, { error: "must be a positive integer" }).optional(),
   retryingFor: duration.optional(),
+  noAgentFor: duration.optional(),
 });
+
+/** decision D46: agents' retention and caps. */
+const agentCap = z.custom((v) => Number.isSafeInteger(v) && (v as number) >= 1 && (v as number) <= 100, { error: "must be an integer from 1 to 100" }).optional();
+const AgentRecordsSchema = z.strictObject({ retention: duration.optional(), maxPerToken: agentCap, maxPerPool: agentCap });
 
 /** decision D29a: how this instance records itself among the hosts of the storage. */
 const HostSchema = z.strictObject({
@@ -201,6 +207,7 @@ const OptionsSchema = z.strictObject({
   logUrls: LogUrlsSchema.optional(),
   attempts: AttemptsSchema.optional(),
   health: HealthSchema.optional(),
+  agentRecords: AgentRecordsSchema.optional(),
   host: z.unknown().superRefine(checkHost).optional(),
   rateLimit: z.unknown().superRefine(checkRateLimit).optional(),
 });
@@ -220,6 +227,7 @@ const KNOWN_KEYS: Record<string, readonly string[]> = {
   readCache: ["maxBytes"],
   attempts: Object.keys(AttemptsSchema.shape),
   health: Object.keys(HealthSchema.shape),
+  agentRecords: Object.keys(AgentRecordsSchema.shape),
   host: Object.keys(HostSchema.shape),
   rateLimit: Object.keys(RateLimitSchema.shape),
 };

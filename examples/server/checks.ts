@@ -8,6 +8,7 @@ import { DatabaseUnreachableError, inspectDatabase } from "./check-storage.js";
 import { keyringCheck } from "./check-keyring.js";
 import { keysCheck } from "./check-keys.js";
 import { hostsCheck } from "./check-hosts.js";
+import { agentsCheck } from "./check-agents.js";
 import { portTaken, readServerConfig, wideEgressWarning, type Problem, type ServerConfig } from "./config.js";
 import { externalIntegration, INTEGRATION_HOST } from "./integration.js";
 import { lockOwner, lockPorts } from "./lock.js";
@@ -34,6 +35,8 @@ export const SERVER_CHECKS: readonly ServerCheck[] = [
   { name: "hosts", run: hostsCheck },
   { name: "port", run: ports },
   { name: "egress", run: egress },
+  // decision D34: the agent pools, their agents and the deliveries waiting for them.
+  { name: "agents", run: agentsCheck },
 ];
 
 /**

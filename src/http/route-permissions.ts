@@ -53,6 +53,8 @@ export const ROUTE_PERMISSIONS: Readonly<Record<string, RouteAction>> = {
   // decision D34: a pool's agents are read by who may read the pool (owners or manage-agent-pools).
   "GET /agent-pools/:agent_pool_id/agents": "agent-pools:read",
   "GET /agents/:agent_id": "agent-pools:read",
+  // decision D46: removing an agent's record is managing the pool's agents (owners or manage-agent-pools).
+  "DELETE /agents/:agent_id": "agent-tokens:manage",
 
   // API tokens (the owners' included) are listed and revoked by owners only.
   "GET /teams/:team_id/authentication-tokens": "api-tokens:manage",

@@ -23,14 +23,15 @@ const STOPPED: readonly StageStatus[] = ["failed", "errored", "canceled", "unrea
 const name = (s: VerdictStage): string => `the ${STAGE_NAMES[s.stage].toLowerCase()} stage`;
 const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? "" : "s"}`;
 
-export function runVerdict(stages: readonly VerdictStage[]): Verdict {
+/** `waitingFor`: what a running stage waits for instead of its run tasks (decision D34: an agent of a pool). */
+export function runVerdict(stages: readonly VerdictStage[], waitingFor?: string): Verdict {
   if (stages.length === 0) return { tone: "pending", text: "No run task stages: nothing was checked." };
   const stopped = stages.find((s) => STOPPED.includes(s.status));
   if (stopped) return { tone: "failed", text: `Did not pass: ${name(stopped)} ${stopped.status.replace(/_/g, " ")}.` };
   const waiting = stages.find((s) => s.status === "awaiting_override");
   if (waiting) return { tone: "awaiting_override", text: `Waiting for an override: ${name(waiting)} failed a mandatory check.` };
   const running = stages.find((s) => s.status === "running");
-  if (running) return { tone: "running", text: `Running: ${name(running)} is waiting for its run tasks.` };
+  if (running) return { tone: "running", text: `Running: ${name(running)} is ${waitingFor ?? "waiting for its run tasks"}.` };
   const passed = stages.filter((s) => s.status === "passed");
   const overridden = passed.filter((s) => s.overridden).length;
   const note = overridden > 0 ? ` (${plural(overridden, "override")})` : "";

@@ -5,6 +5,7 @@ import { GLOBAL_TELEMETRY } from "../telemetry/providers.js";
 import { createAttemptWindow } from "./attempt-window.js";
 import type { ServiceContext } from "./context.js";
 import { createDeliveryAttemptService } from "./delivery-attempts.js";
+import { createAgentService } from "./agents.js";
 import { createRequestBuilder, type DeliveryAttempt } from "./delivery-request.js";
 import { createDeliverySettlement } from "./delivery-settlement.js";
 import type { FreshPayloads } from "./fresh-payloads.js";
@@ -76,6 +77,8 @@ export function createTaskDeliveryService(
     telemetry: ctx.telemetry ?? GLOBAL_TELEMETRY,
     /** decision D31: the attempt history (`list`, `prune`) and retry now (`retryNow`, `onDue`). */
     attempts: createDeliveryAttemptService(ctx, settings),
+    /** decision D46: removes agents silent for longer than `agentRecords.retention`; resolves how many. */
+    pruneAgents: createAgentService(ctx).prune,
     /** The outbox's figures now, or null when the storage offers no `stats`: for metrics and health checks. */
     outbox: (): Promise<OutboxFigures | null> => outboxFigures(s, ctx.now()),
     /** decision D31: how this process's attempts of the last `health.window` ended (the dispatcher records them), for `health()`. */

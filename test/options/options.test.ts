@@ -135,7 +135,8 @@ describe("createRunplane refuses options it does not know", () => {
       runs: { details: () => ({ status: "applied" }), policyChecks: () => [] },
       logUrls: { lifetime: "10m" },
       attempts: { retention: "7d" },
-      health: { window: "10m", failureShare: 0.25, minAttempts: 10, retryingFor: 120_000 },
+      health: { window: "10m", failureShare: 0.25, minAttempts: 10, retryingFor: 120_000, noAgentFor: "10m" },
+      agentRecords: { retention: "3d", maxPerToken: 10, maxPerPool: 20 },
       host: { name: "web-1", intervalMs: 5_000, schedule: () => () => undefined },
       rateLimit: { requestsPerSecond: 30, burst: 30, callbacksPerSecond: 1, callbackBurst: 10, maxKeys: 100 },
     } satisfies Required<Omit<RunplaneOptions, "transport">>);

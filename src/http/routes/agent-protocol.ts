@@ -88,7 +88,7 @@ function createAgentAuth({ hub, agents, agentTokens }: AgentProtocolDeps) {
     // Polled another host before (or this host restarted): the record says whose agent it is.
     const record = await agents.get(agentId).catch(() => null);
     if (!record || record.tokenId !== v.tokenId || record.status === "exited") throw unauthorized();
-    return hub.open(agentId, record.agentPoolId, record.tokenId);
+    return hub.open(agentId, record.agentPoolId, record.tokenId, record.name);
   }
   return { verified, sessionOf };
 }
@@ -115,7 +115,7 @@ function createAgentEndpoints(deps: AgentProtocolDeps) {
   async function register(request: Request, v: VerifiedAgentToken): Promise<Response> {
     const body = parseOrThrow(RegisterSchema, (await readJsonBody(request, MAX_PROTOCOL_BODY_BYTES)) ?? {}, "");
     const agent = await agents.register(v.agentPoolId, { tokenId: v.tokenId, name: body.name ?? null, ipAddress: addressOf(request), status: "idle" });
-    hub.open(agent.id, agent.agentPoolId, v.tokenId);
+    hub.open(agent.id, agent.agentPoolId, v.tokenId, agent.name);
     logger.info("agent registered", { agentId: agent.id, agentPoolId: agent.agentPoolId });
     return plain(201, { "agent-id": agent.id, "agent-pool-id": agent.agentPoolId, "poll-wait-ms": MAX_POLL_WAIT_MS });
   }

@@ -140,6 +140,12 @@ function accessOperations(): Record<string, OperationDoc> {
       errors: [400, 422],
     },
     "GET /agents/:agent_id": { tag: "Agents", summary: "Show an agent: status, address and latest report (D34)", success: { status: 200, body: { resource: "agents" } } },
+    "DELETE /agents/:agent_id": {
+      tag: "Agents",
+      summary: "Delete an agent that is unknown, errored or exited (D46); 409 while it is idle or busy",
+      success: { status: 204, body: null },
+      errors: [409],
+    },
     "GET /teams/:team_id/authentication-tokens": {
       tag: "Team tokens",
       summary: "List a team's API tokens, metadata only (owners only; 404 otherwise)",
