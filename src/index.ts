@@ -2,23 +2,16 @@ import { createKeyring, generateKey, type Keyring, type KeyringOptions } from ".
 import { newId } from "./crypto/random.js";
 import { createHandler, type Authenticate } from "./http/handler.js";
 import { createJsonApi } from "./http/jsonapi.js";
-import { agentTokenResource, agentTokenRoutes } from "./http/routes/agent-tokens.js";
-import { agentResource, agentRoutes } from "./http/routes/agents.js";
-import { teamTokenRoutes } from "./http/routes/team-tokens.js";
-import { pingRoutes } from "./http/routes/ping.js";
-import { policySetParameterResource, policySetParameterRoutes } from "./http/routes/policy-set-parameters.js";
-import { variableResource, variableRoutes } from "./http/routes/variables.js";
-import { teamProjectResource, teamProjectRoutes } from "./http/routes/team-projects.js";
-import { runTaskResources, runTaskRoutes } from "./http/routes/run-tasks.js";
-import { taskStageResources, taskStageRoutes } from "./http/routes/task-stages.js";
-import { deliveryAttemptResource, deliveryAttemptRoutes } from "./http/routes/delivery-attempts.js";
-import { artifactRoutes } from "./http/routes/artifacts.js";
+import { agentTokenResource } from "./http/routes/agent-tokens.js";
+import { agentResource } from "./http/routes/agents.js";
+import { API_ROUTES } from "./http/routes/all.js";
+import { policySetParameterResource } from "./http/routes/policy-set-parameters.js";
+import { variableResource } from "./http/routes/variables.js";
+import { teamProjectResource } from "./http/routes/team-projects.js";
+import { runTaskResources } from "./http/routes/run-tasks.js";
+import { taskStageResources } from "./http/routes/task-stages.js";
+import { deliveryAttemptResource } from "./http/routes/delivery-attempts.js";
 import { runReadResources } from "./http/run-documents.js";
-import { commentRoutes } from "./http/routes/comments.js";
-import { planRoutes } from "./http/routes/plans.js";
-import { policyCheckRoutes } from "./http/routes/policy-checks.js";
-import { runEventRoutes } from "./http/routes/run-events.js";
-import { runRoutes } from "./http/routes/runs.js";
 import { durationMs, resolveRunTaskSettings, type RunTaskSettings } from "./services/run-task-settings.js";
 import type { Authorizer, HttpApp, Route } from "./http/types.js";
 import { createConsoleLogger, toLogger, type Logger } from "./logger.js";
@@ -102,7 +95,7 @@ function createContext(options: RunplaneOptions, settings: RunTaskSettings) {
   return { ctx, transport, host, agentHub };
 }
 
-const ROUTES: Route[] = [...pingRoutes, ...teamProjectRoutes, ...variableRoutes, ...policySetParameterRoutes, ...agentTokenRoutes, ...agentRoutes, ...teamTokenRoutes, ...runTaskRoutes, ...taskStageRoutes, ...deliveryAttemptRoutes, ...artifactRoutes, ...runRoutes, ...planRoutes, ...runEventRoutes, ...commentRoutes, ...policyCheckRoutes];
+const ROUTES: readonly Route[] = API_ROUTES;
 
 /** The API's handler: resources, routes, authentication, the read and access caches, the rate limit. */
 function createApi(ctx: ServiceContext, options: RunplaneOptions, services: ReturnType<typeof createServices>, basePath: string, agentHub: AgentHub) {

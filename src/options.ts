@@ -39,7 +39,7 @@ const FIXES: Record<string, string> = {
   egress: 'pass { allow: ["10.1.2.0/24", "127.0.0.1:8081", "tasks.internal:443"] } (CIDRs, IP addresses and host names, each optionally with :port), and optionally resolve, wide, minPrefix and excerpts',
   transport: "pass an HttpTransport ({ send, close }), such as createEgress(...), or leave it out",
   artifacts: "pass { planJson?, configurationVersion?, planLog?, applyLog? }, each a function of the run",
-  runs: "pass { details?, policyChecks?, policyCheckRun? }: functions of the run, policyCheckRun of a policy check id",
+  runs: "pass { details?, policyChecks?, policyCheckRun?, policyCheckOutput? }: functions of the run, policyCheckRun of a policy check id",
   logUrls: 'pass { lifetime: "1h" } (milliseconds or strings such as "10m", "1h"; 1 minute to 24 hours), or leave it out for an hour',
   overridableTasks: "pass true or false",
   userAgent: 'pass a non-empty string such as "my-platform/1.0"',
@@ -117,7 +117,7 @@ const DeadlineSchema = z.strictObject({ idle: duration, max: duration }).refine(
 );
 
 const ArtifactsSchema = z.strictObject({ planJson: fn(), configurationVersion: fn(), planLog: fn(), applyLog: fn() });
-const RunsSchema = z.strictObject({ details: fn(), policyChecks: fn(), policyCheckRun: fn() });
+const RunsSchema = z.strictObject({ details: fn(), policyChecks: fn(), policyCheckRun: fn(), policyCheckOutput: fn() });
 /** decision D32: how long a `log-read-url` is honoured: 1 minute to 24 hours. */
 const inLifetimeRange = (v: unknown): boolean => {
   const ms = durationMs(v);

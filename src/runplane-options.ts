@@ -97,7 +97,8 @@ export interface RunplaneOptions {
    * `/plan`, `/apply`, `/policy-checks`): `details(run)` returns its status and timestamps, has-changes,
    * Terraform version, and its plan's and apply's status and resource counts; `policyChecks(run)`
    * its policy checks; `policyCheckRun(id)` the run id of a policy check, for `GET /policy-checks/:id`
-   * (D36). Each may return null. What the host leaves out is left out of the default
+   * (D36); `policyCheckOutput(run, check)` its output for `GET /policy-checks/:id/output` (D49; a
+   * summary of the result without it). Each may return null. What the host leaves out is left out of the default
    * dialect's documents and written as go-tfe's zero value in the hcp-terraform dialect.
    */
   runs?: RunProviders;

@@ -45,7 +45,8 @@ export interface Runplane {
    * `tasks.*` and `workspaceTasks.*` configure them; `createRun(input)` snapshots a workspace's
    * enabled tasks into pending stages and results (idempotent per run id); `startStage(runId,
    * stage)` starts a stage, issues callback tokens and enqueues deliveries in one step;
-   * `cancelRun`, `override`, `getStage`, `listStages`; `getRun`, `listRuns(workspaceId, page)`
+   * `cancelRun` (unfinished stages `canceled`), `endRun` (the host's run ended: stages never
+   * started `unreachable`, D47), `override`, `getStage`, `listStages`; `getRun`, `listRuns(workspaceId, page)`
    * (newest first); `callback(resultId, token, body)` and
    * `receiveCallback(resultId, token, readBody)` (reads the body only once the token holds, D26);
    * `verifyAccessToken(token)` for plan and configuration downloads; `on("stage-status" | "result-status", listener)` after each stored change (`onOwn` for this instance's only);

@@ -1,7 +1,7 @@
 import { Hono } from "hono";
 import { createDispatcher, createResultsPage, createRunplane, type Runplane } from "../../src/index.js";
 import { demoArtifacts } from "./artifacts.js";
-import { createDemoRunProviders, demoApplyLog, demoPlanLog } from "./run-details.js";
+import { createDemoApplyLog, createDemoRunProviders, demoPlanLog } from "./run-details.js";
 import { DEMO, seedDemo } from "./demo.js";
 import { createDemoRuns } from "./demo-runs.js";
 import { preflight } from "./checks.js";
@@ -78,16 +78,17 @@ const build = (allow: string[]): Runplane =>
     egress: { allow: [...allow, ...config.egressAllow], wide: config.egressAllowWide, excerpts: config.egressExcerpts },
     // decision D24: the plan JSON and configuration archive the integration downloads, and
     // (D32) the plan's and the apply's logs, read at their `log-read-url` without a credential.
-    artifacts: { ...demoArtifacts, planLog: demoPlanLog, applyLog: demoApplyLog },
+    artifacts: { ...demoArtifacts, planLog: demoPlanLog, applyLog: createDemoApplyLog(stagesOf) },
     // What only the host knows of a run, for integrations that read it (D24); the demo reads
     // its runs' task stages (`runplane` is set before any request can ask).
-    runs: createDemoRunProviders(async (runId) => (await runplane.runTasks.listStages(runId)).items),
+    runs: createDemoRunProviders(stagesOf),
     // decision D33: per-credential limits as HCP Terraform has them (RATE_LIMIT, "off" for none).
     rateLimit: config.rateLimit === false ? false : { requestsPerSecond: config.rateLimit },
     // decision D32: how long a plan's or apply's `log-read-url` works (LOG_URL_LIFETIME, default 1h).
     logUrls: { lifetime: config.logUrlLifetimeMs },
   });
 let runplane!: Runplane;
+const stagesOf = async (runId: string) => (await runplane.runTasks.listStages(runId)).items;
 // Checked and written once, however many hosts start together on one database; the demo tasks'
 // target is read under the same lock, so hosts starting together share it (D27).
 const { token, fromEnv, revoked, target } = await closedIfRefused(() =>
@@ -150,10 +151,12 @@ async function shutdown(signal: string): Promise<void> {
     const closed = http.close();
     // Agents' waiting polls answer now (their sessions end), so they stop holding connections open.
     runplane.agentHub.close();
-    demoRuns.close();
+    // Runs still played in the background (D47) stop where they are: their stages stay as stored.
+    const demoStopped = demoRuns.close();
     await dispatcher.stop({ graceMs: 5_000 });
     await integration.close();
     await closed;
+    await demoStopped;
     await runplane.close();
     await store.close();
     await observed.shutdown();

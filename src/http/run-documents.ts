@@ -70,10 +70,11 @@ export const runReadResources = (basePath: string): ResourceDefinition[] => [
     relationships: { runEvent: { type: "run-events" } },
   },
   { type: "users", attributes: UserAttributes },
-  // Included only: runplane serves no route of their own.
   {
     type: "configuration-versions",
     attributes: ConfigurationVersionAttributes,
+    verbatim: ["statusTimestamps"],
+    self: (d) => `${basePath}/configuration-versions/${seg(String(d.id))}`,
     relationships: { ingressAttributes: { type: "ingress-attributes" } },
   },
   { type: "ingress-attributes", attributes: IngressAttributesAttributes },

@@ -38,6 +38,7 @@ export function createRunTaskService(ctx: ServiceContext) {
     createRun: stages.createRun,
     startStage: stages.startStage,
     cancelRun: stages.cancelRun,
+    endRun: stages.endRun,
     override: stages.override,
     getStage: stages.getStage,
     getStageById: stages.getStageById,

@@ -25,7 +25,13 @@ export type { CreatedRun } from "./run-creation.js";
 export function createTaskStageService(ctx: ServiceContext, settings: RunTaskSettings, events: RunTaskEmitter, fresh?: FreshPayloads) {
   const s = ctx.storage;
   const emit = createStageEmitters(ctx, events);
-  const { recompute, cancelStage } = createStageTransitions(ctx, settings, emit);
+  const { recompute, cancelStage, notReached } = createStageTransitions(ctx, settings, emit);
+  /** Applies `step` to each stage of an existing run (404 otherwise) and answers its stages as they are then. */
+  const endWith = async (runId: string, step: (stage: TaskStageRecord) => Promise<void>): Promise<TaskStageView[]> => {
+    if (!(await s.runs.get(runId))) throw notFound();
+    for (const stage of (await s.taskStages.listByRun(runId)).items) await step(stage);
+    return (await s.taskStages.listByRun(runId)).items.map(toStageView);
+  };
 
   return {
     recompute,
@@ -33,12 +39,14 @@ export function createTaskStageService(ctx: ServiceContext, settings: RunTaskSet
     startStage: createStageStart(ctx, settings, emit, fresh),
 
     /** Cancels every unfinished stage of the run and their unfinished results (D13). */
-    async cancelRun(runId: string): Promise<TaskStageView[]> {
-      if (!(await s.runs.get(runId))) throw notFound();
-      const { items } = await s.taskStages.listByRun(runId);
-      for (const stage of items) await cancelStage(stage.id);
-      return (await s.taskStages.listByRun(runId)).items.map(toStageView);
-    },
+    cancelRun: (runId: string): Promise<TaskStageView[]> => endWith(runId, (stage) => cancelStage(stage.id)),
+    /**
+     * decision D47: the host's run ended (errored, discarded, planned and finished, applied): every
+     * stage it never started is `unreachable` now, its results too, so none waits for ever and a
+     * post_apply stage never runs on a run that was never applied. Stages already started go on to
+     * their own end. Idempotent; 404 for an unknown run.
+     */
+    endRun: (runId: string): Promise<TaskStageView[]> => endWith(runId, async (stage) => (stage.status === "pending" ? notReached(stage.id) : undefined)),
 
     /**
      * The override (D13): only from `awaiting_override` (else 409 `transition not allowed`); the

@@ -34,6 +34,11 @@ function variableOperations(dialect: Dialect): Record<string, OperationDoc> {
     },
 
     "GET /workspaces/:workspace_id/vars": { tag: varsTag, summary: "List a workspace's variables (not paged, D7)", success: { status: 200, body: { collection: "vars", paging: "never" } } },
+    "GET /workspaces/:workspace_id/all-vars": {
+      tag: varsTag,
+      summary: "List every variable a run of the workspace gets (go-tfe ListAll): runplane has no variable sets, so the workspace's own, as `vars` lists them (D49)",
+      success: { status: 200, body: { collection: "vars", paging: "never" } },
+    },
     "GET /workspaces/:workspace_id/vars/:variable_id": { tag: varsTag, summary: "Show a variable", success: { status: 200, body: { resource: "vars" } } },
     "POST /workspaces/:workspace_id/vars": {
       tag: varsTag,
