@@ -5,6 +5,7 @@ import { createJsonApi } from "./http/jsonapi.js";
 import { agentTokenResource, agentTokenRoutes } from "./http/routes/agent-tokens.js";
 import { agentResource, agentRoutes } from "./http/routes/agents.js";
 import { teamTokenRoutes } from "./http/routes/team-tokens.js";
+import { auditTrailRoutes } from "./http/routes/audit-trail.js";
 import { pingRoutes } from "./http/routes/ping.js";
 import { policySetParameterResource, policySetParameterRoutes } from "./http/routes/policy-set-parameters.js";
 import { variableResource, variableRoutes } from "./http/routes/variables.js";
@@ -99,7 +100,7 @@ function createContext(options: RunplaneOptions, settings: RunTaskSettings) {
   return { ctx, transport, host, agentHub };
 }
 
-const ROUTES: Route[] = [...pingRoutes, ...teamProjectRoutes, ...variableRoutes, ...policySetParameterRoutes, ...agentTokenRoutes, ...agentRoutes, ...teamTokenRoutes, ...runTaskRoutes, ...taskStageRoutes, ...deliveryAttemptRoutes, ...artifactRoutes, ...runRoutes, ...planRoutes, ...runEventRoutes, ...commentRoutes, ...policyCheckRoutes];
+const ROUTES: Route[] = [...pingRoutes, ...teamProjectRoutes, ...variableRoutes, ...policySetParameterRoutes, ...agentTokenRoutes, ...agentRoutes, ...teamTokenRoutes, ...runTaskRoutes, ...taskStageRoutes, ...deliveryAttemptRoutes, ...artifactRoutes, ...runRoutes, ...planRoutes, ...runEventRoutes, ...commentRoutes, ...policyCheckRoutes, ...auditTrailRoutes];
 
 /** The API's handler: resources, routes, authentication, the read and access caches, the rate limit. */
 function createApi(ctx: ServiceContext, options: RunplaneOptions, services: ReturnType<typeof createServices>, basePath: string, agentHub: AgentHub) {
