@@ -47,6 +47,9 @@ export function createSweeper(deliveries: TaskDeliveryService, failpoint: (name:
       if (prune) {
         const pruned = await deliveries.attempts.prune();
         if (pruned > 0) deliveries.logger.debug("delivery attempts past their retention removed", { event: "attempts.pruned", count: pruned });
+        // decision D53: audit events past `audit.retention`, as rarely as the attempts.
+        const events = await deliveries.pruneAudit();
+        if (events > 0) deliveries.logger.debug("audit events past their retention removed", { event: "audit.pruned", count: events });
       }
     } catch (err) {
       deliveries.logger.error("run task deadline sweep failed", { error: err instanceof Error ? err.name : typeof err });

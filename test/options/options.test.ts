@@ -132,6 +132,7 @@ describe("createRunplane refuses options it does not know", () => {
       runs: { details: () => ({ status: "applied" }), policyChecks: () => [] },
       logUrls: { lifetime: "10m" },
       attempts: { retention: "7d" },
+      audit: { retention: "365d" },
       health: { window: "10m", failureShare: 0.25, minAttempts: 10, retryingFor: 120_000 },
       host: { name: "web-1", intervalMs: 5_000, schedule: () => () => undefined },
       rateLimit: { requestsPerSecond: 30, burst: 30, callbacksPerSecond: 1, callbackBurst: 10, maxKeys: 100 },
