@@ -188,6 +188,7 @@ export function createRunplane(options: RunplaneOptions): Runplane {
     teamProjects: services.teamProjects,
     runTasks: services.runTasks,
     directory: services.directory,
+    audit: services.audit,
     reencrypt: () => reencryptAll(ctx),
     sealedValues: () => countSealedValues(ctx.storage),
     keyring: ctx.keys,

@@ -44,6 +44,7 @@ const FIXES: Record<string, string> = {
   overridableTasks: "pass true or false",
   userAgent: 'pass a non-empty string such as "my-platform/1.0"',
   attempts: 'pass { retention: "30d" } (milliseconds or strings such as "12h", "7d"), or leave it out to keep attempts 30 days',
+  audit: 'pass { retention: "90d" } (milliseconds or strings such as "14d", "365d"), or leave it out to keep audit events 90 days',
   health: 'pass { window: "5m", failureShare: 0.5, minAttempts: 5, retryingFor: "5m", noAgentFor: "5m" } (any of them), or leave it out for these defaults',
   agentRecords: 'pass { retention: "7d", maxPerToken: 25, maxPerPool: 50 } (any of them; the caps 1 to 100), or leave it out for these defaults',
   host: 'pass { name: "web-1", intervalMs: 15000 } (either), false for a process that never seals a value, or leave it out',
@@ -128,6 +129,8 @@ const LogUrlsSchema = z.strictObject({
 });
 /** decision D31: how long delivery attempts are kept. */
 const AttemptsSchema = z.strictObject({ retention: duration.optional() });
+/** decision D53: how long audit events are kept. */
+const AuditSchema = z.strictObject({ retention: duration.optional() });
 /** When `health()` says deliveries are failing. */
 const HealthSchema = z.strictObject({
   window: duration.optional(),
@@ -206,6 +209,7 @@ const OptionsSchema = z.strictObject({
   runs: RunsSchema.optional(),
   logUrls: LogUrlsSchema.optional(),
   attempts: AttemptsSchema.optional(),
+  audit: AuditSchema.optional(),
   health: HealthSchema.optional(),
   agentRecords: AgentRecordsSchema.optional(),
   host: z.unknown().superRefine(checkHost).optional(),
@@ -226,6 +230,7 @@ const KNOWN_KEYS: Record<string, readonly string[]> = {
   logUrls: Object.keys(LogUrlsSchema.shape),
   readCache: ["maxBytes"],
   attempts: Object.keys(AttemptsSchema.shape),
+  audit: Object.keys(AuditSchema.shape),
   health: Object.keys(HealthSchema.shape),
   agentRecords: Object.keys(AgentRecordsSchema.shape),
   host: Object.keys(HostSchema.shape),

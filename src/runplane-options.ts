@@ -115,6 +115,11 @@ export interface RunplaneOptions {
    */
   attempts?: RunTaskOptions["attempts"];
   /**
+   * decision D53: audit events older than `retention` are removed by the dispatcher's sweep, in
+   * bounded batches (each chain stays verifiable). Default `{ retention: "90d" }` (HCP keeps 14 days).
+   */
+  audit?: RunTaskOptions["audit"];
+  /**
    * decision D31: when `health()` says deliveries are failing: half or more (`failureShare`) of at
    * least `minAttempts` (5) attempts this process made in the last `window` (5 minutes) failed, or
    * a result has been retrying for longer than `retryingFor` (5 minutes, read from the storage's

@@ -48,6 +48,7 @@ export const COMMAND_HELP: Record<string, string> = {
   keygen: "usage: runplane keygen [--json] [--id <key id>]\na new 32-byte keyring key, base64 (--id: as the keyring entry {\"id\",\"key\"} to add to keys; --json: a whole keyring with that key active)",
   migrate: `usage: runplane migrate [--dry-run] [database flags]\napply pending schema migrations to the server's database (--dry-run: list them, apply nothing)\n${DATABASE_NOTE}`,
   reencrypt: `usage: runplane reencrypt [--retire <key id>] [data flags]\nmove every sealed value to the keyring's active key (in an existing data directory or database) and print what each key seals\n--retire <key id>: then remove that key from keyring.json, refused while it is active or still seals a value\n${DATA_NOTE}`,
+  audit: `usage: runplane audit verify [--organization <name>] [data flags]\nwalk each organization's audit hash chain in the server's data and name the first break (an edited or deleted event); prints each chain's head digest; exit 1 when a chain is broken\n--organization <name>: only this organization\n${DATA_NOTE}`,
   token:
     "usage: runplane token create [--team <id>] [--organization <name>] [--description <text>] [data flags]\n" +
     "       runplane token list [--team <id>] [--organization <name>] [--sessions] [--revoked] [data flags]\n" +
@@ -68,6 +69,7 @@ export const USAGE = `usage: runplane <command> [flags]   (runplane <command> --
   keygen      a new keyring key (--json: a whole keyring)
   migrate     apply pending schema migrations (--dry-run: list them)
   reencrypt   move sealed values to the keyring's active key (--retire: then drop an unused key)
+  audit       audit verify: walk the audit trail's hash chains and name the first break
   token       token create|list|revoke: API tokens (a new one printed once; list; revoke)
   doctor      check options, storage, keyring and egress
   agent       --url <origin> (token in RUNPLANE_AGENT_TOKEN): carry an agent pool's run task requests from a private network

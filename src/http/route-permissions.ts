@@ -17,6 +17,7 @@ export const ROUTE_ACTIONS = [
   "runs:override",
   "run-tasks:configure",
   "run-tasks:manage",
+  "audit-trail:read",
 ] as const;
 export type RouteAction = (typeof ROUTE_ACTIONS)[number];
 
@@ -59,6 +60,9 @@ export const ROUTE_PERMISSIONS: Readonly<Record<string, RouteAction>> = {
 
   // API tokens (the owners' included) are listed and revoked by owners only.
   "GET /teams/:team_id/authentication-tokens": "api-tokens:manage",
+
+  // decision D53: the audit trail is read with an organization-level credential: owners only.
+  "GET /organization/audit-trail": "audit-trail:read",
 
   // decision D21: organization run tasks need manage-run-tasks (or owners); workspace tasks the
   // project's run-tasks permission; stages, results and outcomes runs >= read; override its own right.

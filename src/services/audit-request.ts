@@ -3,6 +3,7 @@ import { randomUUID } from "node:crypto";
 import { isIP } from "node:net";
 import type { AuditActor } from "../schemas/audit.js";
 import type { Principal } from "../schemas/common.js";
+import type { ApiTokenRecord } from "../schemas/records.js";
 
 /**
  * decision D53: who is asking and from where, for the events the request's writes record. The HTTP
@@ -70,4 +71,12 @@ export function actorOfPrincipal(principal: Principal): AuditActor {
   const userId = principal.userId ?? null;
   const who = userId ? `user ${userId}` : teamId ? `team ${teamId}` : `organization ${principal.organization}`;
   return { kind: "token", tokenId, tokenKind: principal.tokenKind ?? principal.kind, userId, teamId, description: principal.tokenDescription ?? `${principal.kind} token of ${who}` };
+}
+
+/** The actor of a stored API token record (a results-page sign-in acts as the token signed in with). */
+export function actorOfToken(record: ApiTokenRecord, kind: "token" | "session" = "token"): AuditActor {
+  const admin = record.description === "ADMIN_TOKEN";
+  const tokenKind = kind === "session" ? "session" : admin ? "admin" : record.kind;
+  const description = kind === "session" ? "results page session" : (record.description || `${record.kind} token`).slice(0, 128);
+  return { kind, tokenId: record.id, tokenKind, userId: record.userId, teamId: record.teamId, description };
 }

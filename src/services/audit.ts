@@ -104,3 +104,23 @@ export function changesOf<T extends object>(before: T | null, after: T | null, f
   }
   return changes;
 }
+
+/**
+ * decision D53: a change of the whole instance (the keyring) is recorded in every organization that
+ * has a trail, each in its own chain, as the current actor (the system outside a request).
+ */
+export async function recordInEveryOrganization(ctx: Pick<ServiceContext, "storage" | "now">, draft: Omit<AuditDraft, "organization">): Promise<void> {
+  const audit = ctx.storage.audit;
+  if (!audit) return;
+  for (const organization of await audit.organizations()) {
+    const event = auditEventOf(ctx, { ...draft, organization });
+    await audit.append(event);
+    for (const listener of auditListenersOf(ctx.storage)) {
+      try {
+        listener(event);
+      } catch {
+        // A host's listener must not fail a change already made.
+      }
+    }
+  }
+}

@@ -1,4 +1,5 @@
 import { createKeyring, KEYRING_SOURCE_ERROR, type Keyring, type KeyringOptions } from "../crypto/keyring.js";
+import { recordInEveryOrganization } from "./audit.js";
 import type { Logger } from "../logger.js";
 import type { HostHeartbeat } from "./host-heartbeat.js";
 import type { SealedColumn } from "../storage/sealed-values.js";
@@ -61,6 +62,12 @@ export function createKeyringControl(
     }
     keyring.replace(options);
     logger.info("keyring reloaded", { keyIds: held.keyIds.join(","), activeKeyId: held.activeKeyId });
+    // decision D53: which key seals from now on is recorded (key ids only, never a key).
+    if (next.activeKeyId !== previous) {
+      await recordInEveryOrganization({ storage, now: () => new Date() }, { resource: { type: "keyring", id: next.activeKeyId }, action: "activate", changes: [{ field: "activeKeyId", old: previous, new: next.activeKeyId }, { field: "keyIds", new: held.keyIds }] }).catch((error: unknown) =>
+        logger.error("keyring activation not recorded in the audit trail", { error: error instanceof Error ? error.name : typeof error }),
+      );
+    }
     await host?.afterReload();
     return { changed: true, ...held };
   }

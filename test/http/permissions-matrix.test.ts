@@ -150,6 +150,8 @@ const MATRIX: Row[] = [
   { route: "DELETE /agents/:agent_id", ok: 204, expect: organization("agent-tokens:manage"), prepare: async (w) => ({ path: `/api/v2/agents/${await newAgent(w, "exited")}` }) },
   // Team API tokens under the same paths, owners only.
   { route: "GET /teams/:team_id/authentication-tokens", ok: 200, expect: organization("api-tokens:manage"), prepare: async () => ({ path: "/api/v2/teams/team-public/authentication-tokens" }) },
+  // decision D53: the audit trail of the caller's organization, owners only.
+  { route: "GET /organization/audit-trail", ok: 200, expect: organization("audit-trail:read"), prepare: async () => ({ path: "/api/v2/organization/audit-trail" }) },
   { route: "GET /authentication-tokens/:token_id", variant: "team API token", ok: 200, expect: organization("api-tokens:manage"), prepare: async (w) => ({ path: `/api/v2/authentication-tokens/${await newTeamToken(w)}` }) },
   { route: "DELETE /authentication-tokens/:token_id", variant: "team API token", ok: 204, expect: organization("api-tokens:manage"), prepare: async (w) => ({ path: `/api/v2/authentication-tokens/${await newTeamToken(w)}` }) },
 

@@ -135,6 +135,7 @@ describe("createRunplane refuses options it does not know", () => {
       runs: { details: () => ({ status: "applied" }), policyChecks: () => [] },
       logUrls: { lifetime: "10m" },
       attempts: { retention: "7d" },
+      audit: { retention: "365d" },
       health: { window: "10m", failureShare: 0.25, minAttempts: 10, retryingFor: 120_000, noAgentFor: "10m" },
       agentRecords: { retention: "3d", maxPerToken: 10, maxPerPool: 20 },
       host: { name: "web-1", intervalMs: 5_000, schedule: () => () => undefined },

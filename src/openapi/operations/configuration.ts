@@ -158,6 +158,19 @@ function accessOperations(): Record<string, OperationDoc> {
       success: { status: 200, body: { collection: "authentication-tokens", paging: "always" } },
       errors: [422],
     },
+    "GET /organization/audit-trail": {
+      tag: "Audit trail",
+      summary: "List the organization's audit events, oldest first (owners only; 404 otherwise)",
+      description:
+        "HCP Terraform's audit trail shape, not JSON:API (go-tfe `AuditTrails.List`): `data` events with `id`, `version`, `type`, `timestamp`, `auth`, `request`, `resource` (`action`, `meta` with the changed fields and the hash chain, D53) and `pagination` beside it.",
+      query: [
+        { name: "since", description: "only events after this ISO-8601 UTC time; anything else is 400", schema: z.string() },
+        { name: "page[number]", description: "page number, from 1", schema: z.int().min(1).max(1_000_000) },
+        { name: "page[size]", description: "events per page, 1 to 1,000, default 1,000 (HCP's)", schema: z.int().min(1).max(1_000) },
+      ],
+      success: { status: 200, body: { media: "application/json", format: "json" } },
+      errors: [400],
+    },
   };
 }
 
