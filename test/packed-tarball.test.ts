@@ -39,7 +39,8 @@ beforeAll(() => {
   writeFileSync(join(app, "tsconfig.nodenext.json"), JSON.stringify({ compilerOptions: { ...common, module: "NodeNext", moduleResolution: "NodeNext", outDir: "out" }, files: ["consumer.ts"] }));
   writeFileSync(join(app, "tsconfig.bundler.json"), JSON.stringify({ compilerOptions: { ...common, module: "ESNext", moduleResolution: "Bundler", noEmit: true, skipLibCheck: true }, files: ["consumer.ts"] }));
   writeFileSync(join(app, "tsconfig.node10.json"), JSON.stringify({ compilerOptions: { ...common, module: "CommonJS", moduleResolution: "node10", esModuleInterop: true, noEmit: true }, files: ["consumer-node10.ts"] }));
-}, 180_000);
+  // npm pack builds with tsup: about 150 s, and past 180 s, on 2 cores shared with other work.
+}, 600_000);
 
 afterAll(() => {
   if (scratch) rmSync(scratch, { recursive: true, force: true });
@@ -154,7 +155,9 @@ describe("a library user's project", () => {
     const ping = (response: string) => `\nconst res = await ${response};\nconsole.log(res.status);\nprocess.exit(0);\n`;
     mkdirSync(join(app, "snippets"), { recursive: true });
     writeFileSync(join(app, "snippets/hono.ts"), `${hono}${ping("app.fetch(new Request(`http://localhost${runplane.basePath}/ping`))")}`);
-    writeFileSync(join(app, "snippets/express.ts"), `${express}${ping("fetch(`http://127.0.0.1:${(server.address() as { port: number }).port}${runplane.basePath}/ping`)")}`);
+    // The snippet binds 127.0.0.1, which Node resolves before listening: its address comes a tick later.
+    const listening = `\nif (!server.listening) await new Promise((resolve) => server.once("listening", resolve));`;
+    writeFileSync(join(app, "snippets/express.ts"), `${express}${listening}${ping("fetch(`http://127.0.0.1:${(server.address() as { port: number }).port}${runplane.basePath}/ping`)")}`);
     const options = { target: "ES2022", strict: true, module: "NodeNext", moduleResolution: "NodeNext", types: ["node"], lib: ["ES2023", "DOM"], outDir: "snippets/out" };
     writeFileSync(join(app, "tsconfig.snippets.json"), JSON.stringify({ compilerOptions: options, files: ["snippets/hono.ts", "snippets/express.ts"] }));
     tsc(app, "tsconfig.snippets.json");
