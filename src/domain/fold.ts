@@ -90,9 +90,11 @@ const ASCII_SEPARATOR = new Uint8Array(128);
 for (const ch of " \t\n\r\f\v-_:.,;|/+=") ASCII_SEPARATOR[ch.charCodeAt(0)] = 1;
 const isSeparator = (code: number): boolean => (code < 128 ? ASCII_SEPARATOR[code] === 1 : /\s/.test(String.fromCharCode(code)));
 
-/** Separators that may belong to a token: a span takes those next to it along. */
-const EDGE = new Set(["-", "_", "+", "/"]);
+/** Separators that may belong to a token (`-`, `_`, `+`, `/`): a span takes those next to it along. */
+const EDGE = new Uint8Array(128);
+for (const ch of "-_+/") EDGE[ch.charCodeAt(0)] = 1;
 const EDGE_MAX = 2;
+const isEdge = (text: string, i: number): boolean => i >= 0 && i < text.length && EDGE[text.charCodeAt(i)] === 1;
 
 function dropSeparators(view: Folded): Folded {
   const { text } = view;
@@ -108,9 +110,9 @@ function dropSeparators(view: Folded): Folded {
       from[n] = view.from[i]!;
       to[n] = view.to[i]!;
       let a = i;
-      while (a > 0 && i - a < EDGE_MAX && EDGE.has(text[a - 1]!)) a--;
+      while (i - a < EDGE_MAX && isEdge(text, a - 1)) a--;
       let b = i;
-      while (b + 1 < text.length && b - i < EDGE_MAX && EDGE.has(text[b + 1]!)) b++;
+      while (b - i < EDGE_MAX && isEdge(text, b + 1)) b++;
       edgeFrom[n] = view.from[a]!;
       edgeTo[n++] = view.to[b]!;
       continue;

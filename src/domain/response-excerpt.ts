@@ -2,7 +2,7 @@ import { ATTEMPT_LIMITS } from "../schemas/delivery-attempts.js";
 import { redactLogCapabilities } from "./log-capability.js";
 import { fold } from "./fold.js";
 import { secretForms } from "./secret-forms.js";
-import { asciiLower, redactSpans, secretSpans } from "./secret-spans.js";
+import { redactSpans, secretSpans } from "./secret-spans.js";
 
 /**
  * decision D31: the part of an integration's answer that is kept and shown. Pure. An integration
@@ -52,7 +52,7 @@ const CONTROL = /[\u0000-\u0008\u000B-\u001F\u007F-\u009F\u200B-\u200F\u2028-\u2
 const mediaType = (contentType: string): string => contentType.split(";")[0]!.trim();
 
 /** decision D32: what starts every log capability, in each spelling: its token runs on after it. */
-const CAPABILITY_MARKERS = secretForms("rplog1.").map(asciiLower);
+const CAPABILITY_MARKERS = secretForms("rplog1.");
 
 /** At most `max` UTF-8 bytes of `text`, cut between code points. */
 function byteHead(text: string, max: number): { text: string; cut: boolean } {
@@ -84,7 +84,7 @@ export function responseExcerpt(input: ExcerptInput): Excerpt {
   const folded = fold(text);
   const owner = new Map<string, string>();
   for (const secret of secrets) {
-    for (const form of secretForms(secret, folded.text.length)) if (form.length >= MIN_SECRET) owner.set(asciiLower(form), secret);
+    for (const form of secretForms(secret, folded.text.length)) if (form.length >= MIN_SECRET) owner.set(form, secret);
   }
   const forms = [...owner.keys()].sort((a, b) => b.length - a.length);
   const { spans, found, safeEnd } = secretSpans(text, folded, forms, CAPABILITY_MARKERS);

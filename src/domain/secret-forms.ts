@@ -8,6 +8,9 @@
 
 import { dropSeparatorsOf, foldForm } from "./fold.js";
 
+/** Lower case for ASCII letters only: the length, and so every position, stays. */
+export const asciiLower = (text: string): string => (/[A-Z]/.test(text) ? text.replace(/[A-Z]+/g, (run) => run.toLowerCase()) : text);
+
 const hexOf = (bytes: Buffer): string => bytes.toString("hex");
 const each = (text: string, format: (code: number) => string): string => [...text].map((ch) => format(ch.codePointAt(0)!)).join("");
 const eachByte = (text: string, format: (hex: string) => string): string => (hexOf(Buffer.from(text, "utf8")).match(/../g) ?? []).map(format).join("");
@@ -84,12 +87,27 @@ function byteForms(hex: string, forms: Set<string>): void {
 }
 
 /**
- * Every spelling of `secret` an echo may carry, folded (fold.ts), but none longer than `within`
+ * Every spelling of `secret` an echo may carry, folded (fold.ts) and in ASCII lower case (matched
+ * without regard to case), but none longer than `within`
  * folded characters could need (an answer shorter than a spelling cannot hold it: most answers are
  * short, so most spellings are never built). A text encoding folds back to the secret itself,
  * unless it escapes bytes beyond ASCII.
  */
 export function secretForms(secret: string, within = Infinity): string[] {
+  // A result's retries carry the same token and signature, a task's every request its key: their
+  // spellings are kept (a bounded memo; more spellings than an answer needs only cost searches).
+  const known = MEMO.get(secret);
+  if (known && known.within >= within) return known.forms;
+  const forms = spell(secret, within).map(asciiLower);
+  if (MEMO.size >= MEMO_SIZE) MEMO.clear();
+  MEMO.set(secret, { within, forms });
+  return forms;
+}
+
+const MEMO_SIZE = 256;
+const MEMO = new Map<string, { within: number; forms: string[] }>();
+
+function spell(secret: string, within: number): string[] {
   const forms = new Set([foldForm(secret)]);
   const ascii = /^[\x00-\x7f]*$/.test(secret);
   // The shortest byte spelling of an encoding: its base64, which folds to no less than half its length.

@@ -1,4 +1,5 @@
 import type { Folded } from "./fold.js";
+import { asciiLower } from "./secret-forms.js";
 
 /**
  * Where an answer spells a secret, however it dresses it (decision D31). The spellings of
@@ -8,8 +9,6 @@ import type { Folded } from "./fold.js";
  * text it came from. Pure.
  */
 
-/** Lower case for ASCII letters only: the length, and so every position, stays. */
-export const asciiLower = (text: string): string => text.replace(/[A-Z]+/g, (run) => run.toLowerCase());
 
 const escapeRegExp = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
