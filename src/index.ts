@@ -80,7 +80,7 @@ function createContext(options: RunplaneOptions, settings: RunTaskSettings) {
   const ctx: ServiceContext = {
     storage: options.storage,
     keyring,
-    keys: createKeyringControl(keyring, options.storage, logger, host ?? undefined),
+    keys: createKeyringControl(keyring, options.storage, logger, host ?? undefined, clock),
     logger,
     dialect,
     now: clock,

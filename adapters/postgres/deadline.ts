@@ -5,7 +5,7 @@ import type { PgPoolClientLike, PgPoolLike } from "./pg-types.js";
 /**
  * decision D39: one storage operation's deadline (the wait for a connection and every statement of
  * a transaction, or of one autocommit statement), kept by a single timer: per-statement timers
- * cost CPU on every statement (issue 46), and separate bounds added up to several times the bound.
+ * cost CPU on every statement, and separate bounds added up to several times the bound.
  */
 export class Deadline {
   expired = false;
