@@ -29,7 +29,10 @@ import { createReadCache } from "./http/read-cache.js";
 import { createRateLimit } from "./http/rate-limit.js";
 import { createEgress, createEgressPolicy, ownInterfaceAddresses } from "./delivery/egress.js";
 import { createTaskEndpointCheck } from "./delivery/verification.js";
-import { createAgentSessions } from "./delivery/agent-sessions.js";
+import { createAgentSessions, sendHere } from "./delivery/agent-sessions.js";
+import { createAgentRelay } from "./delivery/agent-relay.js";
+import { createAgentTransport } from "./delivery/agent-transport.js";
+import { readPoolPresence } from "./services/pool-presence.js";
 import { createAgentHub, type AgentHub } from "./services/agent-hub.js";
 import { AGENT_PROTOCOL_PREFIX, createAgentProtocolHandler } from "./http/routes/agent-protocol.js";
 import { checkOptions } from "./options.js";
@@ -77,6 +80,7 @@ function createContext(options: RunplaneOptions, settings: RunTaskSettings) {
     newId,
     onSilent: (session) => void options.storage.agents.setStatus(session.agentId, ["idle", "busy"], "unknown").catch(() => null),
   });
+  const relay = agentsElsewhere(options.storage, agentHub, newId, clock);
   const ctx: ServiceContext = {
     storage: options.storage,
     keyring,
@@ -87,12 +91,24 @@ function createContext(options: RunplaneOptions, settings: RunTaskSettings) {
     newId,
     runTasks: settings,
     taskEndpointCheck,
-    agentSessions: createAgentSessions(agentHub, { urls: settings, dialect, userAgent: settings.userAgent, now: clock }),
+    agentSessions: createAgentSessions(agentHub, { urls: settings, dialect, userAgent: settings.userAgent, now: clock, ...(relay ? { elsewhere: relay } : {}) }),
     // decision D50: the providers given, or the global ones followed (registered before or after this).
     telemetry: createTelemetry({ meterProvider: options.meterProvider, tracerProvider: options.tracerProvider }),
     ...(options.logUrls?.lifetime === undefined ? {} : { logUrlLifetimeMs: durationMs(options.logUrls.lifetime)! }),
   };
-  return { ctx, transport, host, agentHub };
+  return { ctx, transport, host, agentHub, relay: relay?.relay ?? null };
+}
+
+/**
+ * decision D34: with a storage shared by several hosts (`Storage.relay`), a pool task's
+ * verification goes through an agent of the pool connected to any host.
+ */
+function agentsElsewhere(storage: RunplaneOptions["storage"], hub: AgentHub, newId: (prefix: string) => string, clock: () => Date) {
+  if (!storage.relay) return null;
+  const transport = createAgentTransport(hub);
+  const relay = createAgentRelay(storage.relay, hub, (req, pool) => sendHere(hub, transport, req, pool), newId("host"), () => newId("rly"));
+  const connected = async (pool: string): Promise<boolean> => (await readPoolPresence(storage, pool, clock()).catch(() => null))?.connected ?? false;
+  return { connected, relay };
 }
 
 const ROUTES: readonly Route[] = API_ROUTES;
@@ -171,7 +187,7 @@ export function createRunplane(options: RunplaneOptions): Runplane {
   // Every option is checked before anything is logged or created.
   checkOptions(options);
   const settings = resolveRunTaskSettings(options);
-  const { ctx, transport, host, agentHub } = createContext(options, settings);
+  const { ctx, transport, host, agentHub, relay } = createContext(options, settings);
   const services = createServices(ctx);
   revokeSessionsOnDelete(services, agentHub);
   const basePath = normalizeBasePath(options.basePath ?? "/api/v2");
@@ -201,6 +217,7 @@ export function createRunplane(options: RunplaneOptions): Runplane {
     health: createHealthCheck(options.storage, services.runTasks.deliveries, settings.health, async () => (host ? host.writeCheck() : null)),
     close: async () => {
       agentHub.close();
+      await relay?.stop();
       await host?.stop();
       await services.runTasks.close();
       if (options.transport === undefined) await transport.close();

@@ -1,3 +1,4 @@
+import { createMessageRelay } from "./relay.js";
 import { randomUUID } from "node:crypto";
 import type { StatusChangeFeed, Storage, StopListening } from "../../src/storage/types.js";
 import { importOptional } from "../../src/optional-peer.js";
@@ -140,6 +141,7 @@ export async function createPostgresStorage(poolOrUrl: PgPoolLike | string, opti
     audit: createPostgresAuditStore(pool, q),
     listen: (onWake) => hub.subscribe(deliveryWakeups(schema, onWake)),
     changes: createStatusChangeFeed(hub, schema, origin),
+    relay: createMessageRelay(pool, hub, schema, origin),
     async close() {
       if (closed) return;
       closed = true;
