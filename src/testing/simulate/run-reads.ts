@@ -112,7 +112,7 @@ function answers(run: RunRecord, origin: string, dialect: Dialect, comments: Com
   const apply = () => doc({ data: jsonapi.resource("applies", phaseData(run.applyId, DETAILS.apply, null, dialect, false)).data });
   const check = policyCheck(run.id.slice("run-".length));
   return {
-    "GET /runs/:id": () => doc(jsonapi.resource("runs", runData(run, DETAILS, { stageIds: [], commentIds: comments.map((c) => c.id), policyCheckIds: [check.id] }, dialect))),
+    "GET /runs/:id": () => doc(jsonapi.resource("runs", runData(run, DETAILS, { stageIds: [], commentIds: comments.map((c) => c.id), policyCheckIds: [check.id], runEventIds: runEventsOf(run, [], comments).map((e) => e.id) }, dialect))),
     "GET /runs/:id/plan": plan,
     "GET /plans/:id": plan,
     "GET /runs/:id/apply": apply,
