@@ -71,11 +71,9 @@ export function createWriterThreadStorage(local: Storage, start: WriterStart, op
     if (closed) return Promise.reject(new Error("storage closed"));
     if (stopped !== null) return Promise.reject(unavailable());
     const id = nextId++;
-    // decision D53: taken here, in the caller's scope; the thread appends it with the write.
-    const audit = store === "audit" ? undefined : takeAuditEvent();
     return new Promise((resolve, reject) => {
       try {
-        worker.postMessage({ type: "call", id, store, method, args, ...(audit ? { audit } : {}) } satisfies ToWriter);
+        worker.postMessage(callMessage(id, store, method, args));
       } catch (error) {
         return reject(error); // an argument structured clone cannot copy (a function): a programming error
       }
@@ -113,6 +111,12 @@ export function createWriterThreadStorage(local: Storage, start: WriterStart, op
     },
   });
   return storage;
+}
+
+/** decision D53: a write call, with the audit event pending in the caller's scope (the thread appends it with the write). */
+function callMessage(id: number, store: string, method: string, args: unknown[]): ToWriter {
+  const audit = store === "audit" ? undefined : takeAuditEvent();
+  return { type: "call", id, store, method, args, ...(audit ? { audit } : {}) };
 }
 
 /** Whether `promise` settled within `ms`. */
