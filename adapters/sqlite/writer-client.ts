@@ -72,11 +72,9 @@ export function createWriterThreadStorage(local: Storage, settings: Omit<WriterS
     const id = nextId++;
     const slot = slots.take(id);
     if (slot === null) return Promise.reject(full());
-    // decision D53: taken here, in the caller's scope; the thread appends it with the write.
-    const audit = store === "audit" ? undefined : takeAuditEvent();
     return new Promise((resolve, reject) => {
       try {
-        worker.postMessage({ type: "call", id, slot, store, method, args, ...(audit ? { audit } : {}) } satisfies ToWriter);
+        worker.postMessage(callMessage(id, slot, store, method, args));
       } catch (error) {
         // An argument structured clone cannot copy (a function): a programming error.
         return (slots.answered(id), reject(error));
@@ -131,6 +129,12 @@ async function stopsWithin(worker: Worker, exited: Promise<void>, ms: number): P
   worker.unref();
   void worker.terminate();
   return false;
+}
+
+/** decision D53: a write call, with the audit event pending in the caller's scope (the thread appends it with the write). */
+function callMessage(id: number, slot: number, store: string, method: string, args: unknown[]): ToWriter {
+  const audit = store === "audit" ? undefined : takeAuditEvent();
+  return { type: "call", id, slot, store, method, args, ...(audit ? { audit } : {}) };
 }
 
 /** Whether `promise` settled within `ms`. */

@@ -67,6 +67,12 @@ export function createRouter(parts: PageParts): (request: Request, url: URL) => 
     // `/runs/:id` first: an organization named `runs` has no workspace page (its runs still open by
     // id); nor do organizations named `runs`, `login` or `logout` have an organization page.
     if (RESERVED.has(rest)) return page(404, notFoundPage(chrome));
+    // decision D53: an organization's audit view (`-` is no workspace name runplane's pages link to).
+    const audit = /^\/([^/]+)\/-\/audit$/.exec(rest);
+    if (audit) {
+      const org = decodeSegments([audit[1]!]);
+      return org ? allow("GET", async () => reads.auditRoute(url, org[0]!, chrome, await identify(request))) : page(404, notFoundPage(chrome));
+    }
     const byId = /^\/runs\/([^/]+)$/.exec(rest);
     const inWorkspace = byId ? null : /^\/([^/]+)\/([^/]+)\/runs\/([^/]+)$/.exec(rest);
     const ofWorkspace = byId || inWorkspace ? null : /^\/([^/]+)\/([^/]+)$/.exec(rest);

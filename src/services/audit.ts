@@ -63,6 +63,7 @@ export function auditEventOf(ctx: Pick<ServiceContext, "now">, draft: AuditDraft
  * without an audit store records nothing.
  */
 export async function audited<R>(ctx: ServiceContext, draft: AuditDraft, write: () => Promise<R>): Promise<R> {
+  if (!ctx.storage.audit) return write();
   const event = auditEventOf(ctx, draft);
   const result = await withAuditEvent(event, write);
   if (isApplied(result)) notifyAudit(ctx, event);

@@ -44,6 +44,22 @@ async function outboxFigures(s: Storage, now: Date): Promise<OutboxFigures | nul
 const AUDIT_PRUNE_BATCH = 1_000;
 const AUDIT_PRUNE_ROUNDS = 10;
 
+/** Removes audit events past `audit.retention`, a bounded number per call; resolves how many. */
+function auditPruner(ctx: ServiceContext, settings: Pick<RunTaskSettings, "auditRetentionMs">) {
+  return async (): Promise<number> => {
+    const audit = ctx.storage.audit;
+    if (!audit) return 0;
+    const before = ctx.now().getTime() - settings.auditRetentionMs;
+    let removed = 0;
+    for (let round = 0; round < AUDIT_PRUNE_ROUNDS; round++) {
+      const n = await audit.prune(before, AUDIT_PRUNE_BATCH);
+      removed += n;
+      if (n < AUDIT_PRUNE_BATCH) break;
+    }
+    return removed;
+  };
+}
+
 /**
  * The outbox steps a dispatcher strings together (decisions D14-D16): claim, prepare, record the
  * answer, sweep. A claim leases a batch of rows and opens their results' deadline windows in one
@@ -84,18 +100,7 @@ export function createTaskDeliveryService(
     /** decision D46: removes agents silent for longer than `agentRecords.retention`; resolves how many. */
     pruneAgents: createAgentService(ctx).prune,
     /** decision D53: removes audit events past `audit.retention`, a bounded number per sweep; resolves how many. */
-    pruneAudit: async (): Promise<number> => {
-      const audit = s.audit;
-      if (!audit) return 0;
-      const before = ctx.now().getTime() - settings.auditRetentionMs;
-      let removed = 0;
-      for (let round = 0; round < AUDIT_PRUNE_ROUNDS; round++) {
-        const n = await audit.prune(before, AUDIT_PRUNE_BATCH);
-        removed += n;
-        if (n < AUDIT_PRUNE_BATCH) break;
-      }
-      return removed;
-    },
+    pruneAudit: auditPruner(ctx, settings),
     /** The outbox's figures now, or null when the storage offers no `stats`: for metrics and health checks. */
     outbox: (): Promise<OutboxFigures | null> => outboxFigures(s, ctx.now()),
     /** decision D31: how this process's attempts of the last `health.window` ended (the dispatcher records them), for `health()`. */

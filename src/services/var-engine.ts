@@ -64,6 +64,19 @@ function patched(current: VariableRecord, patch: VariablePatch, value: string, s
   };
 }
 
+/** decision D53: a variable write with its audit event, recorded in the write's transaction. */
+function createVarRecorder(ctx: ServiceContext) {
+  // The request's principal acts within its own organization (D5a); outside a request, the owner says.
+  const organizationOf = async (owner: VarOwner): Promise<string> => {
+    const known = currentAuditRequest()?.organization;
+    if (known !== undefined) return known;
+    const found = owner.kind === "workspace" ? await ctx.storage.workspaces.get(owner.id) : await ctx.storage.policySets.get(owner.id);
+    return found?.organization ?? "";
+  };
+  return async <R>(owner: VarOwner, id: string, action: string, before: VariableRecord | null, after: VariableRecord | null, write: () => Promise<R>) =>
+    audited(ctx, { organization: await organizationOf(owner), resource: { type: resourceType(owner), id }, action, changes: changesOf(before, after, AUDITED_FIELDS, secretFields(before, after)) }, write);
+}
+
 /**
  * The shared engine behind workspace variables and policy set parameters (both are `vars`): sealing
  * of sensitive values (D11), masking (D10), uniqueness (D12) and compare-and-set updates.
@@ -73,16 +86,7 @@ export function createVarEngine(ctx: ServiceContext) {
   const plaintextOf = (r: VariableRecord): string => (r.sensitive ? ctx.keyring.open(r.value, binding(r.id)) : r.value);
   const stored = (id: string, plaintext: string, sensitive: boolean): string =>
     sensitive ? ctx.keyring.seal(plaintext, binding(id)) : plaintext;
-  // The request's principal acts within its own organization (D5a); outside a request, the owner says.
-  const organizationOf = async (owner: VarOwner): Promise<string> => {
-    const known = currentAuditRequest()?.organization;
-    if (known !== undefined) return known;
-    const found = owner.kind === "workspace" ? await ctx.storage.workspaces.get(owner.id) : await ctx.storage.policySets.get(owner.id);
-    return found?.organization ?? "";
-  };
-  /** decision D53: the write with its audit event, recorded in the write's transaction. */
-  const recorded = async <R>(owner: VarOwner, id: string, action: string, before: VariableRecord | null, after: VariableRecord | null, write: () => Promise<R>) =>
-    audited(ctx, { organization: await organizationOf(owner), resource: { type: resourceType(owner), id }, action, changes: changesOf(before, after, AUDITED_FIELDS, secretFields(before, after)) }, write);
+  const recorded = createVarRecorder(ctx);
 
 
   return {

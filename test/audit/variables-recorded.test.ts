@@ -68,3 +68,14 @@ describe.each(STORAGES)("audit: variables and policy set parameters (%s)", (_nam
     await expectNoSecret(app.storage, [SECRET]);
   });
 });
+
+describe("audit: a storage without an audit store", () => {
+  it("records nothing and writes as before (a custom adapter, the bench's baseline)", async () => {
+    const inner = STORAGES[1]![1]();
+    const storage = { ...inner, audit: undefined };
+    const app = await createTestApp({ storage });
+    expect((await app.call("POST", VARS, { body: body({ key: "k", value: SECRET, category: "env", sensitive: true }) })).status).toBe(201);
+    expect(await inner.audit!.organizations()).toStrictEqual([]);
+    expect((await app.call("GET", "/api/v2/organization/audit-trail")).status).toBe(404);
+  });
+});

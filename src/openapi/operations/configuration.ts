@@ -158,6 +158,12 @@ function accessOperations(): Record<string, OperationDoc> {
       success: { status: 200, body: { collection: "authentication-tokens", paging: "always" } },
       errors: [422],
     },
+  };
+}
+
+/** decision D53: the audit trail, in HCP Terraform's own (not JSON:API) shape. */
+function auditOperations(): Record<string, OperationDoc> {
+  return {
     "GET /organization/audit-trail": {
       tag: "Audit trail",
       summary: "List the organization's audit events, oldest first (owners only; 404 otherwise)",
@@ -176,5 +182,5 @@ function accessOperations(): Record<string, OperationDoc> {
 
 /** Variables, policy set parameters, team access to projects and agent tokens (spec 4.4-4.7). */
 export function configurationOperations(dialect: Dialect): Record<string, OperationDoc> {
-  return { ...variableOperations(dialect), ...accessOperations() };
+  return { ...variableOperations(dialect), ...accessOperations(), ...auditOperations() };
 }

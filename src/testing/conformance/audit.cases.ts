@@ -46,6 +46,12 @@ export function describeAuditCases(ctx: ConformanceContext): void {
     if (!store) throw new Error("conformance: this storage has no audit store");
     return store;
   };
+  describeChainCases(ctx, audit);
+  describeListCases(audit);
+  describeRecordedCases(ctx, audit);
+}
+
+function describeChainCases(ctx: ConformanceContext, audit: () => AuditStore): void {
 
   describe("audit: the chain", () => {
     it("stores events as given and links each to its organization's previous one", async () => {
@@ -81,6 +87,9 @@ export function describeAuditCases(ctx: ConformanceContext): void {
     });
   });
 
+}
+
+function describeListCases(audit: () => AuditStore): void {
   describe("audit: listing", () => {
     it("lists one organization's events oldest first, a page at a time, with the total", async () => {
       for (let n = 1; n <= 7; n++) await audit().append(auditEvent(n));
@@ -118,6 +127,9 @@ export function describeAuditCases(ctx: ConformanceContext): void {
     });
   });
 
+}
+
+function describeRecordedCases(ctx: ConformanceContext, audit: () => AuditStore): void {
   describe("audit: recorded with the change", () => {
     it("records the event of a write that applied, in the same step", async () => {
       const record = variable();
