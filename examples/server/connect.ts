@@ -1,6 +1,6 @@
 import type { Server } from "node:http";
 import type { Duplex } from "node:stream";
-import { ApiError } from "../../src/errors.js";
+import { ApiError } from "../../src/index.js";
 import { errorDocument } from "../../src/http/jsonapi.js";
 
 /** Every method a route of the server may have (GET answers HEAD too). */
