@@ -22,6 +22,8 @@ export const MULTIHOST = [
   "test/adapters/sqlite-writer-kill.test.ts",
   // decision D34: agents killed or cut off mid-attempt (child processes, a TCP proxy).
   "test/agent/agent-crash.test.ts",
+  // decision D44: the built CLI's agent with its default flags, idle for 90 s on real timers.
+  "test/agent/idle-cli.test.ts",
 ];
 
 export default defineConfig({

@@ -29,13 +29,17 @@ import { createReadCache } from "./http/read-cache.js";
 import { createRateLimit } from "./http/rate-limit.js";
 import { createEgress, createEgressPolicy, ownInterfaceAddresses } from "./delivery/egress.js";
 import { createTaskEndpointCheck } from "./delivery/verification.js";
-import { createAgentSessions } from "./delivery/agent-sessions.js";
+import { createAgentSessions, sendHere } from "./delivery/agent-sessions.js";
+import { createAgentRelay } from "./delivery/agent-relay.js";
+import { createAgentTransport } from "./delivery/agent-transport.js";
+import { readPoolPresence } from "./services/pool-presence.js";
 import { createAgentHub, type AgentHub } from "./services/agent-hub.js";
 import { AGENT_PROTOCOL_PREFIX, createAgentProtocolHandler } from "./http/routes/agent-protocol.js";
 import { checkOptions } from "./options.js";
 import { buildOpenApiDocument, operationsFor, type OpenApiDocument } from "./openapi/document.js";
 import type { Runplane } from "./runplane.js";
 import type { RunplaneOptions } from "./runplane-options.js";
+import { createTelemetry } from "./telemetry/providers.js";
 
 export type { RunplaneOptions } from "./runplane-options.js";
 
@@ -76,20 +80,35 @@ function createContext(options: RunplaneOptions, settings: RunTaskSettings) {
     newId,
     onSilent: (session) => void options.storage.agents.setStatus(session.agentId, ["idle", "busy"], "unknown").catch(() => null),
   });
+  const relay = agentsElsewhere(options.storage, agentHub, newId, clock);
   const ctx: ServiceContext = {
     storage: options.storage,
     keyring,
-    keys: createKeyringControl(keyring, options.storage, logger, host ?? undefined),
+    keys: createKeyringControl(keyring, options.storage, logger, host ?? undefined, clock),
     logger,
     dialect,
     now: clock,
     newId,
     runTasks: settings,
     taskEndpointCheck,
-    agentSessions: createAgentSessions(agentHub, { urls: settings, dialect, userAgent: settings.userAgent, now: clock }),
+    agentSessions: createAgentSessions(agentHub, { urls: settings, dialect, userAgent: settings.userAgent, now: clock, ...(relay ? { elsewhere: relay } : {}) }),
+    // decision D50: the providers given, or the global ones followed (registered before or after this).
+    telemetry: createTelemetry({ meterProvider: options.meterProvider, tracerProvider: options.tracerProvider }),
     ...(options.logUrls?.lifetime === undefined ? {} : { logUrlLifetimeMs: durationMs(options.logUrls.lifetime)! }),
   };
-  return { ctx, transport, host, agentHub };
+  return { ctx, transport, host, agentHub, relay: relay?.relay ?? null };
+}
+
+/**
+ * decision D34: with a storage shared by several hosts (`Storage.relay`), a pool task's
+ * verification goes through an agent of the pool connected to any host.
+ */
+function agentsElsewhere(storage: RunplaneOptions["storage"], hub: AgentHub, newId: (prefix: string) => string, clock: () => Date) {
+  if (!storage.relay) return null;
+  const transport = createAgentTransport(hub);
+  const relay = createAgentRelay(storage.relay, hub, (req, pool) => sendHere(hub, transport, req, pool), newId("host"), () => newId("rly"));
+  const connected = async (pool: string): Promise<boolean> => (await readPoolPresence(storage, pool, clock()).catch(() => null))?.connected ?? false;
+  return { connected, relay };
 }
 
 const ROUTES: readonly Route[] = API_ROUTES;
@@ -118,6 +137,7 @@ function createApi(ctx: ServiceContext, options: RunplaneOptions, services: Retu
     services,
     authorizer,
     logger,
+    telemetry: ctx.telemetry,
     artifacts: options.artifacts ?? {},
     runs: options.runs ?? {},
   };
@@ -132,7 +152,12 @@ function createApi(ctx: ServiceContext, options: RunplaneOptions, services: Retu
           access: createAccessCache({ maxAgeMs: TOUCH_INTERVAL_MS, now: () => clock().getTime() }),
         }
       : undefined;
-  const rateLimit = options.rateLimit ? createRateLimit(options.rateLimit, () => clock().getTime()) : undefined;
+  // decision D33: a verified log capability is counted per log, never with anonymous requests.
+  const verifyLog = (capability: string): string | null => {
+    const granted = services.logs.verify(capability);
+    return granted ? `${granted.runId} ${granted.kind}` : null;
+  };
+  const rateLimit = options.rateLimit ? createRateLimit(options.rateLimit, () => clock().getTime(), verifyLog) : undefined;
   const api = createHandler(app, routes, authenticate, caching, rateLimit);
   // decision D34: the agent protocol is served by the same handler, under its own prefix.
   const agentProtocol = createAgentProtocolHandler({ hub: agentHub, agents: services.agents, agentTokens: services.agentTokens, logger, ...(rateLimit ? { rateLimit } : {}) });
@@ -162,7 +187,7 @@ export function createRunplane(options: RunplaneOptions): Runplane {
   // Every option is checked before anything is logged or created.
   checkOptions(options);
   const settings = resolveRunTaskSettings(options);
-  const { ctx, transport, host, agentHub } = createContext(options, settings);
+  const { ctx, transport, host, agentHub, relay } = createContext(options, settings);
   const services = createServices(ctx);
   revokeSessionsOnDelete(services, agentHub);
   const basePath = normalizeBasePath(options.basePath ?? "/api/v2");
@@ -179,6 +204,7 @@ export function createRunplane(options: RunplaneOptions): Runplane {
     teamProjects: services.teamProjects,
     runTasks: services.runTasks,
     directory: services.directory,
+    audit: services.audit,
     reencrypt: () => reencryptAll(ctx),
     sealedValues: () => countSealedValues(ctx.storage),
     keyring: ctx.keys,
@@ -191,6 +217,7 @@ export function createRunplane(options: RunplaneOptions): Runplane {
     health: createHealthCheck(options.storage, services.runTasks.deliveries, settings.health, async () => (host ? host.writeCheck() : null)),
     close: async () => {
       agentHub.close();
+      await relay?.stop();
       await host?.stop();
       await services.runTasks.close();
       if (options.transport === undefined) await transport.close();

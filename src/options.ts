@@ -2,6 +2,7 @@ import * as z from "zod";
 import { KEY_ID, keyProblem } from "./crypto/keyring.js";
 import { allowEntryProblem } from "./delivery/address-policy.js";
 import { DEFAULT_MIN_PREFIX, WIDE_ADVICE, wideEntryProblem } from "./delivery/wide-entries.js";
+import { togetherText, wideTogether } from "./delivery/wide-allowlist.js";
 import { DIALECTS } from "./schemas/common.js";
 import { durationMs, isHttpUrl } from "./services/run-task-settings.js";
 import { closest } from "./suggest.js";
@@ -43,7 +44,9 @@ const FIXES: Record<string, string> = {
   overridableTasks: "pass true or false",
   userAgent: 'pass a non-empty string such as "my-platform/1.0"',
   attempts: 'pass { retention: "30d" } (milliseconds or strings such as "12h", "7d"), or leave it out to keep attempts 30 days',
-  health: 'pass { window: "5m", failureShare: 0.5, minAttempts: 5, retryingFor: "5m" } (any of them), or leave it out for these defaults',
+  audit: 'pass { retention: "90d" } (milliseconds or strings such as "14d", "365d"), or leave it out to keep audit events 90 days',
+  health: 'pass { window: "5m", failureShare: 0.5, minAttempts: 5, retryingFor: "5m", noAgentFor: "5m" } (any of them), or leave it out for these defaults',
+  agentRecords: 'pass { retention: "7d", maxPerToken: 25, maxPerPool: 50 } (any of them; the caps 1 to 100), or leave it out for these defaults',
   host: 'pass { name: "web-1", intervalMs: 15000 } (either), false for a process that never seals a value, or leave it out',
   rateLimit: "pass { requestsPerSecond: 30 } (HCP Terraform's figure; also burst, unverifiedPerSecond, callbacksPerSecond, callbackBurst, maxKeys), false, or leave it out for no limit",
 };
@@ -102,6 +105,10 @@ function checkWide(egress: { allow?: string[]; wide?: boolean; minPrefix?: { ipv
     const bound = `(at most a /${minPrefix.ipv4} of an IPv4 private range, a /${minPrefix.ipv6} of fc00::/7; option egress.minPrefix)`;
     if (problem) ctx.addIssue({ code: "custom", path: ["allow", i], message: `is wide: it ${problem}`, params: { fix: `${WIDE_ADVICE} ${bound}, or pass egress.wide: true to accept wide entries knowingly` } });
   });
+  // decision D43: entries narrow one by one may be wide together.
+  for (const together of wideTogether(egress.allow ?? [], minPrefix)) {
+    ctx.addIssue({ code: "custom", path: ["allow"], message: `is wide: its entries ${togetherText(together)}`, params: { fix: `${WIDE_ADVICE}, or pass egress.wide: true to accept wide entries knowingly` } });
+  }
 }
 
 const DeadlineSchema = z.strictObject({ idle: duration, max: duration }).refine(
@@ -122,13 +129,20 @@ const LogUrlsSchema = z.strictObject({
 });
 /** decision D31: how long delivery attempts are kept. */
 const AttemptsSchema = z.strictObject({ retention: duration.optional() });
+/** decision D53: how long audit events are kept. */
+const AuditSchema = z.strictObject({ retention: duration.optional() });
 /** When `health()` says deliveries are failing. */
 const HealthSchema = z.strictObject({
   window: duration.optional(),
   failureShare: z.custom((v) => typeof v === "number" && v > 0 && v <= 1, { error: "must be a share above 0 and at most 1, such as 0.5" }).optional(),
   minAttempts: z.custom((v) => Number.isSafeInteger(v) && (v as number) > 0, { error: "must be a positive integer" }).optional(),
   retryingFor: duration.optional(),
+  noAgentFor: duration.optional(),
 });
+
+/** decision D46: agents' retention and caps. */
+const agentCap = z.custom((v) => Number.isSafeInteger(v) && (v as number) >= 1 && (v as number) <= 100, { error: "must be an integer from 1 to 100" }).optional();
+const AgentRecordsSchema = z.strictObject({ retention: duration.optional(), maxPerToken: agentCap, maxPerPool: agentCap });
 
 /** decision D29a: how this instance records itself among the hosts of the storage. */
 const HostSchema = z.strictObject({
@@ -182,6 +196,8 @@ const OptionsSchema = z.strictObject({
   authenticate: fn(),
   clock: fn(),
   logger: z.custom((v) => isRecord(v) && isFunction(v.warn) && isFunction(v.error), { error: "must be a Logger" }).optional(),
+  meterProvider: z.custom((v) => isRecord(v) && isFunction(v.getMeter), { error: "must be an OpenTelemetry MeterProvider" }).optional(),
+  tracerProvider: z.custom((v) => isRecord(v) && isFunction(v.getTracer), { error: "must be an OpenTelemetry TracerProvider" }).optional(),
   publicUrl: z.custom(isHttpUrl, { error: "must be an absolute http(s) URL" }).optional(),
   appUrl: z.custom(isHttpUrl, { error: "must be an absolute http(s) URL" }).optional(),
   overridableTasks: z.boolean({ error: "must be true or false" }).optional(),
@@ -193,7 +209,9 @@ const OptionsSchema = z.strictObject({
   runs: RunsSchema.optional(),
   logUrls: LogUrlsSchema.optional(),
   attempts: AttemptsSchema.optional(),
+  audit: AuditSchema.optional(),
   health: HealthSchema.optional(),
+  agentRecords: AgentRecordsSchema.optional(),
   host: z.unknown().superRefine(checkHost).optional(),
   rateLimit: z.unknown().superRefine(checkRateLimit).optional(),
 });
@@ -212,7 +230,9 @@ const KNOWN_KEYS: Record<string, readonly string[]> = {
   logUrls: Object.keys(LogUrlsSchema.shape),
   readCache: ["maxBytes"],
   attempts: Object.keys(AttemptsSchema.shape),
+  audit: Object.keys(AuditSchema.shape),
   health: Object.keys(HealthSchema.shape),
+  agentRecords: Object.keys(AgentRecordsSchema.shape),
   host: Object.keys(HostSchema.shape),
   rateLimit: Object.keys(RateLimitSchema.shape),
 };

@@ -1,3 +1,4 @@
+import type { MeterProvider, TracerProvider } from "@opentelemetry/api";
 import type { Keyring, KeyringOptions } from "./crypto/keyring.js";
 import type { EgressOptions, HttpTransport } from "./delivery/egress.js";
 import type { ArtifactProviders } from "./http/artifact-body.js";
@@ -36,6 +37,14 @@ export interface RunplaneOptions {
    * `createConsoleLogger({ level: "info" })` to see every delivery attempt and stage change.
    */
   logger?: Logger | PinoLikeLogger;
+  /**
+   * decision D50: the MeterProvider runplane's metrics go to. Default: the global one
+   * (`metrics.setGlobalMeterProvider`), followed, so registering it before or after
+   * `createRunplane` both work.
+   */
+  meterProvider?: MeterProvider;
+  /** decision D50: the TracerProvider runplane's spans go to. Default: the global one. */
+  tracerProvider?: TracerProvider;
   /** Origin integrations reach the API at (callback, plan and configuration URLs). Default `http://localhost:8080`. */
   publicUrl?: RunTaskOptions["publicUrl"];
   /** Origin of the UI for `run_app_url`/`workspace_app_url` in run task requests. Default: `publicUrl`. */
@@ -106,13 +115,25 @@ export interface RunplaneOptions {
    */
   attempts?: RunTaskOptions["attempts"];
   /**
+   * decision D53: audit events older than `retention` are removed by the dispatcher's sweep, in
+   * bounded batches (each chain stays verifiable). Default `{ retention: "90d" }` (HCP keeps 14 days).
+   */
+  audit?: RunTaskOptions["audit"];
+  /**
    * decision D31: when `health()` says deliveries are failing: half or more (`failureShare`) of at
    * least `minAttempts` (5) attempts this process made in the last `window` (5 minutes) failed, or
    * a result has been retrying for longer than `retryingFor` (5 minutes, read from the storage's
-   * outbox stats, so it covers every host). Default `{ window: "5m", failureShare: 0.5,
-   * minAttempts: 5, retryingFor: "5m" }`.
+   * outbox stats, so it covers every host), or an agent pool's requests have waited with no agent
+   * of the pool connected to any host for longer than `noAgentFor` (5 minutes, decision D34).
+   * Default `{ window: "5m", failureShare: 0.5, minAttempts: 5, retryingFor: "5m", noAgentFor: "5m" }`.
    */
   health?: RunTaskOptions["health"];
+  /**
+   * decision D46: agents' records: `retention` (7 days) after which a silent agent is removed by the
+   * dispatcher's sweep; `maxPerToken` (25) and `maxPerPool` (50) agents, past which a registration
+   * removes the oldest silent one or is refused 409. Default `{ retention: "7d", maxPerToken: 25, maxPerPool: 50 }`.
+   */
+  agentRecords?: RunTaskOptions["agentRecords"];
   /**
    * decision D29a: this instance records in the storage the keys it seals with and when it was last
    * alive (`{ name?, intervalMs? }`: default the machine's host name, every 15 s; live for 3

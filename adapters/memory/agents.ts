@@ -33,5 +33,11 @@ export function createMemoryAgentStore(): AgentStore {
       rows.set(id, { ...row, status });
       return stored(id);
     },
+    delete: async (id) => rows.delete(id),
+    async prune(before, limit) {
+      const old = [...rows.values()].filter((a) => a.lastPingAt < before).sort((x, y) => (x.lastPingAt < y.lastPingAt ? -1 : x.lastPingAt > y.lastPingAt ? 1 : x.id < y.id ? -1 : 1));
+      for (const a of old.slice(0, limit)) rows.delete(a.id);
+      return Math.min(old.length, limit);
+    },
   };
 }

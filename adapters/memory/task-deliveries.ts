@@ -1,5 +1,5 @@
 import type { RunTaskRecord, TaskDeliveryRecord, TaskResultRecord } from "../../src/schemas/run-task-records.js";
-import type { ClaimedDelivery, DeliveryClaim, DeliverySettlement, OutboxStats, SettleOutcome, TaskDeliveryStore } from "../../src/storage/run-tasks-types.js";
+import type { ClaimedDelivery, DeliveryClaim, DeliverySettlement, OutboxStats, PoolBacklog, SettleOutcome, TaskDeliveryStore } from "../../src/storage/run-tasks-types.js";
 import { assertDistinctIds, byDueThenId, plusMs } from "../../src/storage/outbox-rules.js";
 import { createMemoryAttemptStore, type MemoryAttemptStore } from "./delivery-attempts.js";
 import { createIndex } from "./indexes.js";
@@ -42,6 +42,18 @@ function outboxStats(open: ReadonlyMap<string, TaskDeliveryRecord>, now: string)
     if (oldestRetryingAt === null || d.createdAt < oldestRetryingAt) oldestRetryingAt = d.createdAt;
   }
   return { due, leased, oldestDueAt, retrying, oldestRetryingAt };
+}
+
+/** `TaskDeliveryStore.waitingByPool` over the open rows at `now` (decision D34). */
+function waitingByPool(open: ReadonlyMap<string, TaskDeliveryRecord>, now: string, limit: number): PoolBacklog[] {
+  const pools = new Map<string, PoolBacklog>();
+  for (const d of claimable(open, now)) {
+    if (!d.agentPoolId) continue;
+    const seen = pools.get(d.agentPoolId);
+    if (!seen) pools.set(d.agentPoolId, { agentPoolId: d.agentPoolId, due: 1, oldestDueAt: d.dueAt });
+    else (seen.due++, d.dueAt < seen.oldestDueAt && (seen.oldestDueAt = d.dueAt));
+  }
+  return [...pools.values()].sort((a, b) => (a.agentPoolId < b.agentPoolId ? -1 : 1)).slice(0, limit);
 }
 
 /** decision D16: a claimed row's pending result without a deadline gets its window now. */
@@ -164,6 +176,7 @@ export function createMemoryDeliveryStore({ deliveries, results, tasks }: Memory
       return due.map((d) => claimedOf(d, { results, tasks }));
     },
     stats: async (now) => outboxStats(open, now),
+    waitingByPool: async (now, limit) => waitingByPool(open, now, limit),
     async settle(batch) {
       assertDistinctIds(batch);
       return batch.map(settleOne);

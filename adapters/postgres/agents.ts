@@ -37,6 +37,9 @@ export function createAgentStore(pool: PgPoolLike, q: string): AgentStore {
     page: sql(pageOf(table, COLUMNS, agentPoolFilter("@since::text"), "created_at, id")),
     ping: sql(`${agentPingSql(table)} RETURNING ${COLUMNS}`),
     setStatus: sql(`UPDATE ${table} SET status = @status WHERE id = @id AND status = ANY(@expected::text[]) RETURNING ${COLUMNS}`),
+    // decision D46: the table is bounded per pool (caps), so the prune's scan stays small.
+    delete: sql(`DELETE FROM ${table} WHERE id = @id`),
+    prune: sql(`DELETE FROM ${table} WHERE id IN (SELECT id FROM ${table} WHERE last_ping_at < @before ORDER BY last_ping_at, id LIMIT @limit)`),
   };
   const one = (list: AgentRow[]) => (list[0] ? fromAgentRow(list[0]) : null);
   const get = async (id: string) => one(await rowsOf<AgentRow>(pool, s.get, { id }));
@@ -51,5 +54,7 @@ export function createAgentStore(pool: PgPoolLike, q: string): AgentStore {
     // An older report matches no row: the stored agent, as it is, answers it.
     ping: async (id, at, status: AgentStatus) => one(await rowsOf<AgentRow>(pool, s.ping, { id, at, status })) ?? get(id),
     setStatus: async (id, expected, status) => one(await rowsOf<AgentRow>(pool, s.setStatus, { id, status, expected: [...expected] })),
+    delete: async (id) => (await changed(pool, s.delete, { id })) === 1,
+    prune: async (before, limit) => changed(pool, s.prune, { before, limit }),
   };
 }

@@ -72,6 +72,10 @@ export function createTaskDeliveryStore(
         (count(*) FILTER (WHERE attempt > 0))::int AS retrying,
         min(created_at) FILTER (WHERE attempt > 0) AS oldest_retrying_at
       FROM ${table} WHERE closed_at IS NULL`),
+    // decision D34: a pool's open rows due and untaken, by task_deliveries_open_by_pool.
+    waitingByPool: sql(`SELECT agent_pool_id, count(*)::int AS due, min(due_at) AS oldest_due_at FROM ${table}
+      WHERE closed_at IS NULL AND agent_pool_id IS NOT NULL AND due_at <= @now AND (lease_expires_at IS NULL OR lease_expires_at <= @now)
+      GROUP BY agent_pool_id ORDER BY agent_pool_id LIMIT @limit`),
   };
 
   const taskDeliveries: TaskDeliveryStore = {
@@ -118,6 +122,10 @@ export function createTaskDeliveryStore(
         retrying: row?.retrying ?? 0,
         oldestRetryingAt: row?.oldest_retrying_at ?? null,
       };
+    },
+    async waitingByPool(now, limit) {
+      const rows = await rowsOf<{ agent_pool_id: string; due: number; oldest_due_at: string }>(pool, s.waitingByPool, { now, limit });
+      return rows.map((r) => ({ agentPoolId: r.agent_pool_id, due: r.due, oldestDueAt: r.oldest_due_at }));
     },
   };
   return taskDeliveries;

@@ -41,6 +41,9 @@ export const AGENT_SQL = {
   count: `SELECT COUNT(*) AS total FROM agents WHERE ${agentPoolFilter("@since")}`,
   ping: agentPingSql("agents"),
   setStatus: `UPDATE agents SET status = @status WHERE id = @id AND status IN (SELECT value FROM json_each(@expected))`,
+  // decision D46: the table is bounded per pool (caps), so the prune's scan stays small.
+  delete: `DELETE FROM agents WHERE id = ?`,
+  prune: `DELETE FROM agents WHERE id IN (SELECT id FROM agents WHERE last_ping_at < @before ORDER BY last_ping_at, id LIMIT @limit)`,
 } as const;
 
 export function createAgentStore(db: SqliteDatabase): AgentStore {
@@ -59,6 +62,8 @@ export function createAgentStore(db: SqliteDatabase): AgentStore {
   const setStatus = immediateTx(db, (id: string, expected: readonly AgentStatus[], status: AgentStatus) =>
     s.setStatus.run({ id, status, expected: JSON.stringify(expected) }).changes === 1 ? one(s.get.get(id)) : null,
   );
+  const remove = immediateTx(db, (id: string) => s.delete.run(id).changes === 1);
+  const prune = immediateTx(db, (before: string, limit: number) => s.prune.run({ before, limit }).changes);
   // One read transaction, so the page and its total see the same snapshot.
   const page = deferredTx(db, (agentPoolId: string, filter: AgentListFilter, request: PageRequest): Page<AgentRecord> => {
     const params = { pool: agentPoolId, since: filter.lastPingSince ?? null };
@@ -74,5 +79,7 @@ export function createAgentStore(db: SqliteDatabase): AgentStore {
     listByPool: async (agentPoolId, filter, request) => page(agentPoolId, filter, request),
     ping: async (id, at, status) => ping(id, at, status),
     setStatus: async (id, expected, status) => setStatus(id, expected, status),
+    delete: async (id) => remove(id),
+    prune: async (before, limit) => prune(before, limit),
   };
 }

@@ -88,6 +88,10 @@ export const TASK_DELIVERY_SQL = {
       COALESCE(SUM(CASE WHEN attempt > 0 THEN 1 ELSE 0 END), 0) AS retrying,
       MIN(CASE WHEN attempt > 0 THEN created_at END) AS oldest_retrying_at
     FROM task_deliveries WHERE closed_at IS NULL`,
+  // decision D34: a pool's open rows due and untaken, by the partial index on open rows by pool.
+  waitingByPool: `SELECT agent_pool_id, COUNT(*) AS due, MIN(due_at) AS oldest_due_at FROM task_deliveries
+    WHERE closed_at IS NULL AND agent_pool_id IS NOT NULL AND due_at <= @now AND (lease_expires_at IS NULL OR lease_expires_at <= @now)
+    GROUP BY agent_pool_id ORDER BY agent_pool_id LIMIT @limit`,
 } as const;
 
 type Statements = Record<keyof typeof TASK_DELIVERY_SQL, SqliteStatement>;
@@ -205,6 +209,10 @@ export function createTaskDeliveryStore(db: SqliteDatabase): SqliteDeliveryStore
     async stats(now) {
       const row = s.stats.get({ now }) as { due: number; leased: number; oldest_due_at: string | null; retrying: number; oldest_retrying_at: string | null };
       return { due: row.due, leased: row.leased, oldestDueAt: row.oldest_due_at, retrying: row.retrying, oldestRetryingAt: row.oldest_retrying_at };
+    },
+    async waitingByPool(now, limit) {
+      const rows = s.waitingByPool.all({ now, limit }) as { agent_pool_id: string; due: number; oldest_due_at: string }[];
+      return rows.map((r) => ({ agentPoolId: r.agent_pool_id, due: r.due, oldestDueAt: r.oldest_due_at }));
     },
   };
 }

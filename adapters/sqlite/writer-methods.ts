@@ -3,7 +3,7 @@ import type { Storage } from "../../src/storage/types.js";
 /** Where a storage method runs in the writer thread mode (decision D37). */
 export type MethodAccess = "read" | "write";
 
-type StoreName = Exclude<keyof Storage, "close" | "listen" | "changes" | "writesUnavailable">;
+type StoreName = Exclude<keyof Storage, "close" | "listen" | "changes" | "relay" | "writesUnavailable">;
 type MethodsOf<T> = { -readonly [M in keyof T as NonNullable<T[M]> extends (...args: never[]) => unknown ? M : never]-?: MethodAccess };
 
 /**
@@ -23,7 +23,7 @@ export const METHOD_ACCESS: { [S in StoreName]-?: MethodsOf<NonNullable<Storage[
   variables: { list: "read", get: "read", insert: "write", update: "write", delete: "write", deleteByOwner: "write" },
   sealedValues: { scan: "read", replace: "write" },
   agentTokens: { get: "read", listByPool: "read", findByDigest: "read", insert: "write", touch: "write", delete: "write" },
-  agents: { get: "read", listByPool: "read", insert: "write", ping: "write", setStatus: "write" },
+  agents: { get: "read", listByPool: "read", insert: "write", ping: "write", setStatus: "write", delete: "write", prune: "write" },
   teamProjects: {
     get: "read",
     listByProject: "read",
@@ -43,9 +43,10 @@ export const METHOD_ACCESS: { [S in StoreName]-?: MethodsOf<NonNullable<Storage[
   taskResults: { get: "read", listByStage: "read", findByTokenDigest: "read", listPastDeadline: "read", transition: "write" },
   taskResultOutcomes: { get: "read", list: "read", bodyBytes: "read" },
   // A claim leases rows (and opens deadline windows): a write, though it answers with rows.
-  taskDeliveries: { get: "read", listByResult: "read", stats: "read", claim: "write", settle: "write", expedite: "write" },
+  taskDeliveries: { get: "read", listByResult: "read", stats: "read", waitingByPool: "read", claim: "write", settle: "write", expedite: "write" },
   deliveryAttempts: { list: "read", prune: "write" },
   revisions: { read: "read" },
+  audit: { list: "read", scan: "read", head: "read", organizations: "read", append: "write", prune: "write" },
 };
 
 /** True when `store.method` is a write of the table (the writer thread runs nothing else). */

@@ -13,7 +13,9 @@ import { DEMO } from "./demo.js";
  * down or refuses it), it answers at once, 202, with the stages so far, `retrying: true` and what
  * the integration last answered, instead of waiting out the retries; the run goes on: the host
  * keeps playing it after answering (D47), so it passes once its integration recovers, and once its
- * story ended (every stage played, or one stopped it) it says so with `runTasks.endRun`.
+ * story ended (every stage played, or one stopped it) it says so with `runTasks.endRun`. The same
+ * early answer, with `waiting_for_agent`, while a result of an agent pool's task waits and no agent
+ * of the pool is connected to any host (decision D34): it says so, and since when.
  */
 export interface DemoRunsOptions {
   /** Origin of the results page, e.g. `http://127.0.0.1:8080`. */
@@ -34,7 +36,12 @@ const MAX_BODY_CHARS = 16 * 1024;
 const ATTEMPT_POLL_MS = 250;
 
 /** What waiting for a stage came to. */
-type Settled = { state: "final"; stage: TaskStageView } | { state: "retrying"; lastAnswer: string } | { state: "timed-out" };
+type Settled =
+  | { state: "final"; stage: TaskStageView }
+  | { state: "retrying"; lastAnswer: string }
+  /** decision D34: a pool result waits and no agent of its pool is connected to any host. */
+  | { state: "waiting-for-agent"; waiting: string }
+  | { state: "timed-out" };
 
 const json = (status: number, body: unknown): Response =>
   new Response(`${JSON.stringify(body, null, 2)}\n`, { status, headers: { "content-type": "application/json" } });
@@ -52,6 +59,16 @@ async function failingAnswer(runplane: Runplane, stageId: string): Promise<strin
     if (last.status === null) return last.detail;
     const said = answerLine({ text: last.excerpt, truncated: last.excerptTruncated }, WORDS_IN_REASON);
     return `${last.status}${said ? `: ${said}` : ""}`;
+  }
+  return null;
+}
+
+/** Why a pending result of the stage waits for an agent of its pool (none connected), else null. */
+async function waitingForAgent(runplane: Runplane, stageId: string): Promise<string | null> {
+  for (const result of await runplane.runTasks.listResults(stageId)) {
+    if (result.status !== "pending" || !result.agentPoolId) continue;
+    const waiting = (await runplane.runTasks.agentFacts(result))?.waiting;
+    if (waiting) return waiting;
   }
   return null;
 }
@@ -95,6 +112,8 @@ async function settle(runplane: Runplane, closing: Closing, stage: TaskStageView
       if (isFinalStageStatus(current.status) || current.status === "awaiting_override") return { state: "final", stage: current };
       const lastAnswer = watchAttempts ? await failingAnswer(runplane, stage.id) : null;
       if (lastAnswer !== null) return { state: "retrying", lastAnswer };
+      const waiting = await waitingForAgent(runplane, stage.id);
+      if (waiting !== null) return { state: "waiting-for-agent", waiting };
       const left = deadline - Date.now();
       if (left <= 0 || closing.aborted) return { state: "timed-out" };
       let timer: NodeJS.Timeout | undefined;
@@ -184,12 +203,13 @@ async function playStages(
  * shows each attempt as it happens), else 200.
  */
 function answer(runId: string, message: string, { statuses, stopped }: StagesOutcome, resultsPage: string): Response {
-  return json(stopped?.state === "retrying" ? 202 : 200, {
+  return json(stopped?.state === "retrying" || stopped?.state === "waiting-for-agent" ? 202 : 200, {
     run_id: runId,
     message,
     stages: statuses,
     ...(stopped?.state === "timed-out" ? { timed_out: true } : {}),
     ...(stopped?.state === "retrying" ? { retrying: true, last_answer: stopped.lastAnswer } : {}),
+    ...(stopped?.state === "waiting-for-agent" ? { waiting_for_agent: stopped.waiting } : {}),
     results_page: resultsPage,
   });
 }

@@ -37,7 +37,7 @@ const { port, host, integrationPort, dialect } = config;
 if (!config.databaseUrl) await importOptional(() => import("better-sqlite3"), "better-sqlite3", "serve on the SQLite file (without DATABASE_URL)");
 const dataDir = openDataDir(config.dataDir);
 // One server per DATA_DIR, checked before anything is bound or revoked; PostgreSQL hosts sharing one ADMIN_TOKEN share it on purpose.
-if (!(config.databaseUrl && config.adminToken)) lockDataDir(config.dataDir);
+const lock = config.databaseUrl && config.adminToken ? null : lockDataDir(config.dataDir);
 
 // Bind first: runplane's publicUrl (callback URLs) needs the real port when PORT=0. Requests that
 // arrive before the app is ready get a JSON:API 503 that says when to try again.
@@ -52,6 +52,8 @@ const hmacKey = dataDir.integrationHmacKey();
 const integration = config.integrationUrl
   ? externalIntegration(config.integrationUrl)
   : await startIntegration({ hmacKey, port: integrationPort });
+// `doctor` beside this server without PORT reads where it listens from the lock.
+lock?.listening({ port: http.port, ...(config.integrationUrl ? {} : { integrationPort: Number(new URL(integration.url).port) }) });
 
 const store = await openServerStorage({
   databaseUrl: config.databaseUrl,
@@ -93,8 +95,9 @@ const { token, fromEnv, revoked, target } = await closedIfRefused(() =>
   store.exclusively(async () => {
     const target = await demoTarget(store.storage, integration, Boolean(config.databaseUrl && !config.integrationUrl));
     runplane = build(target.allow);
-    await seedDemo(runplane);
-    await ensureDemoTasks(runplane, { url: target.url, hmacKey, keep: target.keep });
+    // decision D52: the demo tasks are created on the database's first start only.
+    const seed = await seedDemo(runplane);
+    await ensureDemoTasks(runplane, { url: target.url, hmacKey, keep: target.keep, seed });
     return { ...(await ownersToken(runplane, store.storage, dataDir, config.adminToken)), target };
   }),
 );
@@ -128,7 +131,7 @@ routes.get("/", (c) => c.text("runplane reference server: the API is under /api/
 // The OpenAPI 3.1 description of the API, generated from runplane's zod schemas.
 routes.get("/openapi.json", (c) => c.json(runplane.openapi()));
 // GET /metrics (Prometheus text format) and GET /healthz (examples/server/observability.ts).
-mountObservability(routes, observed.scrape, runplane, dispatcher);
+mountObservability(routes, observed.scrape, runplane, dispatcher, { metricsToken: config.metricsToken });
 // The run task results page for people, signed in with an API token (or a bearer header).
 // Behind a proxy that terminates TLS the request is plain HTTP: the public URL says how browsers come.
 const resultsPage = createResultsPage(runplane, { prefix: "/app", ...(origin.startsWith("https:") ? { secureCookie: true } : {}) });

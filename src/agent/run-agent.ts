@@ -13,8 +13,14 @@ export interface AgentOptions extends JobEgressOptions {
   name?: string;
   /** Jobs at once (each a waiting poll). Default 1. */
   concurrency?: number;
-  /** How long one poll waits for a job, in ms (at most 25 s, the default). */
+  /**
+   * How long one poll waits for a job, in ms. Default, and at most: the `poll-wait-ms` the server
+   * names at registration (25 s). Decision D44: every poll sends its wait, so the server never
+   * holds a poll longer than the client waits for it.
+   */
   pollWaitMs?: number;
+  /** How long a call may go without an answer beyond the wait it asked for, in ms (default 15 s). */
+  requestTimeoutMs?: number;
   /** One line per state change (never the token, a body or a signature). Default: stderr. */
   log?: (line: string) => void;
   /** Backoff after a failed request: from `minMs` (default 500) doubling up to `maxMs` (default 30 s), with jitter. */
@@ -47,7 +53,7 @@ const pause = (ms: number, signal: AbortSignal): Promise<void> =>
     signal.addEventListener("abort", done, { once: true });
   });
 
-/** Doubling delays with full jitter, reset by a success. */
+/** Doubling delays with full jitter, reset by any answer (decision D44). */
 function createBackoff(options: AgentOptions["backoff"] = {}) {
   const min = options.minMs ?? 500;
   const max = options.maxMs ?? 30_000;
@@ -97,16 +103,33 @@ export async function report(client: AgentClient, agentId: string, job: AgentJob
   return null;
 }
 
+/** What registration tells the agent: its id, and how long the server holds a poll. */
+interface Registration {
+  id: string;
+  pollWaitMs: number;
+}
+
+/**
+ * decision D44: the wait every poll asks for: the embedder's `pollWaitMs`, never longer than the
+ * server's `poll-wait-ms` (an older server naming none: the protocol's maximum).
+ */
+function pollWaitOf(json: Record<string, unknown>, asked: number | undefined): number {
+  const offered = json["poll-wait-ms"];
+  const server = typeof offered === "number" && Number.isSafeInteger(offered) && offered >= 0 ? Math.min(offered, MAX_POLL_WAIT_MS) : MAX_POLL_WAIT_MS;
+  return Math.min(server, asked ?? server);
+}
+
 /** Registers, retrying with backoff until it works, the token is refused (it throws), or the agent stops (null). */
-async function registerAgent(client: AgentClient, options: AgentOptions, stopping: AbortSignal, log: (line: string) => void): Promise<string | null> {
+async function registerAgent(client: AgentClient, options: AgentOptions, stopping: AbortSignal, log: (line: string) => void): Promise<Registration | null> {
   const backoff = createBackoff(options.backoff);
   while (!stopping.aborted) {
     try {
       const { json } = await client.call("register", { name: options.name ?? hostname(), version: PACKAGE_VERSION });
-      const id = (json as { "agent-id"?: unknown } | null)?.["agent-id"];
+      const answer = (json ?? {}) as Record<string, unknown>;
+      const id = answer["agent-id"];
       if (typeof id !== "string") throw new Error("no agent id");
-      log(`registered as ${id} in pool ${String((json as Record<string, unknown>)["agent-pool-id"])}`);
-      return id;
+      log(`registered as ${id} in pool ${String(answer["agent-pool-id"])}`);
+      return { id, pollWaitMs: pollWaitOf(answer, options.pollWaitMs) };
     } catch (err) {
       if (err instanceof AgentRefusedError) throw err;
       const ms = backoff.delay();
@@ -136,11 +159,12 @@ export function runAgent(options: AgentOptions): AgentHandle {
   let refused = false;
 
   /** One poll lane: wait for a job, send it, report it; until stopped. */
-  async function lane(id: string): Promise<void> {
+  async function lane({ id, pollWaitMs }: Registration): Promise<void> {
     const backoff = createBackoff(options.backoff);
     let connected = true;
-    const wait = options.pollWaitMs === undefined ? {} : { "wait-ms": options.pollWaitMs };
-    const next = { "next-wait-ms": options.pollWaitMs ?? MAX_POLL_WAIT_MS };
+    // decision D44: the wait is always sent; the client's timeout is that wait plus its margin.
+    const wait = { "wait-ms": pollWaitMs };
+    const next = { "next-wait-ms": pollWaitMs };
     // The answer to a report that also asked for the next job stands in for the next poll.
     let pending: Answer | null = null;
     // A job handed out with the last report is sent even when the agent is stopping meanwhile.
@@ -148,6 +172,7 @@ export function runAgent(options: AgentOptions): AgentHandle {
       try {
         const { status, json } = pending ?? (await client.call("jobs/next", { "agent-id": id, ...wait }, stopping.signal));
         pending = null;
+        // Any answer is a connection back (a 204 is a poll that ended without a job, not an error).
         if (!connected) (connected = true), log("connected again");
         backoff.reset();
         if (status !== 200 || !json) continue;
@@ -167,10 +192,11 @@ export function runAgent(options: AgentOptions): AgentHandle {
 
   const done = (async (): Promise<"stopped" | "refused"> => {
     try {
-      const id = await registerAgent(client, options, stopping.signal, log);
-      if (id === null) return "stopped";
+      const registration = await registerAgent(client, options, stopping.signal, log);
+      if (registration === null) return "stopped";
+      const { id } = registration;
       registered(id);
-      await Promise.all(Array.from({ length: concurrency }, () => lane(id)));
+      await Promise.all(Array.from({ length: concurrency }, () => lane(registration)));
       // A clean stop: the host marks the agent exited and gives back anything it still holds.
       await client.call("deregister", { "agent-id": id }).catch(() => undefined);
       log("stopped");

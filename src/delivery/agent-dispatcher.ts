@@ -4,7 +4,8 @@
  * many per pool as agents wait, and sends each through the agent transport: the built, signed
  * request goes to one waiting agent, whose report is recorded exactly as a direct answer is. So
  * attempts, retries, the deadline (D16), "retry now" (D31), metrics and health are the same; a
- * job no agent took or reported in time gives its row back (a release, not an attempt).
+ * job no agent took gives its row back (a release, not an attempt); one an agent held and never
+ * reported is an attempt closed as "no report from agent NAME" (decision D45).
  */
 import type { AgentHub } from "../services/agent-hub.js";
 import type { ClaimedDelivery } from "../storage/types.js";
@@ -69,7 +70,7 @@ export function createAgentDispatcher(runplane: DispatcherHost, hub: AgentHub, o
   const settings = dispatcherSettings({ ...options, concurrency: AGENT_SLOTS, batchSize: AGENT_SLOTS });
   const { leaseMs, owner, leaseMargin, failpoint, pollIntervalMs } = settings;
   const transport = createAgentTransport(hub, withinLease(options.agents ?? {}, leaseMargin));
-  const begin = createAttemptTelemetry(deliveries.logger, (outcomeClass, ok) => deliveries.recent.record(deliveries.now().getTime(), outcomeClass, ok));
+  const begin = createAttemptTelemetry(deliveries.logger, (outcomeClass, ok) => deliveries.recent.record(deliveries.now().getTime(), outcomeClass, ok), deliveries.telemetry);
   const deps: AttemptDeps = { deliveries, transport, random: options.random ?? Math.random, failpoint, begin };
   const reservations = createReservations();
   const launcher = reservingLauncher(createLauncher(deps, { concurrency: AGENT_SLOTS, leaseMargin }), reservations);

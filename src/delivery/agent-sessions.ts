@@ -3,8 +3,9 @@ import type { Dialect } from "../schemas/common.js";
 import type { AgentHub } from "../services/agent-hub.js";
 import type { AgentSessions } from "../services/agent-sessions.js";
 import { parseOutboundUrl, type EgressPolicy } from "./address-policy.js";
+import type { AgentRelay } from "./agent-relay.js";
 import { createAgentTransport, isAgentUnavailable, type AgentTransportOptions } from "./agent-transport.js";
-import type { HttpRequest, HttpResponse } from "./transport.js";
+import type { HttpRequest, HttpResponse, HttpTransport } from "./transport.js";
 import { createTaskEndpointCheck } from "./verification.js";
 
 /** How long a verification waits for an agent of the pool to be free on this host, in ms. */
@@ -18,6 +19,21 @@ const POOL_URL_POLICY: EgressPolicy = {
   checkUrl: parseOutboundUrl,
   checkAddress: () => ({ ok: true }),
 };
+
+/** How long a verification relayed to another host may take: a wait for its agent, the attempt, the relay. */
+const RELAYED_WAIT_MS = VERIFY_WAIT_MS + 15_000;
+
+/** Sends `req` through an agent of `poolId` connected here; one between two polls is given a moment to wait again. */
+export async function sendHere(hub: AgentHub, agents: HttpTransport, req: HttpRequest, poolId: string): Promise<HttpResponse> {
+  for (let tries = 0; ; tries++) {
+    await agentWaiting(hub, poolId, VERIFY_WAIT_MS);
+    try {
+      return await agents.send({ ...req, agentPoolId: poolId });
+    } catch (err) {
+      if (!isAgentUnavailable(err) || err.why !== "no-agent" || tries > 0) throw err;
+    }
+  }
+}
 
 /** Resolves once an agent of `pool` waits here, or after `ms` (whichever first). */
 function agentWaiting(hub: AgentHub, pool: string, ms: number): Promise<void> {
@@ -34,6 +50,11 @@ export interface AgentSessionOptions extends AgentTransportOptions {
   dialect: Dialect;
   userAgent: string;
   now: () => Date;
+  /**
+   * With several hosts (`Storage.relay`): whether an agent of a pool is connected to any host (its
+   * stored reports), and the relay that sends a verification through an agent of another host.
+   */
+  elsewhere?: { connected(poolId: string): Promise<boolean>; relay: AgentRelay };
 }
 
 /**
@@ -43,20 +64,16 @@ export interface AgentSessionOptions extends AgentTransportOptions {
  */
 export function createAgentSessions(hub: AgentHub, options: AgentSessionOptions): AgentSessions {
   const agents = createAgentTransport(hub, options);
+  const elsewhere = options.elsewhere;
   return {
     connected: (poolId) => hub.connected(poolId),
+    ...(elsewhere ? { connectedElsewhere: (poolId: string) => elsewhere.connected(poolId) } : {}),
     checkEndpoint(poolId, endpoint, pointer) {
       const transport = {
         async send(req: HttpRequest): Promise<HttpResponse> {
-          // A connected agent may be between two polls: it is given a moment to wait again.
-          for (let tries = 0; ; tries++) {
-            await agentWaiting(hub, poolId, VERIFY_WAIT_MS);
-            try {
-              return await agents.send({ ...req, agentPoolId: poolId });
-            } catch (err) {
-              if (!isAgentUnavailable(err) || err.why !== "no-agent" || tries > 0) throw err;
-            }
-          }
+          // decision D34: no agent of the pool here, one on another host: through that host.
+          if (elsewhere && !hub.connected(poolId)) return elsewhere.relay.send(req, poolId, RELAYED_WAIT_MS);
+          return sendHere(hub, agents, req, poolId);
         },
         close: async () => undefined,
       };

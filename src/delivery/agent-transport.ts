@@ -6,10 +6,12 @@ import type { HttpRequest, HttpResponse, HttpTransport } from "./transport.js";
 /**
  * decision D34: thrown when no agent took or reported a job in time (none waiting, one that crashed,
  * stalled, was cut off or revoked). The attempt did not happen as far as the host knows: the row
- * is released, not failed (no attempt counted, no backoff), so another agent gets it at once.
+ * is released, not failed (no attempt counted, no backoff), so another agent gets it at once; a
+ * job an agent held and never reported (`agent` set) is an attempt of its own (decision D45).
  */
 export class AgentUnavailableError extends Error {
-  constructor(readonly why: "no-agent" | "lost") {
+  /** decision D45: `agent` held the job and never reported (the request may have reached the integration). */
+  constructor(readonly why: "no-agent" | "lost", readonly agent?: { id: string; name: string | null }) {
     super(why === "no-agent" ? "no agent of the pool is waiting" : "the agent did not report the job in time");
     this.name = "AgentUnavailableError";
   }
@@ -80,7 +82,7 @@ export function createAgentTransport(hub: AgentHub, options: AgentTransportOptio
       if (req.agentPoolId === undefined) throw refusal("refused-url", "agent-pool");
       if (req.signal?.aborted) throw new EgressError("aborted", "request aborted");
       const outcome = await abandonable(hub.dispatch(req.agentPoolId, { url: req.url, headers: req.headers, body: req.body, timeoutMs, marginMs }), req.signal);
-      if (!outcome.ok) throw new AgentUnavailableError(outcome.reason);
+      if (!outcome.ok) throw outcome.reason === "lost" ? new AgentUnavailableError("lost", outcome.agent) : new AgentUnavailableError("no-agent");
       const { response, error } = outcome.result;
       if (error) throw Object.assign(toError(error, timeoutMs), { agentId: outcome.agentId });
       const r = response!;

@@ -70,15 +70,17 @@ async function attempt(
   const began = performance.now();
   const seen = (o: Omit<AttemptObservation, "startedAt" | "durationMs">): AttemptObservation => ({ startedAt, durationMs: performance.now() - began, ...o });
   let status: number | undefined;
-  const fail = async (error: string, retryAfterMs: number | null, observed: AttemptObservation): Promise<Outcome> => {
+  const fail = async (error: string, retryAfterMs: number | null, observed: AttemptObservation, now = false): Promise<Outcome> => {
     await failpoint("during-retry-scheduling");
-    const delayMs = retryDelayMs(prepared.row.attempt + 1, deps.random, retryAfterMs);
+    const delayMs = now ? 0 : retryDelayMs(prepared.row.attempt + 1, deps.random, retryAfterMs);
     const result = await deliveries.fail(prepared, { error, delayMs, observed });
     const nextAttemptAt = result === "retry" ? new Date(deliveries.now().getTime() + delayMs).toISOString() : undefined;
     end(result, { ...(status === undefined ? {} : { status }), error, ...(nextAttemptAt ? { nextAttemptAt } : {}), outcomeClass: outcomeClassOf(observed) });
     await failpoint("after-settle-batch");
     return "failed";
   };
+  // decision D40: a key this host lacks: the row is left to the hosts holding it, no attempt spent.
+  if (!prepared.ready && prepared.lacksKey) return (sent(), await deliveries.leave(prepared.row, prepared.lacksKey), end("released"), "released");
   if (!prepared.ready) return (sent(), fail(prepared.error, null, seen({ outcome: "skipped", status: null, errorCode: null, detail: prepared.error })));
   let failure: { error: string; retryAfterMs: number | null } | null = null;
   let observed: AttemptObservation;
@@ -94,8 +96,15 @@ async function attempt(
     }
   } catch (err) {
     // Abandoned by stop(): the row goes back as it was; the next owner sends it again.
-    // decision D34: no agent took the job or reported it in time: not an attempt, the row goes
-    // back at once for another agent of the pool.
+    // decision D45: an agent held the job and never reported it: an attempt (the integration may
+    // have received it), closed so, and the next one due at once for another agent of the pool.
+    const lost = isAgentUnavailable(err) && !signal.aborted ? err.agent : undefined;
+    if (lost) {
+      sent();
+      const error = `no report from agent ${lost.name ?? lost.id}: the integration may have received the request`;
+      return fail(error, null, seen({ outcome: "failed", status: null, errorCode: "no-report", detail: error, agentId: lost.id }), true);
+    }
+    // decision D34: no agent took the job: not an attempt, the row goes back at once.
     if (signal.aborted || isAgentUnavailable(err)) return (sent(), await deliveries.release(claimed.row), end("released"), "released");
     failure = { error: failureReason(err), retryAfterMs: null };
     const agentId = agentOf(err);
@@ -110,12 +119,16 @@ async function attempt(
   return "delivered";
 }
 
+/** Why no body was kept (decision D38): the platform's allowlist, or the agent's own egress (D34). */
+const WITHHELD_BY_EGRESS = "body not kept: the destination is reached through the egress allowlist";
+const WITHHELD_BY_AGENT = "body not kept by the agent's own egress: it keeps only the status line of an answer from a private address";
+
 /**
  * The answer as an attempt's record reads it; a host's transport may spell header names in any case.
  * decision D38: an answer whose body the egress did not keep is recorded as its status line.
  */
 function answerOf(res: HttpResponse): NonNullable<AttemptObservation["response"]> {
-  if (res.bodyWithheld) return { body: `HTTP ${statusText(res.status)} (body not kept: the destination is reached through the egress allowlist)`, contentType: "text/plain", truncated: false };
+  if (res.bodyWithheld) return { body: `HTTP ${statusText(res.status)} (${res.agentId ? WITHHELD_BY_AGENT : WITHHELD_BY_EGRESS})`, contentType: "text/plain", truncated: false };
   const type = Object.entries(res.headers).find(([name]) => name.toLowerCase() === "content-type")?.[1];
   return { body: res.body, contentType: type, truncated: res.bodyTruncated };
 }

@@ -17,7 +17,8 @@ export const ATTEMPT_PRUNE_MS = 60_000;
  * The deadline sweep (decision D16): results past their deadline become `errored` or
  * `unreachable` and their stages are recomputed; running stages whose results are all final (a
  * stop between a result's write and its stage's) are settled too; delivery attempts older than
- * the retention are pruned (D31). A failure is logged, never thrown.
+ * the retention are pruned (D31), and so are agents silent past theirs (D46). A failure is logged,
+ * never thrown.
  */
 export function createSweeper(deliveries: TaskDeliveryService, failpoint: (name: DispatcherFailpoint) => void | Promise<void>) {
   /** `unsettled: false` skips the scan for stages left running (UNSETTLED_SCAN_MS), `prune: false` the attempts' (ATTEMPT_PRUNE_MS). */
@@ -47,6 +48,12 @@ export function createSweeper(deliveries: TaskDeliveryService, failpoint: (name:
       if (prune) {
         const pruned = await deliveries.attempts.prune();
         if (pruned > 0) deliveries.logger.debug("delivery attempts past their retention removed", { event: "attempts.pruned", count: pruned });
+        // decision D46: agents silent for longer than their retention, on the same slow beat.
+        const agents = await deliveries.pruneAgents();
+        if (agents > 0) deliveries.logger.info("agents silent past their retention removed", { event: "agents.pruned", count: agents });
+        // decision D53: audit events past `audit.retention`, as rarely as the attempts.
+        const events = await deliveries.pruneAudit();
+        if (events > 0) deliveries.logger.debug("audit events past their retention removed", { event: "audit.pruned", count: events });
       }
     } catch (err) {
       deliveries.logger.error("run task deadline sweep failed", { error: err instanceof Error ? err.name : typeof err });

@@ -17,6 +17,7 @@ export const ROUTE_ACTIONS = [
   "runs:override",
   "run-tasks:configure",
   "run-tasks:manage",
+  "audit-trail:read",
 ] as const;
 export type RouteAction = (typeof ROUTE_ACTIONS)[number];
 
@@ -54,9 +55,14 @@ export const ROUTE_PERMISSIONS: Readonly<Record<string, RouteAction>> = {
   // decision D34: a pool's agents are read by who may read the pool (owners or manage-agent-pools).
   "GET /agent-pools/:agent_pool_id/agents": "agent-pools:read",
   "GET /agents/:agent_id": "agent-pools:read",
+  // decision D46: removing an agent's record is managing the pool's agents (owners or manage-agent-pools).
+  "DELETE /agents/:agent_id": "agent-tokens:manage",
 
   // API tokens (the owners' included) are listed and revoked by owners only.
   "GET /teams/:team_id/authentication-tokens": "api-tokens:manage",
+
+  // decision D53: the audit trail is read with an organization-level credential: owners only.
+  "GET /organization/audit-trail": "audit-trail:read",
 
   // decision D21: organization run tasks need manage-run-tasks (or owners); workspace tasks the
   // project's run-tasks permission; stages, results and outcomes runs >= read; override its own right.

@@ -6,6 +6,7 @@ import type { OutcomeView, TaskResultView, TaskStageView } from "../schemas/task
 import { loadDelivery, type DeliveryModel } from "./delivery.js";
 import { notReached } from "./verdict.js";
 import type { ResultsPageSource } from "./types.js";
+import type { ResultAgentFacts } from "../services/pool-presence.js";
 
 /** What the run page shows: stages, their results and each result's outcomes, filtered (D18). */
 
@@ -24,6 +25,8 @@ export interface ResultModel {
   total: number;
   /** decision D31: the request's state and attempts when its integration is failing, else null. */
   delivery: DeliveryModel | null;
+  /** decision D34: the result's agent pool and agent, and why it waits; null for a direct result. */
+  agent: ResultAgentFacts | null;
 }
 
 export interface RunPageModel {
@@ -95,10 +98,10 @@ export async function loadRunPage(
       const results = await source.runTasks.listResults(stage.id);
       const models = await Promise.all(
         results.map(async (result): Promise<ResultModel> => {
-          const [{ items, total }, delivery] = await Promise.all([loadOutcomes(source, result.id, maxOutcomesPerResult), notReached(stage) ? null : loadDelivery(source, result)]);
+          const [{ items, total }, delivery, agent] = await Promise.all([loadOutcomes(source, result.id, maxOutcomesPerResult), notReached(stage) ? null : loadDelivery(source, result), source.runTasks.agentFacts(result)]);
           all.push(...items);
           const shown = items.filter((o) => matches(severityOf(o.tags), filter.severity) && matches(statusOf(o.tags), filter.status));
-          return { result, shown, loaded: items.length, total, delivery };
+          return { result, shown, loaded: items.length, total, delivery, agent };
         }),
       );
       return { stage, results: models };

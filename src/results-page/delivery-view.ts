@@ -36,6 +36,7 @@ function attemptRow(a: DeliveryAttemptRecord): Html {
 }
 
 function attemptsTable(model: DeliveryModel): Html {
+  if (model.attempts.length === 0 && model.noAgent) return html`<p class="empty">No attempt: no agent of the pool took the request.</p>`;
   if (model.attempts.length === 0) return html`<p class="empty">No attempt is recorded (attempts are kept for a limited time).</p>`;
   const kept = model.total > model.attempts.length ? `The newest ${model.attempts.length} of ${model.total} attempts` : `${model.attempts.length === 1 ? "One attempt" : `${model.attempts.length} attempts`}`;
   return html`<table class="attempts">

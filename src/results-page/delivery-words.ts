@@ -55,6 +55,8 @@ export function deliverySentence(model: DeliveryModel): Html {
     case "exhausted":
       return html`Not delivered: attempt ${state.attempt} was the last one before the deadline${last ? `, ${last}` : ""}; the result becomes unreachable at ${clockTime(state.deadlineAt, now)}.`;
     case "ended": {
+      // decision D34: no agent of the pool was there: the integration was never sent anything.
+      if (model.noAgent) return html`Unreachable: no agent of the run task's pool took the request before the deadline; nothing was sent to the integration.`;
       const count = model.total > 0 ? `${plural(model.attempts[0]?.number ?? model.total, "attempt")} made` : null;
       // decision D16: a result never accepted (no 200, no callback) ends unreachable; one accepted
       // that sent no final status in time ends errored. Nothing else makes either.
@@ -71,6 +73,7 @@ const STATE_WORDS: Record<FailingIntegration["state"], string> = {
   exhausted: "not delivered",
   unreachable: "unreachable",
   errored: "errored",
+  "no-agent": "not sent (no agent of its pool)",
 };
 
 /** `scanner retrying, linter unreachable`: the failing integrations of a run, for a list or a verdict. */

@@ -3,6 +3,7 @@ import { ATTEMPT_LIMITS, type DeliveryAttemptRecord } from "../schemas/delivery-
 import type { ResultStatus } from "../schemas/run-tasks.js";
 import type { TaskResultView, TaskStageView } from "../schemas/task-stage-views.js";
 import type { DeliveryStatus } from "../services/delivery-status.js";
+import { NO_AGENT_PREFIX } from "../services/pool-presence.js";
 import type { ResultsPageSource } from "./types.js";
 import { notReached } from "./verdict.js";
 
@@ -27,7 +28,13 @@ export interface DeliveryModel {
   attempts: DeliveryAttemptRecord[];
   total: number;
   lastError: string | null;
+  /** decision D34: the result ended because no agent of its pool took the request (nothing was sent). */
+  noAgent: boolean;
 }
+
+/** decision D34: a result that ended because no agent of its pool took the request says so in its message. */
+export const endedWithoutAgent = (r: Pick<TaskResultView, "status" | "message">): boolean =>
+  r.status === "unreachable" && (r.message?.startsWith(NO_AGENT_PREFIX) ?? false);
 
 const ENDED: readonly ResultStatus[] = ["unreachable", "errored"];
 /** Results whose delivery can be failing: asked about; any other status never is. */
@@ -46,23 +53,23 @@ export function deliveryState(s: DeliveryStatus): DeliveryState | null {
 }
 
 /** The delivery model of a result whose integration is failing, else null. */
-export async function loadDelivery(source: ResultsPageSource, result: Pick<TaskResultView, "id" | "status">): Promise<DeliveryModel | null> {
+export async function loadDelivery(source: ResultsPageSource, result: Pick<TaskResultView, "id" | "status" | "message">): Promise<DeliveryModel | null> {
   if (!WATCHED.includes(result.status)) return null;
   const status = await source.runTasks.deliveryStatus(result.id);
   const state = status ? deliveryState(status) : null;
   if (!status || !state) return null;
   const { items, total } = await source.runTasks.listDeliveryAttempts(result.id, { offset: 0, limit: ATTEMPT_LIMITS.perResult });
-  return { state, now: status.now, attempts: items, total, lastError: status.lastError };
+  return { state, now: status.now, attempts: items, total, lastError: status.lastError, noAgent: endedWithoutAgent(result) };
 }
 
 /** One failing integration of a run, for the runs lists' mark: `scanner: retrying`. */
 export interface FailingIntegration {
   taskName: string;
-  state: Exclude<DeliveryState["kind"], "ended"> | "unreachable" | "errored";
+  state: Exclude<DeliveryState["kind"], "ended"> | "unreachable" | "errored" | "no-agent";
 }
 
 /** How the runs lists and the verdict name a failing state. */
-export const markOf = (state: DeliveryState): FailingIntegration["state"] => (state.kind === "ended" ? state.status : state.kind);
+export const markOf = (state: DeliveryState, noAgent = false): FailingIntegration["state"] => (noAgent ? "no-agent" : state.kind === "ended" ? state.status : state.kind);
 
 /**
  * The failing integrations of a run from its stages: a started stage's results that ended
@@ -75,7 +82,7 @@ export async function failingIntegrations(source: ResultsPageSource, stages: rea
   const results = (await Promise.all(started.map((s) => source.runTasks.listResults(s.id)))).flat();
   const marks = await Promise.all(
     results.map(async (r): Promise<FailingIntegration | null> => {
-      if (ENDED.includes(r.status)) return { taskName: r.taskName, state: r.status as "unreachable" | "errored" };
+      if (ENDED.includes(r.status)) return { taskName: r.taskName, state: endedWithoutAgent(r) ? "no-agent" : (r.status as "unreachable" | "errored") };
       if (r.status !== "pending") return null;
       const status = await source.runTasks.deliveryStatus(r.id);
       const state = status ? deliveryState(status) : null;

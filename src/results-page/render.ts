@@ -2,6 +2,7 @@ import { severityLevelOf, toReadTags, type ReadTag } from "../domain/outcomes.js
 import type { TagEntry } from "../schemas/run-tasks.js";
 import type { OutcomeView, TaskResultView, TaskStageView } from "../schemas/task-stage-views.js";
 import type { OutcomeFilter, ResultModel, RunPageModel } from "./data.js";
+import type { ResultAgentFacts } from "../services/pool-presence.js";
 import { markOf } from "./delivery.js";
 import { deliverySection, type RetryForm } from "./delivery-view.js";
 import { failingText } from "./delivery-words.js";
@@ -113,12 +114,24 @@ interface SectionContext {
   retry: (resultId: string) => RetryForm | null;
 }
 
+/**
+ * decision D34: a pool result names its pool and the agent that carried it (by its name, the id on
+ * hover), or says it waits for an agent of the pool and since when none has been connected.
+ */
+function agentLine(facts: ResultAgentFacts): Html {
+  if (facts.waiting) return html`<p class="agent waiting">${facts.waiting[0]!.toUpperCase()}${facts.waiting.slice(1)}.</p>`;
+  const pool = html`agent pool <span title="${facts.poolId}">${facts.poolName ?? facts.poolId}</span>`;
+  const agent = facts.agentId ? html`, agent <span class="mono" title="${facts.agentId}">${facts.agentName ?? facts.agentId}</span>` : null;
+  return html`<p class="agent">Through ${pool}${agent}.</p>`;
+}
+
 function resultSection(model: ResultModel, { filtered, runCreatedAt, retry }: SectionContext): Html {
   const r: TaskResultView = model.result;
   return html`<article class="result" id="result-${r.id}">
 <div class="result-head"><h3>${r.taskName}</h3>
 <span class="badge level-${r.enforcementLevel}">${r.enforcementLevel}</span>${statusBadge(r.status)}</div>
 ${r.message ? html`<p class="message">${r.message}</p>` : null}
+${model.agent ? agentLine(model.agent) : null}
 ${r.url ? html`<p>More information: ${externalLink(r.url, r.url)}</p>` : null}
 ${model.delivery ? deliverySection(model.delivery, retry(r.id)) : null}
 ${timestamps(r, runCreatedAt)}
@@ -169,13 +182,15 @@ export const workspacePath = (chrome: Chrome, organization: string, workspaceNam
 export function runPage(chrome: Chrome, model: RunPageModel, action = `${chrome.prefix}/runs/${encodeURIComponent(model.run.id)}`): string {
   const { run, workspace } = model;
   const filtered = model.filter.severity !== null || model.filter.status !== null;
-  const verdict = runVerdict(model.stages.map((s) => s.stage));
+  // decision D34: a running stage whose result waits for an agent says what it waits for.
+  const waiting = model.stages.flatMap((s) => s.results).find((m) => m.agent?.waiting)?.agent?.waiting;
+  const verdict = runVerdict(model.stages.map((s) => s.stage), waiting ?? undefined);
   // decision D31: the button posts to the result's retry path and comes back to this page's path.
   const retry = (resultId: string): RetryForm | null =>
     model.mayRetry ? { action: `${chrome.prefix}/runs/${encodeURIComponent(run.id)}/results/${encodeURIComponent(resultId)}/retry`, back: action } : null;
   const context: SectionContext = { filtered, runCreatedAt: run.createdAt, retry, notReachedText: notReachedText(model.stages.map((s) => s.stage)) };
   // decision D31: a stage that waits on a failing integration says so in the verdict, not only below.
-  const failing = model.stages.flatMap((s) => s.results.flatMap((m) => (m.delivery ? [{ taskName: m.result.taskName, state: markOf(m.delivery.state) }] : [])));
+  const failing = model.stages.flatMap((s) => s.results.flatMap((m) => (m.delivery ? [{ taskName: m.result.taskName, state: markOf(m.delivery.state, m.delivery.noAgent) }] : [])));
   const where = workspace
     ? html`<a href="${workspacePath(chrome, run.organization, workspace.name)}">${run.organization} / ${workspace.name}</a>`
     : html`${run.organization} / ${run.workspaceId}`;

@@ -26,7 +26,9 @@ export const runPath = (chrome: Chrome, { run, workspace }: Pick<RunRow, "run" |
 /** The mark of a run with failing integrations: a badge, and which ones in words (not by colour alone). */
 function failingMark(failing: readonly FailingIntegration[]): Html | null {
   if (failing.length === 0) return null;
-  return html`<span class="failing"><span class="badge status-failing">integration failing</span> <span class="failing-names">${failingText(failing)}</span></span>`;
+  // decision D34: a request no agent took was never sent: the integration is not the one failing.
+  const badge = failing.every((f) => f.state === "no-agent") ? "no agent" : "integration failing";
+  return html`<span class="failing"><span class="badge status-failing">${badge}</span> <span class="failing-names">${failingText(failing)}</span></span>`;
 }
 
 function runRow(chrome: Chrome, row: RunRow, withWorkspace: boolean): Html {

@@ -45,7 +45,8 @@ export const notReachedText = (stages: readonly VerdictStage[]): string => {
   return at ? `Not reached: the run stopped at ${STAGE_NAMES[at.stage].toLowerCase()}.` : "Not reached: the run ended before this stage.";
 };
 
-export function runVerdict(stages: readonly VerdictStage[]): Verdict {
+/** `waitingFor`: what a running stage waits for instead of its run tasks (decision D34: an agent of a pool). */
+export function runVerdict(stages: readonly VerdictStage[], waitingFor?: string): Verdict {
   if (stages.length === 0) return { tone: "pending", text: "No run task stages: nothing was checked." };
   const stopped = stoppedAt(stages);
   if (stopped) return { tone: "failed", text: `Did not pass: ${name(stopped)} ${ENDED[stopped.status]}.` };
@@ -54,7 +55,7 @@ export function runVerdict(stages: readonly VerdictStage[]): Verdict {
   const waiting = stages.find((s) => s.status === "awaiting_override");
   if (waiting) return { tone: "awaiting_override", text: `Waiting for an override: ${name(waiting)} failed a mandatory check.` };
   const running = stages.find((s) => s.status === "running");
-  if (running) return { tone: "running", text: `Running: ${name(running)} is waiting for its run tasks.` };
+  if (running) return { tone: "running", text: `Running: ${name(running)} is ${waitingFor ?? "waiting for its run tasks"}.` };
   const passed = stages.filter((s) => s.status === "passed");
   const overridden = passed.filter((s) => s.overridden).length;
   const note = overridden > 0 ? ` (${plural(overridden, "override")})` : "";

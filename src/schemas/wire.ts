@@ -110,6 +110,12 @@ export const TaskResultAttributes = z.object({
   workspaceTaskEnforcementLevel: EnforcementLevelSchema,
   taskResultOutcomesCount: z.number().int().min(0),
   agentPoolId: z.string().nullable().describe("the task's agent pool when its stage started (D34); null for a task the platform delivers itself"),
+  agentPoolName: z.string().nullable().describe("that pool's name (D34); null for a direct task or a pool since deleted"),
+  agentId: z.string().nullable().describe("the agent that carried the newest attempt (D34); null while none has"),
+  agentName: z.string().nullable().describe("that agent's name, its `--name` (D34)"),
+  agentConnected: z.boolean().nullable().describe("whether an agent of the pool is connected to any host now (D34); null for a direct task"),
+  agentLastSeenAt: z.string().nullable().describe("the newest report of any agent of the pool (D34): since then none has been connected, when `agent-connected` is false"),
+  waitingForAgent: z.string().nullable().describe("while the result is pending and no agent of its pool is connected: that it waits for one, and since when (D34)"),
   createdAt: Timestamp,
   updatedAt: Timestamp,
 });

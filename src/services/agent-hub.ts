@@ -11,6 +11,8 @@ import type { AgentJob, JobResult } from "../schemas/agent-protocol.js";
 /** An agent that has polled this host. */
 export interface AgentSession {
   agentId: string;
+  /** What the agent calls itself (its `--name`), when known: its lost jobs' attempts name it (D45). */
+  name?: string | null;
   agentPoolId: string;
   tokenId: string;
   /** Real time (ms) of its latest request. */
@@ -42,8 +44,16 @@ export interface JobRequest {
   marginMs: number;
 }
 
-/** A job's end: the agent's report, or `no-agent` (none waiting) / `lost` (no report in time, or the session ended). */
-export type JobOutcome = { ok: true; agentId: string; result: JobResult } | { ok: false; reason: "no-agent" | "lost" };
+/**
+ * A job's end: the agent's report, or `no-agent` (none waiting) / `lost` (no report in time, or the
+ * session ended; decision D45: the agent that held it, whose attempt it was).
+ */
+export type JobOutcome =
+  | { ok: true; agentId: string; result: JobResult }
+  | { ok: false; reason: "no-agent" }
+  | { ok: false; reason: "lost"; agent: { id: string; name: string | null } };
+
+const lostBy = (session: AgentSession): JobOutcome => ({ ok: false, reason: "lost", agent: { id: session.agentId, name: session.name ?? null } });
 
 interface PendingJob {
   session: AgentSession;
@@ -87,7 +97,7 @@ function endSession(state: HubState, agentId: string, why: "revoked" | "ended"):
   if (!session) return;
   state.sessions.delete(agentId);
   for (const w of [...session.waiting]) unqueue(state, w), w.settle({ job: null, reason: why });
-  for (const id of [...session.jobs]) state.jobs.get(id)?.settle({ ok: false, reason: "lost" });
+  for (const id of [...session.jobs]) state.jobs.get(id)?.settle(lostBy(session));
 }
 
 /**
@@ -140,7 +150,7 @@ function dispatchTo(state: HubState, newId: (prefix: string) => string, pool: st
   const { session } = taken;
   const job = toJob(`job-${state.tag}${newId("job").slice(4)}`, request);
   return new Promise<JobOutcome>((resolve) => {
-    const timer = setTimeout(() => settle({ ok: false, reason: "lost" }), request.timeoutMs + request.marginMs);
+    const timer = setTimeout(() => settle(lostBy(session)), request.timeoutMs + request.marginMs);
     const settle = (outcome: JobOutcome): void => {
       if (!state.jobs.delete(job.id)) return;
       clearTimeout(timer);
@@ -173,9 +183,10 @@ export function createAgentHub(options: AgentHubOptions) {
 
   return {
     /** The session of `agentId` (made on first use), seen now. */
-    open(agentId: string, agentPoolId: string, tokenId: string): AgentSession {
+    open(agentId: string, agentPoolId: string, tokenId: string, name?: string | null): AgentSession {
       let s = sessions.get(agentId);
       if (!s) sessions.set(agentId, (s = { agentId, agentPoolId, tokenId, lastSeen: now(), waiting: new Set(), jobs: new Set() }));
+      if (name !== undefined) s.name = name;
       s.lastSeen = now();
       return s;
     },

@@ -10,6 +10,8 @@ import type { TaskEndpoint } from "./task-endpoint.js";
 export interface AgentSessions {
   /** Whether at least one agent of `poolId` holds a live session now. */
   connected(poolId: string): boolean;
+  /** With several hosts: whether an agent of `poolId` is connected to another host (its stored reports). */
+  connectedElsewhere?(poolId: string): Promise<boolean>;
   /**
    * Sends the verification request of `endpoint` (decision D15) through a connected agent of
    * `poolId`. Resolves when the integration answered 200; throws a 422 ApiError at `pointer`

@@ -1,4 +1,6 @@
-import { ApiError, badRequest, invalid, notFound, quote } from "../errors.js";
+import { ApiError, badRequest, conflict, invalid, notFound, quote } from "../errors.js";
+import { createAgentRecords } from "./agent-records.js";
+import { audited, changesOf } from "./audit.js";
 import { AgentRegistrationSchema, type AgentRecord, type AgentRegistration, type AgentStatus, type AgentView } from "../schemas/agents.js";
 import type { AgentPool } from "../schemas/directory.js";
 import type { Page, PageRequest } from "../schemas/records.js";
@@ -54,6 +56,7 @@ const toView = (r: AgentRecord, pool: AgentPool, now: number): AgentView => ({ .
  */
 export function createAgentService(ctx: ServiceContext) {
   const s = ctx.storage;
+  const records = createAgentRecords(ctx);
   const poolOf = async (agentPoolId: string): Promise<AgentPool> => {
     const pool = await s.agentPools.get(agentPoolId);
     if (!pool) throw notFound();
@@ -88,16 +91,37 @@ export function createAgentService(ctx: ServiceContext) {
       const agent = parseOrThrow(AgentRegistrationSchema, input, "");
       const token = await s.agentTokens.get(agent.tokenId);
       if (!token || token.agentPoolId !== pool.id) throw invalid("/tokenId", `agent token ${quote(agent.tokenId)} is not a token of agent pool ${pool.id}`);
+      await records.makeRoom(pool, agent.tokenId);
       const now = isoNow(ctx);
       const record: AgentRecord = { id: ctx.newId("agent"), agentPoolId: pool.id, ...agent, lastPingAt: now, createdAt: now };
-      if (!(await s.agents.insert(record))) throw new ApiError("internal");
+      // decision D53: the registration is recorded with the agent, in its transaction.
+      const draft = { organization: pool.organization, resource: { type: "agent", id: record.id }, action: "register", changes: changesOf(null, record, ["agentPoolId", "tokenId", "name"] as const) };
+      if (!(await audited(ctx, draft, () => s.agents.insert(record)))) throw new ApiError("internal");
       return toView(record, pool, ctx.now().getTime());
     },
+
+    /**
+     * decision D46, as HCP Terraform: removes an agent that is `unknown` (silent), `errored` or
+     * `exited`; one that is `idle` or `busy` is 409. Its attempts keep naming its id.
+     */
+    async remove(id: string): Promise<void> {
+      const agent = await load(id);
+      if (agent.status === "idle" || agent.status === "busy") {
+        throw conflict(`agent ${id} is ${agent.status}: only an agent that is unknown, errored or exited can be deleted (stop it first)`);
+      }
+      if (!(await s.agents.delete(id))) throw notFound();
+    },
+
+    /** decision D46: removes the agents silent for longer than `agentRecords.retention`; resolves how many. */
+    prune: records.prune,
 
     /** An agent's report: its status now; a report older than the stored one changes nothing. */
     async report(id: string, status: AgentStatus): Promise<AgentView> {
       const current = await load(id);
-      const stored = await s.agents.ping(id, isoNow(ctx), status);
+      const ping = () => s.agents.ping(id, isoNow(ctx), status);
+      // decision D53: an agent that exits (deregisters) is recorded; its routine reports are not.
+      const exit = { organization: current.organization, resource: { type: "agent", id }, action: "deregister", changes: [{ field: "status", old: current.status, new: status }] };
+      const stored = status === "exited" && current.status !== "exited" ? await audited(ctx, exit, ping) : await ping();
       if (!stored) throw notFound();
       return { ...stored, organization: current.organization };
     },

@@ -1,5 +1,6 @@
 import type { Storage } from "../storage/types.js";
 import { isStorageUnavailableError } from "../storage/unavailable.js";
+import { agentReasons } from "./agent-health.js";
 import { deliveryReasons, type DeliveryHealthSource } from "./delivery-health.js";
 import type { DeliveryHealthSettings } from "./run-task-settings.js";
 
@@ -15,8 +16,9 @@ export interface RunplaneHealth {
   /** Whether one cheap storage read answered just now. */
   storage: "ok" | "unreachable";
   /**
-   * `failing` while too many of this process's recent attempts failed, or a result has
-   * been retrying for too long (option `health`); each sign is one of `reasons`. An integration's
+   * `failing` while too many of this process's recent attempts failed, a result has
+   * been retrying for too long, or an agent pool's requests have waited with no agent of the pool
+   * connected to any host for too long (option `health`); each sign is one of `reasons`. An integration's
    * fault, not this instance's: a probe that restarts or unroutes hosts should not act on it.
    */
   deliveries: "ok" | "failing";
@@ -79,6 +81,8 @@ export function createHealthCheck(
   return async () => {
     const storageReason = (await probeStorage()) ?? (await probeWrites());
     const failing = await deliveryReasons(deliveries, settings, storageReason === null);
+    // decision D34: a pool whose requests wait with no agent anywhere (not this host's fault either).
+    if (storageReason === null) failing.push(...(await agentReasons(storage, deliveries.now(), settings.noAgentForMs).catch(() => [])));
     const reasons = [storageReason, ...failing].filter((r): r is string => r !== null);
     return {
       status: reasons.length === 0 ? "ok" : "degraded",

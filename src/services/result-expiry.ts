@@ -2,6 +2,7 @@ import { TIMED_OUT_MESSAGE, transitionResult, type ResultEvent } from "../domain
 import type { TaskResultRecord } from "../schemas/run-task-records.js";
 import type { ServiceContext } from "./context.js";
 import type { TaskStageService } from "./task-stages.js";
+import { noAgentMessage, readPoolPresence } from "./pool-presence.js";
 
 /** Compare-and-set retries before giving up under extreme contention. */
 const MAX_ATTEMPTS = 16;
@@ -43,8 +44,12 @@ export function createResultExpiry(ctx: ServiceContext, stages: Pick<TaskStageSe
   return async function expire(result: TaskResultRecord): Promise<TaskResultRecord | null> {
     const rows = await s.taskDeliveries.listByResult(result.id);
     const lastError = rows.map((r) => r.lastError).filter((e) => e !== null).at(-1);
+    // decision D34: a pool's request no agent ever took was never sent: the message says so, not
+    // that the integration refused it.
+    const pool = result.agentPoolId ?? null;
+    const untaken = pool !== null && rows.every((r) => r.attempt === 0) ? noAgentMessage(await readPoolPresence(s, pool, ctx.now()), pool) : null;
     const message = (r: TaskResultRecord) =>
-      r.status === "running" ? TIMED_OUT_MESSAGE : `Task request was not delivered before the deadline${lastError ? `: ${lastError}` : ""}.`;
+      r.status === "running" ? TIMED_OUT_MESSAGE : (untaken ?? `Task request was not delivered before the deadline${lastError ? `: ${lastError}` : ""}.`);
     const due = (r: TaskResultRecord, now: Date) => r.deadlineAt !== null && now.getTime() >= Date.parse(r.deadlineAt);
     return moveResult(result.id, { type: "deadline" }, message, due);
   };

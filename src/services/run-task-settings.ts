@@ -26,8 +26,42 @@ export interface RunTaskOptions {
    * sweep removes older ones. Default 30 days.
    */
   attempts?: { retention?: Duration };
+  /** decision D53: how long audit events are kept; the dispatcher's sweep removes older ones. Default 90 days. */
+  audit?: { retention?: Duration };
   /** When `health()` says deliveries are failing. */
   health?: DeliveryHealthOptions;
+  /**
+   * decision D46: agents' records. `retention`: an agent silent for longer is removed by the
+   * dispatcher's sweep (default 7 days). `maxPerToken` (25) and `maxPerPool` (50): agents
+   * registered with one agent token and in one pool; past them a registration removes the oldest
+   * silent one, or is refused 409 when all are connected.
+   */
+  agentRecords?: { retention?: Duration; maxPerToken?: number; maxPerPool?: number };
+}
+
+/** decision D46: the resolved `agentRecords`. */
+export interface AgentRecordSettings {
+  retentionMs: number;
+  maxPerToken: number;
+  maxPerPool: number;
+}
+
+export const DEFAULT_AGENT_RECORDS: AgentRecordSettings = { retentionMs: 7 * 86_400_000, maxPerToken: 25, maxPerPool: 50 };
+/** The most agents a pool may be allowed: the presence read lists them all in one page per host check. */
+export const MAX_AGENTS_PER_POOL = 100;
+
+function agentRecords(options: RunTaskOptions["agentRecords"] = {}): AgentRecordSettings {
+  const d = DEFAULT_AGENT_RECORDS;
+  const cap = (value: number | undefined, fallback: number, name: string): number => {
+    if (value === undefined) return fallback;
+    if (!Number.isSafeInteger(value) || value < 1 || value > MAX_AGENTS_PER_POOL) throw new TypeError(`agentRecords.${name} must be an integer from 1 to ${MAX_AGENTS_PER_POOL}`);
+    return value;
+  };
+  return {
+    retentionMs: options.retention === undefined ? d.retentionMs : parseDuration(options.retention, "agentRecords.retention"),
+    maxPerToken: cap(options.maxPerToken, d.maxPerToken, "maxPerToken"),
+    maxPerPool: cap(options.maxPerPool, d.maxPerPool, "maxPerPool"),
+  };
 }
 
 /** When `health()` says deliveries are failing (`src/services/delivery-health.ts`). */
@@ -40,6 +74,11 @@ export interface DeliveryHealthOptions {
   minAttempts?: number;
   /** A result retrying (its request answered other than 200) for longer than this counts as failing. Default `"5m"`. */
   retryingFor?: Duration;
+  /**
+   * decision D34: an agent pool's requests waiting while no agent of the pool has been connected to
+   * any host for longer than this count as failing. Default `"5m"`.
+   */
+  noAgentFor?: Duration;
 }
 
 export interface DeliveryHealthSettings {
@@ -47,9 +86,10 @@ export interface DeliveryHealthSettings {
   failureShare: number;
   minAttempts: number;
   retryingForMs: number;
+  noAgentForMs: number;
 }
 
-export const DEFAULT_DELIVERY_HEALTH: DeliveryHealthSettings = { windowMs: 5 * 60_000, failureShare: 0.5, minAttempts: 5, retryingForMs: 5 * 60_000 };
+export const DEFAULT_DELIVERY_HEALTH: DeliveryHealthSettings = { windowMs: 5 * 60_000, failureShare: 0.5, minAttempts: 5, retryingForMs: 5 * 60_000, noAgentForMs: 5 * 60_000 };
 
 export type DeadlineRule = { kind: "fixed"; ms: number } | { kind: "idle"; idleMs: number; maxMs: number };
 
@@ -65,13 +105,19 @@ export interface RunTaskSettings {
   configurationDownloads: boolean;
   /** decision D31: delivery attempts older than this are pruned. */
   attemptRetentionMs: number;
+  /** decision D53: audit events older than this are pruned. */
+  auditRetentionMs: number;
   /** When deliveries count as failing. */
   health: DeliveryHealthSettings;
+  /** decision D46: agents' retention and caps. */
+  agentRecords: AgentRecordSettings;
 }
 
 export const DEFAULT_DEADLINE_MS = 10 * 60 * 1000;
 /** decision D31: attempts are kept 30 days unless `attempts.retention` says otherwise. */
 export const DEFAULT_ATTEMPT_RETENTION_MS = 30 * 24 * 3_600_000;
+/** decision D53: audit events are kept 90 days unless `audit.retention` says otherwise (HCP keeps 14). */
+export const DEFAULT_AUDIT_RETENTION_MS = 90 * 24 * 3_600_000;
 const UNIT_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
 
 /** Milliseconds of a positive {@link Duration}, or null when `value` is not one. */
@@ -105,6 +151,7 @@ function deliveryHealth(options: DeliveryHealthOptions = {}): DeliveryHealthSett
     failureShare: share,
     minAttempts,
     retryingForMs: options.retryingFor === undefined ? d.retryingForMs : parseDuration(options.retryingFor, "health.retryingFor"),
+    noAgentForMs: options.noAgentFor === undefined ? d.noAgentForMs : parseDuration(options.noAgentFor, "health.noAgentFor"),
   };
 }
 
@@ -135,6 +182,8 @@ export function resolveRunTaskSettings(
     configurationDownloads: options.artifacts?.configurationVersion !== undefined,
     attemptRetentionMs:
       options.attempts?.retention === undefined ? DEFAULT_ATTEMPT_RETENTION_MS : parseDuration(options.attempts.retention, "attempts.retention"),
+    auditRetentionMs: options.audit?.retention === undefined ? DEFAULT_AUDIT_RETENTION_MS : parseDuration(options.audit.retention, "audit.retention"),
     health: deliveryHealth(options.health),
+    agentRecords: agentRecords(options.agentRecords),
   };
 }

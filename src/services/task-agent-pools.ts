@@ -43,7 +43,8 @@ export function createTaskAgentPools(ctx: ServiceContext, checkEndpoint: TaskEnd
     async verify(pool: AgentPool | null, endpoint: TaskEndpoint, pointer: string): Promise<void> {
       if (pool === null) return checkEndpoint(endpoint, pointer);
       const agents = sessions();
-      if (!agents.connected(pool.id)) {
+      // decision D34: an agent of the pool connected to any host will do (through the storage's relay).
+      if (!agents.connected(pool.id) && !(await agents.connectedElsewhere?.(pool.id))) {
         throw invalid(AGENT_POOL_POINTER, `no agent of pool ${quote(pool.name)} (${pool.id}) is connected`);
       }
       await agents.checkEndpoint(pool.id, endpoint, pointer);

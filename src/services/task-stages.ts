@@ -5,6 +5,7 @@ import type { RunRecord, TaskStageRecord } from "../schemas/run-task-records.js"
 import type { RunStage } from "../schemas/run-tasks.js";
 import { toResultView, toStageView, type TaskResultView, type TaskStageView } from "../schemas/task-stage-views.js";
 import type { ServiceContext } from "./context.js";
+import { audited } from "./audit.js";
 import type { FreshPayloads } from "./fresh-payloads.js";
 import { createRunCreator } from "./run-creation.js";
 import type { RunTaskEmitter } from "./run-task-events.js";
@@ -69,7 +70,14 @@ export function createTaskStageService(ctx: ServiceContext, settings: RunTaskSet
           version: current.version + 1,
           updatedAt: now.toISOString(),
         };
-        const stored = await s.taskStages.transition(stageId, { statuses: [current.status], version: current.version }, next);
+        // decision D53: the override is recorded with the stage's change, in its transaction.
+        const draft = {
+          organization: current.organization,
+          resource: { type: "task-stage", id: stageId },
+          action: "override",
+          changes: [{ field: "status", old: current.status, new: t.status }, { field: "comment", new: next.overrideComment }, { field: "run", new: current.runId }],
+        };
+        const stored = await audited(ctx, draft, () => s.taskStages.transition(stageId, { statuses: [current.status], version: current.version }, next));
         if (!stored) continue;
         emit.emitStage(current, stored);
         return toStageView((await recompute(stageId)) ?? stored);

@@ -34,4 +34,14 @@ export interface AgentStore {
    * or its status is not one of `expected`.
    */
   setStatus(id: string, expected: readonly AgentStatus[], status: AgentStatus): Promise<AgentRecord | null>;
+  /**
+   * decision D46: removes the agent; `false` when there was none. Its attempts keep naming its id.
+   */
+  delete(id: string): Promise<boolean>;
+  /**
+   * decision D46: removes up to `limit` agents (of any pool) whose `lastPingAt` is before `before`,
+   * oldest report first, and resolves how many it removed (the sweep calls it until fewer than
+   * `limit` go).
+   */
+  prune(before: string, limit: number): Promise<number>;
 }

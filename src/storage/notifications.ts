@@ -53,3 +53,20 @@ export interface StatusChangeFeed {
    */
   subscribe(listener: (change: StatusChange) => void): Promise<StopListening>;
 }
+
+/**
+ * Optional short messages between the processes sharing the storage (`Storage.relay`), for work
+ * one host asks of another: a pool task's verification sent through an agent polling another host
+ * (decision D34). Contract for an adapter that offers it:
+ * - `publish(message)` reaches every subscription of every OTHER instance (never its own), after
+ *   the call resolves; messages of at most {@link RELAY_MAX_CHARS} characters.
+ * - Delivery is best effort and unordered across publishers: a message sent while a subscription
+ *   reconnects is lost, so whoever waits for an answer gives up after a bound.
+ */
+export interface MessageRelay {
+  publish(message: string): Promise<void>;
+  subscribe(listener: (message: string) => void): Promise<StopListening>;
+}
+
+/** The longest relay message (PostgreSQL's NOTIFY takes 8000 bytes, with room for the envelope). */
+export const RELAY_MAX_CHARS = 7_000;

@@ -159,6 +159,20 @@ export interface TaskDeliveryStore {
    * outbox gauges are not reported and `health()` cannot see results retrying.
    */
   stats?(now: string): Promise<OutboxStats>;
+  /**
+   * Optional, decision D34: per agent pool, the open rows due and not leased at `now` (those a
+   * pool's agents would take) and the smallest `dueAt` among them, ordered by pool id, at most
+   * `limit` pools; rows without a pool are not counted. Reads only, in one statement. Without it
+   * `health()` cannot see a pool whose requests wait with no agent connected.
+   */
+  waitingByPool?(now: string, limit: number): Promise<PoolBacklog[]>;
+}
+
+/** What {@link TaskDeliveryStore.waitingByPool} counts of one pool. */
+export interface PoolBacklog {
+  agentPoolId: string;
+  due: number;
+  oldestDueAt: string;
 }
 
 /** What {@link TaskDeliveryStore.stats} counts. */

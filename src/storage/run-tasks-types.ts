@@ -24,6 +24,7 @@ export type {
   SettleOutcome,
   TaskDeliveryStore,
   OutboxStats,
+  PoolBacklog,
 } from "./outbox-types.js";
 
 /**

@@ -1,9 +1,10 @@
 import type { AgentStore } from "./agents-types.js";
+import type { AuditStore } from "./audit-types.js";
 import type { CommentStore } from "./comments-types.js";
 import type { GuardedResult } from "./guarded.js";
 import type { DeliveryAttemptStore } from "./attempts-types.js";
 import type { HostStore } from "./hosts-types.js";
-import type { StatusChangeFeed, StopListening } from "./notifications.js";
+import type { MessageRelay, StatusChangeFeed, StopListening } from "./notifications.js";
 import type { RevisionStore } from "./revisions.js";
 import type { SealedValueStore } from "./sealed-values.js";
 import type { AgentPool, Organization, PolicySet, Project, Team, User, Workspace } from "../schemas/directory.js";
@@ -72,6 +73,11 @@ export interface Storage {
   /** The hosts using this storage, their keys and last beat (`./hosts-types.ts`, decision D29a). */
   readonly hosts: HostStore;
   /**
+   * The audit trail (`./audit-types.ts`, decision D53). Optional for a custom adapter: without it
+   * nothing is recorded and the audit route answers 404. Every bundled adapter has it.
+   */
+  readonly audit?: AuditStore;
+  /**
    * Optional change counters (`./revisions.ts`). An adapter that keeps them lets the core answer a
    * repeated read (a workspace's variable list) from memory after one counter read; without them
    * every read goes to the stores.
@@ -95,6 +101,12 @@ export interface Storage {
    * one instance, which emits it itself.
    */
   readonly changes?: StatusChangeFeed;
+  /**
+   * Optional short messages to the other processes sharing the storage (`./notifications.ts`,
+   * decision D34: a pool task's verification through an agent of another host). Adapters for one
+   * process (memory, SQLite) leave it out.
+   */
+  readonly relay?: MessageRelay;
   /**
    * Optional: why this storage already knows its writes cannot succeed (the SQLite adapter's
    * writer thread stopped, decision D37), or null. `health()` reports it at once, without waiting
@@ -284,4 +296,4 @@ export type { AgentRecord, AgentStatus } from "../schemas/agents.js";
 export type { HostRecord } from "../schemas/hosts.js";
 export type { RevisionStore } from "./revisions.js";
 export type { SealedColumn, SealedValue, SealedValueScan, SealedValueStore } from "./sealed-values.js";
-export type { ResultStatusChange, StageStatusChange, StatusChange, StatusChangeFeed, StopListening } from "./notifications.js";
+export type { MessageRelay, ResultStatusChange, StageStatusChange, StatusChange, StatusChangeFeed, StopListening } from "./notifications.js";

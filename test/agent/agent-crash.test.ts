@@ -6,9 +6,10 @@ import { spawnAgent } from "./processes.js";
 import { agentApp, startPoolRun, type AgentApp } from "./support.js";
 
 // Decision D34, an agent lost mid-attempt: killed (SIGKILL, a child process) or cut off from the
-// host (a TCP proxy between them, closed). The host hears no report, gives the row back when the
-// job's time is up (a release: no attempt counted), and another agent, or the same one once it is
-// back, delivers it: the result records one attempt.
+// host (a TCP proxy between them, closed). The host hears no report, and when the job's time is up
+// closes it as an attempt of its own, "no report from agent NAME" (decision D45: the integration may
+// have received it), and another agent, or the same one once it is back, delivers it: the result
+// records both attempts.
 
 let receiver: LoopbackServer | undefined;
 let proxy: TcpProxy | undefined;
@@ -31,13 +32,13 @@ const firstThen = (first: Reply) => (req: ReceivedRequest): Reply => {
 const running = (resultId: string) =>
   vi.waitFor(async () => expect((await a!.storage.taskResults.get(resultId))?.status).toBe("running"), { timeout: 15_000, interval: 50 });
 const attemptsOf = async (resultId: string) =>
-  (await a!.runplane.runTasks.listDeliveryAttempts(resultId, { offset: 0, limit: 20 })).items.map((x) => [x.number, x.outcome, x.status]);
+  (await a!.runplane.runTasks.listDeliveryAttempts(resultId, { offset: 0, limit: 20 })).items.map((x) => [x.number, x.outcome, x.status, x.errorCode]);
 
 describe("an agent lost mid-attempt", () => {
-  it("killed (SIGKILL): its row goes back when the job's time is up and another agent delivers it, one attempt recorded", async () => {
+  it("killed (SIGKILL): its job is closed as 'no report' when its time is up and another agent delivers it, both attempts recorded", async () => {
     receiver = await startLoopbackServer(firstThen({ kind: "hang" }));
     a = await agentApp();
-    const doomed = spawnAgent(["--url", a.origin, "--allow", "127.0.0.1/32"], { RUNPLANE_AGENT_TOKEN: a.agentToken });
+    const doomed = spawnAgent(["--url", a.origin, "--name", "doomed", "--allow", "127.0.0.1/32"], { RUNPLANE_AGENT_TOKEN: a.agentToken });
     await doomed.registered;
     const { resultId } = await startPoolRun(a, receiver.url("/hook"));
     a.dispatcher({ agents: { timeoutMs: 3_000, marginMs: 500 } }).start();
@@ -49,10 +50,12 @@ describe("an agent lost mid-attempt", () => {
     await survivor.agentId;
     await running(resultId);
     expect(deliveriesTo(receiver.requests)).toHaveLength(2);
-    expect(await attemptsOf(resultId)).toStrictEqual([[1, "answered", 200]]);
+    expect(await attemptsOf(resultId)).toStrictEqual([[2, "answered", 200, null], [1, "failed", null, "no-report"]]);
+    const [, lost] = (await a.runplane.runTasks.listDeliveryAttempts(resultId, { offset: 0, limit: 20 })).items;
+    expect(lost!.detail).toBe("no report from agent doomed: the integration may have received the request");
   });
 
-  it("cut off (the connection to the host dropped): the same agent, back, delivers it, one attempt recorded", async () => {
+  it("cut off (the connection to the host dropped): the same agent, back, delivers it, both attempts recorded", async () => {
     receiver = await startLoopbackServer(firstThen({ kind: "respond", status: 200, delayMs: 500 }));
     a = await agentApp();
     proxy = await startTcpProxy({ host: "127.0.0.1", port: Number(new URL(a.origin).port) });
@@ -62,8 +65,8 @@ describe("an agent lost mid-attempt", () => {
     a.dispatcher({ agents: { timeoutMs: 1_000, marginMs: 500 } }).start();
     await vi.waitFor(() => expect(deliveriesTo(receiver!.requests)).toHaveLength(1), { timeout: 15_000, interval: 10 });
     await proxy.close({ reset: true });
-    // The answer reaches the agent, its report does not reach the host: the row goes back uncounted.
-    await vi.waitFor(async () => expect((await a!.storage.taskDeliveries.listByResult(resultId))[0]).toMatchObject({ leaseOwner: null, attempt: 0 }), {
+    // The answer reaches the agent, its report does not reach the host: the row goes back, one attempt counted.
+    await vi.waitFor(async () => expect((await a!.storage.taskDeliveries.listByResult(resultId))[0]).toMatchObject({ leaseOwner: null, attempt: 1 }), {
       timeout: 15_000,
       interval: 25,
     });
@@ -71,6 +74,6 @@ describe("an agent lost mid-attempt", () => {
     await proxy.open();
     await running(resultId);
     expect(deliveriesTo(receiver.requests)).toHaveLength(2);
-    expect(await attemptsOf(resultId)).toStrictEqual([[1, "answered", 200]]);
+    expect(await attemptsOf(resultId)).toStrictEqual([[2, "answered", 200, null], [1, "failed", null, "no-report"]]);
   });
 });

@@ -80,3 +80,27 @@ describe("which agent delivered an attempt", () => {
     expect(html).toContain(`through agent <span class="mono">${agentId}</span>`);
   });
 });
+
+// Found by an operator (issue 43): a passed run through an agent looked identical to a direct one,
+// and an answer the agent did not keep read "reached through the egress allowlist", which reads as
+// the server's EGRESS_ALLOW. decision D34: every pool result names its pool and agent.
+describe("a pool result, passed too", () => {
+  it("names its pool and its agent (by --name on the page, by id and name in the API); the agent's egress is what kept no body", async () => {
+    receiver = await startLoopbackServer(tasksAnswer({ kind: "respond", status: 200, body: "queued" }));
+    a = await agentApp();
+    const agentId = await a.agent({ name: "scanner-net-1" }).agentId;
+    const { runId, resultId } = await startPoolRun(a, receiver.url("/hook"));
+    a.dispatcher().start();
+    await vi.waitFor(async () => expect((await a!.storage.taskResults.get(resultId))?.status).toBe("running"), { timeout: 10_000, interval: 25 });
+    const { access_token: token } = bodyOf(deliveriesTo(receiver.requests)[0]!) as { access_token: string };
+    expect((await a.call("PATCH", `/api/v2/task-results/${resultId}/callback`, { token, body: { data: { type: "task-results", attributes: { status: "passed" } } } })).status).toBe(200);
+
+    const res = await a.call("GET", `/api/v2/task-results/${resultId}`);
+    expect(res.json.data.attributes).toMatchObject({ status: "passed", "agent-pool-id": POOL, "agent-pool-name": "inside", "agent-id": agentId, "agent-name": "scanner-net-1", "waiting-for-agent": null });
+    const page = createResultsPage(a.runplane, { prefix: "/app" });
+    const html = await (await page(new Request(`http://localhost/app/runs/${runId}`, { headers: { authorization: `Bearer ${a.ownerToken}` } }))).text();
+    expect(html).toContain(`Through agent pool <span title="${POOL}">inside</span>, agent <span class="mono" title="${agentId}">scanner-net-1</span>.`);
+    const attempts = await a.call("GET", `/api/v2/task-results/${resultId}/delivery-attempts`);
+    expect(attempts.json.data[0].attributes["response-excerpt"]).toBe("HTTP 200 OK (body not kept by the agent's own egress: it keeps only the status line of an answer from a private address)");
+  });
+});

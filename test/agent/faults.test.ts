@@ -6,7 +6,7 @@ import { attachTask } from "../helpers/run-tasks.js";
 import { agentApp, answered200, POOL, poolTaskBody, protocol, registerRaw, startPoolRun, type AgentApp } from "./support.js";
 
 // Decision D34, leases and faults over the real protocol: a job no agent reports in time goes back
-// without counting as an attempt, a late report changes nothing, a revoked token ends its sessions
+// as an attempt closed "no report from agent NAME" (decision D45), a late report changes nothing, a revoked token ends its sessions
 // and gives back what they hold, and of agents racing for one job exactly one gets it.
 
 let receiver: LoopbackServer | undefined;
@@ -19,7 +19,9 @@ afterEach(async () => {
 });
 
 const rowOf = async (resultId: string) => (await a!.storage.taskDeliveries.listByResult(resultId))[0]!;
-const released = async (resultId: string) => expect(await rowOf(resultId)).toMatchObject({ leaseOwner: null, attempt: 0, closedAt: null });
+/** decision D45: the job's row is back, its lost job counted as attempt 1, due again at once. */
+const released = async (resultId: string) => expect(await rowOf(resultId)).toMatchObject({ leaseOwner: null, attempt: 1, closedAt: null });
+const NO_REPORT = "no report from agent raw: the integration may have received the request";
 
 /** A host with an agent registered by hand, holding its first job; the report is the test's. */
 async function heldJob(agents: { timeoutMs: number; marginMs: number }, leaseMs?: number) {
@@ -42,7 +44,7 @@ async function startPoolRunVerified(app: AgentApp, agentId: string) {
 }
 
 describe("agent leases", () => {
-  it("gives back a job not reported in time (no attempt counted), refuses its late report, and hands it out again", async () => {
+  it("gives back a job not reported in time (an attempt closed as no report), refuses its late report, and hands it out again", async () => {
     const { agentId, resultId, job } = await heldJob({ timeoutMs: 300, marginMs: 200 });
     expect(job).toMatchObject({ "timeout-ms": 300 });
     expect(Buffer.from(job.body, "base64").toString()).toContain(resultId);
@@ -50,14 +52,14 @@ describe("agent leases", () => {
     const late = await protocol(a!, `jobs/${job.id}/result`, answered200(agentId), a!.agentToken);
     expect(late.status).toBe(409);
     await released(resultId);
-    expect((await a!.runplane.runTasks.listDeliveryAttempts(resultId, { offset: 0, limit: 20 })).items).toStrictEqual([]);
+    expect((await a!.runplane.runTasks.listDeliveryAttempts(resultId, { offset: 0, limit: 20 })).items.map((x) => [x.number, x.detail])).toStrictEqual([[1, NO_REPORT]]);
 
     const again = await protocol(a!, "jobs/next", { "agent-id": agentId, "wait-ms": 5_000 }, a!.agentToken);
     expect(again.json.id).not.toBe(job.id);
     expect((await protocol(a!, `jobs/${again.json.id}/result`, answered200(agentId), a!.agentToken)).status).toBe(204);
     await vi.waitFor(async () => expect((await a!.storage.taskResults.get(resultId))?.status).toBe("running"), { timeout: 5_000, interval: 25 });
     const attempts = await a!.runplane.runTasks.listDeliveryAttempts(resultId, { offset: 0, limit: 20 });
-    expect(attempts.items.map((x) => [x.number, x.status])).toStrictEqual([[1, 200]]);
+    expect(attempts.items.map((x) => [x.number, x.status])).toStrictEqual([[2, 200], [1, null]]);
   });
 
   it("keeps a job's time within the row's lease (a short lease shortens the job)", async () => {
@@ -137,7 +139,7 @@ describe("agents racing", () => {
     a.dispatcher().start();
     const poll = await protocol(a, "jobs/next", { "agent-id": stranger, "wait-ms": 1_000 }, otherToken);
     expect(poll.status).toBe(204);
-    await released(resultId);
+    expect(await rowOf(resultId)).toMatchObject({ leaseOwner: null, attempt: 0, closedAt: null });
     expect(deliveriesTo(receiver.requests)).toHaveLength(0);
   });
 });

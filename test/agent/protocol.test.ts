@@ -1,13 +1,18 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { agentApp, answered200, protocol, registerRaw, type AgentApp } from "./support.js";
+import { deliveriesTo, tasksAnswer } from "../delivery/support.js";
+import { startLoopbackServer, type LoopbackServer } from "../helpers/loopback-server.js";
+import { agentApp, answered200, protocol, registerRaw, startPoolRun, type AgentApp } from "./support.js";
 
 // Decision D34: the agent protocol's edges: who may call it, what bad input gets, and the rate
 // limit (D33) as for any token's requests.
 
 let a: AgentApp | undefined;
+let receiver: LoopbackServer | undefined;
 afterEach(async () => {
   await a?.close();
+  await receiver?.close();
   a = undefined;
+  receiver = undefined;
 });
 
 describe("the agent protocol", () => {
@@ -19,6 +24,32 @@ describe("the agent protocol", () => {
     const other = (await a.runplane.agentTokens.create("apool-inside", { description: "other", createdBy: { type: "organizations", id: "acme" } })).token;
     expect((await protocol(a, "jobs/next", { "agent-id": agentId, "wait-ms": 0 }, other)).status).toBe(401);
     expect((await protocol(a, "jobs/next", { "agent-id": agentId, "wait-ms": 0 }, a.agentToken)).status).toBe(204);
+  });
+
+  // Issue 42 (a surviving mutant): a host that does not hold an agent's session (another host, a
+  // restart, 60 s of silence) opens it from the stored record; without comparing the record's token,
+  // any valid agent token naming that agent's id took its pool's jobs, access tokens included.
+  it("refuses another organization's agent token naming an agent whose session this host does not hold: 401, no job", async () => {
+    receiver = await startLoopbackServer(tasksAnswer({ kind: "respond", status: 200 }));
+    a = await agentApp();
+    // An agent of the pool verifies the task, then leaves; a job of the pool then waits.
+    const helper = a.agent();
+    await helper.agentId;
+    const { resultId } = await startPoolRun(a, receiver.url("/hook"));
+    await helper.stop();
+    const victim = await registerRaw(a, a.agentToken, "victim");
+    a.runplane.agentHub.end(victim, "ended"); // as a host that never saw it, or after a restart
+    await a.runplane.directory.agentPools.create({ id: "apool-theirs", name: "theirs", organization: "other" });
+    const foreign = (await a.runplane.agentTokens.create("apool-theirs", { description: "theirs", createdBy: { type: "organizations", id: "other" } })).token;
+    a.dispatcher().start();
+
+    const stolen = await protocol(a, "jobs/next", { "agent-id": victim, "wait-ms": 1_500 }, foreign);
+    expect(stolen.status).toBe(401);
+    expect(JSON.stringify(stolen.json)).not.toContain("job-");
+    expect(deliveriesTo(receiver.requests)).toHaveLength(0);
+    expect((await a.storage.taskResults.get(resultId))?.status).toBe("pending");
+    // The agent's own token still opens the session from the record, and gets the job.
+    expect((await protocol(a, "jobs/next", { "agent-id": victim, "wait-ms": 5_000 }, a.agentToken)).status).toBe(200);
   });
 
   // Found from outside: a 64 KiB answer of control characters is six times that as JSON, so the

@@ -72,10 +72,16 @@ describe("the reference server with an agent", () => {
       headers: authorized(s.token),
       body: JSON.stringify({ data: { type: "authentication-tokens", attributes: { description: "waiting" } } }),
     });
-    const agent = spawnAgent(["--url", origin, "--name", "waiting"], { RUNPLANE_AGENT_TOKEN: ((await token.json()) as any).data.attributes.token });
+    const hmacKey = "private-integration-key";
+    const integration = await startIntegration({ hmacKey, port: 0 });
+    closeIntegration = integration.close;
+    const agent = spawnAgent(["--url", origin, "--name", "waiting", "--allow", "127.0.0.1/32"], { RUNPLANE_AGENT_TOKEN: ((await token.json()) as any).data.attributes.token });
     try {
       await agent.registered;
-      await new Promise((resolve) => setTimeout(resolve, 500)); // its long-poll now waits in the server
+      // A pool task's verification goes through the agent's poll; its report then waits in the
+      // server as the agent's next poll (next-wait-ms), so after the 201 a long-poll is open there.
+      const task = await fetch(`${s.api}/organizations/${DEMO.organization}/tasks`, { method: "POST", headers: authorized(s.token), body: JSON.stringify(poolTaskBody("waiting-scan", integration.url, DEMO.agentPool, { "hmac-key": hmacKey })) });
+      expect(task.status).toBe(201);
       const started = Date.now();
       expect(await s.stop()).toBe(0);
       expect(Date.now() - started).toBeLessThan(10_000);

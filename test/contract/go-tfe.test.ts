@@ -89,6 +89,7 @@ const ELSEWHERE: Record<string, string> = {
   "GET /task-results/:task_result_id/delivery-attempts": "runplane's own (D31), no go-tfe method",
   "GET /agent-pools/:agent_pool_id/agents": "agents (D34): test/contract/agents.test.ts",
   "GET /agents/:agent_id": "agents (D34): test/contract/agents.test.ts",
+  "DELETE /agents/:agent_id": "runplane's own like HCP's (D46), no go-tfe method: test/agent/agent-records.test.ts",
   "POST /task-results/:task_result_id/actions/retry": "runplane's own (D31), no go-tfe method",
 };
 

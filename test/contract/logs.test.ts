@@ -85,14 +85,28 @@ describe("go-tfe reads plan and apply logs through log-read-url, with no credent
     expect((await s.fetchBare(url)).text).toBe(PLAN_LOG);
   });
 
-  it("answers a forged log URL 404, like a missing object", async () => {
+  it("answers a forged log URL 404, like a missing object: a changed character, and every other spelling of the same MAC", async () => {
     const { s, run } = await started();
     const url = new URL((await s.call("GET", `/plans/${run.planId}`)).json.data.attributes["log-read-url"] as string);
     const parts = url.pathname.split("/");
-    const last = parts.pop()!;
-    // One character of the capability changed.
-    parts.push(`${last.slice(0, -1)}${last.endsWith("A") ? "B" : "A"}`);
-    url.pathname = parts.join("/");
-    expect((await s.fetchBare(url.toString())).status).toBe(404);
+    const capability = parts.pop()!;
+    const forged = (last: string): string => {
+      const copy = new URL(url);
+      copy.pathname = [...parts, last].join("/");
+      return copy.toString();
+    };
+    // The MAC's last base64url character carries 2 bits the decoder drops: each of its other 3
+    // spellings decodes to the same bytes and must be refused as surely as a changed byte.
+    const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    const mac = capability.slice(capability.lastIndexOf(".") + 1);
+    const same = [...alphabet]
+      .map((c) => `${capability.slice(0, -1)}${c}`)
+      .filter((other) => other !== capability && Buffer.from(other.slice(-mac.length), "base64url").equals(Buffer.from(mac, "base64url")));
+    expect(same).toHaveLength(3);
+    // A character in the middle of the MAC, where every bit counts.
+    const at = capability.length - 10;
+    const changed = `${capability.slice(0, at)}${capability[at] === "A" ? "B" : "A"}${capability.slice(at + 1)}`;
+    for (const spelling of [...same, changed]) expect((await s.fetchBare(forged(spelling))).status, spelling).toBe(404);
+    expect((await s.fetchBare(forged(capability))).status).toBe(200);
   });
 });

@@ -24,10 +24,11 @@ const refusing: HttpTransport = {
 };
 
 async function demoServer(transport: HttpTransport, timeoutMs = 60_000) {
-  const runplane = createRunplane({ storage: createMemoryStorage(), logger: silentLogger, keyring: { keys: [{ id: "k1", key: generateKey() }] }, transport });
+  const storage = createMemoryStorage();
+  const runplane = createRunplane({ storage, logger: silentLogger, keyring: { keys: [{ id: "k1", key: generateKey() }] }, transport });
   cleanups.push(() => runplane.close());
-  await seedDemo(runplane);
-  await ensureDemoTasks(runplane, { url: "https://integration.example/", hmacKey: "demo-runs-hmac-key" });
+  const seed = await seedDemo(runplane);
+  await ensureDemoTasks(runplane, { url: "https://integration.example/", hmacKey: "demo-runs-hmac-key", seed });
   const { token } = await runplane.directory.createApiToken({ organization: DEMO.organization, kind: "team", teamId: DEMO.ownersTeam });
   const dispatcher = createDispatcher(runplane, { pollIntervalMs: 50 });
   dispatcher.start();
@@ -36,7 +37,7 @@ async function demoServer(transport: HttpTransport, timeoutMs = 60_000) {
   const demo = createDemoRuns(runplane, { publicUrl: "http://127.0.0.1:8080", timeoutMs });
   cleanups.push(() => demo.close());
   const post = () => demo.handler(new Request("http://127.0.0.1:8080/demo/runs", { method: "POST", headers: { authorization: `Bearer ${token}` } }));
-  return { runplane, post };
+  return { runplane, post, storage };
 }
 
 describe("POST /demo/runs with a failing integration", () => {
@@ -58,6 +59,22 @@ describe("POST /demo/runs with a failing integration", () => {
     // The run goes on: the result keeps being retried until its deadline.
     const stage = (await runplane.runTasks.listStages(body.run_id)).items.find((s) => s.stage === "post_plan");
     expect((await runplane.runTasks.listResults(stage!.id)).map((r) => r.status)).toEqual(["pending"]);
+  });
+});
+
+// Found by an operator (issue 43): with a pool's only agent gone, /demo/runs waited its minute and
+// said timed_out, not why. decision D34: it answers at once that the result waits for an agent.
+describe("POST /demo/runs with an agent pool's task and no agent connected", () => {
+  it("answers 202 at once, saying the result waits for an agent of the pool and that none has connected", { timeout: 30_000 }, async () => {
+    const { post, storage } = await demoServer(refusing);
+    // The demo's post-plan task, moved to the demo pool (whose agents have never connected).
+    const task = await storage.runTasks.get("task-demo");
+    const moved = await storage.runTasks.update({ ...task!, agentPoolId: DEMO.agentPool, version: task!.version + 1 }, task!.version);
+    expect(moved.ok).toBe(true);
+    const res = await post();
+    expect(res.status).toBe(202);
+    const body = (await res.json()) as Record<string, any>;
+    expect(body).toMatchObject({ stages: { post_plan: "running" }, waiting_for_agent: 'waiting for an agent of pool "demo-pool": no agent of it has ever connected' });
   });
 });
 

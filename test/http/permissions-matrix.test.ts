@@ -75,10 +75,10 @@ const newTeamToken = async (w: World) =>
 const newAgentToken = async (w: World) =>
   (await w.runplane.agentTokens.create("apool-a", { description: "matrix", createdBy: { type: "organizations", id: "acme" } })).id;
 
-const newAgent = async (w: World) => {
+const newAgent = async (w: World, status: "idle" | "exited" = "idle") => {
   const id = unique("agent-matrix");
   const at = "2026-01-01T00:00:00.000Z";
-  await w.storage.agents.insert({ id, agentPoolId: "apool-a", tokenId: "at-matrix", name: null, status: "idle", ipAddress: "10.0.0.1", lastPingAt: at, createdAt: at });
+  await w.storage.agents.insert({ id, agentPoolId: "apool-a", tokenId: "at-matrix", name: null, status, ipAddress: "10.0.0.1", lastPingAt: at, createdAt: at });
   return id;
 };
 
@@ -146,8 +146,12 @@ const MATRIX: Row[] = [
   // decision D34: a pool's agents, read by who may read the pool.
   { route: "GET /agent-pools/:agent_pool_id/agents", ok: 200, expect: organization("agent-pools:read"), prepare: async () => ({ path: "/api/v2/agent-pools/apool-a/agents" }) },
   { route: "GET /agents/:agent_id", ok: 200, expect: organization("agent-pools:read"), prepare: async (w) => ({ path: `/api/v2/agents/${await newAgent(w)}` }) },
+  // decision D46: removing a (silent) agent is managing the pool's agents.
+  { route: "DELETE /agents/:agent_id", ok: 204, expect: organization("agent-tokens:manage"), prepare: async (w) => ({ path: `/api/v2/agents/${await newAgent(w, "exited")}` }) },
   // Team API tokens under the same paths, owners only.
   { route: "GET /teams/:team_id/authentication-tokens", ok: 200, expect: organization("api-tokens:manage"), prepare: async () => ({ path: "/api/v2/teams/team-public/authentication-tokens" }) },
+  // decision D53: the audit trail of the caller's organization, owners only.
+  { route: "GET /organization/audit-trail", ok: 200, expect: organization("audit-trail:read"), prepare: async () => ({ path: "/api/v2/organization/audit-trail" }) },
   { route: "GET /authentication-tokens/:token_id", variant: "team API token", ok: 200, expect: organization("api-tokens:manage"), prepare: async (w) => ({ path: `/api/v2/authentication-tokens/${await newTeamToken(w)}` }) },
   { route: "DELETE /authentication-tokens/:token_id", variant: "team API token", ok: 204, expect: organization("api-tokens:manage"), prepare: async (w) => ({ path: `/api/v2/authentication-tokens/${await newTeamToken(w)}` }) },
 

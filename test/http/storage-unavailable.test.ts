@@ -100,6 +100,7 @@ async function world(): Promise<World> {
     "DELETE /authentication-tokens/:token_id": { path: `/api/v2/authentication-tokens/${agentTokenId}` },
     "GET /agent-pools/:agent_pool_id/agents": { path: "/api/v2/agent-pools/apool-a/agents" },
     "GET /agents/:agent_id": { path: "/api/v2/agents/agent-aaaaaaaaaaaaaaaa" },
+    "DELETE /agents/:agent_id": { path: "/api/v2/agents/agent-aaaaaaaaaaaaaaaa" },
     "GET /teams/:team_id/authentication-tokens": { path: "/api/v2/teams/team-owners/authentication-tokens" },
     "GET /organizations/:organization_name/tasks": { path: "/api/v2/organizations/acme/tasks" },
     "POST /organizations/:organization_name/tasks": { path: "/api/v2/organizations/acme/tasks", body: taskBody({ name: "new", url: "https://new.example/hook" }) },

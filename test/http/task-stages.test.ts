@@ -16,8 +16,14 @@ import {
 } from "../helpers/run-tasks.js";
 
 const STAGE_ATTRIBUTES = ["actions", "created-at", "permissions", "stage", "status", "status-timestamps", "updated-at"];
+// decision D34: a result names its agent pool and agent (nulls for a direct task).
 const RESULT_ATTRIBUTES = [
+  "agent-connected",
+  "agent-id",
+  "agent-last-seen-at",
+  "agent-name",
   "agent-pool-id",
+  "agent-pool-name",
   "created-at",
   "is-speculative",
   "message",
@@ -30,6 +36,7 @@ const RESULT_ATTRIBUTES = [
   "task-url",
   "updated-at",
   "url",
+  "waiting-for-agent",
   "workspace-task-enforcement-level",
   "workspace-task-id",
 ];

@@ -25,7 +25,7 @@ const failed: DeliveryAttemptRecord = {
 const sentence = (s: DeliveryStatus, attempts: DeliveryAttemptRecord[] = [failed]): string => {
   const state = deliveryState(s);
   if (!state) return "(none)";
-  const model: DeliveryModel = { state, now: s.now, attempts, total: attempts.length, lastError: s.lastError };
+  const model: DeliveryModel = { state, now: s.now, attempts, total: attempts.length, lastError: s.lastError, noAgent: false };
   return deliverySentence(model).html.replace(/<[^>]+>/g, "");
 };
 

@@ -15,6 +15,7 @@ describe("run task options", () => {
       userAgent: `runplane/${RUNPLANE_VERSION}`,
       configurationDownloads: false,
       attemptRetentionMs: 30 * 86_400_000,
+      auditRetentionMs: 90 * 86_400_000,
       health: { windowMs: 300_000, failureShare: 0.5, minAttempts: 5, retryingForMs: 300_000 },
     });
   });
@@ -34,6 +35,7 @@ describe("run task options", () => {
       userAgent: "host/1",
       artifacts: { configurationVersion: () => null },
       attempts: { retention: "7d" },
+      audit: { retention: "365d" },
       health: { window: "90s", failureShare: 1, minAttempts: 3, retryingFor: 60_000 },
     });
     expect(settings).toStrictEqual({
@@ -45,6 +47,7 @@ describe("run task options", () => {
       userAgent: "host/1",
       configurationDownloads: true,
       attemptRetentionMs: 7 * 86_400_000,
+      auditRetentionMs: 365 * 86_400_000,
       health: { windowMs: 90_000, failureShare: 1, minAttempts: 3, retryingForMs: 60_000 },
     });
   });

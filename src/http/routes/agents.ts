@@ -46,4 +46,16 @@ export const agentRoutes: Route[] = [
       return { status: 200, document: ctx.app.jsonapi.resource(TYPE, toData(agent)) };
     },
   },
+  {
+    // decision D46, as HCP Terraform: an agent that is unknown, errored or exited; 409 while it runs.
+    method: "DELETE",
+    path: "/agents/:agent_id",
+    auth: "principal",
+    async handle(ctx) {
+      const agent = await ctx.app.services.agents.get(ctx.params.agent_id!);
+      await ctx.authorize({ organization: agent.organization });
+      await ctx.app.services.agents.remove(agent.id);
+      return { status: 204 };
+    },
+  },
 ];

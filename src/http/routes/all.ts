@@ -2,6 +2,7 @@ import type { Route } from "../types.js";
 import { agentTokenRoutes } from "./agent-tokens.js";
 import { agentRoutes } from "./agents.js";
 import { artifactRoutes } from "./artifacts.js";
+import { auditTrailRoutes } from "./audit-trail.js";
 import { commentRoutes } from "./comments.js";
 import { configurationVersionRoutes } from "./configuration-versions.js";
 import { deliveryAttemptRoutes } from "./delivery-attempts.js";
@@ -38,4 +39,5 @@ export const API_ROUTES: readonly Route[] = [
   ...runEventRoutes,
   ...commentRoutes,
   ...policyCheckRoutes,
+  ...auditTrailRoutes,
 ];

@@ -1,6 +1,7 @@
 import { toReadTags } from "../../domain/outcomes.js";
 import { notFound } from "../../errors.js";
 import type { OutcomeView, TaskResultView, TaskStageView } from "../../schemas/task-stage-views.js";
+import type { ResultAgentFacts } from "../../services/pool-presence.js";
 import { RESULT_LIMITS } from "../../schemas/run-tasks.js";
 import type { JsonApiDocument, ResourceDefinition } from "../jsonapi.js";
 import { OutcomeAttributes, TaskResultAttributes, TaskStageAttributes } from "../../schemas/wire.js";
@@ -58,6 +59,16 @@ export const taskStageResources = (basePath: string): ResourceDefinition[] => [
   },
 ];
 
+/** decision D34: what a result says of its agent pool and agent (nulls for a direct result). */
+const agentData = (facts: ResultAgentFacts | null) => ({
+  agentPoolName: facts?.poolName ?? null,
+  agentId: facts?.agentId ?? null,
+  agentName: facts?.agentName ?? null,
+  agentConnected: facts ? facts.connected : null,
+  agentLastSeenAt: facts?.lastSeenAt ?? null,
+  waitingForAgent: facts?.waiting ?? null,
+});
+
 const resultData = (r: TaskResultView, outcomeIds: string[]) => ({
   id: r.id,
   status: r.status,
@@ -87,7 +98,7 @@ async function outcomeIds(ctx: RouteContext, r: TaskResultView): Promise<string[
 }
 
 const resultResource = async (ctx: RouteContext, r: TaskResultView, extra: { deliveryAttempts?: string[] } = {}) =>
-  ctx.app.jsonapi.resource("task-results", { ...resultData(r, await outcomeIds(ctx, r)), ...extra });
+  ctx.app.jsonapi.resource("task-results", { ...resultData(r, await outcomeIds(ctx, r)), ...agentData(await ctx.app.services.runTasks.agentFacts(r)), ...extra });
 
 /** `permissions` follow the caller (D21); `can-override-tasks` also needs option `overridableTasks`. */
 export async function stageData(ctx: RouteContext, stage: TaskStageView, target: AuthTarget) {

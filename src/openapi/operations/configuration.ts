@@ -145,6 +145,12 @@ function accessOperations(): Record<string, OperationDoc> {
       errors: [400, 422],
     },
     "GET /agents/:agent_id": { tag: "Agents", summary: "Show an agent: status, address and latest report (D34)", success: { status: 200, body: { resource: "agents" } } },
+    "DELETE /agents/:agent_id": {
+      tag: "Agents",
+      summary: "Delete an agent that is unknown, errored or exited (D46); 409 while it is idle or busy",
+      success: { status: 204, body: null },
+      errors: [409],
+    },
     "GET /teams/:team_id/authentication-tokens": {
       tag: "Team tokens",
       summary: "List a team's API tokens, metadata only (owners only; 404 otherwise)",
@@ -155,7 +161,26 @@ function accessOperations(): Record<string, OperationDoc> {
   };
 }
 
+/** decision D53: the audit trail, in HCP Terraform's own (not JSON:API) shape. */
+function auditOperations(): Record<string, OperationDoc> {
+  return {
+    "GET /organization/audit-trail": {
+      tag: "Audit trail",
+      summary: "List the organization's audit events, oldest first (owners only; 404 otherwise)",
+      description:
+        "HCP Terraform's audit trail shape, not JSON:API (go-tfe `AuditTrails.List`): `data` events with `id`, `version`, `type`, `timestamp`, `auth`, `request`, `resource` (`action`, `meta` with the changed fields and the hash chain, D53) and `pagination` beside it.",
+      query: [
+        { name: "since", description: "only events after this ISO-8601 UTC time; anything else is 400", schema: z.string() },
+        { name: "page[number]", description: "page number, from 1", schema: z.int().min(1).max(1_000_000) },
+        { name: "page[size]", description: "events per page, 1 to 1,000, default 1,000 (HCP's)", schema: z.int().min(1).max(1_000) },
+      ],
+      success: { status: 200, body: { media: "application/json", format: "json" } },
+      errors: [400],
+    },
+  };
+}
+
 /** Variables, policy set parameters, team access to projects and agent tokens (spec 4.4-4.7). */
 export function configurationOperations(dialect: Dialect): Record<string, OperationDoc> {
-  return { ...variableOperations(dialect), ...accessOperations() };
+  return { ...variableOperations(dialect), ...accessOperations(), ...auditOperations() };
 }

@@ -111,6 +111,32 @@ function agentReportCases(ctx: ConformanceContext): void {
       expect(await agents().get(agent(1).id)).toStrictEqual(agent(1, { lastPingAt: at(30), status: "busy" }));
     });
   });
+
+  describe("agents: delete and prune (decision D46)", () => {
+    const agents = () => ctx.storage.agents;
+    const page = { offset: 0, limit: 20 };
+    it("deletes one agent (true), then finds none (false), leaving the others", async () => {
+      await agents().insert(agent(1));
+      await agents().insert(agent(2));
+      expect(await agents().delete(agent(1).id)).toBe(true);
+      expect(await agents().delete(agent(1).id)).toBe(false);
+      expect(await agents().get(agent(1).id)).toBeNull();
+      expect((await agents().listByPool(POOL, {}, page)).items.map((a) => a.id)).toStrictEqual([agent(2).id]);
+    });
+
+    it("prunes at most `limit` agents whose last report is before `before`, oldest report first, of any pool", async () => {
+      await agents().insert(agent(1, { lastPingAt: at(30) }));
+      await agents().insert(agent(2, { lastPingAt: at(10), agentPoolId: POOL2 }));
+      await agents().insert(agent(3, { lastPingAt: at(20), status: "exited" }));
+      await agents().insert(agent(4, { lastPingAt: at(40) }));
+      expect(await agents().prune(at(40), 2)).toBe(2);
+      expect(await agents().get(agent(2).id)).toBeNull();
+      expect(await agents().get(agent(3).id)).toBeNull();
+      expect(await agents().prune(at(40), 2)).toBe(1);
+      expect(await agents().prune(at(40), 2)).toBe(0);
+      expect((await agents().listByPool(POOL, {}, page)).items.map((a) => a.id)).toStrictEqual([agent(4).id]);
+    });
+  });
 }
 
 /** Decision D34: a run task names its pool, and a result keeps the pool it was started with. */

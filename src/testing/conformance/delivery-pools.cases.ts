@@ -90,6 +90,19 @@ export function describeDeliveryPoolCases(ctx: ConformanceContext): void {
 
     poolRecordCases(ctx);
 
+    it("counts each pool's open rows due and not leased, with the oldest due time (optional waitingByPool)", async ({ skip }) => {
+      if (!deliveries().waitingByPool) return skip("the adapter offers no waitingByPool");
+      expect(await deliveries().waitingByPool!(at(10), 10)).toStrictEqual([]);
+      await mixed();
+      // P1's row 2 is leased, P2's row 6 is not due yet at at(5); direct rows are never counted.
+      expect(await claimIds(at(2), [P1], 1)).toStrictEqual(ids(2));
+      expect(await deliveries().waitingByPool!(at(5), 10)).toStrictEqual([
+        { agentPoolId: P1, due: 1, oldestDueAt: at(5) },
+        { agentPoolId: P2, due: 1, oldestDueAt: at(3) },
+      ]);
+      expect(await deliveries().waitingByPool!(at(10), 1)).toStrictEqual([{ agentPoolId: P1, due: 1, oldestDueAt: at(5) }]);
+    });
+
     it("hands each row to exactly one of racing direct and pool claimants, each of its own kind", async () => {
       await enqueue(9, (i) => ({ dueAt: at(1), agentPoolId: [null, P1, P2][i % 3] }));
       const claims = await race(9, (i) => claimIds(at(10), [null, [P1], [P1, P2]][i % 3], 2, `w${i}`));

@@ -1,0 +1,69 @@
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { deliveriesTo, tasksAnswer } from "../delivery/support.js";
+import { callbackBody, sendCallback } from "../helpers/run-tasks.js";
+import { startLoopbackServer, type LoopbackServer } from "../helpers/loopback-server.js";
+import { agentApp, protocol, registerRaw, startPoolRun, type AgentApp } from "./support.js";
+
+// Found by an operator (issue 43): an agent killed after sending a request left no trace: the job
+// was sent again by another agent, the integration received it twice, and the attempts API showed
+// one attempt; when the callback came in time, a passed result had 0 attempts.
+// decision D45: a job handed to an agent is an attempt; a lease that runs out without a report
+// closes it as "no report from agent NAME" before the next attempt.
+
+let receiver: LoopbackServer | undefined;
+let a: AgentApp | undefined;
+afterEach(async () => {
+  await a?.close();
+  await receiver?.close();
+  a = undefined;
+  receiver = undefined;
+});
+
+const NO_REPORT = "no report from agent doomed: the integration may have received the request";
+const attemptsOf = async (resultId: string) =>
+  (await a!.runplane.runTasks.listDeliveryAttempts(resultId, { offset: 0, limit: 20 })).items.map((x) => ({ number: x.number, outcome: x.outcome, status: x.status, detail: x.detail, agentId: x.agentId }));
+
+/** A pool run whose job is taken by a hand-driven agent named "doomed" that never reports; resolves the job. */
+async function jobTakenAndLost(app: AgentApp, url: string) {
+  const helper = app.agent();
+  await helper.agentId;
+  const run = await startPoolRun(app, url);
+  await helper.stop();
+  const doomed = await registerRaw(app, app.agentToken, "doomed");
+  app.dispatcher({ agents: { timeoutMs: 400, marginMs: 200 } }).start();
+  const taken = await protocol(app, "jobs/next", { "agent-id": doomed, "wait-ms": 5_000 }, app.agentToken);
+  expect(taken.status).toBe(200);
+  return { ...run, doomed, job: taken.json as { body: string } };
+}
+
+describe("a job whose agent never reports", () => {
+  it("is an attempt closed as 'no report from agent NAME' when its lease runs out, before the next attempt delivers it", async () => {
+    receiver = await startLoopbackServer(tasksAnswer({ kind: "respond", status: 200 }));
+    a = await agentApp();
+    const { resultId, doomed } = await jobTakenAndLost(a, receiver.url("/hook"));
+    await vi.waitFor(async () => expect(await attemptsOf(resultId)).toHaveLength(1), { timeout: 5_000, interval: 25 });
+    expect(await attemptsOf(resultId)).toStrictEqual([{ number: 1, outcome: "failed", status: null, detail: NO_REPORT, agentId: doomed }]);
+    expect((await a.storage.taskResults.get(resultId))?.status).toBe("pending");
+
+    const survivor = a.agent({ name: "survivor" });
+    const survivorId = await survivor.agentId;
+    await vi.waitFor(async () => expect((await a!.storage.taskResults.get(resultId))?.status).toBe("running"), { timeout: 10_000, interval: 25 });
+    expect(deliveriesTo(receiver.requests)).toHaveLength(1);
+    expect((await attemptsOf(resultId)).map((x) => [x.number, x.outcome, x.status, x.agentId])).toStrictEqual([
+      [2, "answered", 200, survivorId],
+      [1, "failed", null, doomed],
+    ]);
+  });
+
+  it("still shows the attempt that carried the request when the integration's callback passed the result in time", async () => {
+    receiver = await startLoopbackServer(tasksAnswer({ kind: "respond", status: 200 }));
+    a = await agentApp();
+    const { resultId, doomed, job } = await jobTakenAndLost(a, receiver.url("/hook"));
+    // The integration got the request (through the agent) and calls back; the agent never reports.
+    const token = (JSON.parse(Buffer.from(job.body, "base64").toString("utf8")) as { access_token: string }).access_token;
+    expect((await sendCallback(a, resultId, token, callbackBody("passed"))).status).toBe(200);
+    await vi.waitFor(async () => expect(await attemptsOf(resultId)).toHaveLength(1), { timeout: 5_000, interval: 25 });
+    expect((await a.storage.taskResults.get(resultId))?.status).toBe("passed");
+    expect(await attemptsOf(resultId)).toStrictEqual([{ number: 1, outcome: "failed", status: null, detail: NO_REPORT, agentId: doomed }]);
+  });
+});
