@@ -19,26 +19,16 @@ const NOT_ALLOWED = (): ApiError => conflict("transition not allowed");
 export { deliveryPayloadBinding } from "./delivery-builder.js";
 export type { CreatedRun } from "./run-creation.js";
 
-/**
- * Runs, their task stages and results (spec 3, decisions D13, D15-D17). Every status change goes
- * through the pure stage machine and one compare-and-set in storage; events fire after the write.
- */
-export function createTaskStageService(ctx: ServiceContext, settings: RunTaskSettings, events: RunTaskEmitter, fresh?: FreshPayloads) {
+/** How a run ends: canceled by the host, or ended (D13, D47); each answers the run's stages as they are then. */
+function runEnds(ctx: ServiceContext, cancelStage: (stageId: string) => Promise<void>, notReached: (stageId: string) => Promise<void>) {
   const s = ctx.storage;
-  const emit = createStageEmitters(ctx, events);
-  const { recompute, cancelStage, notReached } = createStageTransitions(ctx, settings, emit);
-  /** Applies `step` to each stage of an existing run (404 otherwise) and answers its stages as they are then. */
+  /** Applies `step` to each stage of an existing run (404 otherwise). */
   const endWith = async (runId: string, step: (stage: TaskStageRecord) => Promise<void>): Promise<TaskStageView[]> => {
     if (!(await s.runs.get(runId))) throw notFound();
     for (const stage of (await s.taskStages.listByRun(runId)).items) await step(stage);
     return (await s.taskStages.listByRun(runId)).items.map(toStageView);
   };
-
   return {
-    recompute,
-    createRun: createRunCreator(ctx),
-    startStage: createStageStart(ctx, settings, emit, fresh),
-
     /** Cancels every unfinished stage of the run and their unfinished results (D13). */
     cancelRun: (runId: string): Promise<TaskStageView[]> => endWith(runId, (stage) => cancelStage(stage.id)),
     /**
@@ -48,6 +38,24 @@ export function createTaskStageService(ctx: ServiceContext, settings: RunTaskSet
      * their own end. Idempotent; 404 for an unknown run.
      */
     endRun: (runId: string): Promise<TaskStageView[]> => endWith(runId, async (stage) => (stage.status === "pending" ? notReached(stage.id) : undefined)),
+  };
+}
+
+/**
+ * Runs, their task stages and results (spec 3, decisions D13, D15-D17). Every status change goes
+ * through the pure stage machine and one compare-and-set in storage; events fire after the write.
+ */
+export function createTaskStageService(ctx: ServiceContext, settings: RunTaskSettings, events: RunTaskEmitter, fresh?: FreshPayloads) {
+  const s = ctx.storage;
+  const emit = createStageEmitters(ctx, events);
+  const { recompute, cancelStage, notReached } = createStageTransitions(ctx, settings, emit);
+
+  return {
+    recompute,
+    createRun: createRunCreator(ctx),
+    startStage: createStageStart(ctx, settings, emit, fresh),
+
+    ...runEnds(ctx, cancelStage, notReached),
 
     /**
      * The override (D13): only from `awaiting_override` (else 409 `transition not allowed`); the
