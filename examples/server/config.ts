@@ -87,16 +87,7 @@ export function readServerConfig(env: NodeJS.ProcessEnv): { config: ServerConfig
     return text !== undefined && isHttpUrl(text) ? text : undefined;
   };
 
-  const databaseUrl = value("DATABASE_URL");
-  // Not quoted: a database URL may hold a password.
-  if (databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(databaseUrl)) wrong("DATABASE_URL", "must be a postgres:// or postgresql:// URL (leave it unset for the SQLite file in DATA_DIR)");
-  const databaseSchema = value("DATABASE_SCHEMA") ?? "public";
-  if (!isSchemaName(databaseSchema)) wrong("DATABASE_SCHEMA", "must be a lower-case identifier ([a-z_][a-z0-9_]*, at most 63 characters)", databaseSchema);
-
-  const poolText = value("DATABASE_POOL_SIZE");
-  const poolSize = poolText === undefined ? undefined : /^\d{1,6}$/.test(poolText) && Number(poolText) >= 2 ? Number(poolText) : null;
-  // One connection holds the startup lock while the others seed (examples/server/storage.ts).
-  if (poolSize === null) wrong("DATABASE_POOL_SIZE", "must be an integer of at least 2 (one connection holds the startup lock)", poolText);
+  const { databaseUrl, databaseSchema, poolSize } = readDatabase(value, wrong);
 
   const { egressAllow, egressAllowWide, egressExcerpts } = readEgress(env, value, wrong);
 
@@ -214,4 +205,18 @@ function isSchemaName(name: string): boolean {
   } catch {
     return false;
   }
+}
+
+/** DATABASE_URL, DATABASE_SCHEMA and DATABASE_POOL_SIZE, each checked (`null`: wrong, reported). */
+function readDatabase(value: (variable: Problem["variable"]) => string | undefined, wrong: (variable: Problem["variable"], text: string, shown?: string) => void) {
+  const databaseUrl = value("DATABASE_URL");
+  // Not quoted: a database URL may hold a password.
+  if (databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(databaseUrl)) wrong("DATABASE_URL", "must be a postgres:// or postgresql:// URL (leave it unset for the SQLite file in DATA_DIR)");
+  const databaseSchema = value("DATABASE_SCHEMA") ?? "public";
+  if (!isSchemaName(databaseSchema)) wrong("DATABASE_SCHEMA", "must be a lower-case identifier ([a-z_][a-z0-9_]*, at most 63 characters)", databaseSchema);
+  const poolText = value("DATABASE_POOL_SIZE");
+  const poolSize = poolText === undefined ? undefined : /^\d{1,6}$/.test(poolText) && Number(poolText) >= 2 ? Number(poolText) : null;
+  // One connection holds the startup lock while the others seed (examples/server/storage.ts).
+  if (poolSize === null) wrong("DATABASE_POOL_SIZE", "must be an integer of at least 2 (one connection holds the startup lock)", poolText);
+  return { databaseUrl, databaseSchema, poolSize };
 }

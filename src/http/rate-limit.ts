@@ -105,19 +105,24 @@ const IGNORE = (): void => undefined;
  */
 export type VerifyLogCapability = (capability: string) => string | null;
 
-export function createRateLimit(options: RateLimitOptions, now: () => number, verifyLog?: VerifyLogCapability): RateLimit {
+/** The figures of `options` with their defaults: each credential's limit, the shared one, the callbacks'. */
+function limitsOf(options: RateLimitOptions, now: () => number) {
   const perSecond = options.requestsPerSecond ?? RATE_LIMIT_DEFAULTS.requestsPerSecond;
   const maxKeys = options.maxKeys ?? RATE_LIMIT_DEFAULTS.maxKeys;
   // A bucket must hold a whole token: 0.5 a second still lets one request through every 2 s.
   const limit = { perSecond, burst: options.burst ?? Math.max(1, Math.ceil(perSecond)), maxKeys, now };
-  const verified = createKeyedLimiter(limit);
-  const unverified = createKeyedLimiter(limit);
   const sharedRate = options.unverifiedPerSecond ?? RATE_LIMIT_DEFAULTS.unverifiedShare * perSecond;
   const sharedLimit = { perSecond: sharedRate, burst: Math.max(1, Math.ceil(sharedRate)) };
-  let shared: Bucket | undefined;
   const callbackRate = options.callbacksPerSecond ?? RATE_LIMIT_DEFAULTS.callbacksPerSecond;
   const callbackBurst = options.callbackBurst ?? RATE_LIMIT_DEFAULTS.callbackBurst;
-  const callbackLimit = { perSecond: callbackRate, burst: callbackBurst, maxKeys, now };
+  return { perSecond, limit, sharedLimit, callbackRate, callbackLimit: { perSecond: callbackRate, burst: callbackBurst, maxKeys, now } };
+}
+
+export function createRateLimit(options: RateLimitOptions, now: () => number, verifyLog?: VerifyLogCapability): RateLimit {
+  const { perSecond, limit, sharedLimit, callbackRate, callbackLimit } = limitsOf(options, now);
+  const verified = createKeyedLimiter(limit);
+  const unverified = createKeyedLimiter(limit);
+  let shared: Bucket | undefined;
   const callbacks = createKeyedLimiter(callbackLimit);
   const provenCallbacks = createKeyedLimiter(callbackLimit);
   const logs = createKeyedLimiter(limit);

@@ -88,12 +88,7 @@ export function createKeyringControl(
     const held = { keyIds: [...keyring.keyIds], activeKeyId: keyring.activeKeyId };
     logger.info("keyring reloaded", { keyIds: held.keyIds.join(","), activeKeyId: held.activeKeyId });
     if (pending) logger.warn("new active key waits for other hosts", { activeKeyId: pending.activeKeyId, lacking: pending.lacking.join("; ") });
-    // decision D53: which key seals from now on is recorded (key ids only, never a key).
-    if (held.activeKeyId !== previous) {
-      await recordInEveryOrganization({ storage, now }, { resource: { type: "keyring", id: held.activeKeyId }, action: "activate", changes: [{ field: "activeKeyId", old: previous, new: held.activeKeyId }, { field: "keyIds", new: held.keyIds }] }).catch((error: unknown) =>
-        logger.error("keyring activation not recorded in the audit trail", { error: error instanceof Error ? error.name : typeof error }),
-      );
-    }
+    if (held.activeKeyId !== previous) await recordActivation(storage, logger, now, previous, held);
     await host?.afterReload();
     return { changed, ...held, ...(pending ? { pending } : {}) };
   }
@@ -145,4 +140,12 @@ export function createKeyringControl(
       }
     },
   };
+}
+
+/** decision D53: which key seals from now on is recorded in every organization's trail (key ids only, never a key). */
+async function recordActivation(storage: Storage, logger: Logger, now: () => Date, previous: string, held: { keyIds: string[]; activeKeyId: string }): Promise<void> {
+  const changes = [{ field: "activeKeyId", old: previous, new: held.activeKeyId }, { field: "keyIds", new: held.keyIds }];
+  await recordInEveryOrganization({ storage, now }, { resource: { type: "keyring", id: held.activeKeyId }, action: "activate", changes }).catch((error: unknown) =>
+    logger.error("keyring activation not recorded in the audit trail", { error: error instanceof Error ? error.name : typeof error }),
+  );
 }
