@@ -101,6 +101,7 @@ async function world(): Promise<World> {
     "GET /agent-pools/:agent_pool_id/agents": { path: "/api/v2/agent-pools/apool-a/agents" },
     "GET /agents/:agent_id": { path: "/api/v2/agents/agent-aaaaaaaaaaaaaaaa" },
     "GET /teams/:team_id/authentication-tokens": { path: "/api/v2/teams/team-owners/authentication-tokens" },
+    "GET /organization/audit-trail": { path: "/api/v2/organization/audit-trail" },
     "GET /organizations/:organization_name/tasks": { path: "/api/v2/organizations/acme/tasks" },
     "POST /organizations/:organization_name/tasks": { path: "/api/v2/organizations/acme/tasks", body: taskBody({ name: "new", url: "https://new.example/hook" }) },
     "GET /tasks/:task_id": { path: `/api/v2/tasks/${taskId}` },
