@@ -66,8 +66,8 @@ export async function appendAuditEvent(client: Queryable, q: string, event: Audi
   const s = statementsFor(q);
   const organization = event.organization;
   const [row] = await rowsOf<AuditHeadRow>(client, s.lockHead, { organization });
-  const { entry } = linkEvent(event, toAuditHead(row!));
-  await run(client, s.insert, toAuditRow(entry));
+  const { entry, text } = linkEvent(event, toAuditHead(row!));
+  await run(client, s.insert, toAuditRow(entry, text));
   return entry;
 }
 

@@ -48,10 +48,12 @@ export function digestOf(entry: Omit<AuditEntry, "digest">): string {
  * earlier than the head's (a host whose clock lags must not put an event before its predecessor,
  * or `since` would skip it). Returns the entry and the new head.
  */
-export function linkEvent(event: AuditEvent, head: AuditHead): { entry: AuditEntry; head: AuditHead } {
+export function linkEvent(event: AuditEvent, head: AuditHead): { entry: AuditEntry; head: AuditHead; text: string } {
   const body = { ...event, at: Math.max(event.at, head.at), seq: head.seq + 1, prev: head.digest };
-  const entry: AuditEntry = { ...body, digest: digestOf(body) };
-  return { entry, head: { ...head, seq: entry.seq, digest: entry.digest, at: entry.at } };
+  // `text` is what the digest covers; SQL adapters store it as the row's body (no second serialization).
+  const text = canonicalJson(body);
+  const entry: AuditEntry = { ...body, digest: createHash("sha256").update(text).digest("hex") };
+  return { entry, head: { ...head, seq: entry.seq, digest: entry.digest, at: entry.at }, text };
 }
 
 /** The first place a chain stops holding, or null when every row links. */
