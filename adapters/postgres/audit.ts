@@ -34,14 +34,16 @@ export const AUDIT_MIGRATION: PgMigration = {
 
 function auditStatements(q: string) {
   return {
-    // The head row is the organization's lock: every append takes it FOR UPDATE in its transaction,
-    // so appends of one organization, from any host, extend the chain one at a time.
-    ensureHead: sql(`INSERT INTO ${q}audit_heads (organization, seq, digest, at, pruned_seq, pruned_digest)
-      VALUES (@organization, 0, '${GENESIS_DIGEST}', 0, 0, '${GENESIS_DIGEST}') ON CONFLICT (organization) DO NOTHING`),
-    lockHead: sql(`SELECT * FROM ${q}audit_heads WHERE organization = @organization FOR UPDATE`),
+    // The head row is the organization's lock: every append takes it in its transaction (created on
+    // first use; the no-op update locks an existing one and returns it), so appends of one
+    // organization, from any host, extend the chain one at a time. One round trip.
+    lockHead: sql(`INSERT INTO ${q}audit_heads (organization, seq, digest, at, pruned_seq, pruned_digest)
+      VALUES (@organization, 0, '${GENESIS_DIGEST}', 0, 0, '${GENESIS_DIGEST}')
+      ON CONFLICT (organization) DO UPDATE SET organization = excluded.organization RETURNING *`),
     head: sql(`SELECT * FROM ${q}audit_heads WHERE organization = @organization AND seq > 0`),
-    advance: sql(`UPDATE ${q}audit_heads SET seq = @seq, digest = @digest, at = @at WHERE organization = @organization`),
-    insert: sql(`INSERT INTO ${q}audit_events (organization, seq, id, at, body, digest) VALUES (@organization, @seq, @id, @at, @body, @digest)`),
+    // The event and the head's advance in one statement: one more round trip per audited write.
+    insert: sql(`WITH event AS (INSERT INTO ${q}audit_events (organization, seq, id, at, body, digest) VALUES (@organization, @seq, @id, @at, @body, @digest))
+      UPDATE ${q}audit_heads SET seq = @seq, digest = @digest, at = @at WHERE organization = @organization`),
     firstAfter: sql(`SELECT seq FROM ${q}audit_events WHERE organization = @organization AND at > @since ORDER BY at, seq LIMIT 1`),
     first: sql(`SELECT seq FROM ${q}audit_events WHERE organization = @organization ORDER BY seq LIMIT 1`),
     fromSeq: sql(`SELECT body, digest FROM ${q}audit_events WHERE organization = @organization AND seq >= @seq ORDER BY seq LIMIT @limit`),
@@ -63,11 +65,9 @@ const statementsFor = (q: string) => {
 export async function appendAuditEvent(client: Queryable, q: string, event: AuditEvent): Promise<AuditEntry> {
   const s = statementsFor(q);
   const organization = event.organization;
-  await run(client, s.ensureHead, { organization });
   const [row] = await rowsOf<AuditHeadRow>(client, s.lockHead, { organization });
-  const { entry, head } = linkEvent(event, toAuditHead(row!));
-  await run(client, s.insert, toAuditRow(entry));
-  await run(client, s.advance, { organization, seq: head.seq, digest: head.digest, at: head.at });
+  const { entry, text } = linkEvent(event, toAuditHead(row!));
+  await run(client, s.insert, toAuditRow(entry, text));
   return entry;
 }
 

@@ -24,9 +24,10 @@ export interface AuditHeadRow {
   pruned_digest: string;
 }
 
-export function toAuditRow(entry: AuditEntry): AuditRow {
+/** The row of `entry`; `text`, when given, is its body's JSON already made (`linkEvent`'s). */
+export function toAuditRow(entry: AuditEntry, text?: string): AuditRow {
   const { digest, ...body } = entry;
-  return { organization: entry.organization, seq: entry.seq, id: entry.id, at: entry.at, body: JSON.stringify(body), digest };
+  return { organization: entry.organization, seq: entry.seq, id: entry.id, at: entry.at, body: text ?? JSON.stringify(body), digest };
 }
 
 /** The entry as stored: its body, whatever the columns say (an edited body fails its digest). */

@@ -58,8 +58,8 @@ export function createSqliteAuditStore(db: SqliteDatabase): AuditStore {
   // Runs inside the caller's transaction (BEGIN IMMEDIATE holds the write lock): the head read and
   // the insert cannot interleave with another writer's.
   const appendRow = (event: AuditEvent): AuditEntry => {
-    const { entry, head } = linkEvent(event, headOf(event.organization) ?? EMPTY_HEAD);
-    s.insert.run(toAuditRow(entry));
+    const { entry, head, text } = linkEvent(event, headOf(event.organization) ?? EMPTY_HEAD);
+    s.insert.run(toAuditRow(entry, text));
     s.saveHead.run(fromAuditHead(event.organization, head));
     return entry;
   };

@@ -77,8 +77,8 @@ function seedEvents(path: string, count: number): void {
   db.transaction(() => {
     let current = EMPTY_HEAD;
     for (let n = 1; n <= count; n++) {
-      const { entry, head: next } = linkEvent(auditEvent(n), current);
-      insert.run(toAuditRow(entry));
+      const { entry, head: next, text } = linkEvent(auditEvent(n), current);
+      insert.run(toAuditRow(entry, text));
       current = next;
     }
     head.run({ organization: "acme", seq: current.seq, digest: current.digest, at: current.at, pruned_seq: 0, pruned_digest: current.prunedDigest });

@@ -86,6 +86,7 @@ const ELSEWHERE: Record<string, string> = {
   "GET /policy-checks/:policy_check_id": "read by id: test/contract/read-by-id.test.ts",
   "GET /configuration-versions/:configuration_version_id/download": "a tarball go-tfe does not download; the integration's, test/http/artifacts.test.ts",
   "GET /teams/:team_id/authentication-tokens": "API tokens, not one of the six areas",
+  "GET /organization/audit-trail": "not JSON:API (D53): go-tfe's AuditTrailList, test/audit/audit-trail-route.test.ts",
   "GET /task-results/:task_result_id/delivery-attempts": "runplane's own (D31), no go-tfe method",
   "GET /agent-pools/:agent_pool_id/agents": "agents (D34): test/contract/agents.test.ts",
   "GET /agents/:agent_id": "agents (D34): test/contract/agents.test.ts",

@@ -102,6 +102,7 @@ async function world(): Promise<World> {
     "GET /agents/:agent_id": { path: "/api/v2/agents/agent-aaaaaaaaaaaaaaaa" },
     "DELETE /agents/:agent_id": { path: "/api/v2/agents/agent-aaaaaaaaaaaaaaaa" },
     "GET /teams/:team_id/authentication-tokens": { path: "/api/v2/teams/team-owners/authentication-tokens" },
+    "GET /organization/audit-trail": { path: "/api/v2/organization/audit-trail" },
     "GET /organizations/:organization_name/tasks": { path: "/api/v2/organizations/acme/tasks" },
     "POST /organizations/:organization_name/tasks": { path: "/api/v2/organizations/acme/tasks", body: taskBody({ name: "new", url: "https://new.example/hook" }) },
     "GET /tasks/:task_id": { path: `/api/v2/tasks/${taskId}` },
