@@ -28,7 +28,7 @@ export interface ResultsPageSource {
   };
   runTasks: Pick<
     RunTaskService,
-    "getRun" | "listRuns" | "listStages" | "listResults" | "getResult" | "listOutcomes" | "listDeliveryAttempts" | "deliveryStatus" | "retryDelivery" | "agentFacts"
+    "getRun" | "listRuns" | "listStages" | "listResults" | "getResult" | "listOutcomes" | "listDeliveryAttempts" | "deliveryStatus" | "retryDelivery" | "agentFacts" | "agentNames"
   >;
   directory: { workspaces: { get(id: string): Promise<Workspace | null>; list(organization: string): Promise<Workspace[]> } };
 }
