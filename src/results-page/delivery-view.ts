@@ -25,12 +25,12 @@ function excerpt(a: DeliveryAttemptRecord): Html {
   return html`<pre class="excerpt">${a.excerpt}</pre>${cut}`;
 }
 
-function attemptRow(a: DeliveryAttemptRecord): Html {
+function attemptRow(a: DeliveryAttemptRecord, names: Record<string, string>): Html {
   return html`<tr data-outcome="${a.outcome}">
 <td>${a.number}</td>
 <td>${time(a.startedAt)}</td>
 <td>${durationText(a.durationMs)}</td>
-<td>${attemptOutcome(a)}${a.errorCode ? html` <span class="mono">${a.errorCode}</span>` : null}${a.agentId ? html` <span class="muted">through agent <span class="mono">${a.agentId}</span></span>` : null}</td>
+<td>${attemptOutcome(a)}${a.errorCode ? html` <span class="mono">${a.errorCode}</span>` : null}${a.agentId ? html` <span class="muted">through agent <span class="mono" title="${a.agentId}">${names[a.agentId] ?? a.agentId}</span></span>` : null}</td>
 <td class="answer">${excerpt(a)}</td>
 </tr>`;
 }
@@ -43,7 +43,7 @@ function attemptsTable(model: DeliveryModel): Html {
 <caption>${kept}, newest first, with what the integration answered</caption>
 <thead><tr><th scope="col">Attempt</th><th scope="col">Started</th><th scope="col">Took</th><th scope="col">Outcome</th><th scope="col">Answer</th></tr></thead>
 <tbody>
-${model.attempts.map(attemptRow)}
+${model.attempts.map((a) => attemptRow(a, model.agentNames ?? {}))}
 </tbody>
 </table>`;
 }

@@ -30,6 +30,8 @@ export interface DeliveryModel {
   lastError: string | null;
   /** decision D34: the result ended because no agent of its pool took the request (nothing was sent). */
   noAgent: boolean;
+  /** decision D34: the `--name` of the agents that sent the attempts shown, by id. */
+  agentNames?: Record<string, string>;
 }
 
 /** decision D34: a result that ended because no agent of its pool took the request says so in its message. */
@@ -59,7 +61,9 @@ export async function loadDelivery(source: ResultsPageSource, result: Pick<TaskR
   const state = status ? deliveryState(status) : null;
   if (!status || !state) return null;
   const { items, total } = await source.runTasks.listDeliveryAttempts(result.id, { offset: 0, limit: ATTEMPT_LIMITS.perResult });
-  return { state, now: status.now, attempts: items, total, lastError: status.lastError, noAgent: endedWithoutAgent(result) };
+  const agentIds = items.flatMap((a) => (a.agentId ? [a.agentId] : []));
+  const agentNames = agentIds.length > 0 ? await source.runTasks.agentNames(agentIds) : {};
+  return { state, now: status.now, attempts: items, total, lastError: status.lastError, noAgent: endedWithoutAgent(result), agentNames };
 }
 
 /** One failing integration of a run, for the runs lists' mark: `scanner: retrying`. */

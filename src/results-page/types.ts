@@ -30,7 +30,7 @@ export interface ResultsPageSource {
   };
   runTasks: Pick<
     RunTaskService,
-    "getRun" | "listRuns" | "listStages" | "listResults" | "getResult" | "listOutcomes" | "listDeliveryAttempts" | "deliveryStatus" | "retryDelivery" | "agentFacts"
+    "getRun" | "listRuns" | "listStages" | "listResults" | "getResult" | "listOutcomes" | "listDeliveryAttempts" | "deliveryStatus" | "retryDelivery" | "agentFacts" | "agentNames"
   >;
   directory: { workspaces: { get(id: string): Promise<Workspace | null>; list(organization: string): Promise<Workspace[]> } };
   /** decision D53: the audit trail, for the owners' audit view (absent: the view is 404). */

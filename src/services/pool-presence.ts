@@ -91,3 +91,13 @@ export async function readAgentFacts(
     waiting: result.status === "pending" && presence && !connected ? waitingText(presence) : null,
   };
 }
+
+/** The `--name` of each of `ids` that has one (at most 20 distinct: an attempts page's agents). */
+export async function readAgentNames(storage: Storage, ids: readonly string[]): Promise<Record<string, string>> {
+  const names: Record<string, string> = {};
+  for (const id of [...new Set(ids)].slice(0, 20)) {
+    const name = (await storage.agents.get(id))?.name;
+    if (name) names[id] = name;
+  }
+  return names;
+}

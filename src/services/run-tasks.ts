@@ -9,7 +9,7 @@ import { createDeliveryStatusReader } from "./delivery-status.js";
 import { createFreshPayloads } from "./fresh-payloads.js";
 import { createTaskDeliveryService } from "./task-deliveries.js";
 import { createTaskStageService } from "./task-stages.js";
-import { readAgentFacts, type ResultAgentFacts } from "./pool-presence.js";
+import { readAgentFacts, readAgentNames, type ResultAgentFacts } from "./pool-presence.js";
 import type { TaskResultView } from "../schemas/task-stage-views.js";
 
 /** How many runs naming one artifact id a reader's credential is tried against (ids may repeat across organizations). */
@@ -79,6 +79,7 @@ export function createRunTaskService(ctx: ServiceContext) {
     deliveryStatus: createDeliveryStatusReader(ctx),
     /** decision D34: a pool result's pool and agent, and while it waits, why; null for a direct result. */
     agentFacts: (result: Pick<TaskResultView, "id" | "status" | "agentPoolId">): Promise<ResultAgentFacts | null> => readAgentFacts(ctx.storage, result, ctx.now()),
+    agentNames: (ids: readonly string[]): Promise<Record<string, string>> => readAgentNames(ctx.storage, ids),
     /**
      * Subscribes to `stage-status` or `result-status`; returns an unsubscribe function. With a
      * storage shared by several processes (`Storage.changes`, decision D27) listeners also hear

@@ -77,7 +77,8 @@ describe("which agent delivered an attempt", () => {
     expect(res.json.data[0].attributes).toMatchObject({ status: 500, detail: expect.stringMatching(/^responded with 500/), "agent-id": agentId });
     const page = createResultsPage(a.runplane, { prefix: "/app" });
     const html = await (await page(new Request(`http://localhost/app/runs/${runId}`, { headers: { authorization: `Bearer ${a.ownerToken}` } }))).text();
-    expect(html).toContain(`through agent <span class="mono">${agentId}</span>`);
+    // decision D34: by its --name, the id on hover.
+    expect(html).toContain(`through agent <span class="mono" title="${agentId}">test-agent</span>`);
   });
 });
 
