@@ -29,7 +29,7 @@ export async function seedDemo(runplane: Runplane): Promise<void> {
     });
   }
   if (!(await d.teams.get(DEMO.ownersTeam))) {
-    await d.teams.create({ id: DEMO.ownersTeam, name: "owners", organization: DEMO.organization, visibility: "organization", members: [DEMO.user] });
+    await d.teams.create({ id: DEMO.ownersTeam, name: "owners", owners: true, organization: DEMO.organization, visibility: "organization", members: [DEMO.user] });
   }
   if (!(await d.teams.get(DEMO.devsTeam))) {
     await d.teams.create({ id: DEMO.devsTeam, name: "devs", organization: DEMO.organization, visibility: "organization" });
