@@ -8,7 +8,7 @@ const d = runplane.directory;
 await d.organizations.create({ name: "bench" });
 await d.projects.create({ id: "prj-bench", name: "p", organization: "bench" });
 await d.workspaces.create({ id: "ws-bench", name: "bench-ws", organization: "bench", projectId: "prj-bench" });
-await d.teams.create({ id: "team-owners", name: "owners", organization: "bench" });
+await d.teams.create({ id: "team-owners", name: "owners", owners: true, organization: "bench" });
 const { token } = await d.createApiToken({ organization: "bench", kind: "team", teamId: "team-owners" });
 for (let i = 0; i < 20; i++) await runplane.variables.create("ws-bench", { key: `key_${i}`, value: `value-${i}`, category: "env" });
 const req = () => new Request("http://127.0.0.1/api/v2/workspaces/ws-bench/vars", { headers: { authorization: `Bearer ${token}` } });

@@ -27,7 +27,7 @@ export async function createSeededRunplane(): Promise<{ runplane: Runplane; owne
   await d.projects.create({ id: "prj-a", name: "alpha", organization: "acme" });
   await d.workspaces.create({ id: WORKSPACE_ID, name: "alpha-ws", organization: "acme", projectId: "prj-a" });
   await d.policySets.create({ id: POLICY_SET_ID, name: "guardrails", organization: "acme" });
-  await d.teams.create({ id: "team-owners", name: "owners", organization: "acme", members: ["user-owner"] });
+  await d.teams.create({ id: "team-owners", name: "owners", owners: true, organization: "acme", members: ["user-owner"] });
   const { token } = await d.createApiToken({ organization: "acme", kind: "user", userId: "user-owner" });
   return { runplane, ownerToken: token };
 }

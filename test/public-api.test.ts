@@ -4,7 +4,7 @@ import * as runplane from "../src/index.js";
 describe("the package entry exports the pure rules for hosts' own tests", () => {
   it("resolves a principal's project access and decides actions with reasons", () => {
     const principal: runplane.Principal = { organization: "o", kind: "user", userId: "user-1", teamIds: ["team-1"], isOwner: false, orgPermissions: [] };
-    const team = { id: "team-1", name: "devs", organization: "o", visibility: "secret" as const, orgPermissions: [], members: ["user-1"] };
+    const team = { id: "team-1", name: "devs", organization: "o", visibility: "secret" as const, orgPermissions: [], members: ["user-1"], owners: false };
     const implied = runplane.impliedPermissions("write");
     const grant: runplane.TeamProjectRecord = {
       id: "tprj-1",

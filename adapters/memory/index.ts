@@ -119,8 +119,15 @@ function directoryStore<T extends { id: string; organization: string }>(): Direc
 
 function teamStore(): TeamStore {
   const { rows, store } = directoryRows<Team>();
+  // decision D41: one team name per organization, as the SQL adapters' unique index.
+  const taken = (team: Team): boolean => [...rows.values()].some((t) => t.organization === team.organization && t.name === team.name && t.id !== team.id);
   return {
     ...store,
+    insert: async (team) => !taken(team) && store.insert(team),
+    async replace(team) {
+      if (taken(team)) throw new Error(`team name taken in organization ${team.organization}`);
+      return store.replace(team);
+    },
     async listByMember(organization, userId) {
       return [...rows.values()]
         .filter((t) => t.organization === organization && t.members.includes(userId))

@@ -56,7 +56,7 @@ export const WORKSPACES = spec<Workspace, rows.WorkspaceRow>(
 export const TEAMS = spec<Team, rows.TeamRow>(
   "teams",
   "id",
-  ["id", "organization", "name", "visibility", "org_permissions", "members"],
+  ["id", "organization", "name", "visibility", "org_permissions", "members", "owners"],
   rows.toTeamRow,
   rows.fromTeamRow,
 );

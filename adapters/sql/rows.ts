@@ -59,6 +59,8 @@ export interface TeamRow {
   visibility: string;
   org_permissions: string;
   members: string;
+  /** decision D41: 1 for the organization's owners team. */
+  owners: number;
 }
 export const toTeamRow = (r: Team): TeamRow => ({
   id: r.id,
@@ -67,6 +69,7 @@ export const toTeamRow = (r: Team): TeamRow => ({
   visibility: r.visibility,
   org_permissions: JSON.stringify(r.orgPermissions),
   members: JSON.stringify(r.members),
+  owners: r.owners ? 1 : 0,
 });
 export const fromTeamRow = (row: TeamRow): Team => ({
   id: row.id,
@@ -75,6 +78,7 @@ export const fromTeamRow = (row: TeamRow): Team => ({
   visibility: row.visibility as Team["visibility"],
   orgPermissions: JSON.parse(row.org_permissions) as Team["orgPermissions"],
   members: JSON.parse(row.members) as string[],
+  owners: row.owners === 1,
 });
 
 export interface PolicySetRow { id: string; organization: string; name: string; kind: string }

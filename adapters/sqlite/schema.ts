@@ -10,6 +10,7 @@ import { DELIVERY_ATTEMPTS_MIGRATION } from "./delivery-attempts.js";
 import { HOSTS_MIGRATION } from "./hosts.js";
 import { REVISIONS_MIGRATION } from "./revisions.js";
 import { DELIVERY_DISPATCH_MIGRATION, DELIVERY_PAYLOADS_MIGRATION, RUN_ARTIFACTS_MIGRATION, RUN_TASK_GLOBAL_CONFIGURATION_MIGRATION, RUN_TASKS_MIGRATION, RUNS_BY_WORKSPACE_MIGRATION } from "./run-task-migration.js";
+import { teamOwnersSql } from "../sql/team-owners.js";
 
 export type { Migration } from "./migration.js";
 
@@ -187,6 +188,8 @@ export const MIGRATIONS: readonly Migration[] = [
   DELIVERY_POOLS_MIGRATION,
   ATTEMPT_AGENTS_MIGRATION,
   AUDIT_MIGRATION,
+  // decision D41: the owners flag, one team name per organization.
+  { name: "0020-team-owners", up: teamOwnersSql("") },
 ];
 
 /**

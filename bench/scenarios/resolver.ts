@@ -20,7 +20,7 @@ function rate(fn: () => unknown, ms = 500): number {
 const resolverScenario: Scenario = {
   name: "Resolver",
   async run(samples) {
-    const teams: Team[] = LEVELS.map((_, i) => ({ id: `team-${i}`, name: `t${i}`, organization: "o", visibility: "secret", orgPermissions: [], members: ["user-1"] }));
+    const teams: Team[] = LEVELS.map((_, i) => ({ id: `team-${i}`, name: `t${i}`, organization: "o", visibility: "secret", orgPermissions: [], members: ["user-1"], owners: false }));
     const grants: TeamProjectRecord[] = LEVELS.map((access, i) => {
       const p = impliedPermissions(access);
       return { id: `tprj-${i}`, teamId: `team-${i}`, projectId: "prj-1", organization: "o", access, projectAccess: p.projectAccess, workspaceAccess: p.workspaceAccess, createdAt: "", updatedAt: "" };

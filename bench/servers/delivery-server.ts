@@ -71,7 +71,7 @@ async function workspaceWithTasks(id: string, path: string, count: number): Prom
 await workspaceWithTasks("ws-fanout", "/ok", 10);
 await workspaceWithTasks("ws-latency", "/callback", 2);
 await workspaceWithTasks("ws-steady", "/timed", 2);
-await d.teams.create({ id: "team-owners", name: "owners", organization: "bench" });
+await d.teams.create({ id: "team-owners", name: "owners", owners: true, organization: "bench" });
 const { token } = await d.createApiToken({ organization: "bench", kind: "team", teamId: "team-owners" });
 const steady = steadyWorkload(runplane, { workspaceId: "ws-steady", receiverUrl });
 const steadySizes = (s: Record<string, number>): SteadySizes => ({ rate: s.rate ?? 50, seconds: s.seconds ?? 60, warmupSeconds: s.warmupSeconds ?? 5 });

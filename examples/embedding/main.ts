@@ -45,10 +45,10 @@ const dispatcher = createDispatcher(runplane);
 dispatcher.start();
 
 // 4. A first organization, its owners team and an API token: the default authenticator knows
-//    only tokens issued here. A team named "owners" acts as owners (D21).
+//    only tokens issued here. The team marked `owners: true` acts as owners (D21, D41).
 const { directory } = runplane;
 await directory.organizations.create({ name: "acme", email: "ops@acme.example" });
-await directory.teams.create({ id: "team-owners", name: "owners", organization: "acme" });
+await directory.teams.create({ id: "team-owners", name: "owners", owners: true, organization: "acme" });
 const { token } = await directory.createApiToken({ organization: "acme", kind: "team", teamId: "team-owners" });
 await directory.projects.create({ id: "prj-main", name: "main", organization: "acme" });
 await directory.workspaces.create({ id: "ws-main", name: "network", organization: "acme", projectId: "prj-main" });

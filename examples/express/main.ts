@@ -4,7 +4,7 @@ import { createExpressApp } from "./app.js";
 
 const runplane = createRunplane({ storage: createMemoryStorage() });
 await runplane.directory.organizations.create({ name: "demo" });
-await runplane.directory.teams.create({ id: "team-owners", name: "owners", organization: "demo" });
+await runplane.directory.teams.create({ id: "team-owners", name: "owners", owners: true, organization: "demo" });
 const { token } = await runplane.directory.createApiToken({ organization: "demo", kind: "team", teamId: "team-owners" });
 
 const port = Number(process.env.PORT ?? 3000);

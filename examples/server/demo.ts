@@ -23,7 +23,7 @@ export async function seedDemoOwners(runplane: Runplane): Promise<void> {
   if (!(await d.organizations.get(DEMO.organization))) await d.organizations.create({ name: DEMO.organization, email: "demo@example.com" });
   if (!(await d.users.get(DEMO.user))) await d.users.create({ id: DEMO.user, username: "demo" });
   if (!(await d.teams.get(DEMO.ownersTeam))) {
-    await d.teams.create({ id: DEMO.ownersTeam, name: "owners", organization: DEMO.organization, visibility: "organization", members: [DEMO.user] });
+    await d.teams.create({ id: DEMO.ownersTeam, name: "owners", owners: true, organization: DEMO.organization, visibility: "organization", members: [DEMO.user] });
   }
   if (!(await d.teams.get(DEMO.devsTeam))) {
     await d.teams.create({ id: DEMO.devsTeam, name: "devs", organization: DEMO.organization, visibility: "organization" });

@@ -37,8 +37,13 @@ export const TeamSchema = z.object({
   organization: z.string().min(1),
   visibility: z.enum(TEAM_VISIBILITIES).default("secret"),
   orgPermissions: z.array(OrgPermissionSchema).default([]),
-  /** User ids. The team named `owners` is the organization's owners team. */
+  /** User ids. */
   members: z.array(z.string()).default([]),
+  /**
+   * decision D41: this is the organization's owners team (every permission in it, D21). A
+   * property, never the name: a team named "owners" without it is an ordinary team.
+   */
+  owners: z.boolean().default(false),
 });
 export type Team = z.infer<typeof TeamSchema>;
 
@@ -65,5 +70,5 @@ export const AgentPoolSchema = z.object({
 });
 export type AgentPool = z.infer<typeof AgentPoolSchema>;
 
-/** The name of the owners team in every organization. */
+/** The name runplane's own setups give the owners team (the reference server, the examples); owners-ness is `Team.owners` (D41). */
 export const OWNERS_TEAM_NAME = "owners";

@@ -35,7 +35,12 @@ function ownedAggregate<S extends OwnedSchema>(
   store: DirectoryStore<z.output<S>>,
   schema: S,
   prefix: string,
-  hooks: { cleanup?: (id: string) => Promise<void>; refuseDelete?: (record: z.output<S>) => Promise<void> } = {},
+  hooks: {
+    cleanup?: (id: string) => Promise<void>;
+    refuseDelete?: (record: z.output<S>) => Promise<void>;
+    /** decision D41: throws 409 when another record of the organization holds what must be its own (a team's name). */
+    refuseTaken?: (record: z.output<S>) => Promise<void>;
+  } = {},
 ) {
   const createSchema = schema.extend({ id: z.string().min(1).optional() });
   return {
@@ -43,7 +48,12 @@ function ownedAggregate<S extends OwnedSchema>(
       const parsed = parseOrThrow(createSchema, input, "");
       const record = { ...parsed, id: parsed.id ?? ctx.newId(prefix) } as z.output<S>;
       await ensureOrganization(ctx, record.organization);
-      if (!(await store.insert(record))) throw new ApiError("conflict", { detail: `${prefix} ${quote(record.id)} already exists` });
+      await hooks.refuseTaken?.(record);
+      if (!(await store.insert(record))) {
+        // The storage's own guard (a unique index) may have refused a name taken meanwhile.
+        await hooks.refuseTaken?.(record);
+        throw new ApiError("conflict", { detail: `${prefix} ${quote(record.id)} already exists` });
+      }
       return record;
     },
     async get(id: string): Promise<z.output<S> | null> {
@@ -53,7 +63,12 @@ function ownedAggregate<S extends OwnedSchema>(
       const current = await store.get(id);
       if (!current) throw notFound();
       const next = parseOrThrow(schema, { ...current, ...patch, id, organization: current.organization }, "");
-      if (!(await store.replace(next))) throw notFound();
+      await hooks.refuseTaken?.(next);
+      const replaced = await store.replace(next).catch(async (error: unknown) => {
+        await hooks.refuseTaken?.(next); // a name taken meanwhile: the storage's unique index refused it
+        throw error;
+      });
+      if (!replaced) throw notFound();
       return next;
     },
     async delete(id: string): Promise<boolean> {
@@ -68,6 +83,14 @@ function ownedAggregate<S extends OwnedSchema>(
     },
   };
 }
+
+/** decision D41: a team name is one team's in its organization. */
+const refuseTakenTeamName =
+  (s: Storage) =>
+  async (team: { id: string; name: string; organization: string }): Promise<void> => {
+    const taken = (await s.teams.listByOrganization(team.organization)).some((t) => t.name === team.name && t.id !== team.id);
+    if (taken) throw new ApiError("conflict", { detail: `team name ${quote(team.name)} is taken in organization ${quote(team.organization)}` });
+  };
 
 async function ensureOrganization(ctx: ServiceContext, name: string): Promise<void> {
   if (!(await ctx.storage.organizations.get(name))) throw new ApiError("not-found", { detail: `organization ${quote(name)} does not exist` });
@@ -176,7 +199,7 @@ export function createDirectory(ctx: ServiceContext) {
     // inherit them, and no grant of a vanished team stays listed (the service also 404s orphans).
     projects: ownedAggregate(ctx, s.projects, ProjectSchema, "prj", { cleanup: async (id) => void (await s.teamProjects.deleteByProject(id)) }),
     workspaces: ownedAggregate(ctx, s.workspaces, WorkspaceSchema, "ws", { cleanup: dropVars("workspace") }),
-    teams: ownedAggregate(ctx, s.teams, TeamSchema, "team", { cleanup: async (id) => void (await s.teamProjects.deleteByTeam(id)) }),
+    teams: ownedAggregate(ctx, s.teams, TeamSchema, "team", { cleanup: async (id) => void (await s.teamProjects.deleteByTeam(id)), refuseTaken: refuseTakenTeamName(s) }),
     policySets: ownedAggregate(ctx, s.policySets, PolicySetSchema, "polset", { cleanup: dropVars("policy-set") }),
     agentPools: ownedAggregate(ctx, s.agentPools, AgentPoolSchema, "apool", { refuseDelete: refuseNamedPool(s), cleanup: dropPoolTokens(s) }),
     users: userRecords(ctx),

@@ -1,5 +1,5 @@
 import { ORG_PERMISSIONS, type OrgPermission, type Principal } from "../schemas/common.js";
-import { OWNERS_TEAM_NAME, type Team } from "../schemas/directory.js";
+import type { Team } from "../schemas/directory.js";
 import type { ApiTokenRecord } from "../schemas/records.js";
 import { isoNow, type ServiceContext } from "./context.js";
 import { sha256Hex, safeEqual } from "../crypto/random.js";
@@ -42,7 +42,7 @@ async function principalOfRecord(ctx: ServiceContext, record: ApiTokenRecord): P
     case "team": {
       const team = record.teamId ? await ctx.storage.teams.get(record.teamId) : null;
       if (!team || team.organization !== record.organization) return null;
-      return { ...base, kind: "team", teamIds: [team.id], isOwner: team.name === OWNERS_TEAM_NAME, orgPermissions: union([team]) };
+      return { ...base, kind: "team", teamIds: [team.id], isOwner: team.owners, orgPermissions: union([team]) };
     }
     case "user": {
       if (!record.userId || !(await ctx.storage.users.get(record.userId))) return null;
@@ -52,7 +52,7 @@ async function principalOfRecord(ctx: ServiceContext, record: ApiTokenRecord): P
         kind: "user",
         userId: record.userId,
         teamIds: teams.map((t) => t.id),
-        isOwner: teams.some((t) => t.name === OWNERS_TEAM_NAME),
+        isOwner: teams.some((t) => t.owners),
         orgPermissions: union(teams),
       };
     }

@@ -164,7 +164,7 @@ describe.skipIf(!reachable)("a write behind a lock held past the bound (D39)", (
     const waiting = async (): Promise<number> =>
       count(`pg_locks l JOIN pg_class c ON c.oid = l.relation WHERE NOT l.granted AND c.relname = 'teams' AND c.relnamespace = $1::regnamespace`, [schema]);
     const outcome = await behindLock("teams", async () => {
-      const answer = await storage.teams.insert({ id: "team-late", name: "late", organization: "acme", visibility: "secret", orgPermissions: [], members: ["user-dev"] }).then(
+      const answer = await storage.teams.insert({ id: "team-late", name: "late", organization: "acme", visibility: "secret", orgPermissions: [], members: ["user-dev"], owners: false }).then(
         () => "stored",
         (error: Error) => error.name,
       );

@@ -92,7 +92,6 @@ const ELSEWHERE: Record<string, string> = {
   "GET /agents/:agent_id": "agents (D34): test/contract/agents.test.ts",
   "DELETE /agents/:agent_id": "runplane's own like HCP's (D46), no go-tfe method: test/agent/agent-records.test.ts",
   "POST /task-results/:task_result_id/actions/retry": "runplane's own (D31), no go-tfe method",
-  "GET /organization/audit-trail": "AuditTrails.List, not JSON:API: test/audit/audit-trail-route.test.ts",
 };
 
 /** hashicorp/jsonapi's ErrorsPayload: go-tfe reads `errors[].detail` (and `status` as a string) of a 4xx. */

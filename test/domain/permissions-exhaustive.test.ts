@@ -68,7 +68,7 @@ const PROJECT: Project = { id: "prj-1", name: "core", organization: "acme" };
 function build(s: Scenario) {
   const orgPermissions: OrgPermission[] = s.org === "none" ? [] : [s.org];
   const team: Team = {
-    id: "team-1", name: "devs", organization: "acme", visibility: "secret", members: [],
+    id: "team-1", name: "devs", organization: "acme", visibility: "secret", members: [], owners: false,
     orgPermissions: s.orgOnTeam ? orgPermissions : [],
   };
   const principal: Principal = {

@@ -33,7 +33,7 @@ const grant = (
   id, teamId, projectId: "prj-1", organization: "acme", access, ...set, createdAt: STAMP, updatedAt: STAMP,
 });
 const team = (id: string, orgPermissions: OrgPermission[] = [], organization = "acme"): Team =>
-  ({ id, name: id, organization, visibility: "secret", orgPermissions, members: [] });
+  ({ id, name: id, organization, visibility: "secret", orgPermissions, members: [], owners: false });
 const member = (teamIds: string[], extra: Partial<Principal> = {}): Principal =>
   ({ organization: "acme", kind: "user", teamIds, isOwner: false, orgPermissions: [], ...extra });
 

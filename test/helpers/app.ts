@@ -54,9 +54,9 @@ export async function createTestApp(options: Partial<RunplaneOptions> & { storag
   await d.workspaces.create({ id: "ws-a", name: "alpha-ws", organization: "acme", projectId: "prj-a" });
   await d.workspaces.create({ id: "ws-b", name: "beta-ws", organization: "acme", projectId: "prj-a" });
   await d.policySets.create({ id: "polset-a", name: "guardrails", organization: "acme" });
-  await d.teams.create({ id: "team-owners", name: "owners", organization: "acme", members: ["user-owner"] });
+  await d.teams.create({ id: "team-owners", name: "owners", owners: true, organization: "acme", members: ["user-owner"] });
   await d.teams.create({ id: "team-devs", name: "devs", organization: "acme", members: ["user-dev"] });
-  await d.teams.create({ id: "team-other-owners", name: "owners", organization: "other" });
+  await d.teams.create({ id: "team-other-owners", name: "owners", owners: true, organization: "other" });
   const ownerToken = (await d.createApiToken({ organization: "acme", kind: "user", userId: "user-owner" })).token;
   const devToken = (await d.createApiToken({ organization: "acme", kind: "user", userId: "user-dev" })).token;
   const otherOrgToken = (await d.createApiToken({ organization: "other", kind: "team", teamId: "team-other-owners" })).token;

@@ -134,7 +134,7 @@ describe("log-read-url across hosts and key rotation (D32)", () => {
       await d.organizations.create({ name: "acme" });
       await d.projects.create({ id: "prj-x", name: "x", organization: "acme" });
       await d.workspaces.create({ id: "ws-x", name: "x-ws", organization: "acme", projectId: "prj-x" });
-      await d.teams.create({ id: "team-owners", name: "owners", organization: "acme" });
+      await d.teams.create({ id: "team-owners", name: "owners", owners: true, organization: "acme" });
       return (await d.createApiToken({ organization: "acme", kind: "team", teamId: "team-owners" })).token;
     })();
     return seeded;

@@ -202,6 +202,20 @@ function describeTeamMembership(ctx: ConformanceContext): void {
     expect((await teams().listByMember(ORG, "user-1")).map((t) => t.id)).toStrictEqual(["team-a"]);
   });
 
+  // decision D41: one team name per organization; owners is the team's own property.
+  it("refuses a second team of one name in an organization (insert resolves false, replace rejects), not in another organization", async () => {
+    await teams().insert({ ...fx.team("team-a", ORG, ["user-1"]), name: "owners", owners: true });
+    expect(await teams().insert({ ...fx.team("team-b", ORG, ["user-2"]), name: "owners" })).toBe(false);
+    expect(await teams().get("team-b")).toBeNull();
+    expect(await teams().listByMember(ORG, "user-2")).toStrictEqual([]);
+    expect(await teams().insert({ ...fx.team("team-c", "other-org"), name: "owners" })).toBe(true);
+    await teams().insert(fx.team("team-d", ORG));
+    await expect(teams().replace({ ...fx.team("team-d", ORG), name: "owners" })).rejects.toThrow();
+    expect((await teams().get("team-d"))?.name).toBe("team team-d");
+    expect(await teams().get("team-a")).toStrictEqual({ ...fx.team("team-a", ORG, ["user-1"]), name: "owners", owners: true });
+    expect((await teams().get("team-c"))?.owners).toBe(false);
+  });
+
   it("keeps membership through a reopen", async () => {
     await teams().insert(fx.team("team-a", ORG, ["user-1"]));
     await teams().insert(fx.team("team-b", ORG, ["user-1"]));

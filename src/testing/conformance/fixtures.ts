@@ -79,6 +79,7 @@ export const team = (id: string, org: string, members: string[] = ["user-1", "us
   visibility: "organization",
   orgPermissions: ["manage-workspaces", "manage-run-tasks"],
   members,
+  owners: false,
 });
 
 export const policySet = (id: string, org: string): PolicySet => ({ id, name: `set ${id}`, organization: org, kind: "opa" });
