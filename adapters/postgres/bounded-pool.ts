@@ -1,5 +1,5 @@
 import type { PgPoolClientLike, PgPoolLike, PgQueryConfig, PgQueryResult, Queryable } from "./pg-types.js";
-import { requestDeadline } from "../../src/storage/request-deadline.js";
+import { requestDeadline, type OperationDeadline } from "../../src/storage/request-deadline.js";
 import { cancelKeyOf, checkout, confirmMarginMs, Deadline, sendCancel, unavailable, within } from "./deadline.js";
 
 /** Where a bounded pool keeps its transaction runner (a symbol: an embedder's pool may have a `transaction` of its own). */
@@ -9,16 +9,17 @@ export const BOUNDED_TRANSACTION = Symbol("runplane.boundedTransaction");
 export const DEADLINE_OF = Symbol("runplane.deadlineOf");
 
 /** The deadline of the operation a caller asks for now, or undefined for a pool without a bound. */
-export const deadlineOf = (pool: PgPoolLike): number | undefined => (pool as { [DEADLINE_OF]?: () => number })[DEADLINE_OF]?.();
+export const deadlineOf = (pool: PgPoolLike): OperationDeadline | undefined => (pool as { [DEADLINE_OF]?: () => OperationDeadline })[DEADLINE_OF]?.();
 
 export type BoundedTransaction = <R>(fn: (client: Queryable) => Promise<R>) => Promise<R>;
 
 /**
  * decision D28 and D39: a request answers 503 within `timeoutMs` (plus a small margin) whatever the
  * host pool's options, and a write answered 503 is not and will not be applied.
- * - One deadline per API request (src/storage/request-deadline.ts), or per operation outside one,
- *   covers every wait for a connection and every statement; a connection handed over late is
- *   closed, never reused; an operation asked for past the deadline is refused without a statement.
+ * - One storage time budget per API request (src/storage/request-deadline.ts), or the whole
+ *   bound per operation outside one, covers every wait for a connection and every statement; a
+ *   connection handed over late is closed, never reused; an operation asked for with the budget
+ *   spent is refused without a statement.
  * - A transaction sends `SET LOCAL statement_timeout` and `lock_timeout` (the time left) in the
  *   round trip of its BEGIN, so the server ends its own waits. When the deadline passes before
  *   COMMIT was sent, the connection is closed and the answer is 503 at once: a transaction whose
@@ -36,15 +37,17 @@ export function boundedPool(pool: PgPoolLike, timeoutMs: number, bound: { statem
   if (!bound.statements) return { ...forward(pool), connect: () => checkoutAlone(pool, timeoutMs) };
   const margin = confirmMarginMs(timeoutMs);
   const operation = async <R>(at: number | undefined, work: (client: PgPoolClientLike, deadline: Deadline) => Promise<R>): Promise<R> => {
-    const end = at ?? requestDeadline(timeoutMs);
-    // A request past its deadline sends nothing more: its answer is 503 now.
-    if (end <= Date.now()) throw unavailable(`request past its ${timeoutMs} ms`);
+    const budget = at === undefined ? requestDeadline(timeoutMs) : null;
+    const end = at ?? budget!.at;
+    // A request whose storage time is spent sends nothing more: its answer is 503 now.
+    if (end <= Date.now()) throw (budget?.end(), unavailable(`request past its ${timeoutMs} ms of storage time`));
     const deadline = new Deadline(end);
     try {
       const client = await checkout(pool, deadline, timeoutMs);
       return await work(client, deadline);
     } finally {
       deadline.end();
+      budget?.end();
     }
   };
   const transaction: BoundedTransaction = (fn) => operation(undefined, (client, deadline) => transact(client, deadline, margin, fn));

@@ -3,7 +3,7 @@ import { StorageUnavailableError } from "../../src/storage/unavailable.js";
 interface Pending<In, Out> {
   key: string;
   input: In;
-  /** decision D39: when the caller's operation must end (its request's deadline), if bounded. */
+  /** decision D39: when the caller's operation must end (its request's budget), if bounded. */
   at: number | undefined;
   resolve(value: Out): void;
   reject(error: unknown): void;
@@ -20,7 +20,11 @@ interface Pending<In, Out> {
  * it had when it asked: one whose deadline passed while it waited for an earlier batch is answered
  * 503 and never sent, and a batch's statement carries the earliest deadline of its callers.
  */
-export function createWriteGroup<In, Out>(write: (batch: readonly In[], deadlineAt: number | undefined) => Promise<Out[]>, max: number, deadline: () => number | undefined = () => undefined) {
+export function createWriteGroup<In, Out>(
+  write: (batch: readonly In[], deadlineAt: number | undefined) => Promise<Out[]>,
+  max: number,
+  deadline: () => { at: number; end(): void } | undefined = () => undefined,
+) {
   let waiting: Pending<In, Out>[] = [];
   let armed = false;
   let writing = false;
@@ -70,7 +74,10 @@ export function createWriteGroup<In, Out>(write: (batch: readonly In[], deadline
 
   return (key: string, input: In): Promise<Out> =>
     new Promise<Out>((resolve, reject) => {
-      waiting.push({ key, input, at: deadline(), resolve, reject });
+      const d = deadline();
+      const end = d ? d.end : () => undefined;
+      // The caller's wait counts against its request's budget once it is answered.
+      waiting.push({ key, input, at: d?.at, resolve: (value) => (end(), resolve(value)), reject: (error) => (end(), reject(error)) });
       arm();
     });
 }
