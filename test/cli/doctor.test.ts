@@ -48,7 +48,7 @@ describe("runplane doctor", () => {
     const result = await run(["doctor", "--data-dir", dir, "--port", "0", "--integration-port", "0"]);
     expect(result.code).toBe(0);
     const lines = result.stdout.trim().split("\n");
-    expect(lines.map((l) => l.split(":")[0]!.replace(/\s+/g, " "))).toEqual(["ok options", "ok data directory", "ok keyring", "ok keys", "ok storage", "ok hosts", "ok port", "ok egress"]);
+    expect(lines.map((l) => l.split(":")[0]!.replace(/\s+/g, " "))).toEqual(["ok options", "ok data directory", "ok keyring", "ok keys", "ok storage", "ok hosts", "ok port", "ok egress", "ok agents"]);
   });
 
   it("fails the egress check for an integration URL that does not resolve", async () => {
