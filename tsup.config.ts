@@ -34,7 +34,13 @@ export default defineConfig({
   target: "node20",
   dts: true,
   clean: true,
+  // decision D51: maps for stack traces (file and line of runplane's TypeScript, with
+  // --enable-source-maps), without the sources themselves (`sourcesContent`), which were two thirds
+  // of the unpacked package and which no embedder's runtime reads.
   sourcemap: true,
+  esbuildOptions(options) {
+    options.sourcesContent = false;
+  },
   splitting: true,
   treeshake: true,
   external: ["better-sqlite3", "pg", "vitest"],

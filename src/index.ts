@@ -2,23 +2,16 @@ import { createKeyring, generateKey, type Keyring, type KeyringOptions } from ".
 import { newId } from "./crypto/random.js";
 import { createHandler, type Authenticate } from "./http/handler.js";
 import { createJsonApi } from "./http/jsonapi.js";
-import { agentTokenResource, agentTokenRoutes } from "./http/routes/agent-tokens.js";
-import { agentResource, agentRoutes } from "./http/routes/agents.js";
-import { teamTokenRoutes } from "./http/routes/team-tokens.js";
-import { pingRoutes } from "./http/routes/ping.js";
-import { policySetParameterResource, policySetParameterRoutes } from "./http/routes/policy-set-parameters.js";
-import { variableResource, variableRoutes } from "./http/routes/variables.js";
-import { teamProjectResource, teamProjectRoutes } from "./http/routes/team-projects.js";
-import { runTaskResources, runTaskRoutes } from "./http/routes/run-tasks.js";
-import { taskStageResources, taskStageRoutes } from "./http/routes/task-stages.js";
-import { deliveryAttemptResource, deliveryAttemptRoutes } from "./http/routes/delivery-attempts.js";
-import { artifactRoutes } from "./http/routes/artifacts.js";
+import { agentTokenResource } from "./http/routes/agent-tokens.js";
+import { agentResource } from "./http/routes/agents.js";
+import { API_ROUTES } from "./http/routes/all.js";
+import { policySetParameterResource } from "./http/routes/policy-set-parameters.js";
+import { variableResource } from "./http/routes/variables.js";
+import { teamProjectResource } from "./http/routes/team-projects.js";
+import { runTaskResources } from "./http/routes/run-tasks.js";
+import { taskStageResources } from "./http/routes/task-stages.js";
+import { deliveryAttemptResource } from "./http/routes/delivery-attempts.js";
 import { runReadResources } from "./http/run-documents.js";
-import { commentRoutes } from "./http/routes/comments.js";
-import { planRoutes } from "./http/routes/plans.js";
-import { policyCheckRoutes } from "./http/routes/policy-checks.js";
-import { runEventRoutes } from "./http/routes/run-events.js";
-import { runRoutes } from "./http/routes/runs.js";
 import { durationMs, resolveRunTaskSettings, type RunTaskSettings } from "./services/run-task-settings.js";
 import type { Authorizer, HttpApp, Route } from "./http/types.js";
 import { createConsoleLogger, toLogger, type Logger } from "./logger.js";
@@ -46,6 +39,7 @@ import { checkOptions } from "./options.js";
 import { buildOpenApiDocument, operationsFor, type OpenApiDocument } from "./openapi/document.js";
 import type { Runplane } from "./runplane.js";
 import type { RunplaneOptions } from "./runplane-options.js";
+import { createTelemetry } from "./telemetry/providers.js";
 
 export type { RunplaneOptions } from "./runplane-options.js";
 
@@ -90,7 +84,7 @@ function createContext(options: RunplaneOptions, settings: RunTaskSettings) {
   const ctx: ServiceContext = {
     storage: options.storage,
     keyring,
-    keys: createKeyringControl(keyring, options.storage, logger, host ?? undefined),
+    keys: createKeyringControl(keyring, options.storage, logger, host ?? undefined, clock),
     logger,
     dialect,
     now: clock,
@@ -98,6 +92,8 @@ function createContext(options: RunplaneOptions, settings: RunTaskSettings) {
     runTasks: settings,
     taskEndpointCheck,
     agentSessions: createAgentSessions(agentHub, { urls: settings, dialect, userAgent: settings.userAgent, now: clock, ...(relay ? { elsewhere: relay } : {}) }),
+    // decision D50: the providers given, or the global ones followed (registered before or after this).
+    telemetry: createTelemetry({ meterProvider: options.meterProvider, tracerProvider: options.tracerProvider }),
     ...(options.logUrls?.lifetime === undefined ? {} : { logUrlLifetimeMs: durationMs(options.logUrls.lifetime)! }),
   };
   return { ctx, transport, host, agentHub, relay: relay?.relay ?? null };
@@ -115,7 +111,7 @@ function agentsElsewhere(storage: RunplaneOptions["storage"], hub: AgentHub, new
   return { connected, relay };
 }
 
-const ROUTES: Route[] = [...pingRoutes, ...teamProjectRoutes, ...variableRoutes, ...policySetParameterRoutes, ...agentTokenRoutes, ...agentRoutes, ...teamTokenRoutes, ...runTaskRoutes, ...taskStageRoutes, ...deliveryAttemptRoutes, ...artifactRoutes, ...runRoutes, ...planRoutes, ...runEventRoutes, ...commentRoutes, ...policyCheckRoutes];
+const ROUTES: readonly Route[] = API_ROUTES;
 
 /** The API's handler: resources, routes, authentication, the read and access caches, the rate limit. */
 function createApi(ctx: ServiceContext, options: RunplaneOptions, services: ReturnType<typeof createServices>, basePath: string, agentHub: AgentHub) {
@@ -141,6 +137,7 @@ function createApi(ctx: ServiceContext, options: RunplaneOptions, services: Retu
     services,
     authorizer,
     logger,
+    telemetry: ctx.telemetry,
     artifacts: options.artifacts ?? {},
     runs: options.runs ?? {},
   };
@@ -155,7 +152,12 @@ function createApi(ctx: ServiceContext, options: RunplaneOptions, services: Retu
           access: createAccessCache({ maxAgeMs: TOUCH_INTERVAL_MS, now: () => clock().getTime() }),
         }
       : undefined;
-  const rateLimit = options.rateLimit ? createRateLimit(options.rateLimit, () => clock().getTime()) : undefined;
+  // decision D33: a verified log capability is counted per log, never with anonymous requests.
+  const verifyLog = (capability: string): string | null => {
+    const granted = services.logs.verify(capability);
+    return granted ? `${granted.runId} ${granted.kind}` : null;
+  };
+  const rateLimit = options.rateLimit ? createRateLimit(options.rateLimit, () => clock().getTime(), verifyLog) : undefined;
   const api = createHandler(app, routes, authenticate, caching, rateLimit);
   // decision D34: the agent protocol is served by the same handler, under its own prefix.
   const agentProtocol = createAgentProtocolHandler({ hub: agentHub, agents: services.agents, agentTokens: services.agentTokens, logger, ...(rateLimit ? { rateLimit } : {}) });
@@ -202,6 +204,7 @@ export function createRunplane(options: RunplaneOptions): Runplane {
     teamProjects: services.teamProjects,
     runTasks: services.runTasks,
     directory: services.directory,
+    audit: services.audit,
     reencrypt: () => reencryptAll(ctx),
     sealedValues: () => countSealedValues(ctx.storage),
     keyring: ctx.keys,

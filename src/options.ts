@@ -2,6 +2,7 @@ import * as z from "zod";
 import { KEY_ID, keyProblem } from "./crypto/keyring.js";
 import { allowEntryProblem } from "./delivery/address-policy.js";
 import { DEFAULT_MIN_PREFIX, WIDE_ADVICE, wideEntryProblem } from "./delivery/wide-entries.js";
+import { togetherText, wideTogether } from "./delivery/wide-allowlist.js";
 import { DIALECTS } from "./schemas/common.js";
 import { durationMs, isHttpUrl } from "./services/run-task-settings.js";
 import { closest } from "./suggest.js";
@@ -38,11 +39,12 @@ const FIXES: Record<string, string> = {
   egress: 'pass { allow: ["10.1.2.0/24", "127.0.0.1:8081", "tasks.internal:443"] } (CIDRs, IP addresses and host names, each optionally with :port), and optionally resolve, wide, minPrefix and excerpts',
   transport: "pass an HttpTransport ({ send, close }), such as createEgress(...), or leave it out",
   artifacts: "pass { planJson?, configurationVersion?, planLog?, applyLog? }, each a function of the run",
-  runs: "pass { details?, policyChecks?, policyCheckRun? }: functions of the run, policyCheckRun of a policy check id",
+  runs: "pass { details?, policyChecks?, policyCheckRun?, policyCheckOutput? }: functions of the run, policyCheckRun of a policy check id",
   logUrls: 'pass { lifetime: "1h" } (milliseconds or strings such as "10m", "1h"; 1 minute to 24 hours), or leave it out for an hour',
   overridableTasks: "pass true or false",
   userAgent: 'pass a non-empty string such as "my-platform/1.0"',
   attempts: 'pass { retention: "30d" } (milliseconds or strings such as "12h", "7d"), or leave it out to keep attempts 30 days',
+  audit: 'pass { retention: "90d" } (milliseconds or strings such as "14d", "365d"), or leave it out to keep audit events 90 days',
   health: 'pass { window: "5m", failureShare: 0.5, minAttempts: 5, retryingFor: "5m", noAgentFor: "5m" } (any of them), or leave it out for these defaults',
   agentRecords: 'pass { retention: "7d", maxPerToken: 25, maxPerPool: 50 } (any of them; the caps 1 to 100), or leave it out for these defaults',
   host: 'pass { name: "web-1", intervalMs: 15000 } (either), false for a process that never seals a value, or leave it out',
@@ -103,6 +105,10 @@ function checkWide(egress: { allow?: string[]; wide?: boolean; minPrefix?: { ipv
     const bound = `(at most a /${minPrefix.ipv4} of an IPv4 private range, a /${minPrefix.ipv6} of fc00::/7; option egress.minPrefix)`;
     if (problem) ctx.addIssue({ code: "custom", path: ["allow", i], message: `is wide: it ${problem}`, params: { fix: `${WIDE_ADVICE} ${bound}, or pass egress.wide: true to accept wide entries knowingly` } });
   });
+  // decision D43: entries narrow one by one may be wide together.
+  for (const together of wideTogether(egress.allow ?? [], minPrefix)) {
+    ctx.addIssue({ code: "custom", path: ["allow"], message: `is wide: its entries ${togetherText(together)}`, params: { fix: `${WIDE_ADVICE}, or pass egress.wide: true to accept wide entries knowingly` } });
+  }
 }
 
 const DeadlineSchema = z.strictObject({ idle: duration, max: duration }).refine(
@@ -112,7 +118,7 @@ const DeadlineSchema = z.strictObject({ idle: duration, max: duration }).refine(
 );
 
 const ArtifactsSchema = z.strictObject({ planJson: fn(), configurationVersion: fn(), planLog: fn(), applyLog: fn() });
-const RunsSchema = z.strictObject({ details: fn(), policyChecks: fn(), policyCheckRun: fn() });
+const RunsSchema = z.strictObject({ details: fn(), policyChecks: fn(), policyCheckRun: fn(), policyCheckOutput: fn() });
 /** decision D32: how long a `log-read-url` is honoured: 1 minute to 24 hours. */
 const inLifetimeRange = (v: unknown): boolean => {
   const ms = durationMs(v);
@@ -123,6 +129,8 @@ const LogUrlsSchema = z.strictObject({
 });
 /** decision D31: how long delivery attempts are kept. */
 const AttemptsSchema = z.strictObject({ retention: duration.optional() });
+/** decision D53: how long audit events are kept. */
+const AuditSchema = z.strictObject({ retention: duration.optional() });
 /** When `health()` says deliveries are failing. */
 const HealthSchema = z.strictObject({
   window: duration.optional(),
@@ -188,6 +196,8 @@ const OptionsSchema = z.strictObject({
   authenticate: fn(),
   clock: fn(),
   logger: z.custom((v) => isRecord(v) && isFunction(v.warn) && isFunction(v.error), { error: "must be a Logger" }).optional(),
+  meterProvider: z.custom((v) => isRecord(v) && isFunction(v.getMeter), { error: "must be an OpenTelemetry MeterProvider" }).optional(),
+  tracerProvider: z.custom((v) => isRecord(v) && isFunction(v.getTracer), { error: "must be an OpenTelemetry TracerProvider" }).optional(),
   publicUrl: z.custom(isHttpUrl, { error: "must be an absolute http(s) URL" }).optional(),
   appUrl: z.custom(isHttpUrl, { error: "must be an absolute http(s) URL" }).optional(),
   overridableTasks: z.boolean({ error: "must be true or false" }).optional(),
@@ -199,6 +209,7 @@ const OptionsSchema = z.strictObject({
   runs: RunsSchema.optional(),
   logUrls: LogUrlsSchema.optional(),
   attempts: AttemptsSchema.optional(),
+  audit: AuditSchema.optional(),
   health: HealthSchema.optional(),
   agentRecords: AgentRecordsSchema.optional(),
   host: z.unknown().superRefine(checkHost).optional(),
@@ -219,6 +230,7 @@ const KNOWN_KEYS: Record<string, readonly string[]> = {
   logUrls: Object.keys(LogUrlsSchema.shape),
   readCache: ["maxBytes"],
   attempts: Object.keys(AttemptsSchema.shape),
+  audit: Object.keys(AuditSchema.shape),
   health: Object.keys(HealthSchema.shape),
   agentRecords: Object.keys(AgentRecordsSchema.shape),
   host: Object.keys(HostSchema.shape),

@@ -1,3 +1,4 @@
+import type { MeterProvider, TracerProvider } from "@opentelemetry/api";
 import type { Keyring, KeyringOptions } from "./crypto/keyring.js";
 import type { EgressOptions, HttpTransport } from "./delivery/egress.js";
 import type { ArtifactProviders } from "./http/artifact-body.js";
@@ -36,6 +37,14 @@ export interface RunplaneOptions {
    * `createConsoleLogger({ level: "info" })` to see every delivery attempt and stage change.
    */
   logger?: Logger | PinoLikeLogger;
+  /**
+   * decision D50: the MeterProvider runplane's metrics go to. Default: the global one
+   * (`metrics.setGlobalMeterProvider`), followed, so registering it before or after
+   * `createRunplane` both work.
+   */
+  meterProvider?: MeterProvider;
+  /** decision D50: the TracerProvider runplane's spans go to. Default: the global one. */
+  tracerProvider?: TracerProvider;
   /** Origin integrations reach the API at (callback, plan and configuration URLs). Default `http://localhost:8080`. */
   publicUrl?: RunTaskOptions["publicUrl"];
   /** Origin of the UI for `run_app_url`/`workspace_app_url` in run task requests. Default: `publicUrl`. */
@@ -88,7 +97,8 @@ export interface RunplaneOptions {
    * `/plan`, `/apply`, `/policy-checks`): `details(run)` returns its status and timestamps, has-changes,
    * Terraform version, and its plan's and apply's status and resource counts; `policyChecks(run)`
    * its policy checks; `policyCheckRun(id)` the run id of a policy check, for `GET /policy-checks/:id`
-   * (D36). Each may return null. What the host leaves out is left out of the default
+   * (D36); `policyCheckOutput(run, check)` its output for `GET /policy-checks/:id/output` (D49; a
+   * summary of the result without it). Each may return null. What the host leaves out is left out of the default
    * dialect's documents and written as go-tfe's zero value in the hcp-terraform dialect.
    */
   runs?: RunProviders;
@@ -104,6 +114,11 @@ export interface RunplaneOptions {
    * older than `retention` are removed by the dispatcher's sweep. Default `{ retention: "30d" }`.
    */
   attempts?: RunTaskOptions["attempts"];
+  /**
+   * decision D53: audit events older than `retention` are removed by the dispatcher's sweep, in
+   * bounded batches (each chain stays verifiable). Default `{ retention: "90d" }` (HCP keeps 14 days).
+   */
+  audit?: RunTaskOptions["audit"];
   /**
    * decision D31: when `health()` says deliveries are failing: half or more (`failureShare`) of at
    * least `minAttempts` (5) attempts this process made in the last `window` (5 minutes) failed, or

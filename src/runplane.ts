@@ -4,6 +4,7 @@ import type { Authorizer } from "./http/types.js";
 import type { OpenApiDocument } from "./openapi/document.js";
 import type { AgentHub } from "./services/agent-hub.js";
 import type { AgentTokenService } from "./services/agent-tokens.js";
+import type { AuditTrail } from "./services/audit-trail.js";
 import type { KeyringControl } from "./services/keyring-control.js";
 import type { SealedValueCounts } from "./services/sealing.js";
 import type { Sessions } from "./services/sessions.js";
@@ -45,7 +46,8 @@ export interface Runplane {
    * `tasks.*` and `workspaceTasks.*` configure them; `createRun(input)` snapshots a workspace's
    * enabled tasks into pending stages and results (idempotent per run id); `startStage(runId,
    * stage)` starts a stage, issues callback tokens and enqueues deliveries in one step;
-   * `cancelRun`, `override`, `getStage`, `listStages`; `getRun`, `listRuns(workspaceId, page)`
+   * `cancelRun` (unfinished stages `canceled`), `endRun` (the host's run ended: stages never
+   * started `unreachable`, D47), `override`, `getStage`, `listStages`; `getRun`, `listRuns(workspaceId, page)`
    * (newest first); `callback(resultId, token, body)` and
    * `receiveCallback(resultId, token, readBody)` (reads the body only once the token holds, D26);
    * `verifyAccessToken(token)` for plan and configuration downloads; `on("stage-status" | "result-status", listener)` after each stored change (`onOwn` for this instance's only);
@@ -56,6 +58,14 @@ export interface Runplane {
   runTasks: RunTaskService;
   /** Host-side records (organizations, projects, workspaces, teams, users, policy sets, agent pools, API tokens). */
   directory: Directory;
+  /**
+   * decision D53: the audit trail. `list(organization, { since?, page? })` one page of an
+   * organization's events, oldest first (page size up to 1,000); `on("audit", listener)` hears every
+   * change recorded through this instance after it committed (ship them to a SIEM) and returns a
+   * function that stops it; `verify(organization?)` walks each hash chain and names the first break;
+   * `prune(retentionDays?, batch?)` removes events past retention (the sweeper's job).
+   */
+  audit: AuditTrail;
   /**
    * Moves every sealed value (sensitive variables and parameters, run task HMAC keys, queued and
    * past delivery payloads) to the keyring's active key (D11, D29); resolves the number rewritten.
@@ -113,4 +123,4 @@ export interface Runplane {
   close: () => Promise<void>;
 }
 
-export type { AgentTokenService, Directory, PolicySetParameterService, RunplaneHealth, RunTaskService, TeamProjectService, VariableService };
+export type { AgentTokenService, AuditTrail, Directory, PolicySetParameterService, RunplaneHealth, RunTaskService, TeamProjectService, VariableService };

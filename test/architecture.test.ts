@@ -87,6 +87,7 @@ const MODULES: Record<string, { layer: number; imports: readonly string[] }> = {
       "src/schemas/",
       "src/services/",
       "src/storage/",
+      "src/telemetry/",
     ],
   },
   // 8: users of the public entry point: the test kit and the reference server.

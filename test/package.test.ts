@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { binEntries, entries } from "../tsup.config.js";
+import config, { binEntries, entries } from "../tsup.config.js";
 
 const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as {
   exports: Record<string, { import: string; types: string; default: string }>;
@@ -9,6 +9,9 @@ const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url),
   scripts: Record<string, string>;
   sideEffects: boolean;
   type: string;
+  repository?: unknown;
+  homepage?: unknown;
+  bugs?: unknown;
 };
 
 describe("package", () => {
@@ -40,5 +43,25 @@ describe("package", () => {
     expect(Object.keys(binEntries)).toEqual(["cli"]);
     expect(readFileSync(new URL(`../${binEntries.cli}`, import.meta.url), "utf8").startsWith("#!/usr/bin/env node\n")).toBe(true);
     expect(pkg.scripts.start).toBe(`tsx ${binEntries.cli} serve`);
+  });
+
+  // The project has no public address yet: an invented one (github.com/runplane/runplane) sends
+  // users' bug reports and npm's "Repository" link to a stranger, so none is named until one exists.
+  it("names no repository, homepage or bug tracker address", () => {
+    expect(pkg.repository).toBeUndefined();
+    expect(pkg.homepage).toBeUndefined();
+    expect(pkg.bugs).toBeUndefined();
+    expect(readFileSync(new URL("../package.json", import.meta.url), "utf8")).not.toMatch(/github\.com\/runplane/);
+  });
+
+  // decision D51: source maps name runplane's TypeScript files and lines in stack traces, without
+  // carrying the sources (two thirds of the unpacked package before); test/packed-tarball.test.ts
+  // checks the packed result.
+  it("builds source maps without sourcesContent", () => {
+    const options = config as { sourcemap?: boolean; esbuildOptions?: (o: { sourcesContent?: boolean }, c: unknown) => void };
+    expect(options.sourcemap).toBe(true);
+    const esbuild: { sourcesContent?: boolean } = {};
+    options.esbuildOptions?.(esbuild, { format: "esm" });
+    expect(esbuild.sourcesContent).toBe(false);
   });
 });

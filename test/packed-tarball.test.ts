@@ -39,7 +39,8 @@ beforeAll(() => {
   writeFileSync(join(app, "tsconfig.nodenext.json"), JSON.stringify({ compilerOptions: { ...common, module: "NodeNext", moduleResolution: "NodeNext", outDir: "out" }, files: ["consumer.ts"] }));
   writeFileSync(join(app, "tsconfig.bundler.json"), JSON.stringify({ compilerOptions: { ...common, module: "ESNext", moduleResolution: "Bundler", noEmit: true, skipLibCheck: true }, files: ["consumer.ts"] }));
   writeFileSync(join(app, "tsconfig.node10.json"), JSON.stringify({ compilerOptions: { ...common, module: "CommonJS", moduleResolution: "node10", esModuleInterop: true, noEmit: true }, files: ["consumer-node10.ts"] }));
-}, 180_000);
+  // npm pack builds with tsup: about 150 s, and past 180 s, on 2 cores shared with other work.
+}, 600_000);
 
 afterAll(() => {
   if (scratch) rmSync(scratch, { recursive: true, force: true });
@@ -60,11 +61,23 @@ describe("the packed tarball's contents", () => {
     for (const target of targets) expect(listed, target).toContain(target.replace(/^\.\//, ""));
   });
 
-  it("names the repository, homepage and issue tracker the npm README sends users to", () => {
+  // decision D51: what embedders use, maps for stack traces without the sources in them.
+  it("ships source maps without sourcesContent, under 3 MB unpacked, and nothing from src or test", () => {
+    const installed = join(app, "node_modules/runplane");
+    const files = (dir: string): string[] =>
+      readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? files(join(dir, e.name)) : [join(dir, e.name)]));
+    const all = files(installed);
+    const maps = all.filter((f) => f.endsWith(".map"));
+    expect(maps.length).toBeGreaterThan(0);
+    for (const map of maps) expect((JSON.parse(readFileSync(map, "utf8")) as { sourcesContent?: unknown }).sourcesContent, map).toBeUndefined();
+    const bytes = all.reduce((n, f) => n + readFileSync(f).length, 0);
+    expect(bytes).toBeLessThan(3_000_000);
+    expect(all.filter((f) => /\/(src|test)\//.test(f.slice(installed.length)))).toEqual([]);
+  });
+
+  it("names no repository, homepage or issue tracker until the project has a public address", () => {
     const manifest = JSON.parse(readFileSync(join(app, "node_modules/runplane/package.json"), "utf8")) as Record<string, unknown>;
-    expect(manifest.repository).toMatchObject({ type: "git", url: expect.stringMatching(/^git\+https:\/\//) });
-    expect(manifest.homepage).toMatch(/^https:\/\//);
-    expect(manifest.bugs).toMatchObject({ url: expect.stringMatching(/^https:\/\//) });
+    expect([manifest.repository, manifest.homepage, manifest.bugs]).toEqual([undefined, undefined, undefined]);
   });
 
   it("ships the library user's README, and packing puts the repository's README back", () => {
@@ -142,7 +155,9 @@ describe("a library user's project", () => {
     const ping = (response: string) => `\nconst res = await ${response};\nconsole.log(res.status);\nprocess.exit(0);\n`;
     mkdirSync(join(app, "snippets"), { recursive: true });
     writeFileSync(join(app, "snippets/hono.ts"), `${hono}${ping("app.fetch(new Request(`http://localhost${runplane.basePath}/ping`))")}`);
-    writeFileSync(join(app, "snippets/express.ts"), `${express}${ping("fetch(`http://127.0.0.1:${(server.address() as { port: number }).port}${runplane.basePath}/ping`)")}`);
+    // The snippet binds 127.0.0.1, which Node resolves before listening: its address comes a tick later.
+    const listening = `\nif (!server.listening) await new Promise((resolve) => server.once("listening", resolve));`;
+    writeFileSync(join(app, "snippets/express.ts"), `${express}${listening}${ping("fetch(`http://127.0.0.1:${(server.address() as { port: number }).port}${runplane.basePath}/ping`)")}`);
     const options = { target: "ES2022", strict: true, module: "NodeNext", moduleResolution: "NodeNext", types: ["node"], lib: ["ES2023", "DOM"], outDir: "snippets/out" };
     writeFileSync(join(app, "tsconfig.snippets.json"), JSON.stringify({ compilerOptions: options, files: ["snippets/hono.ts", "snippets/express.ts"] }));
     tsc(app, "tsconfig.snippets.json");

@@ -1,4 +1,5 @@
 import { withRevisions } from "./revisions.js";
+import { createMemoryAuditStore, withMemoryAudit } from "./audit.js";
 import { createMemoryTeamProjectStore } from "./team-projects.js";
 import type { Organization, Team, User } from "../../src/schemas/directory.js";
 import type { ApiTokenRecord, Page, PageRequest, VariableRecord, VarOwner } from "../../src/schemas/records.js";
@@ -29,7 +30,8 @@ import { clone } from "./clone.js";
 export function createMemoryStorage(): Storage {
   const variableRows = new Map<string, VariableRecord>();
   const runTasks = createMemoryRunTaskStores();
-  return withRevisions({
+  // decision D53: the audit trail wraps the outermost stores, so its events follow applied writes only.
+  return withMemoryAudit(withRevisions({
     organizations: keyedStore<Organization>((o) => o.name) satisfies OrganizationStore,
     projects: directoryStore(),
     workspaces: directoryStore(),
@@ -47,7 +49,7 @@ export function createMemoryStorage(): Storage {
     hosts: createMemoryHostStore(),
     sealedValues: createMemorySealedValueStore(memorySealedSlots({ variables: variableRows, ...runTasks.sealed })),
     async close() {},
-  });
+  }), createMemoryAuditStore());
 }
 
 const byId = (a: { id: string }, b: { id: string }): number => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);

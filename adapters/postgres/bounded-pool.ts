@@ -1,34 +1,123 @@
-import { StorageUnavailableError } from "../../src/storage/unavailable.js";
-import type { PgPoolClientLike, PgPoolLike, PgQueryConfig } from "./driver.js";
+import type { PgPoolClientLike, PgPoolLike, PgQueryConfig, PgQueryResult, Queryable } from "./pg-types.js";
+import { requestDeadline } from "../../src/storage/request-deadline.js";
+import { cancelKeyOf, checkout, confirmMarginMs, Deadline, sendCancel, unavailable, within } from "./deadline.js";
+
+/** Where a bounded pool keeps its transaction runner (a symbol: an embedder's pool may have a `transaction` of its own). */
+export const BOUNDED_TRANSACTION = Symbol("runplane.boundedTransaction");
+
+/** Where a bounded pool tells a write group the deadline of the caller asking now (decision D39). */
+export const DEADLINE_OF = Symbol("runplane.deadlineOf");
+
+/** The deadline of the operation a caller asks for now, or undefined for a pool without a bound. */
+export const deadlineOf = (pool: PgPoolLike): number | undefined => (pool as { [DEADLINE_OF]?: () => number })[DEADLINE_OF]?.();
+
+export type BoundedTransaction = <R>(fn: (client: Queryable) => Promise<R>) => Promise<R>;
 
 /**
- * decision D28 for a database that goes silent (a partition, a hung server, packets dropped with
- * no reset): nothing in TCP ends the wait for minutes, and a pool without `connectionTimeoutMillis`
- * waits for a connection forever. The adapter bounds what it asks of the host's pool itself, so a
- * request answers 503 within `timeoutMs` whatever the pool's own options:
- * - a connection not handed over in time is an unavailable storage; when it arrives late it is
- *   closed, never reused;
- * - every statement carries node-postgres' `query_timeout`, which fails it and (the pool or
- *   `transaction()` releasing the client with that error) closes its connection, whose answer
- *   could otherwise arrive for the next statement.
- * The pool's own `query` also waits for a connection, so it is bounded as a whole as well.
+ * decision D28 and D39: a request answers 503 within `timeoutMs` (plus a small margin) whatever the
+ * host pool's options, and a write answered 503 is not and will not be applied.
+ * - One deadline per API request (src/storage/request-deadline.ts), or per operation outside one,
+ *   covers every wait for a connection and every statement; a connection handed over late is
+ *   closed, never reused; an operation asked for past the deadline is refused without a statement.
+ * - A transaction sends `SET LOCAL statement_timeout` and `lock_timeout` (the time left) in the
+ *   round trip of its BEGIN, so the server ends its own waits. When the deadline passes before
+ *   COMMIT was sent, the connection is closed and the answer is 503 at once: a transaction whose
+ *   COMMIT never reached the server is never applied. When it passes during COMMIT, COMMIT's own
+ *   answer is awaited for a margin (D28's one ambiguity is a server silent past it).
+ * - An autocommit statement commits by itself the moment it ends, so when the deadline passes the
+ *   adapter sends PostgreSQL's CancelRequest and answers with the statement's own outcome: 57014
+ *   (cancelled, nothing applied: 503), or its result when it finished first. A client without a
+ *   cancel key (an embedder's own type) runs the statement as a transaction instead.
+ * The pool's own `query` is not used: it would hide which connection runs the statement.
  */
 export function boundedPool(pool: PgPoolLike, timeoutMs: number, bound: { statements: boolean } = { statements: true }): PgPoolLike {
   if (!(timeoutMs > 0)) return pool;
   // Migrations may run longer than a request's statement should: only their wait for a connection is bounded.
-  if (!bound.statements) return { ...forward(pool), connect: () => within(pool.connect(), timeoutMs, "no connection", (late) => late.release(true)) };
-  const bounded = (config: PgQueryConfig): PgQueryConfig => ({ ...config, query_timeout: timeoutMs });
-  const boundClient = (client: PgPoolClientLike): PgPoolClientLike => ({
-    query: (config: PgQueryConfig) => client.query(bounded(config)),
-    on: ((event: "error", listener: (error: Error) => void) => client.on(event, listener)) as PgPoolClientLike["on"],
-    removeListener: (event, listener) => client.removeListener(event, listener),
-    release: (error) => client.release(error),
-  });
-  return {
-    ...forward(pool),
-    query: (config) => within(pool.query(bounded(config)), timeoutMs, "no answer"),
-    connect: () => within(pool.connect(), timeoutMs, "no connection", (late) => late.release(true)).then(boundClient),
+  if (!bound.statements) return { ...forward(pool), connect: () => checkoutAlone(pool, timeoutMs) };
+  const margin = confirmMarginMs(timeoutMs);
+  const operation = async <R>(at: number | undefined, work: (client: PgPoolClientLike, deadline: Deadline) => Promise<R>): Promise<R> => {
+    const end = at ?? requestDeadline(timeoutMs);
+    // A request past its deadline sends nothing more: its answer is 503 now.
+    if (end <= Date.now()) throw unavailable(`request past its ${timeoutMs} ms`);
+    const deadline = new Deadline(end);
+    try {
+      const client = await checkout(pool, deadline, timeoutMs);
+      return await work(client, deadline);
+    } finally {
+      deadline.end();
+    }
   };
+  const transaction: BoundedTransaction = (fn) => operation(undefined, (client, deadline) => transact(client, deadline, margin, fn));
+  return Object.assign(
+    {
+      ...forward(pool),
+      query: ({ deadlineAt, ...config }: PgQueryConfig) =>
+        operation(deadlineAt, (client, deadline) =>
+          cancelKeyOf(client) ? autocommit(client, config, deadline, margin) : transact(client, deadline, margin, (c) => c.query(config)),
+        ),
+      connect: () => checkoutAlone(pool, timeoutMs),
+    },
+    { [BOUNDED_TRANSACTION]: transaction, [DEADLINE_OF]: () => requestDeadline(timeoutMs) },
+  );
+}
+
+/** A connection held beyond one operation (the LISTEN connection, migrations): only its wait is bounded. */
+function checkoutAlone(pool: PgPoolLike, timeoutMs: number): Promise<PgPoolClientLike> {
+  const deadline = new Deadline(Date.now() + timeoutMs);
+  return checkout(pool, deadline, timeoutMs).finally(() => deadline.end());
+}
+
+/** One autocommit statement on `client`, confirmed cancelled when the deadline passes first; releases the client. */
+async function autocommit(client: PgPoolClientLike, config: PgQueryConfig, deadline: Deadline, margin: number): Promise<PgQueryResult> {
+  let broken: Error | boolean = false;
+  const onError = (error: Error): void => {
+    broken = error;
+  };
+  client.on("error", onError);
+  try {
+    const pending = client.query(config);
+    return await deadline.race(pending, () => {
+      // Whatever the cancel hits, this connection is not reused: a late cancel must not hit the next statement.
+      broken = true;
+      sendCancel(cancelKeyOf(client)!);
+      return within(pending, margin, () => Promise.reject(unavailable("statement past its deadline, its cancel unconfirmed")));
+    });
+  } finally {
+    client.removeListener("error", onError);
+    client.release(broken);
+  }
+}
+
+/** Runs `fn` in one transaction on `client` under `deadline` (see boundedPool); releases the client. */
+async function transact<R>(client: PgPoolClientLike, deadline: Deadline, margin: number, fn: (client: Queryable) => Promise<R>): Promise<R> {
+  let broken: Error | undefined;
+  const onError = (error: Error): void => {
+    broken = error;
+  };
+  client.on("error", onError);
+  const late = (): Promise<never> => Promise.reject(unavailable("transaction past its deadline, rolled back"));
+  const send = (config: PgQueryConfig): Promise<PgQueryResult> => (deadline.expired ? late() : deadline.race(client.query(config), late));
+  try {
+    const ms = deadline.remaining();
+    await send({ text: `BEGIN; SET LOCAL statement_timeout = ${ms}; SET LOCAL lock_timeout = ${ms}` });
+    const value = await fn({ query: send });
+    if (deadline.expired) return await late();
+    const commit = client.query({ text: "COMMIT" });
+    await deadline.race(commit, () => within(commit, margin, () => Promise.reject(unavailable("no answer to COMMIT"))));
+    return value;
+  } catch (error) {
+    // Past the deadline the connection is closed instead of rolled back: a ROLLBACK would queue
+    // behind the statement still waiting, and a transaction without COMMIT is never applied.
+    if (deadline.expired) broken ??= error instanceof Error ? error : new Error("past the deadline");
+    else
+      await client.query({ text: "ROLLBACK" }).catch((rollbackError: unknown) => {
+        broken ??= rollbackError instanceof Error ? rollbackError : new Error("rollback failed");
+      });
+    throw error;
+  } finally {
+    client.removeListener("error", onError);
+    client.release(broken ?? false);
+  }
 }
 
 /** The pool's own methods, as they are. */
@@ -39,20 +128,3 @@ const forward = (pool: PgPoolLike): PgPoolLike => ({
   removeListener: (event, listener) => pool.removeListener(event, listener),
   end: () => pool.end(),
 });
-
-/** `work`, or a StorageUnavailableError after `ms`; what arrives later is discarded (`late`) or ignored. */
-function within<T>(work: Promise<T>, ms: number, what: string, late?: (value: T) => void): Promise<T> {
-  let timedOut = false;
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
-      timedOut = true;
-      reject(new StorageUnavailableError(`${what} within ${ms} ms`, "ETIMEDOUT"));
-    }, ms);
-  });
-  work.then(
-    (value) => void (timedOut && late?.(value)),
-    () => undefined,
-  );
-  return Promise.race([work, deadline]).finally(() => clearTimeout(timer));
-}

@@ -1,43 +1,9 @@
 import { createHash } from "node:crypto";
 import { postgresUnavailable } from "./unavailable.js";
+import { BOUNDED_TRANSACTION, type BoundedTransaction } from "./bounded-pool.js";
 
-/**
- * The few node-postgres methods the adapter uses, typed structurally (like `SqliteDatabase`): a
- * host's `new pg.Pool(...)` fits without the published declarations mentioning `pg`.
- */
-export interface PgPoolLike {
-  query(config: PgQueryConfig): Promise<PgQueryResult>;
-  connect(): Promise<PgPoolClientLike>;
-  on(event: "error", listener: (error: Error) => void): unknown;
-  removeListener(event: "error", listener: (error: Error) => void): unknown;
-  end(): Promise<void>;
-}
-
-export interface PgPoolClientLike {
-  query(config: PgQueryConfig): Promise<PgQueryResult>;
-  on(event: "error", listener: (error: Error) => void): unknown;
-  on(event: "notification", listener: (message: { channel: string; payload?: string }) => void): unknown;
-  removeListener(event: "error" | "notification", listener: (...args: any[]) => void): unknown;
-  /** Gives the connection back; with an error the pool closes it instead of reusing it. */
-  release(error?: Error | boolean): void;
-}
-
-export interface PgQueryConfig {
-  text: string;
-  values?: unknown[];
-  /** A prepared statement's name: each connection parses and plans it once. */
-  name?: string;
-  /** node-postgres fails the statement after this many ms without an answer (bounded-pool.ts). */
-  query_timeout?: number;
-}
-
-export interface PgQueryResult {
-  rows: any[];
-  rowCount: number | null;
-}
-
-/** What runs one statement: the pool (autocommit) or a client inside a transaction. */
-export type Queryable = Pick<PgPoolLike, "query">;
+export type { PgPoolClientLike, PgPoolLike, PgQueryConfig, PgQueryResult, Queryable } from "./pg-types.js";
+import type { PgPoolClientLike, PgPoolLike, PgQueryResult, Queryable } from "./pg-types.js";
 
 /**
  * A statement written with named parameters (`@column`, the SQLite adapter's convention, so the
@@ -63,20 +29,22 @@ export function sql(source: string): Statement {
 }
 
 /** Runs `statement` with `params` (by name; a missing one is a programming error). */
-export async function run(db: Queryable, statement: Statement, params: object = {}): Promise<PgQueryResult> {
+export async function run(db: Queryable, statement: Statement, params: object = {}, deadlineAt?: number): Promise<PgQueryResult> {
   const values = statement.names.map((name) => {
     if (!(name in params)) throw new TypeError(`runplane postgres: missing parameter @${name}`);
     return (params as Record<string, unknown>)[name];
   });
   try {
-    return await db.query({ name: statement.name, text: statement.text, values });
+    const config = { name: statement.name, text: statement.text, values };
+    return await db.query(deadlineAt === undefined ? config : { ...config, deadlineAt });
   } catch (error) {
     throw toStorageError(error);
   }
 }
 
-export const rowsOf = async <Row>(db: Queryable, statement: Statement, params?: object): Promise<Row[]> =>
-  (await run(db, statement, params)).rows as Row[];
+/** `deadlineAt`: a write group's earliest caller deadline (decision D39). */
+export const rowsOf = async <Row>(db: Queryable, statement: Statement, params?: object, deadlineAt?: number): Promise<Row[]> =>
+  (await run(db, statement, params, deadlineAt)).rows as Row[];
 
 export const changed = async (db: Queryable, statement: Statement, params?: object): Promise<number> =>
   (await run(db, statement, params)).rowCount ?? 0;
@@ -123,6 +91,15 @@ export class GuardFailed extends Error {}
  * crash the process: a listener covers that stretch, and such a client is destroyed on release.
  */
 export async function transaction<R>(pool: PgPoolLike, fn: (client: Queryable) => Promise<R>): Promise<R> {
+  // decision D39: a bounded pool runs it under one deadline, with the server's own timeouts.
+  const bounded = (pool as { [BOUNDED_TRANSACTION]?: BoundedTransaction })[BOUNDED_TRANSACTION];
+  if (bounded) {
+    try {
+      return await bounded(fn);
+    } catch (error) {
+      throw toStorageError(error);
+    }
+  }
   let client: PgPoolClientLike;
   try {
     client = await pool.connect();

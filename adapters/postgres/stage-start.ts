@@ -7,6 +7,7 @@ import { MARK_ORIGIN } from "./events.js";
 import { TEXT } from "./sql.js";
 import { NOTIFY_SQL } from "./notify.js";
 import { createWriteGroup } from "./write-group.js";
+import { deadlineOf } from "./bounded-pool.js";
 
 interface Start {
   next: TaskStageRecord;
@@ -102,23 +103,23 @@ function startParams(starts: readonly Start[]) {
 /** `TaskStageStore.start` on PostgreSQL: the starts of one turn share one statement (its own transaction). */
 export function createStageStart(pool: PgPoolLike, q: string, schema: string, origin: string) {
   const statement = sql(startSql(q));
-  const write = async (starts: readonly Start[]): Promise<(TaskStageRecord | null)[]> => {
-    const rows = await retrying(() => rowsOf<{ id: string | null }>(pool, statement, { ...startParams(starts), schema, origin }));
+  const write = async (starts: readonly Start[], at: number | undefined): Promise<(TaskStageRecord | null)[]> => {
+    const rows = await retrying(() => rowsOf<{ id: string | null }>(pool, statement, { ...startParams(starts), schema, origin }, at));
     const started = new Set(rows.map((r) => r.id));
     return starts.map((s) => (started.has(s.next.id) ? s.next : null));
   };
   // A statement that fails (a taken id, say) is rolled back whole: then each start of the group is
   // written alone, in turn, so only the start at fault fails, as when every start was its own transaction.
-  const group = createWriteGroup<Start, TaskStageRecord | null | Error>(async (starts) => {
-    if (starts.length === 1) return write(starts);
+  const group = createWriteGroup<Start, TaskStageRecord | null | Error>(async (starts, at) => {
+    if (starts.length === 1) return write(starts, at);
     try {
-      return await write(starts);
+      return await write(starts, at);
     } catch {
       const answers: (TaskStageRecord | null | Error)[] = [];
-      for (const s of starts) answers.push(await write([s]).then(([stored]) => stored ?? null, toError));
+      for (const s of starts) answers.push(await write([s], at).then(([stored]) => stored ?? null, toError));
       return answers;
     }
-  }, MAX_GROUP);
+  }, MAX_GROUP, () => deadlineOf(pool));
   return async (next: TaskStageRecord, expected: Expected<string>, writes: readonly GuardedResultWrite[], rows: readonly TaskDeliveryRecord[]) => {
     const stored = await group(next.id, { next, expected, writes, rows });
     if (stored instanceof Error) throw stored;

@@ -3,6 +3,7 @@ import { toVariableRow, VARIABLES, type VariableRow } from "../sql/rows.js";
 import { rowsOf, sql, type PgPoolLike } from "./driver.js";
 import { insertManySql, qualified } from "./sql.js";
 import { createWriteGroup } from "./write-group.js";
+import { deadlineOf } from "./bounded-pool.js";
 import { isStorageUnavailableError } from "../../src/storage/unavailable.js";
 
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
@@ -22,12 +23,12 @@ const byOwner = (a: Owned, b: Owned): number =>
  * id, a deadlock victim) is rolled back whole: then each write runs alone, so only the one at
  * fault fails, as when every write was its own statement.
  */
-function grouped<Row extends Owned>(write: (rows: Row[]) => Promise<Set<string>>) {
-  const run = async (rows: readonly Row[]) => {
-    const stored = await write([...rows].sort(byOwner));
-    return rows.map((r) => stored.has(r.id));
-  };
-  const group = createWriteGroup<Row, boolean | Error>(async (rows) => {
+function grouped<Row extends Owned>(pool: PgPoolLike, write: (rows: Row[], at: number | undefined) => Promise<Set<string>>) {
+  const group = createWriteGroup<Row, boolean | Error>(async (rows, at) => {
+    const run = async (part: readonly Row[]) => {
+      const stored = await write([...part].sort(byOwner), at);
+      return part.map((r) => stored.has(r.id));
+    };
     if (rows.length === 1) return run(rows);
     try {
       return await run(rows);
@@ -38,7 +39,7 @@ function grouped<Row extends Owned>(write: (rows: Row[]) => Promise<Set<string>>
       for (const row of rows) answers.push(await run([row]).then(([out]) => out!, toError));
       return answers;
     }
-  }, MAX_GROUP);
+  }, MAX_GROUP, () => deadlineOf(pool));
   return async (row: Row): Promise<boolean> => {
     const out = await group(row.id, row);
     if (out instanceof Error) throw out;
@@ -60,11 +61,11 @@ export function createVariableWrites(pool: PgPoolLike, q: string) {
     WHERE v.id = x.id AND v.owner_kind = x.owner_kind AND v.owner_id = x.owner_id RETURNING v.id`);
   // A lone surrogate is not JSON PostgreSQL accepts; a lone statement parameter stored it as U+FFFD.
   const json = (rows: object[]): string => JSON.stringify(rows, (_key, value: unknown) => (typeof value === "string" ? value.replace(LONE_SURROGATE, "\uFFFD") : value));
-  const ids = async (statement: typeof insert, rows: object[]) =>
-    new Set((await rowsOf<{ id: string }>(pool, statement, { rows: json(rows) })).map((r) => r.id));
+  const ids = async (statement: typeof insert, rows: object[], at: number | undefined) =>
+    new Set((await rowsOf<{ id: string }>(pool, statement, { rows: json(rows) }, at)).map((r) => r.id));
 
-  const inserted = grouped<VariableRow>((rows) => ids(insert, rows));
-  const deleted = grouped<Owned>((rows) => ids(remove, rows));
+  const inserted = grouped<VariableRow>(pool, (rows, at) => ids(insert, rows, at));
+  const deleted = grouped<Owned>(pool, (rows, at) => ids(remove, rows, at));
   return {
     /** Whether the row went in: false when its (owner, key, category) is taken. */
     insert: (record: VariableRecord) => inserted(toVariableRow(record)),

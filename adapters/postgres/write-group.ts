@@ -1,6 +1,10 @@
+import { StorageUnavailableError } from "../../src/storage/unavailable.js";
+
 interface Pending<In, Out> {
   key: string;
   input: In;
+  /** decision D39: when the caller's operation must end (its request's deadline), if bounded. */
+  at: number | undefined;
   resolve(value: Out): void;
   reject(error: unknown): void;
 }
@@ -11,8 +15,12 @@ interface Pending<In, Out> {
  * load and the commit time. At most `max` writes and one per key go in a batch (a second write of
  * a key waits for the batch after). Each caller's promise settles with its own entry of the
  * batch's answer once the batch is stored, so a resolved write is exactly as durable as a lone one.
+ *
+ * decision D39: with `deadline` (the bounded pool's, `deadlineOf`), each caller keeps the deadline
+ * it had when it asked: one whose deadline passed while it waited for an earlier batch is answered
+ * 503 and never sent, and a batch's statement carries the earliest deadline of its callers.
  */
-export function createWriteGroup<In, Out>(write: (batch: readonly In[]) => Promise<Out[]>, max: number) {
+export function createWriteGroup<In, Out>(write: (batch: readonly In[], deadlineAt: number | undefined) => Promise<Out[]>, max: number, deadline: () => number | undefined = () => undefined) {
   let waiting: Pending<In, Out>[] = [];
   let armed = false;
   let writing = false;
@@ -28,7 +36,11 @@ export function createWriteGroup<In, Out>(write: (batch: readonly In[]) => Promi
     const keys = new Set<string>();
     const batch: Pending<In, Out>[] = [];
     const later: Pending<In, Out>[] = [];
-    for (const p of waiting) (batch.length < max && !keys.has(p.key) ? (keys.add(p.key), batch) : later).push(p);
+    const now = Date.now();
+    for (const p of waiting) {
+      if (p.at !== undefined && p.at <= now) p.reject(new StorageUnavailableError("request past its deadline before its write was sent", "ETIMEDOUT"));
+      else (batch.length < max && !keys.has(p.key) ? (keys.add(p.key), batch) : later).push(p);
+    }
     waiting = later;
     return batch;
   }
@@ -37,7 +49,15 @@ export function createWriteGroup<In, Out>(write: (batch: readonly In[]) => Promi
     armed = false;
     writing = true;
     const batch = take();
-    write(batch.map((p) => p.input))
+    if (batch.length === 0) {
+      writing = false;
+      return arm();
+    }
+    const ats = batch.flatMap((p) => (p.at === undefined ? [] : [p.at]));
+    write(
+      batch.map((p) => p.input),
+      ats.length === 0 ? undefined : Math.min(...ats),
+    )
       .then(
         (answers) => batch.forEach((p, i) => p.resolve(answers[i]!)),
         (error: unknown) => batch.forEach((p) => p.reject(error)),
@@ -50,7 +70,7 @@ export function createWriteGroup<In, Out>(write: (batch: readonly In[]) => Promi
 
   return (key: string, input: In): Promise<Out> =>
     new Promise<Out>((resolve, reject) => {
-      waiting.push({ key, input, resolve, reject });
+      waiting.push({ key, input, at: deadline(), resolve, reject });
       arm();
     });
 }

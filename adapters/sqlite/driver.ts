@@ -1,3 +1,5 @@
+import type { AuditEvent } from "../../src/schemas/audit.js";
+import { isApplied, takeAuditEvent } from "../../src/storage/audit-scope.js";
 import { StorageUnavailableError } from "../../src/storage/unavailable.js";
 
 /**
@@ -76,9 +78,41 @@ function classified<R>(run: () => R): R {
  * function that runs it inside BEGIN IMMEDIATE: a check and the write that depends on it are one
  * step, and a writer waits on `busy_timeout` for the lock instead of failing on a stale snapshot.
  */
-export function immediateTx<A extends any[], R>(db: SqliteDatabase, fn: (...args: A) => R): (...args: A) => R {
-  const tx = db.transaction(fn);
-  return (...args: A) => classified(() => tx.immediate(...args));
+export function immediateTx<A extends any[], R>(db: SqliteDatabase, fn: (...args: A) => R, options: AuditedOptions = {}): (...args: A) => R {
+  const tx = db.transaction(audited(db, fn));
+  return (...args: A) => {
+    const event = options.audited === false ? undefined : takeAuditEvent();
+    return classified(() => tx.immediate(event, ...args));
+  };
+}
+
+/** Whether a write takes the pending audit event (decision D53); the audit store's own writes do not. */
+export interface AuditedOptions {
+  audited?: boolean;
+}
+
+/** How each connection appends an audit event inside the current transaction (the audit store registers it). */
+const auditAppenders = new WeakMap<SqliteDatabase, (event: AuditEvent) => unknown>();
+
+export function appendAuditWith(db: SqliteDatabase, append: (event: AuditEvent) => unknown): void {
+  auditAppenders.set(db, append);
+}
+
+/**
+ * decision D53: `fn` with the pending audit event as its first argument; the event is appended in
+ * the same transaction (savepoint) once `fn` returned an answer that applied, so a throw or a
+ * refused guard leaves no event, and an event never stands without its change.
+ */
+function audited<A extends any[], R>(db: SqliteDatabase, fn: (...args: A) => R): (event: AuditEvent | undefined, ...args: A) => R {
+  return (event, ...args) => {
+    const result = fn(...args);
+    if (event !== undefined && isApplied(result)) {
+      const append = auditAppenders.get(db);
+      if (!append) throw new Error("runplane sqlite: an audited write on a connection without the audit store");
+      append(event);
+    }
+    return result;
+  };
 }
 
 /** A read transaction: several SELECTs see one snapshot (a COUNT and its page agree). */
@@ -116,8 +150,8 @@ const queues = new WeakMap<SqliteDatabase, { calls: GroupedCall[]; flush: (calls
  * writes and rejects only its promise. Every promise settles after the COMMIT, so a resolved write
  * is exactly as durable as one made by `immediateTx`.
  */
-export function groupedTx<A extends any[], R>(db: SqliteDatabase, fn: (...args: A) => R): (...args: A) => Promise<R> {
-  const tx = db.transaction(fn);
+export function groupedTx<A extends any[], R>(db: SqliteDatabase, fn: (...args: A) => R, options: AuditedOptions = {}): (...args: A) => Promise<R> {
+  const tx = db.transaction(audited(db, fn));
   let queue = queues.get(db);
   if (!queue) {
     queue = { calls: [], flush: groupFlush(db) };
@@ -126,12 +160,13 @@ export function groupedTx<A extends any[], R>(db: SqliteDatabase, fn: (...args: 
   const { calls, flush } = queue;
   return (...args: A) =>
     new Promise<R>((resolve, reject) => {
+      const event = options.audited === false ? undefined : takeAuditEvent();
       // The executor runs synchronously: the write happens inside the call, within the caller's transaction.
-      if (groupedByCaller.has(db)) return resolve(classified(() => tx.immediate(...args)));
+      if (groupedByCaller.has(db)) return resolve(classified(() => tx.immediate(event, ...args)));
       // setImmediate, not a microtask: answers that arrive in one poll phase of the event loop
       // each get their own microtask checkpoint, and only the check phase sees them all.
       if (calls.length === 0) setImmediate(() => flush(calls.splice(0)));
-      calls.push({ run: () => tx.immediate(...args), resolve: resolve as (value: unknown) => void, reject });
+      calls.push({ run: () => tx.immediate(event, ...args), resolve: resolve as (value: unknown) => void, reject });
     });
 }
 

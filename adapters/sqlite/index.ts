@@ -13,6 +13,7 @@ import { createRunTaskStores } from "./run-tasks.js";
 import { createTaskStageStores } from "./task-stages.js";
 import { createCommentStore } from "./comments.js";
 import { createHostStore } from "./hosts.js";
+import { createSqliteAuditStore } from "./audit.js";
 import { resolveSqliteOptions, type SqliteStorageOptions } from "./options.js";
 import { createWriterThreadStorage, writerThreadOf } from "./writer-client.js";
 
@@ -72,6 +73,7 @@ function createStores(db: SqliteDatabase): Storage {
     ...createRunTaskStores(db),
     ...createTaskStageStores(db),
     revisions: createRevisionStore(db),
+    audit: createSqliteAuditStore(db),
     async close() {
       if (db.open) db.close();
     },

@@ -36,8 +36,9 @@ export interface SqliteStorageOptions {
    * With `writer: "thread"`: how long, in milliseconds, a write waits for the thread's answer before
    * it fails with `StorageUnavailableError` (503), and how long `close()` waits for the thread. A disk
    * that stalls (a frozen or hung file system) or a lock held elsewhere then costs a bounded wait,
-   * not a hang. A write that timed out may still commit afterwards, as a write whose connection
-   * dropped after COMMIT would: every guarded primitive is safe to send again. Default
+   * not a hang. A write that timed out is never run (decision D39): the thread skips it, and one
+   * the thread had already started is awaited one more `writeTimeoutMs` (only a disk stalled past
+   * that leaves it unknown, as a connection cut after COMMIT). Default
    * `busyTimeoutMs + 5000` (10 s with the defaults).
    */
   writeTimeoutMs?: number;

@@ -4,6 +4,7 @@ import type { SqliteDatabase } from "./driver.js";
 import { immediateTx } from "./driver.js";
 import { AGENTS_MIGRATION } from "./agents.js";
 import { ATTEMPT_AGENTS_MIGRATION, DELIVERY_POOLS_MIGRATION } from "./task-deliveries.js";
+import { AUDIT_MIGRATION } from "./audit.js";
 import { RUN_COMMENTS_MIGRATION } from "./comments.js";
 import { DELIVERY_ATTEMPTS_MIGRATION } from "./delivery-attempts.js";
 import { HOSTS_MIGRATION } from "./hosts.js";
@@ -185,6 +186,7 @@ export const MIGRATIONS: readonly Migration[] = [
   AGENTS_MIGRATION,
   DELIVERY_POOLS_MIGRATION,
   ATTEMPT_AGENTS_MIGRATION,
+  AUDIT_MIGRATION,
 ];
 
 /**

@@ -3,9 +3,11 @@ import { createRequire } from "node:module";
 import { pathToFileURL } from "node:url";
 import { Worker } from "node:worker_threads";
 import type { Storage } from "../../src/storage/types.js";
+import { takeAuditEvent } from "../../src/storage/audit-scope.js";
 import { StorageUnavailableError } from "../../src/storage/unavailable.js";
 import { METHOD_ACCESS, type MethodAccess } from "./writer-methods.js";
 import { createPendingWrites } from "./writer-pending.js";
+import { createCallSlots } from "./writer-slots.js";
 import { fromWireError, type FromWriter, type ToWriter, type WriterStart } from "./writer-protocol.js";
 
 /** What the tests (and `openSqliteStorage`) see of a writer thread; not part of the public API. */
@@ -29,21 +31,18 @@ export function writerThreadOf(storage: Storage): WriterThread | undefined {
  * connection) answers every read; every write of {@link METHOD_ACCESS} goes to the writer thread,
  * whose answer settles the call after its group's COMMIT.
  */
-export function createWriterThreadStorage(local: Storage, start: WriterStart, options: { script?: string | URL | undefined; writeTimeoutMs: number }): Storage {
-  const worker = startWorker(start, options.script === undefined ? writerEntry() : scriptUrl(options.script));
+export function createWriterThreadStorage(local: Storage, settings: Omit<WriterStart, "slots">, options: { script?: string | URL | undefined; writeTimeoutMs: number }): Storage {
+  const slots = createCallSlots();
+  const worker = startWorker({ ...settings, slots: slots.buffer }, options.script === undefined ? writerEntry() : scriptUrl(options.script));
   worker.unref(); // held only while calls wait, so an idle storage never keeps the process alive
   const waiting = createPendingWrites(options.writeTimeoutMs);
   let nextId = 1;
   let groups = 0;
   let stopped: string | null = null;
   let closed = false;
-  let markReady: () => void = () => undefined;
-  let failReady: (error: unknown) => void = () => undefined;
-  const ready = new Promise<void>((resolve, reject) => ((markReady = resolve), (failReady = reject)));
-  ready.catch(() => undefined); // awaited by openSqliteStorage only; a death is reported by every write
+  const { promise: ready, resolve: markReady, reject: failReady } = settleLater();
   const exited = new Promise<void>((resolve) => worker.once("exit", () => resolve()));
 
-  const unavailable = () => new StorageUnavailableError("writer thread stopped", "WRITER_THREAD_STOPPED");
   const stop = (why: string): void => {
     if (stopped !== null) return;
     stopped = why;
@@ -56,6 +55,7 @@ export function createWriterThreadStorage(local: Storage, start: WriterStart, op
     if (message.type === "ready") return markReady();
     groups++;
     for (const outcome of message.outcomes) {
+      slots.answered(outcome.id); // decision D39: the call ran or was skipped; its slot is free
       waiting.settle(outcome.id, outcome.ok ? outcome : { ok: false, error: fromWireError(outcome.error) });
     }
     if (waiting.size === 0) worker.unref();
@@ -70,13 +70,16 @@ export function createWriterThreadStorage(local: Storage, start: WriterStart, op
     if (closed) return Promise.reject(new Error("storage closed"));
     if (stopped !== null) return Promise.reject(unavailable());
     const id = nextId++;
+    const slot = slots.take(id);
+    if (slot === null) return Promise.reject(full());
     return new Promise((resolve, reject) => {
       try {
-        worker.postMessage({ type: "call", id, store, method, args } satisfies ToWriter);
+        worker.postMessage(callMessage(id, slot, store, method, args));
       } catch (error) {
-        return reject(error); // an argument structured clone cannot copy (a function): a programming error
+        // An argument structured clone cannot copy (a function): a programming error.
+        return (slots.answered(id), reject(error));
       }
-      waiting.add(id, resolve, reject);
+      waiting.add(id, resolve, reject, () => slots.cancel(slot));
       worker.ref();
     });
   };
@@ -87,17 +90,11 @@ export function createWriterThreadStorage(local: Storage, start: WriterStart, op
     async close() {
       if (closed) return;
       closed = true;
-      if (stopped === null) {
-        worker.ref();
-        worker.postMessage({ type: "close" } satisfies ToWriter);
-        // A thread blocked on the disk (a frozen file system) or a lock must not hold a shutdown:
-        // past the write timeout its unanswered writes fail and the thread is left to the exit.
-        if (!(await settlesWithin(exited, options.writeTimeoutMs))) {
-          stopped = "was stopped by close() while blocked";
-          waiting.rejectAll(unavailable);
-          worker.unref();
-          void worker.terminate();
-        }
+      // A thread blocked on the disk (a frozen file system) or a lock must not hold a shutdown:
+      // past the write timeout its unanswered writes fail and the thread is left to the exit.
+      if (stopped === null && !(await stopsWithin(worker, exited, options.writeTimeoutMs))) {
+        stopped = "was stopped by close() while blocked";
+        waiting.rejectAll(unavailable);
       }
       await local.close();
     },
@@ -110,6 +107,34 @@ export function createWriterThreadStorage(local: Storage, start: WriterStart, op
     },
   });
   return storage;
+}
+
+const unavailable = () => new StorageUnavailableError("writer thread stopped", "WRITER_THREAD_STOPPED");
+const full = () => new StorageUnavailableError("too many writes waiting for the writer thread", "WRITER_THREAD_FULL");
+
+/** A promise settled from outside: the thread's readiness, awaited by openSqliteStorage only (a death is reported by every write). */
+function settleLater() {
+  let resolve: () => void = () => undefined;
+  let reject: (error: unknown) => void = () => undefined;
+  const promise = new Promise<void>((res, rej) => ((resolve = res), (reject = rej)));
+  promise.catch(() => undefined);
+  return { promise, resolve, reject };
+}
+
+/** Asks the thread to finish its queue and stop; false (and the thread terminated) when it did not within `ms`. */
+async function stopsWithin(worker: Worker, exited: Promise<void>, ms: number): Promise<boolean> {
+  worker.ref();
+  worker.postMessage({ type: "close" } satisfies ToWriter);
+  if (await settlesWithin(exited, ms)) return true;
+  worker.unref();
+  void worker.terminate();
+  return false;
+}
+
+/** decision D53: a write call, with the audit event pending in the caller's scope (the thread appends it with the write). */
+function callMessage(id: number, slot: number, store: string, method: string, args: unknown[]): ToWriter {
+  const audit = store === "audit" ? undefined : takeAuditEvent();
+  return { type: "call", id, slot, store, method, args, ...(audit ? { audit } : {}) };
 }
 
 /** Whether `promise` settled within `ms`. */

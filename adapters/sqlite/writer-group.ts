@@ -4,8 +4,13 @@ import { toWireError, type Outcome } from "./writer-protocol.js";
 /** One write call as the writer thread runs it: an id to answer under, and the call itself. */
 export interface GroupCall {
   id: number;
+  /** decision D39: false when the caller was already answered 503 (writer-slots.ts): the call is skipped. */
+  claim?(): boolean;
   run(): Promise<unknown>;
 }
+
+/** The answer of a skipped call: its caller already had its 503 and drops it (not a storage failure for health). */
+const cancelled = (id: number): Outcome => ({ id, ok: false, error: { name: "WriteCancelled", message: "cancelled before it ran" } });
 
 /**
  * Group commit (decision D37): runs `calls` in one BEGIN IMMEDIATE ... COMMIT, each in its own
@@ -31,6 +36,12 @@ export function createGroupCommit(db: SqliteDatabase): (calls: readonly GroupCal
     }
     const outcomes: Outcome[] = [];
     for (const call of calls) {
+      // Claimed only now, inside the open transaction: a caller answered 503 while the thread
+      // waited for the lock (BEGIN IMMEDIATE) is skipped, never run.
+      if (call.claim && !call.claim()) {
+        outcomes.push(cancelled(call.id));
+        continue;
+      }
       exec("SAVEPOINT call");
       try {
         const value = await call.run();

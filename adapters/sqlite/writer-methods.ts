@@ -46,6 +46,7 @@ export const METHOD_ACCESS: { [S in StoreName]-?: MethodsOf<NonNullable<Storage[
   taskDeliveries: { get: "read", listByResult: "read", stats: "read", waitingByPool: "read", claim: "write", settle: "write", expedite: "write" },
   deliveryAttempts: { list: "read", prune: "write" },
   revisions: { read: "read" },
+  audit: { list: "read", scan: "read", head: "read", organizations: "read", append: "write", prune: "write" },
 };
 
 /** True when `store.method` is a write of the table (the writer thread runs nothing else). */

@@ -7,13 +7,18 @@ interface Waiting {
   resolve(value: unknown): void;
   reject(error: unknown): void;
   since: number;
+  /** decision D39: true when the call will never run (writer-slots.ts); false when the thread runs it. */
+  cancel(): boolean;
+  /** Set when the timeout found the thread running the call: it is awaited one more bound. */
+  running: boolean;
 }
 
 /**
  * The writes the main thread has sent to the writer thread and not yet had answered (decision
  * D37), with the bounds a frozen file system or a held lock must not break: a write unanswered
- * after `timeoutMs` fails with StorageUnavailableError (503) instead of waiting without limit (it
- * may still commit later, as a write whose connection dropped after COMMIT), and `condition()`
+ * after `timeoutMs` fails with StorageUnavailableError (503) instead of waiting without limit, and
+ * is then never run (decision D39: its slot is cancelled first; one the thread already runs is
+ * awaited one more `timeoutMs`, past which it is as unknown as a connection cut after COMMIT), and `condition()`
  * says why writes cannot be trusted to succeed now, for health: a timeout or a disk failure the
  * thread reported, until a later write succeeds, or writes waiting longer than WRITE_STALL_MS.
  */
@@ -29,6 +34,14 @@ export function createPendingWrites(timeoutMs: number, now: () => number = Date.
     const at = now();
     for (const [id, call] of waiting) {
       if (at - call.since < timeoutMs) continue;
+      // decision D39: a call the thread already runs is awaited (its group commits without waiting
+      // for a lock); only a thread stalled past one more bound (a disk that stopped, inside its
+      // COMMIT) leaves it unknown, as a connection cut after COMMIT (D28).
+      if (!call.running && !call.cancel()) {
+        call.running = true;
+        call.since = at;
+        continue;
+      }
       waiting.delete(id);
       failure = timedOut().reason;
       call.reject(timedOut());
@@ -46,8 +59,8 @@ export function createPendingWrites(timeoutMs: number, now: () => number = Date.
     get size(): number {
       return waiting.size;
     },
-    add(id: number, resolve: Waiting["resolve"], reject: Waiting["reject"]): void {
-      waiting.set(id, { resolve, reject, since: now() });
+    add(id: number, resolve: Waiting["resolve"], reject: Waiting["reject"], cancel: Waiting["cancel"] = () => true): void {
+      waiting.set(id, { resolve, reject, since: now(), cancel, running: false });
       arm();
     },
     /** Settles one call from the thread's answer; an answer for a call that timed out is dropped. */

@@ -1,3 +1,4 @@
+import type { AuditEvent } from "../../src/schemas/audit.js";
 import { StorageUnavailableError } from "../../src/storage/unavailable.js";
 import type { SqliteSynchronousMode } from "./options.js";
 
@@ -6,10 +7,16 @@ export interface WriterStart {
   path: string;
   synchronous: SqliteSynchronousMode;
   busyTimeoutMs: number;
+  /** decision D39: one Int32 state per call in flight (writer-slots.ts), shared with the main thread. */
+  slots: SharedArrayBuffer;
 }
 
-/** Main thread to writer: one write call, or the order to finish the queue and stop. */
-export type ToWriter = { type: "call"; id: number; store: string; method: string; args: unknown[] } | { type: "close" };
+/**
+ * Main thread to writer: one write call, or the order to finish the queue and stop. A call carries
+ * the audit event its caller had pending (decision D53), which the thread appends in the call's
+ * own savepoint when the write applied.
+ */
+export type ToWriter = { type: "call"; id: number; slot: number; store: string; method: string; args: unknown[]; audit?: AuditEvent } | { type: "close" };
 
 /** A call's answer: its value, or its error as plain data (an Error's class does not survive the copy). */
 export type Outcome = { id: number; ok: true; value: unknown } | { id: number; ok: false; error: WireError };

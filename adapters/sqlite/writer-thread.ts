@@ -5,11 +5,13 @@
  */
 import { parentPort, workerData } from "node:worker_threads";
 import { importOptional } from "../../src/optional-peer.js";
+import { withAuditEvent } from "../../src/storage/audit-scope.js";
 import type { Storage } from "../../src/storage/types.js";
 import { groupWritesOutside, type SqliteDatabase } from "./driver.js";
 import { createSqliteStorage } from "./index.js";
 import { isWriteMethod } from "./writer-methods.js";
 import { createGroupCommit } from "./writer-group.js";
+import { claimSlot } from "./writer-slots.js";
 import type { FromWriter, ToWriter, WriterStart } from "./writer-protocol.js";
 
 type Call = Extract<ToWriter, { type: "call" }>;
@@ -22,6 +24,7 @@ groupWritesOutside(db);
 // The main thread migrated the file before starting this thread: this only sets the pragmas.
 const storage = createSqliteStorage(db, { synchronous: start.synchronous, busyTimeoutMs: start.busyTimeoutMs });
 const commitGroup = createGroupCommit(db);
+const slots = new Int32Array(start.slots);
 
 const queue: Call[] = [];
 let scheduled = false;
@@ -48,7 +51,7 @@ async function drain(): Promise<void> {
   scheduled = false;
   running = true;
   while (queue.length > 0) {
-    const calls = queue.splice(0).map((call) => ({ id: call.id, run: () => invoke(call) }));
+    const calls = queue.splice(0).map((call) => ({ id: call.id, claim: () => claimSlot(slots, call.slot), run: () => invoke(call) }));
     post({ type: "group", outcomes: await commitGroup(calls) });
   }
   running = false;
@@ -59,8 +62,9 @@ async function drain(): Promise<void> {
 }
 
 /** Runs one write method of the adapter; anything but a listed write is refused. */
-async function invoke({ store, method, args }: Call): Promise<unknown> {
+async function invoke({ store, method, args, audit }: Call): Promise<unknown> {
   if (!isWriteMethod(store, method)) throw new TypeError(`writer thread: ${store}.${method} is not a write`);
   const target = (storage as unknown as Record<string, Record<string, (...a: unknown[]) => Promise<unknown>>>)[store]!;
-  return target[method]!(...args);
+  // decision D53: the caller's pending event, taken by this call's transaction as on the main thread.
+  return audit ? withAuditEvent(audit, () => target[method]!(...args)) : target[method]!(...args);
 }

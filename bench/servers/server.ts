@@ -16,17 +16,20 @@ import { toNodeListener } from "../../src/node.js";
  * One bench server process. Modes: `<framework>-<what>` where framework is hono|express and what is
  * runplane-sqlite | runplane-memory | runplane-postgres | fixed (the same bytes as the runplane list,
  * from a bare route). `postgres` stores in DATABASE_URL, schema BENCH_PG_SCHEMA (created here; the
- * bench drops it). Prints `READY {"url", "token", ...}` once listening on an ephemeral loopback port.
+ * bench drops it). `BENCH_AUDIT=off` leaves the audit trail out. Prints `READY {"url", "token", ...}` once listening on an ephemeral loopback port.
  */
 const mode = process.argv[2] ?? "hono-runplane-sqlite";
 const [framework, what, adapter] = mode.split("-");
 
-const storage =
+const stored =
   adapter === "memory"
     ? createMemoryStorage()
     : adapter === "postgres"
       ? await createPostgresStorage(process.env.DATABASE_URL ?? "", { schema: process.env.BENCH_PG_SCHEMA ?? "public" })
       : createSqliteStorage(new Database(join(mkdtempSync(join(tmpdir(), "rp-bench-")), "bench.db")));
+// decision D53: BENCH_AUDIT=off serves the same storage without its audit store (nothing recorded),
+// the baseline the "HTTP write, audit trail" rows compare against.
+const storage = process.env.BENCH_AUDIT === "off" ? { ...stored, audit: undefined } : stored;
 const runplane = createRunplane({ storage, logger: silentLogger, keyring: { keys: [{ id: "k", key: generateKey() }] } });
 const d = runplane.directory;
 await d.organizations.create({ name: "bench" });

@@ -85,6 +85,8 @@ const verdict = new Promise<string>((resolve) => {
 });
 await runplane.runTasks.startStage(run.id, "post_plan");
 console.log(`stage post_plan: ${await verdict}`);
+// The run ended (a host would apply it, or stop at a failed stage): no stage it never started stays pending (D47).
+await runplane.runTasks.endRun(run.id);
 
 // 7. Stop: attempts in flight finish, then the servers and the storage close.
 await dispatcher.stop();

@@ -54,6 +54,7 @@ const LOG_MAX = 1024 * 1024;
 /**
  * A `log-read-url` read as go-tfe reads it (logreader.go): the URL as given, its query replaced
  * by `limit=&offset=`, no Authorization header, until an empty chunk; null when there is none.
+ * HCP's framing (a leading STX and a closing ETX, D48) is dropped, as go-tfe drops it.
  */
 async function readLog(fetch: CallbackFetch, url: unknown): Promise<string | null> {
   if (typeof url !== "string") return null;
@@ -68,7 +69,7 @@ async function readLog(fetch: CallbackFetch, url: unknown): Promise<string | nul
     chunks.push(chunk);
     offset += chunk.length;
   }
-  return Buffer.concat(chunks).toString("utf8");
+  return Buffer.concat(chunks).toString("utf8").replace(/^\x02/, "").replace(/\x03$/, "");
 }
 
 async function postComment(fetch: CallbackFetch, url: string, headers: Record<string, string>, body: string): Promise<void> {

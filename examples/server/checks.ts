@@ -1,9 +1,9 @@
-import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { lookup } from "node:dns/promises";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { settingName } from "../../src/cli/args.js";
 import { createEgressPolicy } from "../../src/delivery/egress.js";
+import { dataDirectory, readOnlyReason } from "./check-data-dir.js";
 import { DatabaseUnreachableError, inspectDatabase } from "./check-storage.js";
 import { keyringCheck } from "./check-keyring.js";
 import { keysCheck } from "./check-keys.js";
@@ -11,7 +11,7 @@ import { hostsCheck } from "./check-hosts.js";
 import { agentsCheck } from "./check-agents.js";
 import { portTaken, readServerConfig, wideEgressWarning, type Problem, type ServerConfig } from "./config.js";
 import { externalIntegration, INTEGRATION_HOST } from "./integration.js";
-import { lockOwner } from "./lock.js";
+import { lockOwner, lockPorts } from "./lock.js";
 import type { CheckInput, ServerCheck, Verdict } from "./check-types.js";
 
 export type { CheckInput, ServerCheck, Verdict } from "./check-types.js";
@@ -70,21 +70,11 @@ export async function preflight(env: NodeJS.ProcessEnv): Promise<ServerConfig> {
   return readServerConfig(env).config;
 }
 
-async function dataDirectory({ config }: CheckInput): Promise<Verdict> {
-  const dir = config.dataDir;
-  if (!existsSync(dir)) return ok(`${dir} does not exist yet (the first start creates it, mode 0700)`);
-  if (!statSync(dir).isDirectory()) return fail(`${dir} is not a directory: point ${settingName("DATA_DIR")} elsewhere`);
-  const loose = readdirSync(dir).filter((name) => statSync(join(dir, name)).isFile() && (statSync(join(dir, name)).mode & 0o077) !== 0);
-  const lock = join(dir, "server.lock");
-  const owner = existsSync(lock) ? readFileSync(lock, "utf8").trim() : null;
-  const notes = [(statSync(dir).mode & 0o077) !== 0 || loose.length ? "looser than 0700/0600 (the next start tightens it)" : "private (0700/0600)"];
-  if (owner) notes.push(`lock held by pid ${owner}`);
-  return ok(`${dir}, ${notes.join(", ")}`);
-}
-
 async function storage(input: CheckInput): Promise<Verdict> {
   const invalid = wrong(input, "DATABASE_URL", "DATABASE_SCHEMA");
   if (invalid) return skipFor(invalid);
+  // SQLite cannot even read a WAL file in a read-only directory: the data directory check names it.
+  if (!input.config.databaseUrl && readOnlyReason(input.config.dataDir)) return { skip: "not checked: the data directory is read-only (see data directory)" };
   const note = await inspectDatabase(input.config, async ({ where, pending }) => {
     const state = pending.length ? `${pending.length} migration(s) pending (\`runplane migrate\` or the next start applies them)` : "schema up to date";
     return `${where}, ${state}`;
@@ -104,6 +94,13 @@ async function ports(input: CheckInput): Promise<Verdict> {
   const { config } = input;
   const invalid = wrong(input, "PORT", "INTEGRATION_PORT");
   if (invalid) return skipFor(invalid);
+  // Doctor beside the running server without PORT (or INTEGRATION_PORT) checks the ports that
+  // server recorded in its lock, not the defaults it may not use.
+  const recorded = lockPorts(config.dataDir);
+  const fromLock = (variable: "PORT" | "INTEGRATION_PORT", configured: number): [number, boolean] => {
+    const port = variable === "PORT" ? recorded?.port : recorded?.integrationPort;
+    return input.env[variable] === undefined && port !== undefined ? [port, true] : [configured, false];
+  };
   const wanted: ["PORT" | "INTEGRATION_PORT", number, string][] = [["PORT", config.port, config.host]];
   // The bundled integration runs only without INTEGRATION_URL.
   if (!config.integrationUrl) wanted.push(["INTEGRATION_PORT", config.integrationPort, INTEGRATION_HOST]);
@@ -111,10 +108,12 @@ async function ports(input: CheckInput): Promise<Verdict> {
   // Doctor beside the running server finds its ports taken by that server, which is no fault
   // (serve itself is then stopped by the data directory's lock, naming the pid).
   const running = lockOwner(config.dataDir);
-  for (const [variable, port, host] of wanted) {
+  for (const [variable, configured, host] of wanted) {
+    const [port, locked] = fromLock(variable, configured);
+    const source = locked ? "; its port from server.lock" : "";
     if (port === 0) notes.push(`${variable} 0: an ephemeral port`);
     else if (await isFree(port, host)) notes.push(`${host}:${port} is free (${variable})`);
-    else if (running !== null) notes.push(`${host}:${port} is taken, by the runplane server running on this data directory (pid ${running}) (${variable})`);
+    else if (running !== null) notes.push(`${host}:${port} is taken, by the runplane server running on this data directory (pid ${running}${source}) (${variable})`);
     else return fail(portTaken(variable, port, host));
   }
   return ok(notes.join(", "));

@@ -2,6 +2,7 @@ import { schemaPrefix } from "../../adapters/postgres/schema.js";
 import { settingName, type ServerVariable } from "../../src/cli/args.js";
 import { allowEntryProblem } from "../../src/delivery/address-policy.js";
 import { DEFAULT_MIN_PREFIX, WIDE_ADVICE, wideEntryProblem } from "../../src/delivery/wide-entries.js";
+import { portlessLoopback, shownEntries, wideTogether } from "../../src/delivery/wide-allowlist.js";
 import type { LogLevel } from "../../src/index.js";
 import { DIALECTS, type Dialect } from "../../src/schemas/common.js";
 import { API_TOKEN_SECRET_MIN_LENGTH } from "../../src/services/directory.js";
@@ -38,6 +39,8 @@ export interface ServerConfig {
   rateLimit: number | false;
   /** LOG_URL_LIFETIME: how long a `log-read-url` works, in ms (option `logUrls.lifetime`, decision D32). */
   logUrlLifetimeMs: number;
+  /** METRICS_TOKEN: the bearer token `GET /metrics` requires; none by default. */
+  metricsToken: string | undefined;
 }
 
 /** One wrong setting: the variable and a line that names it (and its flag) and the accepted values. */
@@ -84,16 +87,7 @@ export function readServerConfig(env: NodeJS.ProcessEnv): { config: ServerConfig
     return text !== undefined && isHttpUrl(text) ? text : undefined;
   };
 
-  const databaseUrl = value("DATABASE_URL");
-  // Not quoted: a database URL may hold a password.
-  if (databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(databaseUrl)) wrong("DATABASE_URL", "must be a postgres:// or postgresql:// URL (leave it unset for the SQLite file in DATA_DIR)");
-  const databaseSchema = value("DATABASE_SCHEMA") ?? "public";
-  if (!isSchemaName(databaseSchema)) wrong("DATABASE_SCHEMA", "must be a lower-case identifier ([a-z_][a-z0-9_]*, at most 63 characters)", databaseSchema);
-
-  const poolText = value("DATABASE_POOL_SIZE");
-  const poolSize = poolText === undefined ? undefined : /^\d{1,6}$/.test(poolText) && Number(poolText) >= 2 ? Number(poolText) : null;
-  // One connection holds the startup lock while the others seed (examples/server/storage.ts).
-  if (poolSize === null) wrong("DATABASE_POOL_SIZE", "must be an integer of at least 2 (one connection holds the startup lock)", poolText);
+  const { databaseUrl, databaseSchema, poolSize } = readDatabase(value, wrong);
 
   const { egressAllow, egressAllowWide, egressExcerpts } = readEgress(env, value, wrong);
 
@@ -107,6 +101,12 @@ export function readServerConfig(env: NodeJS.ProcessEnv): { config: ServerConfig
   const lifetimeMs = lifetimeText === undefined ? DEFAULT_LOG_URL_LIFETIME_MS : durationMs(lifetimeText);
   const logUrlLifetimeMs = lifetimeMs !== null && lifetimeMs >= 60_000 && lifetimeMs <= 86_400_000 ? lifetimeMs : null;
   if (logUrlLifetimeMs === null) wrong("LOG_URL_LIFETIME", 'must be a duration from 1 minute to 24 hours, such as "10m" or "1h" (default 1h)', lifetimeText);
+
+  // Not quoted: a secret. A scrape sends it as `Authorization: Bearer <METRICS_TOKEN>`.
+  const metricsToken = env.METRICS_TOKEN || undefined;
+  if (metricsToken !== undefined && metricsToken.length < API_TOKEN_SECRET_MIN_LENGTH) {
+    wrong("METRICS_TOKEN", `must be at least ${API_TOKEN_SECRET_MIN_LENGTH} characters; it has ${metricsToken.length}`);
+  }
 
   const config: ServerConfig = {
     port: port("PORT", 8080),
@@ -126,6 +126,7 @@ export function readServerConfig(env: NodeJS.ProcessEnv): { config: ServerConfig
     egressExcerpts,
     rateLimit: rateLimit ?? RATE_LIMIT_DEFAULT,
     logUrlLifetimeMs: logUrlLifetimeMs ?? DEFAULT_LOG_URL_LIFETIME_MS,
+    metricsToken: metricsToken !== undefined && metricsToken.length >= API_TOKEN_SECRET_MIN_LENGTH ? metricsToken : undefined,
   };
   return { config, problems };
 }
@@ -148,7 +149,15 @@ function readEgress(
     if (problem) wrong("EGRESS_ALLOW", `entry ${JSON.stringify(entry)} ${problem}; entries are CIDRs, IP addresses or host names, each optionally with :port, separated by commas`);
     // decision D38: a wide entry is refused at start unless the operator says so.
     const wide = problem || egressAllowWide ? null : wideEntryProblem(entry);
-    if (wide) wrong("EGRESS_ALLOW", `entry ${JSON.stringify(entry)} is wide: it ${wide}; ${WIDE_ADVICE} (${WIDE_BOUND}), or set ${settingName("EGRESS_ALLOW_WIDE")} to 1 to accept it knowingly`);
+    if (wide) wrong("EGRESS_ALLOW", `entry ${JSON.stringify(entry)} is wide: it ${wide}; ${WIDE_ADVICE} (${WIDE_BOUND}), ${ACCEPT_IT}`);
+    // decision D43: so is loopback without a port.
+    else if (!problem && !egressAllowWide && portlessLoopback(entry)) {
+      wrong("EGRESS_ALLOW", `entry ${JSON.stringify(entry)} is wide: it ${LOOPBACK_WIDE}; give the port (${withPort(entry)}), ${ACCEPT_IT}`);
+    }
+  }
+  // decision D43: and entries that are wide only together.
+  for (const { entries, problem } of egressAllowWide ? [] : wideTogether(egressAllow.filter((e) => allowEntryProblem(e) === null))) {
+    wrong("EGRESS_ALLOW", `entries ${shownEntries(entries)} are wide together: they ${problem}; ${WIDE_ADVICE} (${WIDE_BOUND}), ${ACCEPT_IT}`);
   }
   const excerptsText = value("EGRESS_EXCERPTS");
   const egressExcerpts = excerptsText === undefined ? "status" : excerptsText === "status" || excerptsText === "full" ? excerptsText : null;
@@ -161,6 +170,11 @@ function readEgress(
   };
 }
 
+const ACCEPT_IT = `or set ${settingName("EGRESS_ALLOW_WIDE")} to 1 to accept it knowingly`;
+const LOOPBACK_WIDE = "admits every port of the loopback address, this server's own API and its database among them";
+/** The entry with a port, as an example of the fix (`[::1]:8081`). */
+const withPort = (entry: string): string => `${entry.includes(":") && !entry.startsWith("[") ? `[${entry}]` : entry.replace(/\/\d+$/, "")}:8081`;
+
 /** Values of an on/off variable such as EGRESS_ALLOW_WIDE. */
 const SWITCH: Record<string, boolean | undefined> = { "1": true, true: true, yes: true, on: true, "0": false, false: false, no: false, off: false };
 const WIDE_BOUND = `no wider than a /${DEFAULT_MIN_PREFIX.ipv4} of an IPv4 private range or a /${DEFAULT_MIN_PREFIX.ipv6} of fc00::/7`;
@@ -172,9 +186,10 @@ const WIDE_BOUND = `no wider than a /${DEFAULT_MIN_PREFIX.ipv4} of an IPv4 priva
 export function wideEgressWarning(config: Pick<ServerConfig, "egressAllow" | "egressAllowWide">): string | null {
   if (!config.egressAllowWide) return null;
   const wide = config.egressAllow.flatMap((entry) => {
-    const problem = wideEntryProblem(entry);
+    const problem = wideEntryProblem(entry) ?? (portlessLoopback(entry) ? LOOPBACK_WIDE : null);
     return problem ? [`${entry} (${problem})`] : [];
   });
+  for (const { entries, problem } of wideTogether(config.egressAllow)) wide.push(`${shownEntries(entries)} (${problem})`);
   if (wide.length === 0) return `${settingName("EGRESS_ALLOW_WIDE")} is on, though no EGRESS_ALLOW entry is wide: turn it off`;
   return `${settingName("EGRESS_ALLOW_WIDE")} is on and EGRESS_ALLOW has wide entries: ${wide.join(", ")}; whoever may manage run tasks can send requests into those networks. Private integrations belong behind agents (decision D34, private run tasks through agents)`;
 }
@@ -190,4 +205,18 @@ function isSchemaName(name: string): boolean {
   } catch {
     return false;
   }
+}
+
+/** DATABASE_URL, DATABASE_SCHEMA and DATABASE_POOL_SIZE, each checked (`null`: wrong, reported). */
+function readDatabase(value: (variable: Problem["variable"]) => string | undefined, wrong: (variable: Problem["variable"], text: string, shown?: string) => void) {
+  const databaseUrl = value("DATABASE_URL");
+  // Not quoted: a database URL may hold a password.
+  if (databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(databaseUrl)) wrong("DATABASE_URL", "must be a postgres:// or postgresql:// URL (leave it unset for the SQLite file in DATA_DIR)");
+  const databaseSchema = value("DATABASE_SCHEMA") ?? "public";
+  if (!isSchemaName(databaseSchema)) wrong("DATABASE_SCHEMA", "must be a lower-case identifier ([a-z_][a-z0-9_]*, at most 63 characters)", databaseSchema);
+  const poolText = value("DATABASE_POOL_SIZE");
+  const poolSize = poolText === undefined ? undefined : /^\d{1,6}$/.test(poolText) && Number(poolText) >= 2 ? Number(poolText) : null;
+  // One connection holds the startup lock while the others seed (examples/server/storage.ts).
+  if (poolSize === null) wrong("DATABASE_POOL_SIZE", "must be an integer of at least 2 (one connection holds the startup lock)", poolText);
+  return { databaseUrl, databaseSchema, poolSize };
 }

@@ -11,9 +11,11 @@ import { DEMO } from "./demo.js";
  * `{"message": "..."}`; a message containing "fail" makes the example integration fail the
  * mandatory check. Once a result's request has failed an attempt (its integration is
  * down or refuses it), it answers at once, 202, with the stages so far, `retrying: true` and what
- * the integration last answered, instead of waiting out the retries; the run goes on. The same,
- * with `waiting_for_agent`, while a result of an agent pool's task waits and no agent of the pool
- * is connected to any host (decision D34): it says so, and since when.
+ * the integration last answered, instead of waiting out the retries; the run goes on: the host
+ * keeps playing it after answering (D47), so it passes once its integration recovers, and once its
+ * story ended (every stage played, or one stopped it) it says so with `runTasks.endRun`. The same
+ * early answer, with `waiting_for_agent`, while a result of an agent pool's task waits and no agent
+ * of the pool is connected to any host (decision D34): it says so, and since when.
  */
 export interface DemoRunsOptions {
   /** Origin of the results page, e.g. `http://127.0.0.1:8080`. */
@@ -22,6 +24,11 @@ export interface DemoRunsOptions {
   resultsPrefix?: string;
   /** How long one request may wait for all stages. Default 60 s. */
   timeoutMs?: number;
+  /**
+   * How long the host goes on playing a run after the request answered (D47). Default 15 minutes:
+   * longer than a result's deadline (D16, 10 minutes from its first attempt) and its retries.
+   */
+  playForMs?: number;
 }
 
 const MAX_BODY_CHARS = 16 * 1024;
@@ -66,8 +73,32 @@ async function waitingForAgent(runplane: Runplane, stageId: string): Promise<str
   return null;
 }
 
+/**
+ * The server's shutdown as one listener on its signal and a set of wakers: runs played in the
+ * background (D47) wait on it together, and one abort listener each would pass Node's limit of 10.
+ */
+interface Closing {
+  readonly aborted: boolean;
+  /** Calls `wake` on shutdown; returns the function that forgets it. */
+  onClose(wake: () => void): () => void;
+}
+
+function closingOf(signal: AbortSignal): Closing {
+  const wakers = new Set<() => void>();
+  signal.addEventListener("abort", () => wakers.forEach((wake) => wake()), { once: true });
+  return {
+    get aborted() {
+      return signal.aborted;
+    },
+    onClose(wake) {
+      wakers.add(wake);
+      return () => wakers.delete(wake);
+    },
+  };
+}
+
 /** Resolves once the stage is final (or awaiting an override), one of its requests is failing, or time runs out. */
-async function settle(runplane: Runplane, closing: AbortSignal, stage: TaskStageView, deadline: number): Promise<Settled> {
+async function settle(runplane: Runplane, closing: Closing, stage: TaskStageView, deadline: number, watchAttempts: boolean): Promise<Settled> {
   let wake: () => void = () => undefined;
   const unsubscribe = runplane.runTasks.on("stage-status", (event: StageStatusEvent) => {
     if (event.stageId === stage.id) wake();
@@ -79,22 +110,22 @@ async function settle(runplane: Runplane, closing: AbortSignal, stage: TaskStage
       const current = await runplane.runTasks.getStage(stage.runId, stage.stage);
       if (!current) return { state: "timed-out" };
       if (isFinalStageStatus(current.status) || current.status === "awaiting_override") return { state: "final", stage: current };
-      const lastAnswer = await failingAnswer(runplane, stage.id);
+      const lastAnswer = watchAttempts ? await failingAnswer(runplane, stage.id) : null;
       if (lastAnswer !== null) return { state: "retrying", lastAnswer };
       const waiting = await waitingForAgent(runplane, stage.id);
       if (waiting !== null) return { state: "waiting-for-agent", waiting };
       const left = deadline - Date.now();
       if (left <= 0 || closing.aborted) return { state: "timed-out" };
       let timer: NodeJS.Timeout | undefined;
-      let onAbort: () => void = () => undefined;
+      let forget: () => void = () => undefined;
       await Promise.race([
         changed,
         new Promise<void>((resolve) => (timer = setTimeout(resolve, Math.min(left, ATTEMPT_POLL_MS)))),
-        new Promise<void>((resolve) => closing.addEventListener("abort", (onAbort = () => resolve()), { once: true })),
+        new Promise<void>((resolve) => (forget = closing.onClose(resolve))),
       ]);
       clearTimeout(timer);
-      // One listener per wait on the server-wide signal: left behind, they pile up with every demo run.
-      closing.removeEventListener("abort", onAbort);
+      // Left behind, the wakers would pile up with every demo run.
+      forget();
     }
   } finally {
     unsubscribe();
@@ -117,34 +148,54 @@ async function readMessage(request: Request): Promise<string | Response> {
   return message;
 }
 
-/** How the stages went: each stage's status, and why the request stopped waiting early (null when it did not). */
+/** How the stages went when the request answers: each stage's status, and why it answered early (null when it did not). */
 interface StagesOutcome {
   statuses: Record<string, string>;
   stopped: Exclude<Settled, { state: "final" }> | null;
 }
 
-/** Starts each stage in run order and waits for it, stopping at the first that did not pass. */
+const statusesOf = async (runplane: Runplane, runId: string): Promise<Record<string, string>> =>
+  Object.fromEntries((await runplane.runTasks.listStages(runId)).items.map((s) => [s.stage, s.status]));
+
+/**
+ * Starts each stage in run order and waits for it, stopping at the first that did not pass.
+ * `answer` is called once: when every stage is played, or as soon as a request is failing or
+ * `answerBy` passes. decision D47: the run does not stop there. The host goes on playing it in the
+ * background (until `giveUpAt` or shutdown), so a run whose integration recovers after the answer
+ * passes its stages; once its story ended the host says so (`endRun`), and no stage it never
+ * started stays pending.
+ */
 async function playStages(
   runplane: Runplane,
-  closing: AbortSignal,
+  closing: Closing,
   runId: string,
   stages: readonly TaskStageView[],
-  deadline: number,
-): Promise<StagesOutcome> {
-  const statuses: Record<string, string> = Object.fromEntries(stages.map((s) => [s.stage, s.status]));
-  let stopped: StagesOutcome["stopped"] = null;
+  times: { answerBy: number; giveUpAt: number },
+  answer: (outcome: StagesOutcome) => void,
+): Promise<void> {
+  let answered = false;
+  const reply = async (stopped: StagesOutcome["stopped"]) => {
+    if (answered) return;
+    answered = true;
+    answer({ statuses: await statusesOf(runplane, runId), stopped });
+  };
+  let ended = true;
   for (const stage of stages) {
     await runplane.runTasks.startStage(runId, stage.stage);
-    const settled = await settle(runplane, closing, stage, deadline);
+    let settled = await settle(runplane, closing, stage, answered ? times.giveUpAt : times.answerBy, !answered);
     if (settled.state !== "final") {
-      stopped = settled;
-      statuses[stage.stage] = (await runplane.runTasks.getStage(runId, stage.stage))?.status ?? "unknown";
+      await reply(settled);
+      settled = await settle(runplane, closing, stage, times.giveUpAt, false);
+    }
+    if (settled.state !== "final" || settled.stage.status === "awaiting_override") {
+      // Shutting down, given up, or waiting for a person: the story has not ended.
+      ended = false;
       break;
     }
-    statuses[stage.stage] = settled.stage.status;
     if (settled.stage.status !== "passed") break;
   }
-  return { statuses, stopped };
+  if (ended) await runplane.runTasks.endRun(runId);
+  await reply(null);
 }
 
 /**
@@ -165,8 +216,12 @@ function answer(runId: string, message: string, { statuses, stopped }: StagesOut
 
 export function createDemoRuns(runplane: Runplane, options: DemoRunsOptions) {
   const timeoutMs = options.timeoutMs ?? 60_000;
+  const playForMs = Math.max(timeoutMs, options.playForMs ?? 15 * 60_000);
+  /** Runs still being played after their request answered (D47), ended by `close`. */
+  const playing = new Set<Promise<void>>();
   const prefix = options.resultsPrefix ?? "/app";
   const closing = new AbortController();
+  const shutdown = closingOf(closing.signal);
 
   async function handle(request: Request): Promise<Response> {
     if (request.method !== "POST") return new Response(null, { status: 405, headers: { allow: "POST" } });
@@ -176,7 +231,7 @@ export function createDemoRuns(runplane: Runplane, options: DemoRunsOptions) {
     const message = await readMessage(request);
     if (message instanceof Response) return message;
 
-    const deadline = Date.now() + timeoutMs;
+    const now = Date.now();
     const { run, stages } = await runplane.runTasks.createRun({
       workspaceId: DEMO.workspace,
       configurationVersionId: "cv-demo",
@@ -184,7 +239,15 @@ export function createDemoRuns(runplane: Runplane, options: DemoRunsOptions) {
       // The owners token is a team's: its runs are the demo user's, whom seedDemo records in the directory.
       createdBy: principal.userId ?? DEMO.user,
     });
-    const outcome = await playStages(runplane, closing.signal, run.id, stages, deadline);
+    const outcome = await new Promise<StagesOutcome>((resolve, reject) => {
+      const times = { answerBy: now + timeoutMs, giveUpAt: now + playForMs };
+      const play = playStages(runplane, shutdown, run.id, stages, times, resolve).catch((err: unknown) => {
+        process.stderr.write(`demo run ${run.id} stopped: ${err instanceof Error ? `${err.name}: ${err.message}` : typeof err}\n`);
+        reject(err instanceof Error ? err : new Error("demo run failed"));
+      });
+      playing.add(play);
+      void play.finally(() => playing.delete(play));
+    });
     return answer(run.id, message, outcome, `${options.publicUrl}${prefix}/runs/${run.id}`);
   }
 
@@ -199,7 +262,10 @@ export function createDemoRuns(runplane: Runplane, options: DemoRunsOptions) {
         return error(500, "demo run failed");
       }
     },
-    /** Ends waiting requests (they answer with the statuses reached so far). */
-    close: () => closing.abort(),
+    /** Ends waiting requests (they answer with the statuses reached so far) and the runs played in the background. */
+    close: async () => {
+      closing.abort();
+      await Promise.allSettled([...playing]);
+    },
   };
 }

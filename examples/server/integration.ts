@@ -4,6 +4,7 @@ import type { Server } from "node:http";
 import { createExampleIntegration } from "../integration/server.js";
 import type { Runplane } from "../../src/index.js";
 import { portTaken } from "./config.js";
+import { answerConnect } from "./connect.js";
 import { DEMO } from "./demo.js";
 
 /** The loopback address the bundled integration listens on; the egress allowlist holds only it. */
@@ -57,6 +58,7 @@ export function listen(
     const server = serve({ fetch, port, hostname }, (info: AddressInfo) => {
       server.off("error", failed);
       limitSlowClients(server as Server);
+      answerConnect(server as Server);
       resolve({
         server: server as Server,
         port: info.port,
@@ -90,11 +92,12 @@ export async function startIntegration(options: { hmacKey: string; port: number 
 }
 
 /**
- * Creates the demo run tasks with their fixed ids and attaches them to the demo workspace; on a
- * later start it reuses them, pointing them at the integration's current URL and HMAC key (a
- * change re-sends the verification request).
+ * On the database's first start (`seed`, from `seedDemo`) creates the demo run tasks with their
+ * fixed ids and attaches them to the demo workspace. A later start only points the demo tasks still
+ * there at the integration's current URL and HMAC key (a change re-sends the verification
+ * request): decision D52, a task the user deleted or detached is not brought back.
  */
-export async function ensureDemoTasks(runplane: Runplane, integration: { url: string; hmacKey: string; keep?: boolean }): Promise<void> {
+export async function ensureDemoTasks(runplane: Runplane, integration: { url: string; hmacKey: string; keep?: boolean; seed?: boolean }): Promise<void> {
   const { tasks, workspaceTasks } = runplane.runTasks;
   const attached = new Set((await workspaceTasks.list(DEMO.workspace)).items.map((w) => w.taskId));
   for (const task of DEMO_TASKS) {
@@ -104,7 +107,7 @@ export async function ensureDemoTasks(runplane: Runplane, integration: { url: st
     if (existing) {
       // Same URL and key: nothing to verify, nothing changes but the version.
       await tasks.update(task.id, { url: integration.url, "hmac-key": integration.hmacKey, enabled: true });
-    } else {
+    } else if (integration.seed) {
       await tasks.create(
         DEMO.organization,
         {
@@ -116,7 +119,7 @@ export async function ensureDemoTasks(runplane: Runplane, integration: { url: st
         { id: task.id },
       );
     }
-    if (!attached.has(task.id)) {
+    if (integration.seed && !attached.has(task.id)) {
       await workspaceTasks.create(DEMO.workspace, task.id, { "enforcement-level": task.level, stages: [task.stage] });
     }
   }

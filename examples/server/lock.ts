@@ -1,4 +1,4 @@
-import { linkSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { linkSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
 /**
@@ -6,9 +6,11 @@ import { join } from "node:path";
  * the owners token the first one printed (owners-token.ts) and, on SQLite, write the same file.
  * `server.lock` holds the owner's pid; a lock whose pid is no longer alive (a crash, a SIGKILL) is
  * taken over. Hosts that share a DATA_DIR on purpose (PostgreSQL with one ADMIN_TOKEN, the
- * cluster example) skip it: they neither revoke nor share a file database.
+ * cluster example) skip it: they neither revoke nor share a file database. Once listening, the
+ * owner records its ports on the lock's second line (`listening`), so `doctor` run beside it
+ * without PORT checks the ports it really uses.
  */
-export function lockDataDir(dir: string): { release(): void } {
+export function lockDataDir(dir: string): { release(): void; listening(ports: ListeningPorts): void } {
   const file = join(dir, "server.lock");
   for (let attempt = 0; ; attempt++) {
     // Written whole under a private name and linked into place: a reader never sees an empty lock.
@@ -19,7 +21,7 @@ export function lockDataDir(dir: string): { release(): void } {
       break;
     } catch (error) {
       if ((error as { code?: unknown }).code !== "EEXIST") throw error;
-      const owner = Number(readFileSync(file, "utf8").trim());
+      const owner = readOwner(file) ?? 0;
       if (attempt === 0 && !isAlive(owner)) {
         rmSync(file, { force: true });
         continue;
@@ -34,7 +36,38 @@ export function lockDataDir(dir: string): { release(): void } {
     if (readOwner(file) === process.pid) rmSync(file, { force: true });
   };
   process.once("exit", release);
-  return { release };
+  const listening = (ports: ListeningPorts): void => {
+    if (readOwner(file) !== process.pid) return;
+    const temporary = `${file}.${process.pid}.ports.tmp`;
+    writeFileSync(temporary, `${process.pid}\n${JSON.stringify(ports)}\n`, { mode: 0o600 });
+    renameSync(temporary, file);
+  };
+  return { release, listening };
+}
+
+/** Where the owner of a lock listens: the API's port, and the bundled integration's when it runs one. */
+export interface ListeningPorts {
+  port: number;
+  integrationPort?: number;
+}
+
+/** The ports the live server holding `dir`'s lock recorded, or null (none running, or not listening yet). */
+export function lockPorts(dir: string): ListeningPorts | null {
+  const file = join(dir, "server.lock");
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch {
+    return null;
+  }
+  const [pid, second] = text.split("\n");
+  if (!isAlive(Number(pid)) || !second) return null;
+  try {
+    const ports = JSON.parse(second) as Partial<ListeningPorts>;
+    return typeof ports.port === "number" ? { port: ports.port, ...(typeof ports.integrationPort === "number" ? { integrationPort: ports.integrationPort } : {}) } : null;
+  } catch {
+    return null;
+  }
 }
 
 /** The pid of the live server holding `dir`'s lock, or null when none does. */
@@ -45,7 +78,7 @@ export function lockOwner(dir: string): number | null {
 
 function readOwner(file: string): number | null {
   try {
-    return Number(readFileSync(file, "utf8").trim());
+    return Number(readFileSync(file, "utf8").split("\n")[0]!.trim());
   } catch {
     return null;
   }

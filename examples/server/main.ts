@@ -1,7 +1,7 @@
 import { Hono } from "hono";
 import { createDispatcher, createResultsPage, createRunplane, type Runplane } from "../../src/index.js";
 import { demoArtifacts } from "./artifacts.js";
-import { createDemoRunProviders, demoApplyLog, demoPlanLog } from "./run-details.js";
+import { createDemoApplyLog, createDemoRunProviders, demoPlanLog } from "./run-details.js";
 import { DEMO, seedDemo } from "./demo.js";
 import { createDemoRuns } from "./demo-runs.js";
 import { preflight } from "./checks.js";
@@ -37,7 +37,7 @@ const { port, host, integrationPort, dialect } = config;
 if (!config.databaseUrl) await importOptional(() => import("better-sqlite3"), "better-sqlite3", "serve on the SQLite file (without DATABASE_URL)");
 const dataDir = openDataDir(config.dataDir);
 // One server per DATA_DIR, checked before anything is bound or revoked; PostgreSQL hosts sharing one ADMIN_TOKEN share it on purpose.
-if (!(config.databaseUrl && config.adminToken)) lockDataDir(config.dataDir);
+const lock = config.databaseUrl && config.adminToken ? null : lockDataDir(config.dataDir);
 
 // Bind first: runplane's publicUrl (callback URLs) needs the real port when PORT=0. Requests that
 // arrive before the app is ready get a JSON:API 503 that says when to try again.
@@ -52,6 +52,8 @@ const hmacKey = dataDir.integrationHmacKey();
 const integration = config.integrationUrl
   ? externalIntegration(config.integrationUrl)
   : await startIntegration({ hmacKey, port: integrationPort });
+// `doctor` beside this server without PORT reads where it listens from the lock.
+lock?.listening({ port: http.port, ...(config.integrationUrl ? {} : { integrationPort: Number(new URL(integration.url).port) }) });
 
 const store = await openServerStorage({
   databaseUrl: config.databaseUrl,
@@ -76,24 +78,26 @@ const build = (allow: string[]): Runplane =>
     egress: { allow: [...allow, ...config.egressAllow], wide: config.egressAllowWide, excerpts: config.egressExcerpts },
     // decision D24: the plan JSON and configuration archive the integration downloads, and
     // (D32) the plan's and the apply's logs, read at their `log-read-url` without a credential.
-    artifacts: { ...demoArtifacts, planLog: demoPlanLog, applyLog: demoApplyLog },
+    artifacts: { ...demoArtifacts, planLog: demoPlanLog, applyLog: createDemoApplyLog(stagesOf) },
     // What only the host knows of a run, for integrations that read it (D24); the demo reads
     // its runs' task stages (`runplane` is set before any request can ask).
-    runs: createDemoRunProviders(async (runId) => (await runplane.runTasks.listStages(runId)).items),
+    runs: createDemoRunProviders(stagesOf),
     // decision D33: per-credential limits as HCP Terraform has them (RATE_LIMIT, "off" for none).
     rateLimit: config.rateLimit === false ? false : { requestsPerSecond: config.rateLimit },
     // decision D32: how long a plan's or apply's `log-read-url` works (LOG_URL_LIFETIME, default 1h).
     logUrls: { lifetime: config.logUrlLifetimeMs },
   });
 let runplane!: Runplane;
+const stagesOf = async (runId: string) => (await runplane.runTasks.listStages(runId)).items;
 // Checked and written once, however many hosts start together on one database; the demo tasks'
 // target is read under the same lock, so hosts starting together share it (D27).
 const { token, fromEnv, revoked, target } = await closedIfRefused(() =>
   store.exclusively(async () => {
     const target = await demoTarget(store.storage, integration, Boolean(config.databaseUrl && !config.integrationUrl));
     runplane = build(target.allow);
-    await seedDemo(runplane);
-    await ensureDemoTasks(runplane, { url: target.url, hmacKey, keep: target.keep });
+    // decision D52: the demo tasks are created on the database's first start only.
+    const seed = await seedDemo(runplane);
+    await ensureDemoTasks(runplane, { url: target.url, hmacKey, keep: target.keep, seed });
     return { ...(await ownersToken(runplane, store.storage, dataDir, config.adminToken)), target };
   }),
 );
@@ -127,7 +131,7 @@ routes.get("/", (c) => c.text("runplane reference server: the API is under /api/
 // The OpenAPI 3.1 description of the API, generated from runplane's zod schemas.
 routes.get("/openapi.json", (c) => c.json(runplane.openapi()));
 // GET /metrics (Prometheus text format) and GET /healthz (examples/server/observability.ts).
-mountObservability(routes, observed.scrape, runplane, dispatcher);
+mountObservability(routes, observed.scrape, runplane, dispatcher, { metricsToken: config.metricsToken });
 // The run task results page for people, signed in with an API token (or a bearer header).
 // Behind a proxy that terminates TLS the request is plain HTTP: the public URL says how browsers come.
 const resultsPage = createResultsPage(runplane, { prefix: "/app", ...(origin.startsWith("https:") ? { secureCookie: true } : {}) });
@@ -147,10 +151,12 @@ async function shutdown(signal: string): Promise<void> {
     const closed = http.close();
     // Agents' waiting polls answer now (their sessions end), so they stop holding connections open.
     runplane.agentHub.close();
-    demoRuns.close();
+    // Runs still played in the background (D47) stop where they are: their stages stay as stored.
+    const demoStopped = demoRuns.close();
     await dispatcher.stop({ graceMs: 5_000 });
     await integration.close();
     await closed;
+    await demoStopped;
     await runplane.close();
     await store.close();
     await observed.shutdown();

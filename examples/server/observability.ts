@@ -1,3 +1,4 @@
+import { createHash, timingSafeEqual } from "node:crypto";
 import { metrics } from "@opentelemetry/api";
 import type { Hono } from "hono";
 import { createConsoleLogger, type Dispatcher, type Logger, type LogLevel, type Runplane } from "../../src/index.js";
@@ -110,14 +111,30 @@ export async function checkHealth(runplane: Runplane, dispatcher: Pick<Dispatche
   };
 }
 
-/** Mounts `GET /metrics` (Prometheus text format) and `GET /healthz` (JSON; 200 or 503). */
+/** Whether `header` is `Bearer <token>`, compared in constant time (as digests, so lengths may differ). */
+function bearerMatches(header: string | undefined, token: string): boolean {
+  const given = /^Bearer (.+)$/.exec(header ?? "")?.[1] ?? "";
+  const digest = (text: string) => createHash("sha256").update(text).digest();
+  return timingSafeEqual(digest(given), digest(token));
+}
+
+/**
+ * Mounts `GET /metrics` (Prometheus text format) and `GET /healthz` (JSON; 200 or 503). With
+ * `metricsToken` (METRICS_TOKEN) a scrape needs `Authorization: Bearer <it>`: the metrics name
+ * routes, counts and outbox figures, which are for the operator. Health stays open for probes.
+ */
 export function mountObservability(
   routes: Hono,
   scrape: () => Promise<string | null>,
   runplane: Runplane,
   dispatcher: Pick<Dispatcher, "isRunning">,
+  options: { metricsToken?: string | undefined } = {},
 ): void {
+  const { metricsToken } = options;
   routes.get("/metrics", async (c) => {
+    if (metricsToken !== undefined && !bearerMatches(c.req.header("authorization"), metricsToken)) {
+      return c.text("/metrics needs Authorization: Bearer <METRICS_TOKEN>\n", 401, { "www-authenticate": 'Bearer realm="metrics"' });
+    }
     const text = await scrape();
     if (text === null) return c.text(`${METRICS_OFF}\n`, 404);
     return c.body(text, 200, { "content-type": "text/plain; version=0.0.4; charset=utf-8" });

@@ -23,6 +23,8 @@ interface Progress {
   plan: { startedAt: string; finishedAt: string | null };
   /** When the policy check ran (post_plan passed, or the plan finished without one), or null when it did not. */
   checkedAt: string | null;
+  /** When the (pretend) apply ran: pre_apply passed, or the check without one (D47); null before. */
+  appliedAt?: string | null;
 }
 
 const hyphens = (word: string) => word.replaceAll("_", "-");
@@ -77,8 +79,21 @@ export function progressOf(run: ArtifactRun, stages: Stages): Progress {
   }
   timestamps["policy-checked-at"] = checkedAt;
   const preApply = find("pre_apply");
-  const step = preApply ? stageStep(preApply, timestamps) : { status: "" };
-  return progress(step.status || "policy_checked", plan, checkedAt);
+  let appliedAt = checkedAt;
+  if (preApply) {
+    const step = stageStep(preApply, timestamps);
+    if (step.passedAt === null) return progress(step.status || "policy_checked", plan, checkedAt);
+    appliedAt = step.passedAt;
+  }
+  // decision D47: the demo applies nothing real, so its apply finishes the moment it may start; a
+  // post_apply stage then runs, and never halts the run (only advisory tasks run there).
+  timestamps["applying-at"] = timestamps["applied-at"] = appliedAt;
+  const postApply = find("post_apply");
+  let status = "applied";
+  if (postApply?.status === "running" || postApply?.status === "passed") {
+    if (stageStep(postApply, timestamps).passedAt === null) status = "post_apply_running";
+  }
+  return { ...progress(status, plan, checkedAt), appliedAt };
 }
 
 /** The demo plan's resource changes by action. */
@@ -88,8 +103,19 @@ function counts(run: ArtifactRun) {
   return { resourceAdditions: count("create"), resourceChanges: count("update"), resourceDestructions: count("delete"), resourceImports: 0 };
 }
 
+/**
+ * decision D47: a run that stopped never applies, and HCP Terraform then says its apply is
+ * `unreachable` ("will not run"): a final status, so go-tfe's log reader stops. The apply of a
+ * run that got there finished at once; one still on its way is `pending`.
+ */
+function applyDetails(run: ArtifactRun, status: string, appliedAt: string | null): NonNullable<RunDetails["apply"]> {
+  if (status === "errored" || status === "canceled") return { status: "unreachable" };
+  if (appliedAt === null) return { status: "pending" };
+  return { status: "finished", ...counts(run), statusTimestamps: { "queued-at": appliedAt, "started-at": appliedAt, "finished-at": appliedAt } };
+}
+
 export function demoRunDetails(run: ArtifactRun, stages: Stages): RunDetails {
-  const { status, timestamps, plan } = progressOf(run, stages);
+  const { status, timestamps, plan, appliedAt } = progressOf(run, stages);
   const planned = plan.finishedAt !== null;
   const resources = planned ? counts(run) : { resourceAdditions: 0, resourceChanges: 0, resourceDestructions: 0, resourceImports: 0 };
   const hasChanges = resources.resourceAdditions + resources.resourceChanges + resources.resourceDestructions > 0;
@@ -107,8 +133,7 @@ export function demoRunDetails(run: ArtifactRun, stages: Stages): RunDetails {
       ...resources,
       statusTimestamps: { "queued-at": plan.startedAt, "started-at": plan.startedAt, ...(plan.finishedAt !== null ? { "finished-at": plan.finishedAt } : {}) },
     },
-    // A run that stopped never applies (HCP Terraform then says the apply is unreachable).
-    apply: { status: status === "errored" || status === "canceled" ? "unreachable" : "pending" },
+    apply: applyDetails(run, status, appliedAt ?? null),
   };
 }
 
@@ -150,17 +175,21 @@ export function demoPlanLog(run: ArtifactRun): string {
 }
 
 /**
- * The apply's log. Demo runs wait for confirmation (apply `pending`), so it says so, in the words
- * Terraform prints before an apply, instead of inventing one that never ran.
+ * The apply's log, as far as the apply got (D47): what a finished apply prints (the demo changes
+ * nothing real), a line saying an apply that will not run never ran, or that one still waits.
+ * Served with HCP's framing (D48): ETX follows once the apply's status is final.
  */
-export function demoApplyLog(run: ArtifactRun): string {
+export function demoApplyLog(run: ArtifactRun, stages: Stages): string {
   const plan = demoPlanJson(run);
-  return [
-    `Terraform v${String(plan.terraform_version)}`,
-    "",
-    `Run ${run.id} is planned and waits for confirmation: nothing has been applied yet.`,
-    "",
-  ].join("\n");
+  const { status } = demoRunDetails(run, stages).apply!;
+  const { resourceAdditions, resourceChanges, resourceDestructions } = counts(run);
+  const said =
+    status === "finished"
+      ? `Apply complete! Resources: ${resourceAdditions} added, ${resourceChanges} changed, ${resourceDestructions} destroyed. (The demo applies nothing real.)`
+      : status === "unreachable"
+        ? `Run ${run.id} stopped before its apply: nothing was applied, and nothing will be.`
+        : `Run ${run.id} has not been applied yet.`;
+  return [`Terraform v${String(plan.terraform_version)}`, "", said, ""].join("\n");
 }
 
 /**
@@ -172,6 +201,9 @@ export function demoPolicyCheckRun(policyCheckId: string): string | null {
 }
 
 /** The demo's run providers; `stagesOf` reads a run's task stages from the runplane that serves them. */
+/** The apply log provider of the demo: it reads the run's stages, as its details do. */
+export const createDemoApplyLog = (stagesOf: (runId: string) => Promise<Stages>) => async (run: ArtifactRun): Promise<string> => demoApplyLog(run, await stagesOf(run.id));
+
 export function createDemoRunProviders(stagesOf: (runId: string) => Promise<Stages>): RunProviders {
   return {
     details: async (run) => demoRunDetails(run, await stagesOf(run.id)),

@@ -24,6 +24,7 @@ export const SERVER_FLAGS = {
   "egress-excerpts": "EGRESS_EXCERPTS",
   "rate-limit": "RATE_LIMIT",
   "log-url-lifetime": "LOG_URL_LIFETIME",
+  "metrics-token": "METRICS_TOKEN",
 } as const;
 
 export type ServerVariable = (typeof SERVER_FLAGS)[keyof typeof SERVER_FLAGS];

@@ -21,6 +21,7 @@ const SERVER_FLAG_HELP: Record<keyof typeof SERVER_FLAGS, string> = {
   "egress-excerpts": "status (default): keep only the status line of answers from destinations EGRESS_ALLOW admits; full: keep them whole",
   "rate-limit": "API requests per second per credential (default 30, HCP Terraform's figure; off: no limit)",
   "log-url-lifetime": "how long a plan's or apply's log-read-url works, 1m to 24h such as 10m or 1h (default 1h)",
+  "metrics-token": "bearer token GET /metrics requires, at least 16 characters (default: none, /metrics answers whoever reaches HOST:PORT)",
 };
 
 /**
@@ -44,17 +45,18 @@ const DATA_NOTE = flagsNote(DATA_FLAGS, "data flags");
 
 export const COMMAND_HELP: Record<string, string> = {
   serve: `usage: runplane serve [server flags]\nthe reference server: the API under /api/v2, the results page, the demo and its example integration\n${SERVER_NOTE}`,
-  keygen: "usage: runplane keygen [--json] [--id <key id>]\na new 32-byte keyring key, base64 (--json: a whole keyring with that key active)",
+  keygen: "usage: runplane keygen [--json] [--id <key id>]\na new 32-byte keyring key, base64 (--id: as the keyring entry {\"id\",\"key\"} to add to keys; --json: a whole keyring with that key active)",
   migrate: `usage: runplane migrate [--dry-run] [database flags]\napply pending schema migrations to the server's database (--dry-run: list them, apply nothing)\n${DATABASE_NOTE}`,
   reencrypt: `usage: runplane reencrypt [--retire <key id>] [data flags]\nmove every sealed value to the keyring's active key (in an existing data directory or database) and print what each key seals\n--retire <key id>: then remove that key from keyring.json, refused while it is active or still seals a value\n${DATA_NOTE}`,
+  audit: `usage: runplane audit verify [--organization <name>] [data flags]\nwalk each organization's audit hash chain in the server's data and name the first break (an edited or deleted event); prints each chain's head digest; exit 1 when a chain is broken\n--organization <name>: only this organization\n${DATA_NOTE}`,
   token:
     "usage: runplane token create [--team <id>] [--organization <name>] [--description <text>] [data flags]\n" +
-    "       runplane token list [--team <id>] [--organization <name>] [data flags]\n" +
+    "       runplane token list [--team <id>] [--organization <name>] [--sessions] [--revoked] [data flags]\n" +
     "       runplane token revoke <token id> [data flags]\n" +
     `API tokens of the server's existing data (runplane token <subcommand> --help for each one's flags)\n${DATA_NOTE}`,
   // Each subcommand lists only the flags it takes.
   "token create": `usage: runplane token create [flags] [data flags]\na new API token for the owners team of organization demo (or --team of --organization), printed once; needs the server's existing data\n${ownFlags([TEAM_FLAG, ORGANIZATION_FLAG, ["description", "<text>", "what the token is for (default: runplane token create)"]])}${DATA_NOTE}`,
-  "token list": `usage: runplane token list [flags] [data flags]\nthe API tokens of organization demo (or --organization), oldest first, one line each: id, team, created, last used, description; never a secret\n${ownFlags([["team", "<id>", "only this team's tokens"], ORGANIZATION_FLAG])}${DATA_NOTE}`,
+  "token list": `usage: runplane token list [flags] [data flags]\nthe API tokens of organization demo (or --organization), oldest first, one line each: id, team, created, last used, description; never a secret\n${ownFlags([["team", "<id>", "only this team's tokens"], ORGANIZATION_FLAG, ["sessions", "", "also results page sessions (sign-ins), each line starting with session"], ["revoked", "", "also the records that keep a revoked ADMIN_TOKEN revoked, each line starting with revoked"]])}${DATA_NOTE}`,
   "token revoke": `usage: runplane token revoke <token id> [data flags]\nrevoke an API token (its id from runplane token list): the server refuses it from its next request on\n${DATA_NOTE}`,
   doctor: `usage: runplane doctor [server flags]\nrun the checks serve runs before it starts (options, data directory, keyring against the database, storage, ports, egress), changing nothing\n${SERVER_NOTE}`,
   agent: `usage: runplane agent --url <origin> [--token <agent token>] [flags]\ncarry the run task requests of an agent pool from inside a private network: connects out to runplane only, sends each request through its own egress, reports the answers; SIGTERM stops it cleanly\n${ownFlags(AGENT_FLAGS)}`,
@@ -67,6 +69,7 @@ export const USAGE = `usage: runplane <command> [flags]   (runplane <command> --
   keygen      a new keyring key (--json: a whole keyring)
   migrate     apply pending schema migrations (--dry-run: list them)
   reencrypt   move sealed values to the keyring's active key (--retire: then drop an unused key)
+  audit       audit verify: walk the audit trail's hash chains and name the first break
   token       token create|list|revoke: API tokens (a new one printed once; list; revoke)
   doctor      check options, storage, keyring and egress
   agent       --url <origin> (token in RUNPLANE_AGENT_TOKEN): carry an agent pool's run task requests from a private network

@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { agent } from "./agent.js";
+import { audit } from "./audit.js";
 import { checkIntegration } from "./check-integration.js";
 import { doctor } from "./doctor.js";
 import { COMMAND_HELP, USAGE, wantsHelp } from "./help.js";
@@ -21,6 +22,7 @@ const COMMANDS: Record<string, (args: string[]) => Promise<boolean | void> | boo
   keygen: (args) => keygen(args, out),
   migrate: (args) => migrate(args, out),
   reencrypt: (args) => reencrypt(args, out),
+  audit: (args) => audit(args, out),
   token: (args) => token(args, out),
   doctor: (args) => doctor(args, out),
   "check-integration": (args) => checkIntegration(args, out),

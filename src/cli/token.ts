@@ -1,7 +1,8 @@
-import { DEMO, seedDemo } from "../../examples/server/demo.js";
+import { DEMO, seedDemoOwners } from "../../examples/server/demo.js";
 import { revokeToken } from "../../examples/server/owners-token.js";
 import type { Runplane } from "../index.js";
 import type { ApiTokenView } from "../services/directory.js";
+import { REVOKED_TOKEN_DESCRIPTION, sessionOf } from "../services/principals.js";
 import { DATA_FLAGS, parse } from "./args.js";
 import { withServerData } from "./open.js";
 
@@ -33,27 +34,54 @@ async function create(args: string[], out: (line: string) => void): Promise<void
   const teamId = typeof values.team === "string" ? values.team : DEMO.ownersTeam;
   const description = typeof values.description === "string" ? values.description : "runplane token create";
   const secret = await withServerData(env, async (runplane, store) => {
-    // A database the server never started on (only migrated) gets the demo records it would seed.
-    await store.exclusively(() => seedDemo(runplane));
+    // A database the server never started on (only migrated) gets the records a token needs; the
+    // demo itself is seeded by the server's first start (D52).
+    await store.exclusively(() => seedDemoOwners(runplane));
     await checkTeam(runplane, organization, teamId, typeof values.team === "string");
     return (await runplane.directory.createApiToken({ organization, kind: "team", teamId, description })).token;
   });
   out(secret);
 }
 
-/** `list [--team <id>] [--organization <name>]`: one line per token, oldest first, never a secret. */
+/** What a listed record is: a token, a results page session, or the record of a revoked token. */
+type Kind = "token" | "session" | "revoked";
+const kindOf = (t: ApiTokenView): Kind => (sessionOf(t) ? "session" : t.description === REVOKED_TOKEN_DESCRIPTION ? "revoked" : "token");
+
+/**
+ * `list [--team <id>] [--organization <name>] [--sessions] [--revoked]`: one line per token,
+ * oldest first, never a secret. Sessions (results page sign-ins) and the records that keep a
+ * revoked ADMIN_TOKEN revoked are stored as token records but are no credential an operator uses
+ * or revokes: they are listed, labelled, only on request, and a last line counts those left out.
+ */
 async function list(args: string[], out: (line: string) => void): Promise<void> {
-  const { values, positionals, env } = parse(args, { team: TEAM, organization: ORGANIZATION }, DATA_FLAGS);
-  if (positionals.length) throw new Error("usage: runplane token list [--team <id>] [--organization <name>]");
+  const { values, positionals, env } = parse(args, { team: TEAM, organization: ORGANIZATION, sessions: { type: "boolean" }, revoked: { type: "boolean" } }, DATA_FLAGS);
+  if (positionals.length) throw new Error("usage: runplane token list [--team <id>] [--organization <name>] [--sessions] [--revoked]");
   const organization = typeof values.organization === "string" ? values.organization : DEMO.organization;
   const teamId = typeof values.team === "string" ? values.team : undefined;
-  const tokens = await withServerData(env, async (runplane) => {
+  const records = await withServerData(env, async (runplane) => {
     if (teamId) await checkTeam(runplane, organization, teamId, true);
     else await checkOrganization(runplane, organization);
     return (await runplane.directory.listApiTokens({ organization, ...(teamId ? { teamId } : {}) })).items;
   });
-  if (tokens.length === 0) out(`no API tokens in organization ${organization}${teamId ? ` for team ${teamId}` : ""}`);
-  for (const t of tokens) out(`${t.id}  ${ownerOf(t)}  created ${t.createdAt}  last used ${t.lastUsedAt ?? "never"}  ${JSON.stringify(t.description)}`);
+  const shown: Record<Kind, boolean> = { token: true, session: values.sessions === true, revoked: values.revoked === true };
+  const listed = records.filter((t) => shown[kindOf(t)]);
+  if (!records.some((t) => kindOf(t) === "token")) out(`no API tokens in organization ${organization}${teamId ? ` for team ${teamId}` : ""}`);
+  for (const t of listed) out(lineOf(t));
+  const hidden = (kind: Kind) => records.filter((t) => kindOf(t) === kind).length;
+  const notShown = [
+    ...(shown.session || hidden("session") === 0 ? [] : [`${hidden("session")} results page session${hidden("session") === 1 ? "" : "s"}, --sessions`]),
+    ...(shown.revoked || hidden("revoked") === 0 ? [] : [`${hidden("revoked")} revoked-token record${hidden("revoked") === 1 ? "" : "s"}, --revoked`]),
+  ];
+  if (notShown.length > 0) out(`(not shown: ${notShown.join("; ")})`);
+}
+
+function lineOf(t: ApiTokenView): string {
+  const common = `${t.id}  ${ownerOf(t)}  created ${t.createdAt}`;
+  const lastUsed = `last used ${t.lastUsedAt ?? "never"}`;
+  const kind = kindOf(t);
+  if (kind === "session") return `session  ${common}  ${lastUsed}  ${t.description}`;
+  if (kind === "revoked") return `revoked  ${common}  a revoked ADMIN_TOKEN, kept so that no host brings it back; never a credential`;
+  return `${common}  ${lastUsed}  ${JSON.stringify(t.description)}`;
 }
 
 /** `revoke <token id>`: the API token is refused from the server's next request on. */

@@ -70,7 +70,7 @@ export function createAgentDispatcher(runplane: DispatcherHost, hub: AgentHub, o
   const settings = dispatcherSettings({ ...options, concurrency: AGENT_SLOTS, batchSize: AGENT_SLOTS });
   const { leaseMs, owner, leaseMargin, failpoint, pollIntervalMs } = settings;
   const transport = createAgentTransport(hub, withinLease(options.agents ?? {}, leaseMargin));
-  const begin = createAttemptTelemetry(deliveries.logger, (outcomeClass, ok) => deliveries.recent.record(deliveries.now().getTime(), outcomeClass, ok));
+  const begin = createAttemptTelemetry(deliveries.logger, (outcomeClass, ok) => deliveries.recent.record(deliveries.now().getTime(), outcomeClass, ok), deliveries.telemetry);
   const deps: AttemptDeps = { deliveries, transport, random: options.random ?? Math.random, failpoint, begin };
   const reservations = createReservations();
   const launcher = reservingLauncher(createLauncher(deps, { concurrency: AGENT_SLOTS, leaseMargin }), reservations);

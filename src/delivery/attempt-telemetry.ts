@@ -7,7 +7,8 @@ import { SpanKind, SpanStatusCode } from "@opentelemetry/api";
 import type { Logger } from "../logger.js";
 import type { TaskDeliveryRecord } from "../schemas/run-task-records.js";
 import { createDeliveryMetrics } from "../telemetry/metrics.js";
-import { SPAN, tracer } from "../telemetry/tracing.js";
+import { GLOBAL_TELEMETRY, type Telemetry } from "../telemetry/providers.js";
+import { SPAN } from "../telemetry/tracing.js";
 
 /** How an attempt ended: delivered; failed and `retry` or `closed` (no time left before the deadline); `lost` its lease; `released` unsent; `skipped` (nothing to send). */
 export type AttemptOutcome = "delivered" | "retry" | "closed" | "lost" | "released" | "skipped";
@@ -52,12 +53,12 @@ const LEVEL: Record<AttemptOutcome, keyof Logger> = {
   skipped: "debug",
 };
 
-export function createAttemptTelemetry(logger: Logger, attempted: AttemptListener = () => undefined): BeginAttempt {
-  const metrics = createDeliveryMetrics();
+export function createAttemptTelemetry(logger: Logger, attempted: AttemptListener = () => undefined, telemetry: Telemetry = GLOBAL_TELEMETRY): BeginAttempt {
+  const instruments = createDeliveryMetrics(telemetry);
   return (row) => {
     const started = performance.now();
     const attempt = row.attempt + 1;
-    const span = tracer().startSpan(SPAN.deliveryAttempt, {
+    const span = telemetry.tracer().startSpan(SPAN.deliveryAttempt, {
       kind: SpanKind.CLIENT,
       attributes: { "runplane.delivery.id": row.id, "runplane.task_result.id": row.taskResultId, "runplane.delivery.attempt": attempt },
     });
@@ -65,6 +66,7 @@ export function createAttemptTelemetry(logger: Logger, attempted: AttemptListene
       end(outcome, detail = {}) {
         const seconds = (performance.now() - started) / 1000;
         const attrs = { outcome };
+        const metrics = instruments();
         metrics.deliveries.add(1, attrs);
         if (detail.outcomeClass !== undefined) {
           metrics.attempts.add(1, { class: detail.outcomeClass });

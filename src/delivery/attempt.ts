@@ -79,6 +79,8 @@ async function attempt(
     await failpoint("after-settle-batch");
     return "failed";
   };
+  // decision D40: a key this host lacks: the row is left to the hosts holding it, no attempt spent.
+  if (!prepared.ready && prepared.lacksKey) return (sent(), await deliveries.leave(prepared.row, prepared.lacksKey), end("released"), "released");
   if (!prepared.ready) return (sent(), fail(prepared.error, null, seen({ outcome: "skipped", status: null, errorCode: null, detail: prepared.error })));
   let failure: { error: string; retryAfterMs: number | null } | null = null;
   let observed: AttemptObservation;

@@ -35,7 +35,7 @@ export function createDispatcher(runplane: DispatcherHost, options: DispatcherOp
     options.transport ??
     (options.egress ? createEgress({ ...options.egress, userAgent: runplane.runTasks.settings.userAgent }) : runplane.transport);
   // decision D31: each attempt also counts in the instance's window that `health()` judges.
-  const begin = createAttemptTelemetry(deliveries.logger, (outcomeClass, ok) => deliveries.recent.record(deliveries.now().getTime(), outcomeClass, ok));
+  const begin = createAttemptTelemetry(deliveries.logger, (outcomeClass, ok) => deliveries.recent.record(deliveries.now().getTime(), outcomeClass, ok), deliveries.telemetry);
   const deps: AttemptDeps = { deliveries, transport, random: options.random ?? Math.random, failpoint, begin };
   const sweeper = createSweeper(deliveries, failpoint);
   // This instance's new request texts are kept for first attempts while a dispatcher exists.
@@ -56,7 +56,7 @@ export function createDispatcher(runplane: DispatcherHost, options: DispatcherOp
       agents?.start();
       // Outbox gauges while this dispatcher runs: a host running several reports the same
       // storage's figures from each.
-      unobserve = observeOutbox(() => deliveries.outbox());
+      unobserve = observeOutbox(deliveries.telemetry, () => deliveries.outbox());
       unsubscribe = subscribe(runplane, loop.woken);
       loop.start();
     },

@@ -11,6 +11,7 @@ import { dispatchCapped } from "./capped-dispatch.js";
 import { EgressError, refusal, toEgressError } from "./egress-error.js";
 import { createReachLedger, guardConnector, originKey, type EgressConnector } from "./guarded-connector.js";
 import { DEFAULT_MIN_PREFIX, WIDE_ADVICE, wideEntryProblem, type MinPrefix } from "./wide-entries.js";
+import { togetherText, wideTogether } from "./wide-allowlist.js";
 import type { HttpRequest, HttpResponse, HttpTransport, Resolver } from "./transport.js";
 
 export { classifyAddress, createEgressPolicy } from "./address-policy.js";
@@ -65,6 +66,9 @@ function refuseWideEntries(options: EgressOptions): void {
       throw new TypeError(`egress.allow: ${JSON.stringify(entry)} is wide: it ${problem}; ${WIDE_ADVICE} (a /${minPrefix.ipv4} of an IPv4 private range, a /${minPrefix.ipv6} of fc00::/7), or pass wide: true to accept wide entries knowingly`);
     }
   }
+  // decision D43: and together.
+  const [together] = wideTogether(options.allow ?? [], minPrefix);
+  if (together) throw new TypeError(`egress.allow: ${togetherText(together)}: wide together; ${WIDE_ADVICE}, or pass wide: true to accept wide entries knowingly`);
 }
 
 

@@ -51,6 +51,9 @@ export function createSweeper(deliveries: TaskDeliveryService, failpoint: (name:
         // decision D46: agents silent for longer than their retention, on the same slow beat.
         const agents = await deliveries.pruneAgents();
         if (agents > 0) deliveries.logger.info("agents silent past their retention removed", { event: "agents.pruned", count: agents });
+        // decision D53: audit events past `audit.retention`, as rarely as the attempts.
+        const events = await deliveries.pruneAudit();
+        if (events > 0) deliveries.logger.debug("audit events past their retention removed", { event: "audit.pruned", count: events });
       }
     } catch (err) {
       deliveries.logger.error("run task deadline sweep failed", { error: err instanceof Error ? err.name : typeof err });

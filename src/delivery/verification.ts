@@ -24,14 +24,21 @@ export interface TaskEndpointCheckOptions {
 }
 
 /**
- * A refused verification (D15) names the signature header it sent and the dialect, since an
- * integration written for HCP Terraform rejects a request signed in the default dialect's header.
+ * A verification refused with a 4xx (D15) names the causes of a refused signature, most likely
+ * first: a key that differs (`runplane/integration` reads both dialects' headers, so the dialect is
+ * the rarer cause), then an integration that reads only the other dialect's header; and the check
+ * that tells them apart, since an integration's own words are often not shown (D38).
  */
 export function signatureHint(dialect: Dialect): string {
-  const sent = `The request was signed in the ${SIGNATURE_HEADERS[dialect]} header (dialect "${dialect}")`;
-  return dialect === "hcp-terraform"
-    ? `${sent}.`
-    : `${sent}; integrations written for HCP Terraform expect ${SIGNATURE_HEADERS["hcp-terraform"]}: use the "hcp-terraform" dialect.`;
+  const other: Dialect = dialect === "default" ? "hcp-terraform" : "default";
+  const expects = other === "hcp-terraform" ? ", what integrations written for HCP Terraform expect" : "";
+  return (
+    "If it refused the signature, the likely causes, most likely first: " +
+    "1. the HMAC key differs from the one the integration checks; " +
+    `2. the integration reads only the ${SIGNATURE_HEADERS[other]} header (dialect "${other}"${expects}), and this request was signed in ${SIGNATURE_HEADERS[dialect]} (dialect "${dialect}"). ` +
+    "`runplane check-integration <url> --hmac-key <key> --dialect default`, then with `--dialect hcp-terraform`, tells them apart: " +
+    "a differing key fails in both dialects, a dialect mismatch passes in one."
+  );
 }
 
 export function createTaskEndpointCheck(options: TaskEndpointCheckOptions): TaskEndpointCheck {
@@ -62,7 +69,8 @@ export function createTaskEndpointCheck(options: TaskEndpointCheckOptions): Task
       // decision D38: an internal service's answer is not quoted to whoever may manage run tasks.
       const through = (res as { agentId?: string }).agentId === undefined ? "the destination is reached through the egress allowlist" : "the agent's egress keeps only the status of a private address";
       const quoted = res.bodyWithheld ? ` (its answer's body is not shown: ${through})` : said ? `: ${said}` : "";
-      throw invalid(pointer, `The run task URL responded with ${res.status} to the verification request${quoted}; it must answer 200. ${signatureHint(dialect)}`);
+      const hint = res.status >= 400 && res.status < 500 ? ` ${signatureHint(dialect)}` : "";
+      throw invalid(pointer, `The run task URL responded with ${res.status} to the verification request${quoted}; it must answer 200.${hint}`);
     }
   };
 }

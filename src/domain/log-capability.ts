@@ -42,12 +42,22 @@ function parseClaims(payload: string): LogClaims | null {
 }
 
 /**
+ * Whether `part` is the one base64url spelling of its bytes: the last character's spare bits are
+ * zero (the decoder ignores them, so without this a capability had 4 spellings, and a "changed"
+ * last character verified 1 time in 4).
+ */
+const isCanonical = (part: string): boolean => Buffer.from(part, "base64url").toString("base64url") === part;
+
+/**
  * Checks `capability` against every key held (`keys`, derived MAC keys: one signed it, maybe
  * before a rotation) in constant time per key, then its expiry against `nowSeconds`.
  */
 export function verifyLogCapability(capability: string, keys: readonly Uint8Array[], nowSeconds: number): LogCapabilityCheck {
   const match = capability.length <= MAX_CAPABILITY_LENGTH ? SHAPE.exec(capability) : null;
   if (!match) return { ok: false, reason: "malformed" };
+  // Every capability has exactly one spelling: any other is no capability this module wrote.
+  if (!isCanonical(match[2]!)) return { ok: false, reason: "forged" };
+  if (!isCanonical(match[1]!)) return { ok: false, reason: "malformed" };
   const given = Buffer.from(match[2]!, "base64url");
   const signed = `${PREFIX}.${match[1]!}`;
   if (!keys.some((key) => timingSafeEqual(mac(key, signed), given))) return { ok: false, reason: "forged" };

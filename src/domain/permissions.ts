@@ -37,6 +37,7 @@ export const ORGANIZATION_ACTIONS = [
   "agent-pools:read",
   "api-tokens:manage",
   "run-tasks:configure",
+  "audit-trail:read",
 ] as const;
 export type OrganizationAction = (typeof ORGANIZATION_ACTIONS)[number];
 
@@ -88,6 +89,8 @@ const ORGANIZATION_ACTION_RULES = {
   // API tokens act as their team, owners' included; no permission short of owners lists or revokes them.
   "api-tokens:manage": null,
   "run-tasks:configure": "manage-run-tasks",
+  // decision D53: HCP reads its audit trail with an organization token only; here, owners.
+  "audit-trail:read": null,
 } as const satisfies Record<OrganizationAction, OrgPermission | null>;
 
 const explain = (reasons: readonly AccessReason[]): string =>

@@ -1,12 +1,16 @@
 import { ATTEMPT_LIMITS } from "../schemas/delivery-attempts.js";
 import { redactLogCapabilities } from "./log-capability.js";
-import { foldForm, redactSpans, secretSpans } from "./secret-spans.js";
+import { fold } from "./fold.js";
+import { secretForms } from "./secret-forms.js";
+import { redactSpans, secretSpans } from "./secret-spans.js";
 
 /**
  * decision D31: the part of an integration's answer that is kept and shown. Pure. An integration
  * may echo the request it got, so the attempt's secrets (access token, HMAC key, signature) are
- * redacted wherever they appear: as sent, JSON- or URL-escaped (every byte or some), hex, and base64
- * at any alignment, with separators between their characters or not (secret-spans.ts).
+ * redacted wherever they appear: as sent, escaped (JSON, URL, HTML references), hex, and base64 at
+ * any alignment, and any pair of those, with separators between their characters or not
+ * (fold.ts, secret-forms.ts, secret-spans.ts). A log capability (D32) is found by its shape the same
+ * ways. decision D42: the excerpt says which secrets it redacted, so the callback token is burned.
  */
 
 export interface ExcerptInput {
@@ -24,6 +28,8 @@ export interface Excerpt {
   text: string | null;
   /** The answer went on past `text`. */
   truncated: boolean;
+  /** decision D42: the secrets (of `ExcerptInput.secrets`) the answer spelled in any way found, redacted or not kept. */
+  found?: readonly string[];
 }
 
 export const REDACTED = "[redacted]";
@@ -45,44 +51,8 @@ const CONTROL = /[\u0000-\u0008\u000B-\u001F\u007F-\u009F\u200B-\u200F\u2028-\u2
 
 const mediaType = (contentType: string): string => contentType.split(";")[0]!.trim();
 
-/** The base64 characters that depend on `bytes` alone when they start `offset` bytes into a run. */
-function base64Core(bytes: Buffer, offset: number): string {
-  const encoded = Buffer.concat([Buffer.alloc(offset), bytes]).toString("base64");
-  return encoded.slice(Math.ceil((8 * offset) / 6), Math.floor((8 * (offset + bytes.length)) / 6));
-}
-
-/** base64 and base64url of `bytes` at the three alignments a larger blob may put them. */
-function base64Forms(bytes: Buffer, forms: Set<string>): void {
-  for (let offset = 0; offset < 3; offset++) {
-    const core = base64Core(bytes, offset);
-    forms.add(core).add(core.replace(/\+/g, "-").replace(/\//g, "_"));
-  }
-}
-
-/** Whole bytes of hex, at least 8 of them: the signature header (decision D38), or any such secret. */
-const HEX_BYTES = /^(?:[0-9a-f]{2}){8,}$/i;
-
-/**
- * decision D38: the bytes a hex secret spells, as an echo that decoded the hex may spell them:
- * base64 at any alignment, every byte `%`- or `\u`-escaped (the folding of secret-spans.ts also
- * matches an echo that left ASCII bytes unescaped), and `0x`/`\x` per byte. Their hex, with or
- * without separators between bytes, is the secret itself.
- */
-function byteForms(hex: string, forms: Set<string>): void {
-  const bytes = Buffer.from(hex, "hex");
-  const each = (format: (pair: string) => string) => (hex.toLowerCase().match(/../g) ?? []).map(format).join("");
-  base64Forms(bytes, forms);
-  forms.add(each((p) => `%${p}`)).add(each((p) => `\\u00${p}`)).add(each((p) => `0x${p}`)).add(each((p) => `\\x${p}`));
-}
-
-/** Every spelling of `secret` that an echo may carry. */
-export function secretForms(secret: string): string[] {
-  const bytes = Buffer.from(secret, "utf8");
-  const forms = new Set([secret, JSON.stringify(secret).slice(1, -1), encodeURIComponent(secret), bytes.toString("hex")]);
-  base64Forms(bytes, forms);
-  if (HEX_BYTES.test(secret)) byteForms(secret, forms);
-  return [...forms].filter((f) => f.length >= MIN_SECRET);
-}
+/** decision D32: what starts every log capability, in each spelling: its token runs on after it. */
+const CAPABILITY_MARKERS = secretForms("rplog1.");
 
 /** At most `max` UTF-8 bytes of `text`, cut between code points. */
 function byteHead(text: string, max: number): { text: string; cut: boolean } {
@@ -109,13 +79,21 @@ export function responseExcerpt(input: ExcerptInput): Excerpt {
   // decision D32: an echoed `log-read-url` carries its capability; it is recognised by its shape.
   text = redactLogCapabilities(text.replace(CONTROL, ""));
   const secrets = input.secrets.filter((s) => s !== "");
-  if (secrets.some((s) => s.length < MIN_SECRET && text.includes(s))) return SHORT_SECRET;
-  const forms = [...new Set(secrets.flatMap(secretForms).map(foldForm))].filter((f) => f.length >= MIN_SECRET).sort((a, b) => b.length - a.length);
-  const { spans, safeEnd } = secretSpans(text, forms);
+  const short = secrets.filter((s) => s.length < MIN_SECRET && text.includes(s));
+  if (short.length > 0) return { ...SHORT_SECRET, found: short };
+  const folded = fold(text);
+  const owner = new Map<string, string>();
+  for (const secret of secrets) {
+    for (const form of secretForms(secret, folded.text.length)) if (form.length >= MIN_SECRET) owner.set(form, secret);
+  }
+  const forms = [...owner.keys()].sort((a, b) => b.length - a.length);
+  const { spans, found, safeEnd } = secretSpans(text, folded, forms, CAPABILITY_MARKERS);
   // The window may end inside a secret: what it cut off cannot be recognised, so it goes too; but
   // never into a whole copy, which is redacted instead (trimmed, its head would show).
-  const end = cut && forms.length > 0 ? Math.max(safeEnd(forms[0]!.length), ...spans.map((s) => s[1])) : text.length;
+  const end = cut && forms.length > 0 ? Math.max(safeEnd(), ...spans.map((s) => s[1])) : text.length;
   text = redactSpans(text.slice(0, end), spans, REDACTED);
+  const gave = [...new Set([...found].map((form) => owner.get(form)!))];
   const head = byteHead(text, ATTEMPT_LIMITS.excerptBytes);
-  return head.text === "" ? NONE : { text: head.text, truncated: cut || head.cut };
+  const kept: Excerpt = head.text === "" ? NONE : { text: head.text, truncated: cut || head.cut };
+  return gave.length > 0 ? { ...kept, found: gave } : kept;
 }

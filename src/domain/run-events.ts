@@ -82,7 +82,7 @@ const PHRASES: Record<string, string> = {
 };
 const phraseOf = (status: string): string => PHRASES[status] ?? `is ${status.replaceAll("_", " ")}`;
 
-function stageEvents(runId: string, stage: RunEventStage): RunEvent[] {
+function stageEvents(runId: string, stage: RunEventStage, actor: string | null): RunEvent[] {
   const target: RunEventTarget = { type: "task-stages", id: stage.id };
   const statuses = Object.entries(stage.statusTimestamps).filter(([key]) => key !== OVERRIDDEN_AT);
   const events: RunEvent[] = statuses.map(([key, at]) => ({
@@ -90,7 +90,7 @@ function stageEvents(runId: string, stage: RunEventStage): RunEvent[] {
     action: `task_stage_${statusOf(key)}`,
     description: `The ${stage.stage} task stage ${phraseOf(statusOf(key))}.`,
     createdAt: utc(at),
-    actor: null,
+    actor,
     comment: null,
     target,
   }));
@@ -98,7 +98,7 @@ function stageEvents(runId: string, stage: RunEventStage): RunEvent[] {
   const overriddenAt = stage.statusTimestamps[OVERRIDDEN_AT] ?? stage.statusTimestamps["running-at"];
   if (stage.overridden && overriddenAt !== undefined) {
     const why = stage.overrideComment ? `: ${stage.overrideComment}` : ".";
-    events.push({ id: runEventId(runId, `override ${stage.id}`), action: "overridden", description: `The ${stage.stage} task stage was overridden${why}`, createdAt: utc(overriddenAt), actor: null, comment: null, target });
+    events.push({ id: runEventId(runId, `override ${stage.id}`), action: "overridden", description: `The ${stage.stage} task stage was overridden${why}`, createdAt: utc(overriddenAt), actor, comment: null, target });
   }
   for (const result of stage.results) {
     for (const [key, at] of Object.entries(result.statusTimestamps)) {
@@ -109,7 +109,7 @@ function stageEvents(runId: string, stage: RunEventStage): RunEvent[] {
         action: `task_result_${status}`,
         description: `Run task ${result.taskName} ${phraseOf(status)}${message}`,
         createdAt: utc(at),
-        actor: null,
+        actor,
         comment: null,
         target: { type: "task-results", id: result.id },
       });
@@ -141,7 +141,9 @@ function rankOf(action: string): number {
  * run order, within a stage by `rankOf`, then in the order made (results by position), comments last.
  */
 export function runEventsOf(run: RunRecord, stages: readonly RunEventStage[], comments: readonly CommentRecord[]): RunEvent[] {
-  const created: RunEvent = { id: runEventId(run.id, "created"), action: "created", description: "The run was created.", createdAt: utc(run.createdAt), actor: null, comment: null, target: { type: "runs", id: run.id } };
+  // decision D49: what happens to the run is the run's creator's doing (the host names them, or no one).
+  const actor = run.createdBy === "" ? null : run.createdBy;
+  const created: RunEvent = { id: runEventId(run.id, "created"), action: "created", description: "The run was created.", createdAt: utc(run.createdAt), actor, comment: null, target: { type: "runs", id: run.id } };
   const commented = comments.map((c): RunEvent => ({
     id: commentEventId(run.id, c.id),
     action: "commented",
@@ -152,7 +154,7 @@ export function runEventsOf(run: RunRecord, stages: readonly RunEventStage[], co
     target: { type: "comments", id: c.id },
   }));
   // group: 0 the run, 1..n its stages in run order, n + 1 comments; index: the order made.
-  const keyed = [[created], ...stages.map((stage) => stageEvents(run.id, stage)), commented].flatMap((events, group) =>
+  const keyed = [[created], ...stages.map((stage) => stageEvents(run.id, stage, actor)), commented].flatMap((events, group) =>
     events.map((event) => ({ event, group, time: Date.parse(event.createdAt), rank: rankOf(event.action) })),
   );
   keyed.sort((a, b) => a.time - b.time || a.group - b.group || a.rank - b.rank);

@@ -39,6 +39,12 @@ export const isFinalResultStatus = (status: ResultStatus): boolean =>
 export const isFinalStageStatus = (status: StageStatus): boolean =>
   (FINAL_STAGE_STATUSES as readonly StageStatus[]).includes(status);
 
+/**
+ * decision D47: the final stage statuses that stop the run (every one but `passed`): a mandatory
+ * failure, an error, an unreachable integration or a cancel. No later stage of the run then runs.
+ */
+export const stopsTheRun = (status: StageStatus): boolean => status !== "passed" && isFinalStageStatus(status);
+
 export interface ResultView {
   status: ResultStatus;
   enforcementLevel: EnforcementLevel;
@@ -75,13 +81,17 @@ export type ResultEvent =
   | { type: "callback"; status: CallbackStatus }
   /** Pending means no 200 and no callback ever arrived: unreachable; running means errored (D16). */
   | { type: "deadline" }
-  | { type: "cancel" };
+  | { type: "cancel" }
+  /** decision D47: the run stopped or ended before the result's stage started: it could not be executed. */
+  | { type: "not-reached" };
 
 export type StageEvent =
   | { type: "start" }
   | { type: "result"; results: readonly ResultView[]; overridable: boolean }
   | { type: "override" }
-  | { type: "cancel" };
+  | { type: "cancel" }
+  /** decision D47: the run stopped at an earlier stage, or the host ended it, before this stage started. */
+  | { type: "not-reached" };
 
 type Edges<S extends string, E extends string> = Record<S, Partial<Record<E, readonly S[]>>>;
 
@@ -92,6 +102,7 @@ const RESULT_TRANSITIONS = {
     callback: ["running", "passed", "failed"],
     deadline: ["unreachable"],
     cancel: ["canceled"],
+    "not-reached": ["unreachable"],
   },
   // A `running` callback may repeat; a 200 can arrive after the integration already called back.
   running: {
@@ -108,7 +119,7 @@ const RESULT_TRANSITIONS = {
 } as const satisfies Edges<ResultStatus, ResultEvent["type"]>;
 
 const STAGE_TRANSITIONS = {
-  pending: { start: ["running"], cancel: ["canceled"] },
+  pending: { start: ["running"], cancel: ["canceled"], "not-reached": ["unreachable"] },
   running: {
     result: ["running", "passed", "failed", "awaiting_override", "errored", "unreachable", "canceled"],
     cancel: ["canceled"],

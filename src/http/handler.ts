@@ -1,4 +1,5 @@
 import { ApiError } from "../errors.js";
+import { actorOfPrincipal, inAuditRequest, noteAuditActor } from "../services/audit-request.js";
 import type { Principal } from "../schemas/common.js";
 import { readJsonBody } from "./body.js";
 import { createHandlerAccess, type AccessStamp, type Authenticate, type CacheSlot, type HandlerAccess, type HandlerCaching } from "./handler-access.js";
@@ -10,6 +11,7 @@ import type { Admission, RateLimit } from "./rate-limit.js";
 import { createRequestTelemetry, type RequestLabels } from "./request-telemetry.js";
 import { ROUTE_PERMISSIONS, type RouteAction } from "./route-permissions.js";
 import { createRouter } from "./router.js";
+import { withRequestDeadline } from "../storage/request-deadline.js";
 import { routeKey, type HttpApp, type Route, type RouteContext, type RouteResult } from "./types.js";
 
 export type { Authenticate, HandlerCaching } from "./handler-access.js";
@@ -41,7 +43,7 @@ export function createHandler(app: HttpApp, routes: readonly Route[], authentica
   assertRoutePermissions(routes);
   const router = createRouter(routes);
   const access = createHandlerAccess(app, authenticate, caching);
-  const observe = createRequestTelemetry();
+  const observe = createRequestTelemetry(app.telemetry);
   const run = createRouteRunner(app, access, authenticate);
 
   async function serve(request: Request, labels: RequestLabels, quota: Quota): Promise<Response> {
@@ -71,14 +73,16 @@ export function createHandler(app: HttpApp, routes: readonly Route[], authentica
     }
   }
 
+  // decision D53: every request's writes are recorded with its id, client address and actor.
   return (request: Request): Promise<Response> =>
-    observe(request, async (req, labels) => {
+    inAuditRequest(request, () => observe(request, async (req, labels) => {
       const quota: Quota = {};
-      const response = await serve(req, labels, quota);
+      // decision D39: the storage work of one request shares one deadline.
+      const response = await withRequestDeadline(() => serve(req, labels, quota));
       if (!quota.admission) return response;
       quota.admission.answered(response.status);
       return withHeaders(response, quota.admission.headers);
-    });
+    }));
 }
 
 /** Runs a matched route: the read cache, authentication, the query and body (D30), then the route itself. */
@@ -105,6 +109,7 @@ function createRouteRunner(app: HttpApp, access: HandlerAccess, authenticate: Au
       principal = await access.principalOf(request, stamp);
       // decision D4: 401 only for a missing or invalid credential.
       if (!principal) throw new ApiError("unauthorized");
+      noteAuditActor(actorOfPrincipal(principal), principal.organization);
     }
     // decision D30: the whole query is validated before the body is read and the route runs.
     const query = parseQuery(route.query, m.url.searchParams);
@@ -145,6 +150,7 @@ async function routeContext(
     async authenticate() {
       principal = await auth.authenticate(request);
       if (!principal) throw new ApiError("unauthorized");
+      noteAuditActor(actorOfPrincipal(principal), principal.organization);
       return principal;
     },
     async authorize(target) {

@@ -15,6 +15,8 @@ import type { Route } from "./types.js";
  * and the token it carries instead, so one noisy integration slows only itself and nobody without
  * its token can spend its allowance. Every answer of a limited route carries
  * `X-RateLimit-Limit`, `-Remaining` and `-Reset`; a refusal is 429 with them and `Retry-After`.
+ * A log URL whose capability verifies (D32) counts against its log alone, never the shared bucket:
+ * its reader carries no credential, and a flood of invented tokens must not starve it.
  * `GET /ping` is never refused (a liveness probe must not fail because of someone else's flood) but
  * tells the caller where its credential stands: go-tfe builds its client-side limiter from that answer.
  */
@@ -40,6 +42,7 @@ export const RATE_LIMIT_DEFAULTS = { requestsPerSecond: 30, unverifiedShare: 10,
 
 const CALLBACK_PATH = "/task-results/:task_result_id/callback";
 const PING_PATH = "/ping";
+const LOGS_PATH = "/logs/:capability";
 /** The one key of tokenless requests that match no route (a path never starts without "/"). */
 const UNMATCHED = "unmatched";
 const DETAIL = "You have exceeded the API's rate limit.";
@@ -66,7 +69,7 @@ export interface Admission {
 export interface RateLimit {
   /** Counts the request (`route` null: no route matched): resolves its admission, or throws the 429 ApiError. */
   admit(request: Request, route: Route | null, params: Record<string, string>, url: URL): Admission;
-  /** Keyed buckets held, over the four limiters (at most 4 x `maxKeys`; the shared bucket is one more). */
+  /** Keyed buckets held, over the five limiters (at most 5 x `maxKeys`; the shared bucket is one more). */
   readonly size: number;
 }
 
@@ -96,21 +99,33 @@ function proof(route: Route | null, status: number): boolean | null {
 
 const IGNORE = (): void => undefined;
 
-export function createRateLimit(options: RateLimitOptions, now: () => number): RateLimit {
+/**
+ * The log a `log-read-url` capability grants (run id and kind, one key per log whichever URL of it
+ * is read), or null when it does not verify (malformed, forged, expired).
+ */
+export type VerifyLogCapability = (capability: string) => string | null;
+
+/** The figures of `options` with their defaults: each credential's limit, the shared one, the callbacks'. */
+function limitsOf(options: RateLimitOptions, now: () => number) {
   const perSecond = options.requestsPerSecond ?? RATE_LIMIT_DEFAULTS.requestsPerSecond;
   const maxKeys = options.maxKeys ?? RATE_LIMIT_DEFAULTS.maxKeys;
   // A bucket must hold a whole token: 0.5 a second still lets one request through every 2 s.
   const limit = { perSecond, burst: options.burst ?? Math.max(1, Math.ceil(perSecond)), maxKeys, now };
-  const verified = createKeyedLimiter(limit);
-  const unverified = createKeyedLimiter(limit);
   const sharedRate = options.unverifiedPerSecond ?? RATE_LIMIT_DEFAULTS.unverifiedShare * perSecond;
   const sharedLimit = { perSecond: sharedRate, burst: Math.max(1, Math.ceil(sharedRate)) };
-  let shared: Bucket | undefined;
   const callbackRate = options.callbacksPerSecond ?? RATE_LIMIT_DEFAULTS.callbacksPerSecond;
   const callbackBurst = options.callbackBurst ?? RATE_LIMIT_DEFAULTS.callbackBurst;
-  const callbackLimit = { perSecond: callbackRate, burst: callbackBurst, maxKeys, now };
+  return { perSecond, limit, sharedLimit, callbackRate, callbackLimit: { perSecond: callbackRate, burst: callbackBurst, maxKeys, now } };
+}
+
+export function createRateLimit(options: RateLimitOptions, now: () => number, verifyLog?: VerifyLogCapability): RateLimit {
+  const { perSecond, limit, sharedLimit, callbackRate, callbackLimit } = limitsOf(options, now);
+  const verified = createKeyedLimiter(limit);
+  const unverified = createKeyedLimiter(limit);
+  let shared: Bucket | undefined;
   const callbacks = createKeyedLimiter(callbackLimit);
   const provenCallbacks = createKeyedLimiter(callbackLimit);
+  const logs = createKeyedLimiter(limit);
 
   const decide = (answer: BucketAnswer, figure: number): Record<string, string> => {
     const headers = headersOf(figure, answer);
@@ -167,13 +182,18 @@ export function createRateLimit(options: RateLimitOptions, now: () => number): R
     return { headers: decide(takeUnverified(key, callbacks), callbackRate), answered };
   };
 
+  /** A verified capability is its own credential: one bucket per log, taking nothing shared. */
+  const admitLog = (log: string): Admission => ({ headers: decide(logs.take(`log ${shortKey(log)}`), perSecond), answered: IGNORE });
+
   return {
     admit(request, route, params, url) {
       if (route?.path === CALLBACK_PATH) return admitCallback(request, params.task_result_id!);
+      const log = route?.path === LOGS_PATH && verifyLog ? verifyLog(params.capability!) : null;
+      if (log !== null) return admitLog(log);
       return admitCredential(request, route, url);
     },
     get size() {
-      return verified.size + unverified.size + callbacks.size + provenCallbacks.size;
+      return verified.size + unverified.size + callbacks.size + provenCallbacks.size + logs.size;
     },
   };
 }

@@ -5,7 +5,8 @@
  */
 import { SpanKind, SpanStatusCode } from "@opentelemetry/api";
 import { createHttpMetrics } from "../telemetry/metrics.js";
-import { SPAN, tracer } from "../telemetry/tracing.js";
+import { GLOBAL_TELEMETRY, type Telemetry } from "../telemetry/providers.js";
+import { SPAN } from "../telemetry/tracing.js";
 
 /** Filled in by the handler once it has matched a route. */
 export interface RequestLabels {
@@ -14,12 +15,12 @@ export interface RequestLabels {
 
 const CALLBACK_ROUTE = "PATCH /task-results/:task_result_id/callback";
 
-export function createRequestTelemetry() {
-  const metrics = createHttpMetrics();
+export function createRequestTelemetry(telemetry: Telemetry = GLOBAL_TELEMETRY) {
+  const instruments = createHttpMetrics(telemetry);
   return async function observe(request: Request, serve: (request: Request, labels: RequestLabels) => Promise<Response>): Promise<Response> {
     const started = performance.now();
     const labels: RequestLabels = { route: "unmatched" };
-    const span = tracer().startSpan(SPAN.request, { kind: SpanKind.SERVER, attributes: { "http.request.method": request.method } });
+    const span = telemetry.tracer().startSpan(SPAN.request, { kind: SpanKind.SERVER, attributes: { "http.request.method": request.method } });
     let status = 500;
     try {
       const response = await serve(request, labels);
@@ -27,6 +28,7 @@ export function createRequestTelemetry() {
       return response;
     } finally {
       const attrs = { route: labels.route, status };
+      const metrics = instruments();
       metrics.requests.add(1, attrs);
       metrics.duration.record((performance.now() - started) / 1000, attrs);
       if (labels.route === CALLBACK_ROUTE) metrics.callbacks.add(1, { status });

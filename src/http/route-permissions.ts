@@ -17,6 +17,7 @@ export const ROUTE_ACTIONS = [
   "runs:override",
   "run-tasks:configure",
   "run-tasks:manage",
+  "audit-trail:read",
 ] as const;
 export type RouteAction = (typeof ROUTE_ACTIONS)[number];
 
@@ -24,6 +25,7 @@ export const ROUTE_PERMISSIONS: Readonly<Record<string, RouteAction>> = {
   "GET /ping": "public",
 
   "GET /workspaces/:workspace_id/vars": "variables:read",
+  "GET /workspaces/:workspace_id/all-vars": "variables:read",
   "GET /workspaces/:workspace_id/vars/:variable_id": "variables:read",
   "POST /workspaces/:workspace_id/vars": "variables:write",
   "PATCH /workspaces/:workspace_id/vars/:variable_id": "variables:write",
@@ -59,6 +61,9 @@ export const ROUTE_PERMISSIONS: Readonly<Record<string, RouteAction>> = {
   // API tokens (the owners' included) are listed and revoked by owners only.
   "GET /teams/:team_id/authentication-tokens": "api-tokens:manage",
 
+  // decision D53: the audit trail is read with an organization-level credential: owners only.
+  "GET /organization/audit-trail": "audit-trail:read",
+
   // decision D21: organization run tasks need manage-run-tasks (or owners); workspace tasks the
   // project's run-tasks permission; stages, results and outcomes runs >= read; override its own right.
   "GET /organizations/:organization_name/tasks": "run-tasks:configure",
@@ -91,6 +96,9 @@ export const ROUTE_PERMISSIONS: Readonly<Record<string, RouteAction>> = {
   // The read side of a run (D24), `runs >= read` on its workspace. The plan and its log also
   // take the result's access token for its own run (checked by the route, as D24's plan JSON).
   "GET /runs/:run_id": "runs:read",
+  // decision D49: checked on each run's workspace; the organization's list keeps the readable ones.
+  "GET /workspaces/:workspace_id/runs": "runs:read",
+  "GET /organizations/:organization_name/runs": "runs:read",
   "GET /runs/:run_id/plan": "runs:read",
   "GET /plans/:plan_id": "runs:read",
   "GET /plans/:plan_id/log": "runs:read",
@@ -104,6 +112,8 @@ export const ROUTE_PERMISSIONS: Readonly<Record<string, RouteAction>> = {
   // Read by id like the run they belong to; the id names the run (D36).
   "GET /run-events/:run_event_id": "runs:read",
   "GET /policy-checks/:policy_check_id": "runs:read",
+  "GET /policy-checks/:policy_check_id/output": "runs:read",
+  "GET /configuration-versions/:configuration_version_id": "runs:read",
   "GET /runs/:run_id/comments": "runs:read",
   "GET /comments/:comment_id": "runs:read",
   // Whoever may read a run may comment on it: an integration reporting with a read-only team token too.

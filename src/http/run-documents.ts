@@ -43,6 +43,7 @@ export const runReadResources = (basePath: string): ResourceDefinition[] => [
       taskStages: { type: "task-stages", many: true, related: (d) => `${basePath}/runs/${seg(String(d.id))}/task-stages` },
       comments: { type: "comments", many: true, related: (d) => `${basePath}/runs/${seg(String(d.id))}/comments` },
       policyChecks: { type: "policy-checks", many: true, related: (d) => `${basePath}/runs/${seg(String(d.id))}/policy-checks` },
+      runEvents: { type: "run-events", many: true, related: (d) => `${basePath}/runs/${seg(String(d.id))}/run-events` },
     },
   },
   {
@@ -70,10 +71,11 @@ export const runReadResources = (basePath: string): ResourceDefinition[] => [
     relationships: { runEvent: { type: "run-events" } },
   },
   { type: "users", attributes: UserAttributes },
-  // Included only: runplane serves no route of their own.
   {
     type: "configuration-versions",
     attributes: ConfigurationVersionAttributes,
+    verbatim: ["statusTimestamps"],
+    self: (d) => `${basePath}/configuration-versions/${seg(String(d.id))}`,
     relationships: { ingressAttributes: { type: "ingress-attributes" } },
   },
   { type: "ingress-attributes", attributes: IngressAttributesAttributes },
@@ -89,11 +91,12 @@ const hcp = (dialect: Dialect) => dialect === "hcp-terraform";
 /** The host's value; without one go-tfe's zero value in the hcp-terraform dialect, nothing otherwise (D1). */
 const or = <T>(dialect: Dialect, value: T | undefined, zero: T): T | undefined => (value !== undefined ? value : hcp(dialect) ? zero : undefined);
 
-/** What a run document links to besides its own ids: its stages, comments and policy checks. */
+/** What a run document links to besides its own ids: its stages, comments, policy checks and run events. */
 export interface RunLinks {
   stageIds: readonly string[];
   commentIds: readonly string[];
   policyCheckIds: readonly string[];
+  runEventIds: readonly string[];
 }
 
 /** go-tfe's zero values of what runplane cannot know: it neither queues, confirms nor applies runs. */
@@ -140,6 +143,7 @@ export function runData(run: RunRecord, details: CheckedRunDetails | null, links
     taskStages: links.stageIds,
     comments: links.commentIds,
     policyChecks: links.policyCheckIds,
+    runEvents: links.runEventIds,
   };
 }
 

@@ -28,6 +28,12 @@ export interface RunProviders {
    * this provider every policy check id is 404.
    */
   policyCheckRun?: (policyCheckId: string) => Maybe<string>;
+  /**
+   * A policy check's output as the policy engine printed it, for `GET /policy-checks/:id/output`
+   * (go-tfe's `PolicyChecks.Logs`, D49). Without it (or with null) runplane writes a summary of
+   * the check's result.
+   */
+  policyCheckOutput?: (run: RunRecord, check: CheckedPolicyCheck) => Maybe<string>;
 }
 
 /**
@@ -54,3 +60,7 @@ export const policyChecksOf = async (providers: RunProviders | undefined, logger
 /** The run id the host gives for a policy check id (option `runs.policyCheckRun`), or null. */
 export const policyCheckRunOf = (providers: RunProviders | undefined, logger: Logger, policyCheckId: string): Promise<string | null> =>
   checked(logger, "runs.policyCheckRun", z.string().min(1), providers?.policyCheckRun?.(policyCheckId));
+
+/** The host's output of a policy check (option `runs.policyCheckOutput`), or null. */
+export const policyCheckOutputOf = (providers: RunProviders | undefined, logger: Logger, run: RunRecord, check: CheckedPolicyCheck): Promise<string | null> =>
+  checked(logger, "runs.policyCheckOutput", z.string().max(10 * 1024 * 1024), providers?.policyCheckOutput?.(run, check));

@@ -1,4 +1,5 @@
 import type { Logger } from "../logger.js";
+import type { Telemetry } from "../telemetry/providers.js";
 import type { ArtifactProviders } from "./artifact-body.js";
 import type { RunProviders } from "./run-providers.js";
 import type { Dialect, Principal } from "../schemas/common.js";
@@ -27,6 +28,8 @@ export interface HttpApp {
   services: Services;
   authorizer: Authorizer;
   logger: Logger;
+  /** decision D50: where request metrics and spans go; the global providers, followed, when absent. */
+  telemetry?: Telemetry;
   /** decision D24: the host's plan JSON and configuration version providers, and its logs. */
   artifacts?: ArtifactProviders;
   /** What only the host knows of its runs (status, plan and apply, policy checks). */

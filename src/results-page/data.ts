@@ -4,6 +4,7 @@ import type { RunRecord } from "../schemas/run-task-records.js";
 import type { TagEntry } from "../schemas/run-tasks.js";
 import type { OutcomeView, TaskResultView, TaskStageView } from "../schemas/task-stage-views.js";
 import { loadDelivery, type DeliveryModel } from "./delivery.js";
+import { notReached } from "./verdict.js";
 import type { ResultsPageSource } from "./types.js";
 import type { ResultAgentFacts } from "../services/pool-presence.js";
 
@@ -97,7 +98,7 @@ export async function loadRunPage(
       const results = await source.runTasks.listResults(stage.id);
       const models = await Promise.all(
         results.map(async (result): Promise<ResultModel> => {
-          const [{ items, total }, delivery, agent] = await Promise.all([loadOutcomes(source, result.id, maxOutcomesPerResult), loadDelivery(source, result), source.runTasks.agentFacts(result)]);
+          const [{ items, total }, delivery, agent] = await Promise.all([loadOutcomes(source, result.id, maxOutcomesPerResult), notReached(stage) ? null : loadDelivery(source, result), source.runTasks.agentFacts(result)]);
           all.push(...items);
           const shown = items.filter((o) => matches(severityOf(o.tags), filter.severity) && matches(statusOf(o.tags), filter.status));
           return { result, shown, loaded: items.length, total, delivery, agent };

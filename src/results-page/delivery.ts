@@ -5,6 +5,7 @@ import type { TaskResultView, TaskStageView } from "../schemas/task-stage-views.
 import type { DeliveryStatus } from "../services/delivery-status.js";
 import { NO_AGENT_PREFIX } from "../services/pool-presence.js";
 import type { ResultsPageSource } from "./types.js";
+import { notReached } from "./verdict.js";
 
 /**
  * decision D31: what the page tells of a result whose integration is failing: a request being
@@ -77,10 +78,11 @@ export const markOf = (state: DeliveryState, noAgent = false): FailingIntegratio
 /**
  * The failing integrations of a run from its stages: a started stage's results that ended
  * unreachable or errored, and its pending ones whose request is being retried (or has no attempt
- * left). A stage not started yet has sent nothing, so it is not read.
+ * left). A stage not started yet, or never reached, has sent nothing, so it is not read.
  */
 export async function failingIntegrations(source: ResultsPageSource, stages: readonly TaskStageView[]): Promise<FailingIntegration[]> {
-  const started = stages.filter((s) => s.status !== "pending");
+  // decision D47: a stage the run never reached sent nothing either.
+  const started = stages.filter((s) => s.status !== "pending" && !notReached(s));
   const results = (await Promise.all(started.map((s) => source.runTasks.listResults(s.id)))).flat();
   const marks = await Promise.all(
     results.map(async (r): Promise<FailingIntegration | null> => {

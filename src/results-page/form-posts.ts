@@ -1,6 +1,6 @@
 import { html } from "./escape.js";
 import { layout, loginForm, messagePage, notFoundPage, type Chrome } from "./layout.js";
-import { isCrossSite, isSameOriginPost, readForm, safeNext, sessionCookie, withBearer } from "./login.js";
+import { isCrossSite, isSameOriginPost, pageOrigin, readForm, safeNext, sessionCookie, withBearer } from "./login.js";
 import type { PageParts } from "./page-parts.js";
 import { page, redirect, unauthorized } from "./responses.js";
 import { retryResult } from "./retry-action.js";
@@ -10,7 +10,7 @@ export function createFormPosts({ source, prefix, signIn, secure }: PageParts) {
   const identify = signIn.identify;
 
   async function loginPost(request: Request, url: URL, chrome: Chrome): Promise<Response> {
-    if (isCrossSite(request, url)) return page(403, messagePage(chrome, "Forbidden", "Sign in from this site's own form."));
+    if (isCrossSite(request, pageOrigin(url, secure(url)))) return page(403, messagePage(chrome, "Forbidden", "Sign in from this site's own form."));
     const form = await readForm(request);
     if (!form) return page(400, messagePage(chrome, "Bad request", "Send the sign-in form."));
     const next = safeNext(form.get("next"), prefix);
@@ -34,7 +34,7 @@ export function createFormPosts({ source, prefix, signIn, secure }: PageParts) {
    */
   async function retryPost(request: Request, url: URL, runId: string, resultId: string, chrome: Chrome): Promise<Response> {
     const byId = `${prefix}/runs/${encodeURIComponent(runId)}`;
-    if (!isSameOriginPost(request, url)) return page(403, messagePage(chrome, "Forbidden", "Retry from this site's own run page."));
+    if (!isSameOriginPost(request, pageOrigin(url, secure(url)))) return page(403, messagePage(chrome, "Forbidden", "Retry from this site's own run page."));
     const caller = await identify(request);
     if (!caller.principal) return unauthorized(prefix, secure(url), chrome, caller, byId);
     const form = await readForm(request);

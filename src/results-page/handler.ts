@@ -5,6 +5,7 @@ import { isStorageUnavailableError } from "../storage/unavailable.js";
 import { messagePage } from "./layout.js";
 import { page } from "./responses.js";
 import { createRouter } from "./router.js";
+import { inAuditRequest } from "../services/audit-request.js";
 import { createSignIn, DEFAULT_SESSION_LIFETIME_MS } from "./sign-in.js";
 import type { ResultsPageSource } from "./types.js";
 
@@ -57,7 +58,10 @@ export function createResultsPage(source: ResultsPageSource, options: ResultsPag
   const secure = (url: URL): boolean => options.secureCookie ?? url.protocol === "https:";
   const route = createRouter({ source, prefix, login, maxOutcomes: options.maxOutcomesPerResult ?? 500, signIn, secure });
 
-  return async function resultsPage(request: Request): Promise<Response> {
+  // decision D53: sign-ins and sign-outs are recorded with the request's id and client address.
+  return (request: Request): Promise<Response> => inAuditRequest(request, () => resultsPage(request));
+
+  async function resultsPage(request: Request): Promise<Response> {
     let url: URL;
     try {
       url = new URL(request.url);
@@ -78,5 +82,5 @@ export function createResultsPage(source: ResultsPageSource, options: ResultsPag
       logger.debug("results page failure detail", { stack: failureFrames(error) });
       return page(500, messagePage({ prefix, login, signedIn: false }, "Something went wrong", "The page could not be shown. Try again later."));
     }
-  };
+  }
 }

@@ -52,16 +52,25 @@ export function safeNext(next: string | null | undefined, prefix: string): strin
 }
 
 /**
- * Whether a state-changing form post comes from another site (login CSRF): Chromium and Firefox
- * send `Sec-Fetch-Site`; otherwise a present `Origin` must name this host.
+ * The page's own origin: the request's host with the scheme browsers come by (https when the
+ * page is served over TLS, a proxy's included, as `secure` says).
  */
-export function isCrossSite(request: Request, url: URL): boolean {
+export function pageOrigin(url: URL, secure: boolean): string {
+  return new URL(`${secure ? "https:" : url.protocol}//${url.host}`).origin;
+}
+
+/**
+ * Whether a state-changing form post comes from another site (login CSRF): Chromium and Firefox
+ * send `Sec-Fetch-Site`; otherwise a present `Origin` must be the page's origin, scheme, host and
+ * port all compared (`https://host` posting to an http page is another origin).
+ */
+export function isCrossSite(request: Request, origin: string): boolean {
   const site = request.headers.get("sec-fetch-site");
   if (site !== null) return site !== "same-origin" && site !== "none";
-  const origin = request.headers.get("origin");
-  if (origin === null) return false;
+  const sent = request.headers.get("origin");
+  if (sent === null) return false;
   try {
-    return new URL(origin).host !== url.host;
+    return new URL(sent).origin !== origin;
   } catch {
     return true;
   }
@@ -69,15 +78,15 @@ export function isCrossSite(request: Request, url: URL): boolean {
 
 /**
  * Whether a state-changing form post proves it comes from this site's own page: `Sec-Fetch-Site:
- * same-origin`, or, from a browser without it, an `Origin` naming this host. Stricter than
+ * same-origin`, or, from a browser without it, an `Origin` equal to the page's origin. Stricter than
  * {@link isCrossSite}, which lets a post with neither header through: an action done with the
  * caller's credential, such as "Retry now" (D31), needs the proof, and every current browser sends
  * one of the two with a form post (the page's `Referrer-Policy` keeps `Origin` from being `null`).
  */
-export function isSameOriginPost(request: Request, url: URL): boolean {
+export function isSameOriginPost(request: Request, origin: string): boolean {
   const site = request.headers.get("sec-fetch-site");
   if (site !== null) return site === "same-origin";
-  return request.headers.get("origin") !== null && !isCrossSite(request, url);
+  return request.headers.get("origin") !== null && !isCrossSite(request, origin);
 }
 
 /** The urlencoded form body, read up to {@link LOGIN_BODY_LIMIT} bytes; null when it is not one. */

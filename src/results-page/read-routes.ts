@@ -8,7 +8,9 @@ import { runPage } from "./render.js";
 import { page, unauthorized } from "./responses.js";
 import { mayRetry, noticeOf } from "./retry-action.js";
 import type { Caller } from "./sign-in.js";
-import type { RunTarget } from "./types.js";
+import type { ResultsPageSource, RunTarget } from "./types.js";
+import { AUDIT_VIEW_ROWS, AUDIT_VIEW_SCAN, auditFiltersOf, auditPage, matchesAudit, type AuditFilters } from "./audit-page.js";
+import type { AuditEntry } from "../schemas/audit.js";
 import { findWorkspace, loadWorkspacePage, parsePageNumber, workspacePage } from "./workspace.js";
 
 /** Where the run was asked for by `run_app_url`'s path: the run must be of that workspace (D25). */
@@ -66,5 +68,36 @@ export function createReadRoutes({ source, prefix, maxOutcomes, secure }: PagePa
     return shown ? page(200, organizationPage(chrome, shown, recent)) : page(404, notFoundPage(chrome, "organization"));
   }
 
-  return { runRoute, workspaceRoute, homeRoute, organizationRoute };
+  /** decision D53: `<prefix>/:organization/-/audit`, the organization's audit view, owners only (404 otherwise, D4). */
+  async function auditRoute(url: URL, organization: string, chrome: Chrome, caller: Caller): Promise<Response> {
+    if (!caller.principal) return deny(url, chrome, caller);
+    const trail = source.audit;
+    if (!trail || caller.principal.organization !== organization || !(await source.auth.authorize(caller.principal, "audit-trail:read", { organization }))) {
+      return page(404, notFoundPage(chrome, "organization"));
+    }
+    const filters = auditFiltersOf(url);
+    const { rows, events, complete } = await newestMatching(trail, organization, filters);
+    return page(200, auditPage(chrome, organization, filters, rows, { events, complete }));
+  }
+
+  return { runRoute, workspaceRoute, homeRoute, organizationRoute, auditRoute };
+}
+
+const AUDIT_PAGE = 1_000;
+
+/** The newest events that pass `filters`, reading back a page of 1,000 at a time, at most AUDIT_VIEW_SCAN events. */
+async function newestMatching(trail: NonNullable<ResultsPageSource["audit"]>, organization: string, filters: AuditFilters) {
+  const first = await trail.list(organization, { page: { number: 1, size: 1 } });
+  const pages = Math.ceil(first.total / AUDIT_PAGE);
+  const rows: AuditEntry[] = [];
+  let events = 0;
+  for (let number = pages; number >= 1 && rows.length < AUDIT_VIEW_ROWS && events < AUDIT_VIEW_SCAN; number--) {
+    const { items } = await trail.list(organization, { page: { number, size: AUDIT_PAGE } });
+    for (const entry of [...items].reverse()) {
+      events++;
+      if (matchesAudit(entry, filters)) rows.push(entry);
+      if (rows.length >= AUDIT_VIEW_ROWS) break;
+    }
+  }
+  return { rows, events, complete: events >= first.total || rows.length >= AUDIT_VIEW_ROWS };
 }

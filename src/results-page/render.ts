@@ -11,7 +11,7 @@ import { layout, type Chrome } from "./layout.js";
 import { MAX_BODY_CHARS, renderMarkdown } from "./markdown.js";
 import { LEVEL_NAMES, renderTags } from "./tags.js";
 import { time, timeText } from "./time.js";
-import { runVerdict, STAGE_NAMES } from "./verdict.js";
+import { notReached, notReachedText, runVerdict, STAGE_NAMES } from "./verdict.js";
 
 /** The run page: stages, results and outcome tables. Every value from an integration goes through `html`. */
 
@@ -108,6 +108,8 @@ ${shown.map(outcomeRow)}
 /** How each result section is drawn: the filter state, the run's creation time, and the retry form of a result (D31). */
 interface SectionContext {
   filtered: boolean;
+  /** decision D47: what a stage the run never reached says instead of its times. */
+  notReachedText: string;
   runCreatedAt: string;
   retry: (resultId: string) => RetryForm | null;
 }
@@ -142,7 +144,7 @@ function stageSection(stage: TaskStageView, results: ResultModel[], context: Sec
 <div class="stage-head"><h2>${STAGE_NAMES[stage.stage]} stage</h2>${statusBadge(stage.status)}${
     stage.overridden ? html`<span class="badge status-awaiting_override">overridden</span>` : null
   }</div>
-${timestamps(stage, context.runCreatedAt)}
+${notReached(stage) ? html`<p class="not-reached">${context.notReachedText}</p>` : timestamps(stage, context.runCreatedAt)}
 ${results.length === 0 ? html`<p class="empty">No run tasks in this stage.</p>` : results.map((m) => resultSection(m, context))}
 </section>`;
 }
@@ -186,7 +188,7 @@ export function runPage(chrome: Chrome, model: RunPageModel, action = `${chrome.
   // decision D31: the button posts to the result's retry path and comes back to this page's path.
   const retry = (resultId: string): RetryForm | null =>
     model.mayRetry ? { action: `${chrome.prefix}/runs/${encodeURIComponent(run.id)}/results/${encodeURIComponent(resultId)}/retry`, back: action } : null;
-  const context: SectionContext = { filtered, runCreatedAt: run.createdAt, retry };
+  const context: SectionContext = { filtered, runCreatedAt: run.createdAt, retry, notReachedText: notReachedText(model.stages.map((s) => s.stage)) };
   // decision D31: a stage that waits on a failing integration says so in the verdict, not only below.
   const failing = model.stages.flatMap((s) => s.results.flatMap((m) => (m.delivery ? [{ taskName: m.result.taskName, state: markOf(m.delivery.state, m.delivery.noAgent) }] : [])));
   const where = workspace

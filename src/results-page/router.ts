@@ -1,7 +1,7 @@
 import { html } from "./escape.js";
 import { createFormPosts } from "./form-posts.js";
 import { layout, loginForm, messagePage, notFoundPage, type Chrome } from "./layout.js";
-import { clearedCookie, isCrossSite, readCookie, safeNext } from "./login.js";
+import { clearedCookie, isCrossSite, pageOrigin, readCookie, safeNext } from "./login.js";
 import type { PageParts } from "./page-parts.js";
 import { createReadRoutes } from "./read-routes.js";
 import { page, redirect } from "./responses.js";
@@ -48,7 +48,7 @@ export function createRouter(parts: PageParts): (request: Request, url: URL) => 
     }
     if (rest === "/logout" && login) {
       return allow("POST", async () => {
-        if (isCrossSite(request, url)) return page(403, messagePage(chrome, "Forbidden", "Sign out from this site's own page."));
+        if (isCrossSite(request, pageOrigin(url, secure(url)))) return page(403, messagePage(chrome, "Forbidden", "Sign out from this site's own page."));
         await signIn.end(request);
         return redirect(`${prefix}/login`, { "set-cookie": clearedCookie(prefix, secure(url)) });
       });
@@ -67,6 +67,12 @@ export function createRouter(parts: PageParts): (request: Request, url: URL) => 
     // `/runs/:id` first: an organization named `runs` has no workspace page (its runs still open by
     // id); nor do organizations named `runs`, `login` or `logout` have an organization page.
     if (RESERVED.has(rest)) return page(404, notFoundPage(chrome));
+    // decision D53: an organization's audit view (`-` is no workspace name runplane's pages link to).
+    const audit = /^\/([^/]+)\/-\/audit$/.exec(rest);
+    if (audit) {
+      const org = decodeSegments([audit[1]!]);
+      return org ? allow("GET", async () => reads.auditRoute(url, org[0]!, chrome, await identify(request))) : page(404, notFoundPage(chrome));
+    }
     const byId = /^\/runs\/([^/]+)$/.exec(rest);
     const inWorkspace = byId ? null : /^\/([^/]+)\/([^/]+)\/runs\/([^/]+)$/.exec(rest);
     const ofWorkspace = byId || inWorkspace ? null : /^\/([^/]+)\/([^/]+)$/.exec(rest);

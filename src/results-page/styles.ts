@@ -64,6 +64,7 @@ summary{cursor:pointer;color:var(--link);font-size:.85rem}
 .markdown pre{background:#f2f4f7;padding:.5rem;overflow:auto}
 .markdown table{width:auto}
 .empty{color:var(--muted);font-style:italic}
+.not-reached{color:var(--muted);margin:.25rem 0}
 .notice{background:#fffaeb;border:1px solid #fedf89;border-radius:6px;padding:.5rem .75rem}
 .error-text{color:#b42318;font-weight:600}
 .login{max-width:28rem}

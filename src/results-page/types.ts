@@ -1,5 +1,7 @@
 import type { Authenticate } from "../http/handler.js";
+import type { AuditEntry } from "../schemas/audit.js";
 import type { Principal } from "../schemas/common.js";
+import type { Page } from "../schemas/records.js";
 import type { Workspace } from "../schemas/directory.js";
 import type { RunTaskService } from "../services/run-tasks.js";
 import type { Sessions } from "../services/sessions.js";
@@ -12,7 +14,7 @@ export interface RunTarget {
 }
 
 /** What the page asks the authorizer: reading a run, and resending its requests (D31's "retry now"). */
-export type PageAction = "runs:read" | "run-tasks:manage";
+export type PageAction = "runs:read" | "run-tasks:manage" | "audit-trail:read";
 
 /**
  * What the results page needs of a runplane instance (structurally a `Runplane`): its
@@ -22,7 +24,7 @@ export type PageAction = "runs:read" | "run-tasks:manage";
 export interface ResultsPageSource {
   auth: {
     authenticate: Authenticate;
-    authorize(principal: Principal, action: PageAction, target: RunTarget): Promise<boolean>;
+    authorize(principal: Principal, action: PageAction, target: RunTarget | { organization: string }): Promise<boolean>;
     /** The sign-in sessions the page's cookie holds. */
     sessions: Sessions;
   };
@@ -31,4 +33,6 @@ export interface ResultsPageSource {
     "getRun" | "listRuns" | "listStages" | "listResults" | "getResult" | "listOutcomes" | "listDeliveryAttempts" | "deliveryStatus" | "retryDelivery" | "agentFacts" | "agentNames"
   >;
   directory: { workspaces: { get(id: string): Promise<Workspace | null>; list(organization: string): Promise<Workspace[]> } };
+  /** decision D53: the audit trail, for the owners' audit view (absent: the view is 404). */
+  audit?: { list(organization: string, options: { page?: { number?: number; size?: number } }): Promise<Page<AuditEntry>> };
 }

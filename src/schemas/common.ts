@@ -22,6 +22,12 @@ export const PrincipalSchema = z.object({
   teamIds: z.array(z.string()).readonly(),
   isOwner: z.boolean(),
   orgPermissions: z.array(OrgPermissionSchema).readonly(),
+  /** decision D53: the credential's id (never its secret), for the audit trail; absent for a host's own principal. */
+  tokenId: z.string().optional(),
+  /** decision D53: `admin` for the reference server's ADMIN_TOKEN, else the principal's kind. */
+  tokenKind: z.enum(["organization", "team", "user", "admin"]).optional(),
+  /** decision D53: a short name of the credential for the trail (its description, bounded). */
+  tokenDescription: z.string().optional(),
 });
 export type Principal = z.infer<typeof PrincipalSchema>;
 

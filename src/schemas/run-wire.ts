@@ -94,11 +94,21 @@ export const PolicyCheckAttributes = z.object({
 export const UserAttributes = z.object({ username: z.string() });
 
 /**
- * A run's configuration version, included on request (`include=configuration_version`, D8):
- * runplane knows its id and whether the run is speculative; the rest of go-tfe's
- * ConfigurationVersion (status, source, upload URL) is the host's and is not written.
+ * A run's configuration version (`GET /configuration-versions/:id`, `include=configuration_version`;
+ * D8, D49) in go-tfe's ConfigurationVersion names: runplane knows its id, whether the run is
+ * speculative and whether it can be downloaded; it takes no uploads and queues nothing.
  */
-export const ConfigurationVersionAttributes = z.object({ speculative: z.boolean() });
+export const ConfigurationVersionAttributes = z.object({
+  autoQueueRuns: z.boolean().describe("always false: runplane queues no runs"),
+  error: z.string(),
+  errorMessage: z.string(),
+  source: z.string().describe("`tfe-api`: the host gave it through the API"),
+  speculative: z.boolean(),
+  provisional: z.boolean(),
+  status: z.string().describe("`uploaded`, or `archived` when the host marked it not downloadable"),
+  statusTimestamps: StatusTimestamps,
+  uploadUrl: z.null().describe("runplane takes no uploads"),
+});
 
 /**
  * What the run task request carried of the commit (`include=configuration_version.ingress_attributes`):

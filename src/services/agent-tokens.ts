@@ -1,4 +1,5 @@
 import { randomSecret, safeEqual, sha256Hex } from "../crypto/random.js";
+import { audited, changesOf } from "./audit.js";
 import { ApiError, badRequest, notFound } from "../errors.js";
 import {
   AGENT_TOKEN_SORTS,
@@ -97,6 +98,9 @@ async function tokenAndPool(s: Storage, tokenId: string): Promise<{ record: Agen
   return { record, pool };
 }
 
+/** decision D53: what an agent token event names (never the digest, never the token). */
+const AGENT_TOKEN_FIELDS = ["agentPoolId", "description", "createdByType", "createdById"] as const;
+
 /**
  * Stores a new token, or throws leaving none behind: a failed write is undone before the error is
  * raised (a 500, or the 503 of a storage that is away, D28).
@@ -106,7 +110,9 @@ async function insertOrUndo(ctx: ServiceContext, record: AgentTokenRecord): Prom
   let inserted = false;
   let failure: unknown;
   try {
-    inserted = await store.insert(record);
+    // decision D53: the creation is recorded with the token, in its transaction.
+    const draft = { organization: record.organization, resource: { type: "agent-token", id: record.id }, action: "create", changes: changesOf(null, record, AGENT_TOKEN_FIELDS) };
+    inserted = await audited(ctx, draft, () => store.insert(record));
   } catch (error) {
     failure = error;
   }
@@ -168,8 +174,9 @@ export function createAgentTokenService(ctx: ServiceContext) {
     },
 
     async delete(tokenId: string): Promise<void> {
-      await load(tokenId);
-      if (!(await store().delete(tokenId))) throw notFound();
+      const { record } = await load(tokenId);
+      const draft = { organization: record.organization, resource: { type: "agent-token", id: tokenId }, action: "revoke", changes: changesOf(record, null, AGENT_TOKEN_FIELDS) };
+      if (!(await audited(ctx, draft, () => store().delete(tokenId)))) throw notFound();
     },
 
     /**

@@ -1,5 +1,6 @@
 import { ApiError, badRequest, conflict, invalid, notFound, quote } from "../errors.js";
 import { createAgentRecords } from "./agent-records.js";
+import { audited, changesOf } from "./audit.js";
 import { AgentRegistrationSchema, type AgentRecord, type AgentRegistration, type AgentStatus, type AgentView } from "../schemas/agents.js";
 import type { AgentPool } from "../schemas/directory.js";
 import type { Page, PageRequest } from "../schemas/records.js";
@@ -93,7 +94,9 @@ export function createAgentService(ctx: ServiceContext) {
       await records.makeRoom(pool, agent.tokenId);
       const now = isoNow(ctx);
       const record: AgentRecord = { id: ctx.newId("agent"), agentPoolId: pool.id, ...agent, lastPingAt: now, createdAt: now };
-      if (!(await s.agents.insert(record))) throw new ApiError("internal");
+      // decision D53: the registration is recorded with the agent, in its transaction.
+      const draft = { organization: pool.organization, resource: { type: "agent", id: record.id }, action: "register", changes: changesOf(null, record, ["agentPoolId", "tokenId", "name"] as const) };
+      if (!(await audited(ctx, draft, () => s.agents.insert(record)))) throw new ApiError("internal");
       return toView(record, pool, ctx.now().getTime());
     },
 
@@ -115,7 +118,10 @@ export function createAgentService(ctx: ServiceContext) {
     /** An agent's report: its status now; a report older than the stored one changes nothing. */
     async report(id: string, status: AgentStatus): Promise<AgentView> {
       const current = await load(id);
-      const stored = await s.agents.ping(id, isoNow(ctx), status);
+      const ping = () => s.agents.ping(id, isoNow(ctx), status);
+      // decision D53: an agent that exits (deregisters) is recorded; its routine reports are not.
+      const exit = { organization: current.organization, resource: { type: "agent", id }, action: "deregister", changes: [{ field: "status", old: current.status, new: status }] };
+      const stored = status === "exited" && current.status !== "exited" ? await audited(ctx, exit, ping) : await ping();
       if (!stored) throw notFound();
       return { ...stored, organization: current.organization };
     },

@@ -2,6 +2,7 @@ import type { Keyring } from "../crypto/keyring.js";
 import type { Logger } from "../logger.js";
 import type { Dialect } from "../schemas/common.js";
 import type { Storage } from "../storage/types.js";
+import type { Telemetry } from "../telemetry/providers.js";
 import type { KeyringControl } from "./keyring-reload.js";
 import type { AgentSessions } from "./agent-sessions.js";
 import type { TaskEndpointCheck } from "./task-endpoint.js";
@@ -27,6 +28,8 @@ export interface ServiceContext {
   taskEndpointCheck?: TaskEndpointCheck;
   /** decision D34: which agent pools have an agent connected; none when absent. */
   agentSessions?: AgentSessions;
+  /** decision D50: where metrics and spans go; the global providers, followed, when absent. */
+  telemetry?: Telemetry;
 }
 
 /** UTC ISO-8601 with milliseconds and `Z` (D9). */

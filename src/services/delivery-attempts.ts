@@ -1,4 +1,4 @@
-import { responseExcerpt } from "../domain/response-excerpt.js";
+import { responseExcerpt, type Excerpt } from "../domain/response-excerpt.js";
 import { isFinalResultStatus } from "../domain/stage-machine.js";
 import { conflict, notFound, tooManyRequests } from "../errors.js";
 import type { AttemptOutcomeKind, DeliveryAttemptRecord } from "../schemas/delivery-attempts.js";
@@ -29,13 +29,14 @@ export interface AttemptObservation {
   response?: { body: string; contentType: string | undefined; truncated: boolean };
 }
 
-/** The stored form of an attempt: its excerpt cut and redacted with the attempt's own secrets. */
-export function attemptRecord(ctx: Pick<ServiceContext, "newId">, attempt: DeliveryAttempt, seen: AttemptObservation): DeliveryAttemptRecord {
+/** The excerpt of an attempt's answer, cut and redacted with the attempt's own secrets (D31). */
+export function excerptOf(attempt: DeliveryAttempt, seen: AttemptObservation): Excerpt {
   // Most answers have no body: the secrets (a parse of the payload) are read only for one that has.
-  const excerpt =
-    seen.response && seen.response.body !== "" && attempt.ready
-      ? responseExcerpt({ ...seen.response, secrets: attempt.secrets() })
-      : { text: null, truncated: false };
+  return seen.response && seen.response.body !== "" && attempt.ready ? responseExcerpt({ ...seen.response, secrets: attempt.secrets() }) : { text: null, truncated: false };
+}
+
+/** The stored form of an attempt, with its excerpt (by default the one `excerptOf` cuts). */
+export function attemptRecord(ctx: Pick<ServiceContext, "newId">, attempt: DeliveryAttempt, seen: AttemptObservation, excerpt: Excerpt = excerptOf(attempt, seen)): DeliveryAttemptRecord {
   return {
     id: ctx.newId("tda"),
     taskResultId: attempt.row.taskResultId,

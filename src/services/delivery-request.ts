@@ -26,8 +26,10 @@ export type DeliveryAttempt = {
       request: { url: string; headers: Record<string, string>; body: Uint8Array };
       /** decision D31: what an answer's excerpt must not show: the access token, the HMAC key, the signature. */
       secrets: () => string[];
+      /** decision D42: the callback access token the request carries ("" for none), burned when an answer spells it. */
+      accessToken: () => string;
     }
-  | { ready: false; error: string }
+  | { ready: false; error: string; /** decision D40: the key this host lacks (another host holds it): leave the row. */ lacksKey?: string }
 );
 
 /** Opened HMAC keys kept per sealed string (a rotated key is a new string): bounded, then cleared. */
@@ -69,14 +71,27 @@ export function createRequestBuilder(ctx: ServiceContext, settings: RunTaskSetti
       ctx.logger.error("run task request cannot be built", { deliveryId: row.id, taskResultId: row.taskResultId, reason: error });
       return { ...base, ready: false, error };
     };
+    // decision D40: sealed under a key this keyring does not hold (even after reading its source
+    // again, `holdKeysOf`): not this host's to attempt.
+    const lacking = (sealed: string | null | undefined): DeliveryAttempt | null => {
+      const id = sealed ? ctx.keyring.keyIdOf(sealed) : null;
+      return id !== null && !ctx.keyring.keyIds.includes(id) ? { ...base, ready: false, error: `this host lacks key ${id}`, lacksKey: id } : null;
+    };
     let body: Uint8Array;
     let key: string | null;
+    const fromHere = fresh?.take(row.id);
+    if (fromHere === undefined) {
+      const missing = lacking(row.payload);
+      if (missing) return missing;
+    }
     try {
-      body = encoder.encode(fresh?.take(row.id) ?? ctx.keyring.open(row.payload, deliveryPayloadBinding(row.id)));
+      body = encoder.encode(fromHere ?? ctx.keyring.open(row.payload, deliveryPayloadBinding(row.id)));
     } catch {
       return notReady("the request payload could not be opened");
     }
     if (!task) return notReady("the run task was deleted");
+    const missingKey = lacking(task.hmacKey);
+    if (missingKey) return missingKey;
     try {
       key = task.hmacKey === null ? null : openKey(row.taskId, task.hmacKey);
     } catch {
@@ -84,8 +99,9 @@ export function createRequestBuilder(ctx: ServiceContext, settings: RunTaskSetti
     }
     const headers = runTaskRequestHeaders({ bytes: body, key, dialect: ctx.dialect, userAgent: settings.userAgent });
     // Read only when an answer has a body to excerpt: most answers have none.
-    const secrets = () => [accessTokenOf(body), key ?? "", headers[SIGNATURE_HEADERS[ctx.dialect]] ?? ""];
-    return { ...base, ready: true, request: { url: row.url, headers, body }, secrets };
+    const accessToken = () => accessTokenOf(body);
+    const secrets = () => [accessToken(), key ?? "", headers[SIGNATURE_HEADERS[ctx.dialect]] ?? ""];
+    return { ...base, ready: true, request: { url: row.url, headers, body }, secrets, accessToken };
   }
 
   return build;

@@ -1,11 +1,12 @@
 import { transitionResult } from "../domain/stage-machine.js";
 import type { DeliveryAttemptRecord } from "../schemas/delivery-attempts.js";
 import type { TaskDeliveryRecord } from "../schemas/run-task-records.js";
-import type { DeliverySettlement, ResultAdvance } from "../storage/types.js";
+import type { ClaimedResult, DeliverySettlement, ResultAdvance } from "../storage/types.js";
 import type { ServiceContext } from "./context.js";
-import { attemptRecord, type AttemptObservation } from "./delivery-attempts.js";
+import { attemptRecord, excerptOf, type AttemptObservation } from "./delivery-attempts.js";
 import type { DeliveryAttempt } from "./delivery-request.js";
 import { createSettleQueue } from "./settle-queue.js";
+import { burnCallbackToken } from "./token-burn.js";
 import type { TaskStageService } from "./task-stages.js";
 
 export interface DeliveryFailure {
@@ -16,6 +17,16 @@ export interface DeliveryFailure {
   /** decision D31: what the attempt saw, recorded with its settlement. */
   observed?: AttemptObservation;
 }
+
+/** What a claim reads of a result, from the result as a write left it. */
+const pickClaimed = (r: ClaimedResult): ClaimedResult => ({ status: r.status, statusTimestamps: r.statusTimestamps, deadlineAt: r.deadlineAt, version: r.version, updatedAt: r.updatedAt });
+
+/**
+ * decision D40: how long a row sealed under a key this host lacks waits before any host may claim
+ * it again (its attempt not spent): long enough that this host does not claim it back at once,
+ * short next to a retry's backoff for the hosts that hold the key.
+ */
+export const KEY_WAIT_MS = 2_000;
 
 const plus = (at: Date, ms: number): string => new Date(at.getTime() + ms).toISOString();
 
@@ -38,19 +49,32 @@ export function createDeliverySettlement(ctx: ServiceContext, stages: Pick<TaskS
   const push = (entry: DeliverySettlement) => queue.push(entry);
   const close = async (row: TaskDeliveryRecord, lastError: string | null, deliveredAt: string | null = null, attempt = row.attempt, record?: DeliveryAttemptRecord) =>
     (await push({ ...lease(row), type: "close", fields: { attempt, closedAt: ctx.now().toISOString(), deliveredAt, lastError }, ...(record ? { record } : {}) })).written;
-  /** decision D31: the record of an attempt that was observed (the dispatcher's attempts are; a host's own calls may not be). */
-  const recordOf = (attempt: DeliveryAttempt, observed: AttemptObservation | undefined) => (observed ? attemptRecord(ctx, attempt, observed) : undefined);
+  /**
+   * decision D31: the record of an attempt that was observed (the dispatcher's attempts are; a
+   * host's own calls may not be). decision D42: an answer that spelled the callback token burns it
+   * first; `attempt` then comes back with its result as the burn left it (a 200 advances from there).
+   * When the burn cannot be written the answer is not kept.
+   */
+  async function recordOf(attempt: DeliveryAttempt, observed: AttemptObservation | undefined): Promise<{ attempt: DeliveryAttempt; record?: DeliveryAttemptRecord }> {
+    if (!observed) return { attempt };
+    const excerpt = excerptOf(attempt, observed);
+    const token = attempt.ready ? attempt.accessToken() : "";
+    if (token === "" || !excerpt.found?.includes(token)) return { attempt, record: attemptRecord(ctx, attempt, observed, excerpt) };
+    const burned = await burnCallbackToken(ctx, attempt.row.taskResultId, token);
+    if (!burned) return { attempt, record: attemptRecord(ctx, attempt, observed, { text: null, truncated: false }) };
+    return { attempt: { ...attempt, result: { ...attempt.result, ...pickClaimed(burned) } }, record: attemptRecord(ctx, attempt, observed, excerpt) };
+  }
 
   /**
    * The integration answered exactly 200 (spec 4.1): one write closes the row as delivered and
    * moves the result `pending -> running` (`deliver-ok`) unless a callback moved it since the
    * claim. Resolves whether the row was still held.
    */
-  async function succeed(attempt: DeliveryAttempt, observed?: AttemptObservation): Promise<boolean> {
+  async function succeed(claimed: DeliveryAttempt, observed?: AttemptObservation): Promise<boolean> {
+    const { attempt, record } = await recordOf(claimed, observed);
     const now = ctx.now();
     const at = now.toISOString();
     const result = advanceOnDelivery(attempt, now);
-    const record = recordOf(attempt, observed);
     const fields = { attempt: attempt.row.attempt + 1, closedAt: at, deliveredAt: at, lastError: null };
     const outcome = await push({ ...lease(attempt.row), type: "close", fields, ...(result ? { result } : {}), ...(record ? { record } : {}) });
     const { row } = attempt;
@@ -69,8 +93,8 @@ export function createDeliverySettlement(ctx: ServiceContext, stages: Pick<TaskS
    */
   async function fail(attempt: DeliveryAttempt, failure: DeliveryFailure): Promise<"retry" | "closed" | "lost"> {
     const { row } = attempt;
+    const { record } = await recordOf(attempt, failure.observed);
     const dueAt = plus(ctx.now(), Math.max(0, failure.delayMs));
-    const record = recordOf(attempt, failure.observed);
     if (Date.parse(dueAt) >= Date.parse(attempt.deadlineAt)) {
       return (await close(row, failure.error, null, row.attempt + 1, record)) ? "closed" : "lost";
     }
@@ -83,6 +107,15 @@ export function createDeliverySettlement(ctx: ServiceContext, stages: Pick<TaskS
     close,
     succeed,
     fail,
+    /**
+     * decision D40: this host lacks the key the row's payload (or its task's HMAC key) was sealed
+     * with: the row goes back due in KEY_WAIT_MS for the hosts that hold it, its attempt count as it
+     * was, its last error saying what it waits for. Resolves whether the claim was still held.
+     */
+    leave: async (row: TaskDeliveryRecord, keyId: string): Promise<boolean> => {
+      const fields = { attempt: row.attempt, dueAt: plus(ctx.now(), KEY_WAIT_MS), lastError: `waiting for a host holding key ${keyId}` };
+      return (await push({ ...lease(row), type: "retry", fields })).written;
+    },
     /** Gives a claimed row back unused (a stopping dispatcher, a lease too short to start on). */
     release: async (row: TaskDeliveryRecord): Promise<boolean> => (await push({ ...lease(row), type: "release" })).written,
     /** Resolves once every settlement asked for so far is stored. */

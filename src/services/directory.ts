@@ -18,6 +18,11 @@ import type { ApiTokenListFilter, DirectoryStore } from "../storage/types.js";
 import type { Storage } from "../storage/types.js";
 import { isoNow, type ServiceContext } from "./context.js";
 import { parseOrThrow } from "./validate.js";
+import { audited, changesOf } from "./audit.js";
+import { sessionOf } from "./principals.js";
+
+/** decision D53: what a token event names (never the digest, never the secret). */
+const TOKEN_FIELDS = ["kind", "userId", "teamId", "description"] as const;
 
 type OwnedSchema = z.ZodObject<{ id: z.ZodString; organization: z.ZodString }>;
 
@@ -198,13 +203,21 @@ export function createDirectory(ctx: ServiceContext) {
         createdAt: isoNow(ctx),
         lastUsedAt: null,
       };
-      if (!(await s.apiTokens.insert(record))) throw new ApiError("conflict", { detail: "that token is already registered" });
+      // decision D53: a results-page session is a sign-in; any other record an API token created.
+      const session = sessionOf(record) !== null;
+      const draft = { organization: record.organization, resource: { type: session ? "session" : "api-token", id }, action: session ? "sign-in" : "create", changes: changesOf(null, record, TOKEN_FIELDS) };
+      if (!(await audited(ctx, draft, () => s.apiTokens.insert(record)))) throw new ApiError("conflict", { detail: "that token is already registered" });
       return { id, token };
     },
     /** The stored record of an API token whose secret is `token`, or null. */
     findApiToken: (token: string) => s.apiTokens.findByDigest(sha256Hex(token)),
     /** Revokes at once: the access cache holds nothing past the directory change it makes (D21). */
-    revokeApiToken: (id: string) => s.apiTokens.delete(id),
+    async revokeApiToken(id: string): Promise<boolean> {
+      const record = await s.apiTokens.get(id);
+      if (!record) return false;
+      const draft = { organization: record.organization, resource: { type: "api-token", id }, action: "revoke", changes: changesOf(record, null, TOKEN_FIELDS) };
+      return audited(ctx, draft, () => s.apiTokens.delete(id));
+    },
     /** An organization's API tokens (or one team's) by creation, metadata only; all without `page`. */
     async listApiTokens(filter: ApiTokenListFilter, page?: PageRequest): Promise<Page<ApiTokenView>> {
       const { items, total } = await s.apiTokens.list(filter, page);

@@ -35,6 +35,8 @@ export interface HostHeartbeat {
   beforeSwitch(nextActive: string): Promise<void>;
   /** After a reload: records the new keys at once. */
   afterReload(): Promise<void>;
+  /** decision D40: calls `listener` after each scheduled beat that was written. */
+  onBeat(listener: () => void): void;
   /** Stops beating and removes this host's record (a clean stop). */
   stop(): Promise<void>;
   /**
@@ -98,7 +100,8 @@ export function createHostHeartbeat(deps: HeartbeatDeps, options: HostOptions = 
   const logged = (): Promise<void> =>
     write().catch((error: unknown) => logger.warn("host heartbeat failed", { reason: error instanceof Error ? error.message : String(error) }));
 
-  const cancel = (options.schedule ?? defaultSchedule)(intervalMs, () => void logged());
+  const beaten: (() => void)[] = [];
+  const cancel = (options.schedule ?? defaultSchedule)(intervalMs, () => void write().then(() => beaten.forEach((listener) => listener()), (error: unknown) => logger.warn("host heartbeat failed", { reason: error instanceof Error ? error.message : String(error) })));
   void storage.hosts
     .prune(new Date(now().getTime() - HOST_RETENTION_MS).toISOString())
     .catch(() => undefined);
@@ -112,6 +115,7 @@ export function createHostHeartbeat(deps: HeartbeatDeps, options: HostOptions = 
       return failure;
     },
     beat: logged,
+    onBeat: (listener) => void beaten.push(listener),
     async beforeSwitch(nextActive) {
       switchingTo = nextActive;
       try {

@@ -1,4 +1,5 @@
 import { createAgentTokenService } from "./agent-tokens.js";
+import { createAuditTrail } from "./audit-trail.js";
 import { createAgentService } from "./agents.js";
 import { createCommentService } from "./comments.js";
 import type { ServiceContext } from "./context.js";
@@ -29,6 +30,8 @@ export function createServices(ctx: ServiceContext) {
     /** decision D32: the capabilities `log-read-url` carries. */
     logs: createLogCapabilities(ctx),
     varEngine,
+    /** decision D53: the audit trail (`list`, `on("audit")`, `verify`, `prune`). */
+    audit: createAuditTrail(ctx),
   };
 }
 export type Services = ReturnType<typeof createServices>;

@@ -1,10 +1,12 @@
 import { createKeyring, KEYRING_SOURCE_ERROR, type Keyring, type KeyringOptions } from "../crypto/keyring.js";
+import { recordInEveryOrganization } from "./audit.js";
 import type { Logger } from "../logger.js";
 import type { HostHeartbeat } from "./host-heartbeat.js";
 import type { SealedColumn } from "../storage/sealed-values.js";
 import type { Storage } from "../storage/types.js";
 import { countSealedValues, sealedBy, type SealedValueCounts } from "./sealing.js";
 import type { KeyringControl, KeyringReload } from "./keyring-reload.js";
+import { activationOf } from "./key-activation.js";
 
 export type { KeyringControl, KeyringReload } from "./keyring-reload.js";
 
@@ -23,47 +25,78 @@ export function describeSealed(counts: SealedValueCounts, keyId: string): string
   return `${plural(total, "value")}${detail ? ` (${detail})` : ""}`;
 }
 
+/** `work`, its failure logged as a warning (and handled: an activation tried after a beat has no caller). */
+function logged<T>(work: Promise<T>, logger: Logger): Promise<T> {
+  work.catch((error: unknown) => logger.warn("keyring activation failed", { reason: error instanceof Error ? error.message : String(error) }));
+  return work;
+}
+
+/** Throws, naming what they seal, when `next` drops keys that still seal stored values (D29). */
+async function refuseDroppingUsed(keyring: Keyring, next: Keyring, storage: Storage): Promise<void> {
+  const dropped = keyring.keyIds.filter((id) => !next.keyIds.includes(id));
+  if (dropped.length === 0) return;
+  const counts = await countSealedValues(storage);
+  const inUse = dropped.filter((id) => sealedBy(counts, [id]) > 0);
+  if (inUse.length === 0) return;
+  const what = inUse.map((id) => `${id} still seals ${describeSealed(counts, id)}`).join("; ");
+  throw new Error(`the new keyring drops a key in use (${what}): keeping the current keys; run \`runplane reencrypt\` with ${next.activeKeyId} active on every host, then remove the key`);
+}
+
 const sameKeys = (keyring: Keyring, next: Keyring): boolean =>
   keyring.activeKeyId === next.activeKeyId && keyring.keyIds.join() === next.keyIds.join();
 
 /**
  * `host` (decision D29a) hears every change of keys: before the active key switches it records
  * both keys as ones this host seals with (a failure refuses the reload), after it the new keys.
+ * decision D40: a new active key is sealed with only once no other live host lacks it. Until
+ * then the reload holds the new keys but keeps the current active key (phase one) and says which
+ * hosts lack it; each later beat of this host, and each reload, tries the switch again (phase
+ * two), so hosts reloading one shared keyring file converge. A keyring that would also drop the
+ * current active key cannot wait so: it is refused, naming the hosts.
  */
 export function createKeyringControl(
   keyring: Keyring,
   storage: Storage,
   logger: Logger,
-  host?: Pick<HostHeartbeat, "beforeSwitch" | "afterReload">,
+  host?: Pick<HostHeartbeat, "id" | "beforeSwitch" | "afterReload" | "onBeat">,
+  now: () => Date = () => new Date(),
 ): KeyringControl {
   let reading: Promise<KeyringReload> | null = null;
+  /** decision D40: the keyring whose activation waits for other hosts, retried on each beat. */
+  let waiting: KeyringOptions | null = null;
 
   async function apply(options: KeyringOptions): Promise<KeyringReload> {
     // Checked whole before anything changes (it throws on a bad key, naming the key id only).
     const next = createKeyring({ keys: options.keys, ...(options.active === undefined ? {} : { active: options.active }) });
-    const held = { keyIds: [...next.keyIds], activeKeyId: next.activeKeyId };
     // The same ids are the same keys: a key id is never reused for other bytes.
-    if (sameKeys(keyring, next)) return { changed: false, ...held };
-    const dropped = keyring.keyIds.filter((id) => !next.keyIds.includes(id));
-    if (dropped.length > 0) {
-      const counts = await countSealedValues(storage);
-      const inUse = dropped.filter((id) => sealedBy(counts, [id]) > 0);
-      if (inUse.length > 0) {
-        const what = inUse.map((id) => `${id} still seals ${describeSealed(counts, id)}`).join("; ");
-        throw new Error(`the new keyring drops a key in use (${what}): keeping the current keys; run \`runplane reencrypt\` with ${next.activeKeyId} active on every host, then remove the key`);
-      }
+    if (sameKeys(keyring, next)) {
+      waiting = null;
+      return { changed: false, keyIds: [...next.keyIds], activeKeyId: next.activeKeyId };
     }
+    await refuseDroppingUsed(keyring, next, storage);
+    const { active, pending } = await activationOf(keyring, next, storage, host?.id, now());
     const previous = keyring.activeKeyId;
-    if (host && next.activeKeyId !== previous) {
-      await host.beforeSwitch(next.activeKeyId).catch((error: unknown) => {
+    const changed = active !== previous || keyring.keyIds.join() !== next.keyIds.join();
+    if (host && active !== previous) {
+      await host.beforeSwitch(active).catch((error: unknown) => {
         throw new Error(`${error instanceof Error ? error.message : String(error)}: keeping the current keys`);
       });
     }
-    keyring.replace(options);
+    waiting = pending ? options : null;
+    if (!changed) return { changed, keyIds: [...keyring.keyIds], activeKeyId: active, ...(pending ? { pending } : {}) };
+    keyring.replace({ ...options, active });
+    const held = { keyIds: [...keyring.keyIds], activeKeyId: keyring.activeKeyId };
     logger.info("keyring reloaded", { keyIds: held.keyIds.join(","), activeKeyId: held.activeKeyId });
+    if (pending) logger.warn("new active key waits for other hosts", { activeKeyId: pending.activeKeyId, lacking: pending.lacking.join("; ") });
+    if (held.activeKeyId !== previous) await recordActivation(storage, logger, now, previous, held);
     await host?.afterReload();
-    return { changed: true, ...held };
+    return { changed, ...held, ...(pending ? { pending } : {}) };
   }
+
+  // decision D40: phase two, tried again after each beat of this host while an activation waits.
+  host?.onBeat(() => {
+    if (waiting !== null && reading === null) reading = logged(apply(waiting).finally(() => (reading = null)), logger);
+  });
 
   async function fromSource(): Promise<KeyringReload> {
     const { source } = keyring;
@@ -107,4 +140,12 @@ export function createKeyringControl(
       }
     },
   };
+}
+
+/** decision D53: which key seals from now on is recorded in every organization's trail (key ids only, never a key). */
+async function recordActivation(storage: Storage, logger: Logger, now: () => Date, previous: string, held: { keyIds: string[]; activeKeyId: string }): Promise<void> {
+  const changes = [{ field: "activeKeyId", old: previous, new: held.activeKeyId }, { field: "keyIds", new: held.keyIds }];
+  await recordInEveryOrganization({ storage, now }, { resource: { type: "keyring", id: held.activeKeyId }, action: "activate", changes }).catch((error: unknown) =>
+    logger.error("keyring activation not recorded in the audit trail", { error: error instanceof Error ? error.name : typeof error }),
+  );
 }

@@ -6,6 +6,12 @@ export interface KeyringReload {
   changed: boolean;
   keyIds: string[];
   activeKeyId: string;
+  /**
+   * decision D40: the key the keyring makes active, held but not yet sealed with because live
+   * hosts lack it (named in `lacking`); this host switches once none does (it tries after each of
+   * its beats, and on every reload).
+   */
+  pending?: { activeKeyId: string; lacking: string[] };
 }
 
 /** A runplane's keyring at run time (decision D29); `runplane.keyring`. */

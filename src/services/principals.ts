@@ -21,6 +21,20 @@ const union = (teams: readonly Team[]): OrgPermission[] => [...new Set(teams.fla
  * changes apply at once. Organization tokens and owners-team tokens act as owners (D21).
  */
 export async function principalForToken(ctx: ServiceContext, record: ApiTokenRecord): Promise<Principal | null> {
+  const principal = await principalOfRecord(ctx, record);
+  return principal && { ...principal, ...tokenIdentity(record) };
+}
+
+/** The owners token the reference server keeps for its `ADMIN_TOKEN` is marked by this description. */
+const ADMIN_TOKEN_DESCRIPTION = "ADMIN_TOKEN";
+
+/** decision D53: what the audit trail says of the credential: its id and kind, never its secret. */
+function tokenIdentity(record: ApiTokenRecord): Pick<Principal, "tokenId" | "tokenKind" | "tokenDescription"> {
+  const admin = record.description === ADMIN_TOKEN_DESCRIPTION;
+  return { tokenId: record.id, tokenKind: admin ? "admin" : record.kind, tokenDescription: (record.description || `${record.kind} token`).slice(0, 128) };
+}
+
+async function principalOfRecord(ctx: ServiceContext, record: ApiTokenRecord): Promise<Principal | null> {
   const base = { organization: record.organization, userId: undefined };
   switch (record.kind) {
     case "organization":

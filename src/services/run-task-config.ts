@@ -1,4 +1,5 @@
 import { ApiError, conflict, invalid, notFound, quote } from "../errors.js";
+import { audited, changesOf } from "./audit.js";
 import type { Page, PageRequest } from "../schemas/records.js";
 import { DEFAULT_GLOBAL_CONFIGURATION, type RunTaskRecord } from "../schemas/run-task-records.js";
 import { TaskCreateSchema, TaskUpdateSchema, type TaskCreate, type TaskUpdate, type TaskView } from "../schemas/run-task-config.js";
@@ -74,6 +75,15 @@ function updatedTask(current: RunTaskRecord, attrs: ReturnType<typeof TaskUpdate
   };
 }
 
+/** decision D53: what a run task event names; the HMAC key only as "value changed". */
+const TASK_FIELDS = ["name", "url", "description", "category", "enabled", "hmacKey", "globalConfiguration", "agentPoolId"] as const;
+const taskDraft = (record: RunTaskRecord, action: string, before: RunTaskRecord | null, after: RunTaskRecord | null) => ({
+  organization: record.organization,
+  resource: { type: "task", id: record.id },
+  action,
+  changes: changesOf(before, after, TASK_FIELDS, ["hmacKey"]),
+});
+
 /** Organization run tasks and workspace run tasks (type `tasks`, `workspace-tasks`). Unchecked: callers authorize. */
 export function createRunTaskConfig(ctx: ServiceContext, checkEndpoint: TaskEndpointCheck = ctx.taskEndpointCheck ?? refuseUnverifiable(ctx)) {
   const s = ctx.storage;
@@ -110,7 +120,7 @@ export function createRunTaskConfig(ctx: ServiceContext, checkEndpoint: TaskEndp
       const id = options.id ?? ctx.newId("task");
       const made = { hmacKey: keys.sealFor(id, attrs["hmac-key"]), globalConfiguration, agentPoolId: pool?.id ?? null };
       const record = newTask(id, organization, attrs, made, isoNow(ctx));
-      if (!(await s.runTasks.insert(record)).ok) throw DUPLICATE_NAME();
+      if (!(await audited(ctx, taskDraft(record, "create", null, record), () => s.runTasks.insert(record))).ok) throw DUPLICATE_NAME();
       return toTaskView(record);
     },
     async update(id: string, input: TaskUpdate, options: TaskUpdateOptions = {}): Promise<TaskView> {
@@ -130,7 +140,7 @@ export function createRunTaskConfig(ctx: ServiceContext, checkEndpoint: TaskEndp
           verified = { ...endpoint, pool: poolId };
         }
         const next = updatedTask(current, attrs, key === undefined ? current.hmacKey : keys.sealFor(id, key), poolId, isoNow(ctx));
-        const result = await s.runTasks.update(next, current.version);
+        const result = await audited(ctx, taskDraft(next, "update", current, next), () => s.runTasks.update(next, current.version));
         if (result.ok) return toTaskView(next);
         if (result.reason === "duplicate-name") throw DUPLICATE_NAME();
         if (result.reason === "missing") throw notFound();
@@ -139,7 +149,8 @@ export function createRunTaskConfig(ctx: ServiceContext, checkEndpoint: TaskEndp
     },
     /** Deletes the task and its workspace attachments; runs already created keep their snapshots. */
     async delete(id: string): Promise<void> {
-      if (!(await s.runTasks.delete(id))) throw notFound();
+      const current = await s.runTasks.get(id);
+      if (!current || !(await audited(ctx, taskDraft(current, "destroy", current, null), () => s.runTasks.delete(id)))) throw notFound();
     },
   };
 

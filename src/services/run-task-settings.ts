@@ -26,6 +26,8 @@ export interface RunTaskOptions {
    * sweep removes older ones. Default 30 days.
    */
   attempts?: { retention?: Duration };
+  /** decision D53: how long audit events are kept; the dispatcher's sweep removes older ones. Default 90 days. */
+  audit?: { retention?: Duration };
   /** When `health()` says deliveries are failing. */
   health?: DeliveryHealthOptions;
   /**
@@ -103,6 +105,8 @@ export interface RunTaskSettings {
   configurationDownloads: boolean;
   /** decision D31: delivery attempts older than this are pruned. */
   attemptRetentionMs: number;
+  /** decision D53: audit events older than this are pruned. */
+  auditRetentionMs: number;
   /** When deliveries count as failing. */
   health: DeliveryHealthSettings;
   /** decision D46: agents' retention and caps. */
@@ -112,6 +116,8 @@ export interface RunTaskSettings {
 export const DEFAULT_DEADLINE_MS = 10 * 60 * 1000;
 /** decision D31: attempts are kept 30 days unless `attempts.retention` says otherwise. */
 export const DEFAULT_ATTEMPT_RETENTION_MS = 30 * 24 * 3_600_000;
+/** decision D53: audit events are kept 90 days unless `audit.retention` says otherwise (HCP keeps 14). */
+export const DEFAULT_AUDIT_RETENTION_MS = 90 * 24 * 3_600_000;
 const UNIT_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
 
 /** Milliseconds of a positive {@link Duration}, or null when `value` is not one. */
@@ -176,6 +182,7 @@ export function resolveRunTaskSettings(
     configurationDownloads: options.artifacts?.configurationVersion !== undefined,
     attemptRetentionMs:
       options.attempts?.retention === undefined ? DEFAULT_ATTEMPT_RETENTION_MS : parseDuration(options.attempts.retention, "attempts.retention"),
+    auditRetentionMs: options.audit?.retention === undefined ? DEFAULT_AUDIT_RETENTION_MS : parseDuration(options.audit.retention, "audit.retention"),
     health: deliveryHealth(options.health),
     agentRecords: agentRecords(options.agentRecords),
   };

@@ -1,4 +1,5 @@
 import { keyIdOfHead, rowBinding, SEALED_HEAD_LENGTH } from "../crypto/keyring.js";
+import { recordInEveryOrganization } from "./audit.js";
 import { SEALED_COLUMNS, type SealedColumn } from "../storage/sealed-values.js";
 import type { Storage } from "../storage/types.js";
 import type { ServiceContext } from "./context.js";
@@ -53,7 +54,7 @@ export const sealedBy = (counts: SealedValueCounts, keyIds: Iterable<string>): n
  * by kind from SEALED_COLUMNS, each swap a compare-and-set (a value changed meanwhile is left to
  * its writer, who sealed it with the active key). Resolves the number of values moved.
  */
-export async function reencryptAll(ctx: Pick<ServiceContext, "storage" | "keyring" | "keys">): Promise<number> {
+export async function reencryptAll(ctx: Pick<ServiceContext, "storage" | "keyring" | "keys"> & Partial<Pick<ServiceContext, "now">>): Promise<number> {
   let moved = 0;
   for (const column of SEALED_COLUMNS) {
     for await (const rows of batches(ctx.storage, column)) {
@@ -68,6 +69,11 @@ export async function reencryptAll(ctx: Pick<ServiceContext, "storage" | "keyrin
       );
       moved += swapped.filter(Boolean).length;
     }
+  }
+  // decision D53: one event per organization says that the values moved, and to which key.
+  if (moved > 0) {
+    const now = ctx.now ?? (() => new Date());
+    await recordInEveryOrganization({ storage: ctx.storage, now }, { resource: { type: "keyring", id: ctx.keyring.activeKeyId }, action: "reencrypt", changes: [{ field: "valuesMoved", new: moved }] });
   }
   return moved;
 }

@@ -1,5 +1,7 @@
 import type { Principal } from "../schemas/common.js";
 import type { ApiTokenRecord } from "../schemas/records.js";
+import { audited } from "./audit.js";
+import { actorOfToken, asAuditActor } from "./audit-request.js";
 import type { ServiceContext } from "./context.js";
 import type { Directory } from "./directory.js";
 import { findTokenRecord, isCredential, principalForToken, sessionDescription, sessionOf, touchTokenRecord } from "./principals.js";
@@ -65,13 +67,14 @@ export function createSessions(ctx: ServiceContext, directory: Pick<Directory, "
     // Fail closed: a record not read back as a session would be a plain API token in a cookie.
     if (!sessionOf({ description })) throw new RangeError("a session lifetime must end before the year 10000");
     await makeRoom(parent);
-    const session = await directory.createApiToken({
+    // decision D53: the sign-in is recorded as the token signed in with.
+    const session = await asAuditActor(actorOfToken(parent), () => directory.createApiToken({
       organization: parent.organization,
       kind: parent.kind,
       ...(parent.userId === null ? {} : { userId: parent.userId }),
       ...(parent.teamId === null ? {} : { teamId: parent.teamId }),
       description,
-    });
+    }));
     return { token: session.token, expiresAt: expiresAt.toISOString() };
   }
 
@@ -87,12 +90,16 @@ export function createSessions(ctx: ServiceContext, directory: Pick<Directory, "
       return null;
     }
     await touchTokenRecord(ctx, record);
-    return principalForToken(ctx, record);
+    // decision D53: the session acts as the token signed in with, for the audit trail too.
+    return principalForToken(ctx, parent);
   }
 
   async function revoke(sessionToken: string): Promise<boolean> {
     const record = await findTokenRecord(ctx, sessionToken);
-    return record !== null && sessionOf(record) !== null && (await ctx.storage.apiTokens.delete(record.id));
+    if (record === null || sessionOf(record) === null) return false;
+    // decision D53: the sign-out, recorded as the session that ended.
+    const draft = { organization: record.organization, resource: { type: "session", id: record.id }, action: "sign-out" };
+    return asAuditActor(actorOfToken(record, "session"), () => audited(ctx, draft, () => ctx.storage.apiTokens.delete(record.id)));
   }
 
   return { create, authenticate, revoke };

@@ -2,13 +2,14 @@ import type { TaskResultRecord, TaskStageRecord } from "../schemas/run-task-reco
 import type { ServiceContext } from "./context.js";
 import type { RunTaskEmitter } from "./run-task-events.js";
 import { createStageTelemetry } from "./stage-telemetry.js";
+import { GLOBAL_TELEMETRY } from "../telemetry/providers.js";
 
 /** What a result status event needs of the result before and after its change. */
 export type ResultState = Pick<TaskResultRecord, "id" | "stageId" | "runId" | "stage" | "status" | "updatedAt">;
 
 /** The stage and result status events, fired after the write that changed the status (and counted). */
 export function createStageEmitters(ctx: ServiceContext, events: RunTaskEmitter) {
-  const telemetry = createStageTelemetry(ctx.logger);
+  const telemetry = createStageTelemetry(ctx.logger, ctx.telemetry ?? GLOBAL_TELEMETRY);
   return {
     emitStage(before: TaskStageRecord, after: TaskStageRecord): void {
       if (before.status === after.status) return;

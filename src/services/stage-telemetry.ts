@@ -7,6 +7,7 @@ import { isFinalStageStatus, timestampKey } from "../domain/stage-machine.js";
 import type { Logger } from "../logger.js";
 import type { TaskResultRecord, TaskStageRecord } from "../schemas/run-task-records.js";
 import { createStageMetrics } from "../telemetry/metrics.js";
+import type { Telemetry } from "../telemetry/providers.js";
 
 type ResultState = Pick<TaskResultRecord, "id" | "stageId" | "runId" | "stage" | "status">;
 
@@ -29,13 +30,13 @@ function runningMs(before: TaskStageRecord, after: TaskStageRecord): number | un
   return Date.parse(after.updatedAt) - started;
 }
 
-export function createStageTelemetry(logger: Logger) {
-  const metrics = createStageMetrics();
+export function createStageTelemetry(logger: Logger, telemetry: Telemetry) {
+  const metrics = createStageMetrics(telemetry);
   return {
     stage(before: TaskStageRecord, after: TaskStageRecord): void {
       const fields = { event: "stage.status", stageId: after.id, runId: after.runId, stage: after.stage, from: before.status, to: after.status };
       const durationMs = isFinalStageStatus(after.status) ? runningMs(before, after) : undefined;
-      if (durationMs !== undefined && durationMs >= 0) metrics.duration.record(durationMs / 1000, { status: after.status, stage: after.stage });
+      if (durationMs !== undefined && durationMs >= 0) metrics().duration.record(durationMs / 1000, { status: after.status, stage: after.stage });
       logger[level(after.status)](`task stage ${after.status}`, durationMs === undefined ? fields : { ...fields, durationMs });
     },
     result(before: ResultState, after: ResultState): void {

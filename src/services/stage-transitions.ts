@@ -1,4 +1,5 @@
-import { isFinalResultStatus, isFinalStageStatus, transitionResult, transitionStage } from "../domain/stage-machine.js";
+import { isFinalResultStatus, isFinalStageStatus, stopsTheRun, transitionResult, transitionStage } from "../domain/stage-machine.js";
+import { RUN_STAGES } from "../schemas/run-tasks.js";
 import { ApiError } from "../errors.js";
 import type { TaskResultRecord, TaskStageRecord } from "../schemas/run-task-records.js";
 import type { ServiceContext } from "./context.js";
@@ -40,7 +41,7 @@ async function retrying<R extends TaskStageRecord | TaskResultRecord>(
   throw new ApiError("conflict", { detail: `The task ${what} is being updated concurrently; retry the request` });
 }
 
-/** The status changes the stage machine drives on its own (D13): recompute from results, cancel. */
+/** The status changes the stage machine drives on its own (D13): recompute from results, cancel, not reached (D47). */
 export function createStageTransitions(ctx: ServiceContext, settings: RunTaskSettings, emit: StageEmitters) {
   const s = ctx.storage;
   const now = (): Date => ctx.now();
@@ -55,17 +56,48 @@ export function createStageTransitions(ctx: ServiceContext, settings: RunTaskSet
     return stored;
   };
 
+  const notReachedResult = (id: string): Promise<TaskResultRecord | null> =>
+    retrying(now, "result", () => s.taskResults.get(id), (current, at) => {
+      const t = transitionResult(current, { type: "not-reached" }, at);
+      return t.ok && t.changed ? advance(current, t, at) : null;
+    }, writeResult);
+
+  /**
+   * decision D47: a stage the run will never reach becomes `unreachable` ("could not be executed"),
+   * and so do its results; only from `pending`, so a stage the host started runs to its end.
+   */
+  async function notReached(stageId: string): Promise<void> {
+    const stored = await retrying(now, "stage", () => s.taskStages.get(stageId), (current, at) => {
+      const t = transitionStage(current, { type: "not-reached" }, at);
+      return t.ok && t.changed ? advance(current, t, at) : null;
+    }, writeStage);
+    if (stored?.status !== "unreachable") return;
+    for (const result of await s.taskResults.listByStage(stageId)) await notReachedResult(result.id);
+  }
+
+  /** decision D47: every stage of the run still pending after `after` (in run order) is not reached. */
+  async function notReachedAfter(runId: string, after: TaskStageRecord["stage"]): Promise<void> {
+    const from = RUN_STAGES.indexOf(after);
+    for (const stage of (await s.taskStages.listByRun(runId)).items) {
+      if (stage.status === "pending" && RUN_STAGES.indexOf(stage.stage) > from) await notReached(stage.id);
+    }
+  }
+
   /**
    * Recomputes a running stage from its results (D13) and stores the answer with a compare-and-set.
    * Results only ever become final, so a stale read can only compute `running`, which writes nothing.
+   * decision D47: a stage that ends stopping the run leaves no later stage pending.
    */
-  const recompute = (stageId: string): Promise<TaskStageRecord | null> =>
-    retrying(now, "stage", () => s.taskStages.get(stageId), async (current, at) => {
+  const recompute = async (stageId: string): Promise<TaskStageRecord | null> => {
+    const stored = await retrying(now, "stage", () => s.taskStages.get(stageId), async (current, at) => {
       const results = await s.taskResults.listByStage(stageId);
       const views = results.map((r) => ({ status: r.status, enforcementLevel: r.enforcementLevel, overridden: current.overridden }));
       const t = transitionStage(current, { type: "result", results: views, overridable: settings.overridableTasks }, at);
       return t.ok && t.changed ? advance(current, t, at) : null;
     }, writeStage);
+    if (stored && stopsTheRun(stored.status)) await notReachedAfter(stored.runId, stored.stage);
+    return stored;
+  };
 
   const cancelResult = (id: string): Promise<TaskResultRecord | null> =>
     retrying(now, "result", () => s.taskResults.get(id), (current, at) => {
@@ -84,5 +116,5 @@ export function createStageTransitions(ctx: ServiceContext, settings: RunTaskSet
     for (const result of await s.taskResults.listByStage(stageId)) await cancelResult(result.id);
   }
 
-  return { recompute, cancelStage };
+  return { recompute, cancelStage, notReached };
 }

@@ -1,6 +1,7 @@
 import type { ClaimedDelivery, StopListening, Storage } from "../storage/types.js";
 import type { TaskResultRecord } from "../schemas/run-task-records.js";
 import type { OutboxFigures } from "../telemetry/metrics.js";
+import { GLOBAL_TELEMETRY } from "../telemetry/providers.js";
 import { createAttemptWindow } from "./attempt-window.js";
 import type { ServiceContext } from "./context.js";
 import { createDeliveryAttemptService } from "./delivery-attempts.js";
@@ -39,6 +40,26 @@ async function outboxFigures(s: Storage, now: Date): Promise<OutboxFigures | nul
   return { due, leased, oldestDueAgeSeconds: age(oldestDueAt), retrying: counted ? retrying : null, oldestRetryingAgeSeconds: counted ? age(oldestRetryingAt ?? null) : null };
 }
 
+/** decision D53: at most this many audit events go per sweep, in batches of this size (one transaction each). */
+const AUDIT_PRUNE_BATCH = 1_000;
+const AUDIT_PRUNE_ROUNDS = 10;
+
+/** Removes audit events past `audit.retention`, a bounded number per call; resolves how many. */
+function auditPruner(ctx: ServiceContext, settings: Pick<RunTaskSettings, "auditRetentionMs">) {
+  return async (): Promise<number> => {
+    const audit = ctx.storage.audit;
+    if (!audit) return 0;
+    const before = ctx.now().getTime() - settings.auditRetentionMs;
+    let removed = 0;
+    for (let round = 0; round < AUDIT_PRUNE_ROUNDS; round++) {
+      const n = await audit.prune(before, AUDIT_PRUNE_BATCH);
+      removed += n;
+      if (n < AUDIT_PRUNE_BATCH) break;
+    }
+    return removed;
+  };
+}
+
 /**
  * The outbox steps a dispatcher strings together (decisions D14-D16): claim, prepare, record the
  * answer, sweep. A claim leases a batch of rows and opens their results' deadline windows in one
@@ -72,10 +93,14 @@ export function createTaskDeliveryService(
     /** The instance's clock and logger, so a dispatcher reads the same time and logs to the same place. */
     now: (): Date => ctx.now(),
     logger: ctx.logger,
+    /** decision D50: where the dispatcher's metrics and spans go, as this instance's. */
+    telemetry: ctx.telemetry ?? GLOBAL_TELEMETRY,
     /** decision D31: the attempt history (`list`, `prune`) and retry now (`retryNow`, `onDue`). */
     attempts: createDeliveryAttemptService(ctx, settings),
     /** decision D46: removes agents silent for longer than `agentRecords.retention`; resolves how many. */
     pruneAgents: createAgentService(ctx).prune,
+    /** decision D53: removes audit events past `audit.retention`, a bounded number per sweep; resolves how many. */
+    pruneAudit: auditPruner(ctx, settings),
     /** The outbox's figures now, or null when the storage offers no `stats`: for metrics and health checks. */
     outbox: (): Promise<OutboxFigures | null> => outboxFigures(s, ctx.now()),
     /** decision D31: how this process's attempts of the last `health.window` ended (the dispatcher records them), for `health()`. */
@@ -117,6 +142,7 @@ export function createTaskDeliveryService(
      */
     listen: (onWake: () => void): Promise<StopListening | null> => (s.listen ? s.listen(onWake) : Promise.resolve(null)),
     release: settlement.release,
+    leave: settlement.leave,
     flush: settlement.flush,
 
     /** Open results past their deadline (D16), oldest first. */

@@ -17,6 +17,16 @@ import {
 import type { Storage } from "../storage/types.js";
 import { isoNow, type ServiceContext } from "./context.js";
 import { parseOrThrow } from "./validate.js";
+import { audited, changesOf } from "./audit.js";
+
+/** decision D53: what a team access event names. */
+const GRANT_FIELDS = ["teamId", "projectId", "access", "projectAccess", "workspaceAccess"] as const;
+const grantDraft = (record: TeamProjectRecord, action: string, before: TeamProjectRecord | null, after: TeamProjectRecord | null) => ({
+  organization: record.organization,
+  resource: { type: "team-project", id: record.id },
+  action,
+  changes: changesOf(before, after, GRANT_FIELDS),
+});
 
 const ATTRIBUTES = "/data/attributes";
 /** Compare-and-set retries before giving up under extreme contention. */
@@ -100,7 +110,7 @@ export function createTeamProjectWrites(ctx: ServiceContext) {
         createdAt: now,
         updatedAt: now,
       };
-      const result = await s.teamProjects.insert(record);
+      const result = await audited(ctx, grantDraft(record, "create", null, record), () => s.teamProjects.insert(record));
       if (!result.ok) throw invalid("/data/relationships/team", "Team has already been taken");
       return toView(record);
     },
@@ -122,7 +132,7 @@ export function createTeamProjectWrites(ctx: ServiceContext) {
           // The row's version: strictly later than the one replaced, even within one millisecond.
           updatedAt: laterThan(isoNow(ctx), current.updatedAt),
         };
-        const result = await s.teamProjects.update(next, current.updatedAt);
+        const result = await audited(ctx, grantDraft(next, "update", current, next), () => s.teamProjects.update(next, current.updatedAt));
         if (result.ok) return toView(next);
         if (result.reason === "missing") throw notFound();
       }
@@ -130,7 +140,8 @@ export function createTeamProjectWrites(ctx: ServiceContext) {
     },
 
     async delete(id: string): Promise<void> {
-      if (!(await s.teamProjects.delete(id))) throw notFound();
+      const current = await s.teamProjects.get(id);
+      if (!current || !(await audited(ctx, grantDraft(current, "destroy", current, null), () => s.teamProjects.delete(id)))) throw notFound();
     },
   };
 }

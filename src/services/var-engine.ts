@@ -7,6 +7,8 @@ import type { Page, PageRequest, VariableRecord, VarOwner } from "../schemas/rec
 import type { ResolvedVariable, VariableView } from "../schemas/variables.js";
 import { isoNow, type ServiceContext } from "./context.js";
 import { sealedBinding } from "./sealing.js";
+import { audited, changesOf } from "./audit.js";
+import { currentAuditRequest } from "./audit-request.js";
 
 /** Attributes of a new variable after validation and defaults. */
 export interface VariableDraft {
@@ -19,6 +21,10 @@ export interface VariableDraft {
 }
 
 const ATTRIBUTES = "/data/attributes";
+/** decision D53: the fields an audit event names; `value` only as "value changed" when sensitive before or after. */
+const AUDITED_FIELDS = ["key", "value", "description", "category", "hcl", "sensitive"] as const;
+const resourceType = (owner: VarOwner): string => (owner.kind === "workspace" ? "var" : "policy-set-parameter");
+const secretFields = (...rows: (VariableRecord | null)[]): string[] => (rows.some((r) => r?.sensitive) ? ["value"] : []);
 const DUPLICATE_KEY = (): ApiError => invalid(`${ATTRIBUTES}/key`, "Key has already been taken");
 /** Compare-and-set retries before giving up under extreme contention. */
 const MAX_ATTEMPTS = 8;
@@ -58,6 +64,19 @@ function patched(current: VariableRecord, patch: VariablePatch, value: string, s
   };
 }
 
+/** decision D53: a variable write with its audit event, recorded in the write's transaction. */
+function createVarRecorder(ctx: ServiceContext) {
+  // The request's principal acts within its own organization (D5a); outside a request, the owner says.
+  const organizationOf = async (owner: VarOwner): Promise<string> => {
+    const known = currentAuditRequest()?.organization;
+    if (known !== undefined) return known;
+    const found = owner.kind === "workspace" ? await ctx.storage.workspaces.get(owner.id) : await ctx.storage.policySets.get(owner.id);
+    return found?.organization ?? "";
+  };
+  return async <R>(owner: VarOwner, id: string, action: string, before: VariableRecord | null, after: VariableRecord | null, write: () => Promise<R>) =>
+    audited(ctx, { organization: await organizationOf(owner), resource: { type: resourceType(owner), id }, action, changes: changesOf(before, after, AUDITED_FIELDS, secretFields(before, after)) }, write);
+}
+
 /**
  * The shared engine behind workspace variables and policy set parameters (both are `vars`): sealing
  * of sensitive values (D11), masking (D10), uniqueness (D12) and compare-and-set updates.
@@ -67,6 +86,7 @@ export function createVarEngine(ctx: ServiceContext) {
   const plaintextOf = (r: VariableRecord): string => (r.sensitive ? ctx.keyring.open(r.value, binding(r.id)) : r.value);
   const stored = (id: string, plaintext: string, sensitive: boolean): string =>
     sensitive ? ctx.keyring.seal(plaintext, binding(id)) : plaintext;
+  const recorded = createVarRecorder(ctx);
 
 
   return {
@@ -99,7 +119,7 @@ export function createVarEngine(ctx: ServiceContext) {
         createdAt: now,
         updatedAt: now,
       };
-      const result = await ctx.storage.variables.insert(record);
+      const result = await recorded(owner, id, "create", null, record, () => ctx.storage.variables.insert(record));
       if (!result.ok) throw DUPLICATE_KEY();
       return toView(record);
     },
@@ -119,7 +139,7 @@ export function createVarEngine(ctx: ServiceContext) {
             ? current.value
             : stored(id, patch.value ?? plaintextOf(current), sensitive);
         const next = patched(current, patch, value, sensitive, isoNow(ctx));
-        const result = await ctx.storage.variables.update(next, current.versionId);
+        const result = await recorded(owner, id, "update", current, next, () => ctx.storage.variables.update(next, current.versionId));
         if (result.ok) return toView(next);
         if (result.reason === "duplicate-key") throw DUPLICATE_KEY();
         if (result.reason === "missing") throw notFound();
@@ -128,7 +148,10 @@ export function createVarEngine(ctx: ServiceContext) {
     },
 
     async delete(owner: VarOwner, id: string): Promise<boolean> {
-      return ctx.storage.variables.delete(owner, id);
+      // Read first so the event names what went (its key); a row gone meanwhile records nothing.
+      const before = await ctx.storage.variables.get(owner, id);
+      if (!before) return false;
+      return recorded(owner, id, "destroy", before, null, () => ctx.storage.variables.delete(owner, id));
     },
 
     /** Plaintext of every variable of `owner`: the only way out for sensitive values (D10). */

@@ -1,4 +1,5 @@
 import { invalid, notFound } from "../errors.js";
+import { audited, changesOf } from "./audit.js";
 import type { Workspace } from "../schemas/directory.js";
 import type { Page, PageRequest } from "../schemas/records.js";
 import type { RunTaskRecord, WorkspaceTaskRecord } from "../schemas/run-task-records.js";
@@ -32,6 +33,15 @@ async function taskOfOrganization(s: Storage, organization: string, taskId: unkn
   }
   return task;
 }
+
+/** decision D53: what a workspace's run task attachment event names. */
+const ATTACHMENT_FIELDS = ["workspaceId", "taskId", "enforcementLevel", "stages"] as const;
+const attachmentDraft = (record: WorkspaceTaskRecord, action: string, before: WorkspaceTaskRecord | null, after: WorkspaceTaskRecord | null) => ({
+  organization: record.organization,
+  resource: { type: "workspace-task", id: record.id },
+  action,
+  changes: changesOf(before, after, ATTACHMENT_FIELDS),
+});
 
 /** Workspace run tasks (type `workspace-tasks`): a run task attached to a workspace's stages. Unchecked: callers authorize. */
 export function createWorkspaceTaskConfig(ctx: ServiceContext) {
@@ -67,7 +77,7 @@ export function createWorkspaceTaskConfig(ctx: ServiceContext) {
         createdAt: now,
         updatedAt: now,
       };
-      const result = await s.workspaceTasks.insert(record);
+      const result = await audited(ctx, attachmentDraft(record, "create", null, record), () => s.workspaceTasks.insert(record));
       if (!result.ok && result.reason === "duplicate-task") {
         throw invalid("/data/relationships/task/data/id", "Task has already been added to this workspace");
       }
@@ -87,7 +97,7 @@ export function createWorkspaceTaskConfig(ctx: ServiceContext) {
           updatedAt: isoNow(ctx),
         };
         checkStages(next.stages, next.enforcementLevel);
-        const result = await s.workspaceTasks.update(next, current.version);
+        const result = await audited(ctx, attachmentDraft(next, "update", current, next), () => s.workspaceTasks.update(next, current.version));
         if (result.ok) return toWorkspaceTaskView(next);
         if (result.reason === "missing") throw notFound();
       }
@@ -95,8 +105,8 @@ export function createWorkspaceTaskConfig(ctx: ServiceContext) {
     },
     async delete(workspaceId: string, id: string): Promise<void> {
       const workspace = await requireWorkspace(s, workspaceId);
-      await ownTask(s, workspace, id);
-      if (!(await s.workspaceTasks.delete(id))) throw notFound();
+      const current = await ownTask(s, workspace, id);
+      if (!(await audited(ctx, attachmentDraft(current, "destroy", current, null), () => s.workspaceTasks.delete(id)))) throw notFound();
     },
   };
 }

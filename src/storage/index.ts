@@ -4,3 +4,6 @@
  */
 export type * from "./types.js";
 export type * from "../schemas/records.js";
+export type * from "./audit-types.js";
+export type * from "../schemas/audit.js";
+export type { AuditHead, ChainBreak } from "./audit-chain.js";

@@ -1,4 +1,5 @@
 import type { AgentStore } from "./agents-types.js";
+import type { AuditStore } from "./audit-types.js";
 import type { CommentStore } from "./comments-types.js";
 import type { GuardedResult } from "./guarded.js";
 import type { DeliveryAttemptStore } from "./attempts-types.js";
@@ -71,6 +72,11 @@ export interface Storage {
   readonly comments: CommentStore;
   /** The hosts using this storage, their keys and last beat (`./hosts-types.ts`, decision D29a). */
   readonly hosts: HostStore;
+  /**
+   * The audit trail (`./audit-types.ts`, decision D53). Optional for a custom adapter: without it
+   * nothing is recorded and the audit route answers 404. Every bundled adapter has it.
+   */
+  readonly audit?: AuditStore;
   /**
    * Optional change counters (`./revisions.ts`). An adapter that keeps them lets the core answer a
    * repeated read (a workspace's variable list) from memory after one counter read; without them

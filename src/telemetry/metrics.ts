@@ -1,12 +1,11 @@
 /**
  * runplane's metrics, through `@opentelemetry/api` only: the library ships no SDK, so
- * every instrument is a no-op until the host registers a MeterProvider. The API hands out no-op
- * instruments to a meter taken before that registration, so instruments are created when an
- * instance is built (once, never per call), not when this module loads.
+ * every instrument is a no-op until the host registers a MeterProvider or passes one
+ * (`meterProvider`). Instrument sets are made from the provider current at their use and made
+ * again when it changes (decision D50, src/telemetry/providers.ts), never per call.
  */
-import { metrics, type Attributes, type BatchObservableResult, type Counter, type Histogram } from "@opentelemetry/api";
-
-export const METER_NAME = "runplane";
+import type { Attributes, BatchObservableResult, Counter, Histogram, Meter } from "@opentelemetry/api";
+import { instruments, observe, type Telemetry } from "./providers.js";
 
 // Seconds, not the SDK's default boundaries (which suit milliseconds).
 const REQUEST_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
@@ -44,9 +43,8 @@ export interface DeliveryMetrics {
   duration: Histogram;
 }
 
-export function createDeliveryMetrics(): DeliveryMetrics {
-  const meter = metrics.getMeter(METER_NAME);
-  return {
+export function createDeliveryMetrics(telemetry: Telemetry): () => DeliveryMetrics {
+  return instruments(telemetry, (meter) => ({
     deliveries: meter.createCounter(METRIC.deliveries, { description: "Run task delivery attempts by outcome" }),
     attempts: meter.createCounter(METRIC.deliveryAttempts, { description: "Run task requests sent, by the class of the integration's answer" }),
     duration: meter.createHistogram(METRIC.deliveryDuration, {
@@ -54,7 +52,7 @@ export function createDeliveryMetrics(): DeliveryMetrics {
       unit: "s",
       advice: { explicitBucketBoundaries: REQUEST_BUCKETS },
     }),
-  };
+  }));
 }
 
 export interface HttpMetrics {
@@ -64,26 +62,23 @@ export interface HttpMetrics {
   callbacks: Counter;
 }
 
-export function createHttpMetrics(): HttpMetrics {
-  const meter = metrics.getMeter(METER_NAME);
-  return {
+export function createHttpMetrics(telemetry: Telemetry): () => HttpMetrics {
+  return instruments(telemetry, (meter) => ({
     requests: meter.createCounter(METRIC.httpRequests, { description: "API requests by route and status" }),
     duration: meter.createHistogram(METRIC.httpDuration, { description: "API request duration", unit: "s", advice: { explicitBucketBoundaries: REQUEST_BUCKETS } }),
     callbacks: meter.createCounter(METRIC.callbacks, { description: "Run task callbacks by status" }),
-  };
+  }));
 }
 
 /** Stage durations by final status; created by the stage service. */
-export function createStageMetrics(): { duration: Histogram<Attributes> } {
-  return {
-    duration: metrics
-      .getMeter(METER_NAME)
-      .createHistogram(METRIC.stageDuration, {
-        description: "Task stage duration from start to final status",
-        unit: "s",
-        advice: { explicitBucketBoundaries: STAGE_BUCKETS },
-      }),
-  };
+export function createStageMetrics(telemetry: Telemetry): () => { duration: Histogram<Attributes> } {
+  return instruments(telemetry, (meter) => ({
+    duration: meter.createHistogram(METRIC.stageDuration, {
+      description: "Task stage duration from start to final status",
+      unit: "s",
+      advice: { explicitBucketBoundaries: STAGE_BUCKETS },
+    }),
+  }));
 }
 
 /** The outbox figures a scrape reads (`TaskDeliveryStore.stats`), with the age already computed. */
@@ -102,8 +97,11 @@ export interface OutboxFigures {
  * Observable gauges of the outbox, read once per collection (not per delivery). `read` resolves
  * null when the storage offers no stats; nothing is then reported. Returns the unregistration.
  */
-export function observeOutbox(read: () => Promise<OutboxFigures | null>): () => void {
-  const meter = metrics.getMeter(METER_NAME);
+export function observeOutbox(telemetry: Telemetry, read: () => Promise<OutboxFigures | null>): () => void {
+  return observe(telemetry, (meter) => observeOutboxOn(meter, read));
+}
+
+function observeOutboxOn(meter: Meter, read: () => Promise<OutboxFigures | null>): () => void {
   const due = meter.createObservableGauge(METRIC.outboxDue, { description: "Open deliveries due and not leased" });
   const leased = meter.createObservableGauge(METRIC.outboxLeased, { description: "Open deliveries leased to a dispatcher" });
   const age = meter.createObservableGauge(METRIC.outboxOldestDueAge, { description: "Age of the oldest due delivery", unit: "s" });

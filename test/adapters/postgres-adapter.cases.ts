@@ -187,13 +187,48 @@ export function describePostgresAdapterCases(): void {
 
   describe("postgres adapter: wake-ups (LISTEN/NOTIFY)", () => {
     const PENDING = { statuses: ["pending" as const], version: 1 };
-    const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-    /** Resolves once `count()` reaches `n`; fails the case after 5 s. */
-    const reach = async (count: () => number, n: number): Promise<void> => {
-      for (let waited = 0; count() < n; waited += 10) {
-        if (waited > 5_000) throw new Error(`waited 5 s for ${n} wake-ups, got ${count()}`);
-        await sleep(10);
-      }
+    /** Counts wake-ups; `reached(n)` resolves at the n-th, and fails the case after 5 s without it. */
+    const wakeCounter = () => {
+      let count = 0;
+      const waiters: { n: number; resolve: () => void }[] = [];
+      return {
+        get count() {
+          return count;
+        },
+        wake(): void {
+          count++;
+          for (const w of waiters.filter((w) => count >= w.n)) (waiters.splice(waiters.indexOf(w), 1), w.resolve());
+        },
+        reached(n: number): Promise<void> {
+          if (count >= n) return Promise.resolve();
+          return new Promise<void>((resolve, reject) => {
+            const timer = setTimeout(() => reject(new Error(`waited 5 s for ${n} wake-ups, got ${count}`)), 5_000);
+            waiters.push({ n, resolve: () => (clearTimeout(timer), resolve()) });
+          });
+        },
+      };
+    };
+    /**
+     * Asserts that exactly `n` wake-ups were heard for what was done so far, without sleeping: a
+     * marker (a status change of another origin, with a unique time) sent now reaches `storage`'s
+     * one listening connection after every wake-up committed before it (PostgreSQL delivers
+     * notifications in commit order), so once the marker is heard the count is final.
+     */
+    let markers = 0;
+    const heardExactly = async (storage: PostgresStorage, wakes: ReturnType<typeof wakeCounter>, schema: string, n: number): Promise<void> => {
+      const token = `marker-${++markers}`;
+      let heard: () => void = () => undefined;
+      const marker = new Promise<void>((resolve, reject) => {
+        heard = resolve;
+        setTimeout(() => reject(new Error("the marker notification never arrived within 5 s")), 5_000).unref();
+      });
+      const stop = await storage.changes.subscribe((change) => void (change.at === token && heard()));
+      const ids = { stageId: "m", runId: "m", workspaceId: "m", stage: "m" };
+      const payload = JSON.stringify({ schema, origin: "marker", kind: "stage", ...ids, from: "pending", to: "running", at: token });
+      await poolOf(1).query("SELECT pg_notify('runplane_events', $1)", [payload]);
+      await marker;
+      await stop();
+      expect(wakes.count).toBe(n);
     };
     const enqueue = async (s: PostgresStorage, n: number) => {
       const r = result({ id: rid("taskrs", n), stageId: rid("ts", n) });
@@ -204,55 +239,54 @@ export function describePostgresAdapterCases(): void {
     };
 
     it("wakes a listener on another pool after a stage start or a retry commits, never for a rollback or a close", async () => {
-      const [a, b] = (await open("wake", 2)) as [PostgresStorage, PostgresStorage];
-      let wakes = 0;
-      const stop = await a.listen(() => wakes++);
+      const schema = schemaFor("wake");
+      const [a, b] = (await open("wake", 2, schema)) as [PostgresStorage, PostgresStorage];
+      const wakes = wakeCounter();
+      const stop = await a.listen(() => wakes.wake());
       const one = await enqueue(b, 1);
       expect(await b.taskStages.start(one.started, { statuses: ["pending"], version: 9 }, [one.write], [one.row])).toBeNull();
-      await sleep(100);
-      expect(wakes).toBe(0);
+      await heardExactly(a, wakes, schema, 0); // the rolled-back start woke nobody
       expect(await b.taskStages.start(one.started, PENDING, [one.write], [one.row])).not.toBeNull();
-      await reach(() => wakes, 1);
+      await wakes.reached(1);
 
       const claim = () => b.taskDeliveries.claim({ now: at(10), owner: "w", leaseMs: 30_000, limit: 5, window: { ms: 60_000, maxMs: null } });
       const [held] = await claim();
       await b.taskDeliveries.settle([{ id: one.row.id, fencingToken: held!.row.fencingToken, type: "retry", fields: { attempt: 1, dueAt: at(11), lastError: "503" } }]);
-      await reach(() => wakes, 2);
+      await wakes.reached(2);
       const [again] = await b.taskDeliveries.claim({ now: at(12), owner: "w", leaseMs: 30_000, limit: 5, window: { ms: 60_000, maxMs: null } });
       const fields = { attempt: 2, closedAt: at(12), deliveredAt: at(12), lastError: null };
       expect(await b.taskDeliveries.settle([{ id: one.row.id, fencingToken: again!.row.fencingToken, type: "close", fields }])).toStrictEqual([{ written: true, result: false }]);
-      await sleep(100);
-      expect(wakes).toBe(2);
+      await heardExactly(a, wakes, schema, 2); // the close woke nobody
       await stop();
       await Promise.all([a.close(), b.close()]);
     });
 
     it("wakes a listener on another pool when a retrying result's next attempt is made due now (D31), not when it is refused", async () => {
-      const [a, b] = (await open("expedite", 2)) as [PostgresStorage, PostgresStorage];
+      const schema = schemaFor("expedite");
+      const [a, b] = (await open("expedite", 2, schema)) as [PostgresStorage, PostgresStorage];
       const one = await enqueue(b, 1);
       await b.taskStages.start(one.started, PENDING, [one.write], [one.row]);
       const [held] = await b.taskDeliveries.claim({ now: at(10), owner: "w", leaseMs: 30_000, limit: 5, window: { ms: 600_000, maxMs: null } });
       await b.taskDeliveries.settle([{ id: one.row.id, fencingToken: held!.row.fencingToken, type: "retry", fields: { attempt: 1, dueAt: at(100), lastError: "503" } }]);
-      let wakes = 0;
-      const stop = await a.listen(() => wakes++);
+      const wakes = wakeCounter();
+      const stop = await a.listen(() => wakes.wake());
       expect(await b.taskDeliveries.expedite(rid("taskrs", 9), at(20))).toStrictEqual({ ok: false, reason: "not-retrying" });
-      await sleep(100);
-      expect(wakes).toBe(0);
+      await heardExactly(a, wakes, schema, 0); // the refused expedite woke nobody
       expect(await b.taskDeliveries.expedite(one.row.taskResultId, at(20))).toStrictEqual({ ok: true });
-      await reach(() => wakes, 1);
+      await wakes.reached(1);
       await stop();
       await Promise.all([a.close(), b.close()]);
     });
 
     it("hears only its own schema", async () => {
-      const [a] = (await open("mine", 1)) as [PostgresStorage];
+      const mine = schemaFor("mine");
+      const [a] = (await open("mine", 1, mine)) as [PostgresStorage];
       const [other] = (await open("theirs", 1)) as [PostgresStorage];
-      let wakes = 0;
-      await a.listen(() => wakes++);
+      const wakes = wakeCounter();
+      await a.listen(() => wakes.wake());
       const one = await enqueue(other, 1);
       await other.taskStages.start(one.started, PENDING, [one.write], [one.row]);
-      await sleep(150);
-      expect(wakes).toBe(0);
+      await heardExactly(a, wakes, mine, 0); // the other schema's start did not wake this one
       await Promise.all([a.close(), other.close()]);
     });
 
@@ -261,18 +295,18 @@ export function describePostgresAdapterCases(): void {
       const name = `rp-listen-${process.pid}-${Date.now()}`;
       const a = await createPostgresStorage(poolOf(2, name), { schema });
       const [b] = (await open("relisten", 1, schema)) as [PostgresStorage];
-      let wakes = 0;
-      await a.listen(() => wakes++);
+      const wakes = wakeCounter();
+      await a.listen(() => wakes.wake());
       const admin = poolOf(1);
       const killed = await admin.query(
         "SELECT pg_terminate_backend(pid) AS ok FROM pg_stat_activity WHERE application_name = $1 AND query LIKE 'LISTEN%'",
         [name],
       );
       expect(killed.rows).toStrictEqual([{ ok: true }]);
-      await reach(() => wakes, 1);
+      await wakes.reached(1);
       const one = await enqueue(b, 1);
       await b.taskStages.start(one.started, PENDING, [one.write], [one.row]);
-      await reach(() => wakes, 2);
+      await wakes.reached(2);
       await Promise.all([a.close(), b.close()]);
     });
   });

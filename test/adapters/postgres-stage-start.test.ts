@@ -1,6 +1,6 @@
 import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
-import type { PgPoolLike, PgQueryConfig } from "../../adapters/postgres/driver.js";
+import type { PgPoolClientLike, PgPoolLike, PgQueryConfig } from "../../adapters/postgres/driver.js";
 import { createPostgresStorage } from "../../adapters/postgres/index.js";
 import { delivery, result, rid, run, stage, started } from "../../src/testing/conformance/run-task-fixtures.js";
 import { DATABASE_URL, dropSchema, postgresReachable, uniqueSchema } from "../helpers/postgres.js";
@@ -10,14 +10,23 @@ function countingPool() {
   const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 4 });
   pool.on("error", () => undefined);
   const counted = { starts: 0, runReads: 0, revisionReads: 0 };
+  const count = (config: PgQueryConfig): void => {
+    if (/UPDATE \S+task_stages AS st SET/.test(config.text)) counted.starts++;
+    if (/^SELECT .* FROM \S+\.runs WHERE id = ANY/s.test(config.text)) counted.runReads++;
+    if (/FROM \S+\.revisions WHERE/.test(config.text)) counted.revisionReads++;
+  };
   const wrapped: PgPoolLike = {
     query(config: PgQueryConfig) {
-      if (/UPDATE \S+task_stages AS st SET/.test(config.text)) counted.starts++;
-      if (/^SELECT .* FROM \S+\.runs WHERE id = ANY/s.test(config.text)) counted.runReads++;
-      if (/FROM \S+\.revisions WHERE/.test(config.text)) counted.revisionReads++;
+      count(config);
       return pool.query(config);
     },
-    connect: () => pool.connect(),
+    // The adapter runs its statements on clients it checks out (decision D39): those count too.
+    async connect() {
+      const client = await pool.connect();
+      const counting: PgPoolClientLike = Object.create(client);
+      counting.query = (config: PgQueryConfig) => (count(config), client.query(config));
+      return counting;
+    },
     on: (event, listener) => pool.on(event, listener),
     removeListener: (event, listener) => pool.removeListener(event, listener),
     end: () => pool.end(),

@@ -266,8 +266,8 @@ describe("sqlite adapter: writer thread", () => {
       expect(Date.now() - started).toBeLessThan(5_000);
       expect(storage.writesUnavailable?.()).toBe("no commit within 300 ms");
       other.exec("ROLLBACK");
-      // The timed-out write may still commit once the lock is gone (as a write whose connection
-      // dropped after COMMIT); the next write's answer clears the condition.
+      // The timed-out write is never run (decision D39, test/adapters/sqlite-writer-lock.test.ts);
+      // the next write's answer clears the condition.
       await expect(storage.organizations.insert(organization("after"))).resolves.toBe(true);
       expect(storage.writesUnavailable?.()).toBeNull();
     });

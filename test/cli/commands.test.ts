@@ -17,6 +17,18 @@ describe("runplane keygen", () => {
     expect(createKeyring(keyring).activeKeyId).toBe("k2");
     expect(keyring.keys[0].key).not.toBe(plain.stdout.trim());
   });
+
+  // The rotation guide's first step (docs/guides/operating.md) adds `runplane keygen --id k2`'s
+  // output to `keys`: the id must be in it, not dropped for a bare key.
+  it("with --id alone prints the keyring entry with that id, ready to add to keys", async () => {
+    const result = await run(["keygen", "--id", "k2"]);
+    expect(result.code).toBe(0);
+    const entry = JSON.parse(result.stdout);
+    expect(Object.keys(entry)).toEqual(["id", "key"]);
+    expect(entry.id).toBe("k2");
+    expect(Buffer.from(entry.key, "base64")).toHaveLength(32);
+    expect(createKeyring({ keys: [{ id: "k1", key: Buffer.alloc(32).toString("base64") }, entry], active: "k1" }).keyIds).toContain("k2");
+  });
 });
 
 describe("runplane help and version", () => {

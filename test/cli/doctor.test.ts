@@ -24,6 +24,24 @@ describe("runplane doctor", () => {
     }
   });
 
+  // Run beside a server without its PORT, doctor used to check the default 8080 ("is free"), a
+  // port that server does not use: the server records where it listens in its data directory's
+  // lock, and doctor checks those ports instead.
+  it("without PORT or INTEGRATION_PORT reads the running server's ports from its lock", async () => {
+    const dir = fresh();
+    const s = await serve(dir);
+    try {
+      const result = await run(["doctor", "--data-dir", dir]);
+      const portLine = result.stdout.split("\n").find((l) => l.startsWith("ok   port"));
+      expect(portLine).toMatch(new RegExp(`127\\.0\\.0\\.1:${s.port} is taken, by the runplane server running on this data directory \\(pid \\d+; its port from server\\.lock\\) \\(PORT\\)`));
+      expect(portLine).toMatch(/127\.0\.0\.1:\d+ is taken, by the runplane server running on this data directory \(pid \d+; its port from server\.lock\) \(INTEGRATION_PORT\)/);
+      expect(portLine).not.toContain(":8080");
+      expect(result.code, result.stdout + result.stderr).toBe(0);
+    } finally {
+      expect(await s.stop()).toBe(0);
+    }
+  });
+
   it("prints one ok line per check and exits 0 on a healthy setup", async () => {
     const dir = made();
     await run(["migrate", "--data-dir", dir]);

@@ -22,7 +22,7 @@ describe("runplane serve", () => {
     const dir = fresh();
     const s = await serve(dir);
     expect((await fetch(vars(s.api), { headers: authorized(s.token) })).status).toBe(200);
-    expect(readFileSync(join(dir, "server.lock"), "utf8")).toBe(String(s.child.pid));
+    expect(readFileSync(join(dir, "server.lock"), "utf8")).toBe(`${s.child.pid}\n${JSON.stringify({ port: s.port, integrationPort: Number(/integration: http:\/\/127\.0\.0\.1:(\d+)/.exec(s.output())?.[1]) })}\n`);
     expect(await s.stop()).toBe(0);
     expect(existsSync(join(dir, "server.lock"))).toBe(false);
   });
@@ -45,7 +45,7 @@ describe("runplane serve", () => {
     const dead = spawnSync(process.execPath, ["-e", ""]).pid;
     writeFileSync(join(dir, "server.lock"), String(dead));
     const again = await serve(dir);
-    expect(readFileSync(join(dir, "server.lock"), "utf8")).toBe(String(again.child.pid));
+    expect(readFileSync(join(dir, "server.lock"), "utf8").split("\n")[0]).toBe(String(again.child.pid));
     expect(await again.stop()).toBe(0);
   });
 

@@ -33,6 +33,38 @@ describe("runplane token list and revoke", () => {
     expect(await s.stop()).toBe(0);
   }, 60_000);
 
+  // A revoked ADMIN_TOKEN leaves a record that is never a credential, and each results page sign-in
+  // is a session record: neither is a token an operator can use or revoke, so neither is listed
+  // as one; each is shown only on request, labelled.
+  it("lists tokens only; sessions and revoked-token records only with --sessions or --revoked, labelled", async () => {
+    const dir = fresh();
+    const A = "admin-token-aaaaaaaaaaaa";
+    const first = await serve(dir, ["--admin-token", A]);
+    await first.stop();
+    const B = "admin-token-bbbbbbbbbbbb";
+    const s = await serve(dir, ["--admin-token", B]);
+    const signIn = await fetch(new URL("/app/login", s.api), {
+      method: "POST",
+      redirect: "manual",
+      headers: { "content-type": "application/x-www-form-urlencoded", "sec-fetch-site": "same-origin" },
+      body: new URLSearchParams({ token: B }).toString(),
+    });
+    expect(signIn.status).toBe(303);
+    const tokens = await list(dir);
+    expect(tokens).toHaveLength(2);
+    expect(tokens[0]).toMatch(/^at-\S+ {2}team-owners {2}created \S+Z {2}last used \S+ {2}"ADMIN_TOKEN"$/);
+    expect(tokens[1]).toBe("(not shown: 1 results page session, --sessions; 1 revoked-token record, --revoked)");
+    const sessions = await list(dir, "--sessions");
+    expect(sessions).toHaveLength(3);
+    expect(sessions[1]).toMatch(new RegExp(`^session {2}at-\\S+ {2}team-owners {2}created \\S+Z {2}last used \\S+ {2}results page session of ${tokens[0]!.split(" ")[0]} until \\S+Z$`));
+    expect(sessions[2]).toBe("(not shown: 1 revoked-token record, --revoked)");
+    const revoked = await list(dir, "--revoked", "--sessions");
+    expect(revoked).toHaveLength(3);
+    expect(revoked.filter((l) => l.startsWith("revoked "))).toEqual([expect.stringMatching(/^revoked {2}at-\S+ {2}team-owners {2}created \S+Z {2}a revoked ADMIN_TOKEN, kept so that no host brings it back; never a credential$/)]);
+    expect(revoked.join("\n")).not.toContain(A);
+    expect(await s.stop()).toBe(0);
+  }, 60_000);
+
   it("refuses an unknown team or organization by name", async () => {
     const dir = fresh();
     const s = await serve(dir);
@@ -45,7 +77,7 @@ describe("runplane token list and revoke", () => {
 
   it.each([
     ["create", ["--team", "--organization", "--description"], "--keyring-x"],
-    ["list", ["--team", "--organization"], "--description"],
+    ["list", ["--team", "--organization", "--sessions", "--revoked"], "--description"],
     ["revoke", [], "--team"],
   ])("token %s --help lists only its own flags and the data flags, and refuses others", async (subcommand, own, other) => {
     const help = (await run(["token", subcommand, "--help"])).stdout;

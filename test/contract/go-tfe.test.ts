@@ -74,6 +74,11 @@ const SHAPES: Record<string, z.ZodType | "empty" | "text" | "json"> = {
 /** Routes outside this walk, and why. */
 const ELSEWHERE: Record<string, string> = {
   "GET /ping": "no document; its headers: test/http/rate-limit.test.ts",
+  "GET /workspaces/:workspace_id/runs": "Runs.List: test/contract/run-lists.test.ts",
+  "GET /organizations/:organization_name/runs": "Runs.ListForOrganization: test/contract/run-lists.test.ts",
+  "GET /configuration-versions/:configuration_version_id": "ConfigurationVersions.Read: test/contract/run-reads.test.ts",
+  "GET /policy-checks/:policy_check_id/output": "PolicyChecks.Logs: test/contract/run-reads.test.ts",
+  "GET /workspaces/:workspace_id/all-vars": "Variables.ListAll: test/contract/run-reads.test.ts",
   "GET /plans/:plan_id/log": "log reads: test/contract/logs.test.ts",
   "GET /applies/:apply_id/log": "log reads: test/contract/logs.test.ts",
   "GET /logs/:capability": "log reads: test/contract/logs.test.ts",
@@ -86,6 +91,7 @@ const ELSEWHERE: Record<string, string> = {
   "GET /agents/:agent_id": "agents (D34): test/contract/agents.test.ts",
   "DELETE /agents/:agent_id": "runplane's own like HCP's (D46), no go-tfe method: test/agent/agent-records.test.ts",
   "POST /task-results/:task_result_id/actions/retry": "runplane's own (D31), no go-tfe method",
+  "GET /organization/audit-trail": "AuditTrails.List, not JSON:API: test/audit/audit-trail-route.test.ts",
 };
 
 /** hashicorp/jsonapi's ErrorsPayload: go-tfe reads `errors[].detail` (and `status` as a string) of a 4xx. */

@@ -85,3 +85,49 @@ export function logChunkUrl(logReadUrl: string, offset: number, limit: number): 
   url.search = `limit=${limit}&offset=${offset}`;
   return url.toString();
 }
+
+/**
+ * go-tfe's LogReader (logreader.go), step by step: chunks of `limit` bytes from `offset` with no
+ * Authorization; a first byte STX (0x02) is dropped and counted, a chunk ending with ETX (0x03)
+ * marks the end; whenever a read brings nothing and the log ended (or, without STX, after the
+ * first read; with STX but no ETX, every tenth), it asks `done()` (go-tfe reads the plan or apply
+ * again: done once its status is `finished`, `errored`, `canceled` or `unreachable`) and stops
+ * when it says so. Bounded: throws after `maxReads`, where go-tfe would poll until its deadline.
+ */
+export async function readLogLikeGoTfe(
+  s: Pick<ContractServer, "fetchBare">,
+  logReadUrl: string,
+  limit: number,
+  done: () => Promise<boolean>,
+  maxReads = 200,
+): Promise<{ text: string; framed: boolean }> {
+  let offset = 0;
+  let text = "";
+  let [startOfText, endOfText] = [false, false];
+  for (let reads = 1; reads <= maxReads; reads++) {
+    const res = await s.fetchBare(logChunkUrl(logReadUrl, offset, limit));
+    if (res.status !== 200) throw new Error(`chunk at ${offset}: ${res.status}`);
+    let chunk = res.text;
+    if (chunk.length > 0 && !startOfText && chunk.charCodeAt(0) === 2) {
+      [startOfText, chunk] = [true, chunk.slice(1)];
+      offset++;
+    }
+    if (chunk.length > 0 && startOfText && chunk.charCodeAt(chunk.length - 1) === 3) {
+      [endOfText, chunk] = [true, chunk.slice(0, -1)];
+      offset++;
+    }
+    if (chunk.length > 0) {
+      text += chunk;
+      offset += Buffer.byteLength(chunk);
+      continue;
+    }
+    if ((startOfText && endOfText) || (startOfText && reads % 10 === 0) || (!startOfText && reads > 1)) {
+      if (await done()) return { text, framed: startOfText && endOfText };
+    }
+  }
+  throw new Error(`the log reader did not stop within ${maxReads} reads`);
+}
+
+/** go-tfe's `done` of a plan or apply: read it again; final once `finished`, `errored`, `canceled` or `unreachable`. */
+export const phaseDone = (s: ContractServer, path: string) => async (): Promise<boolean> =>
+  ["finished", "errored", "canceled", "unreachable"].includes((await s.call("GET", path)).json?.data?.attributes?.status);

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { createDispatcher, createKeyring, createRunplane, generateKey, silentLogger } from "../../src/index.js";
+import { KEY_WAIT_MS } from "../../src/services/delivery-settlement.js";
 import { firstPassOver } from "../helpers/dispatcher-passes.js";
 import { startLoopbackServer, type LoopbackServer } from "../helpers/loopback-server.js";
 import { deliveriesTo, deliveryApp, heldTransport, iso, loopbackEgress, resultOf, rowOf, startRun, tasksAnswer, type DeliveryApp } from "./support.js";
@@ -166,7 +167,9 @@ describe("dispatcher: a dead dispatcher's rows", () => {
 });
 
 describe("dispatcher: requests it cannot build", () => {
-  it("retries without sending when this process cannot open the payload, and when the task was deleted", async () => {
+  // decision D40: a host whose keyring lacks the payload's key leaves the row to the hosts that
+  // hold it, without spending one of its attempts (it used to fail it, attempt after attempt).
+  it("leaves a row sealed under a key this host lacks to hosts holding it, spending no attempt; retries a deleted task's row", async () => {
     receiver = await startLoopbackServer(tasksAnswer({ kind: "respond", status: 200 }));
     a = await deliveryApp();
     const { resultIds, taskIds, stageId } = await startRun(a, [receiver.url("/a"), receiver.url("/b")]);
@@ -177,16 +180,17 @@ describe("dispatcher: requests it cannot build", () => {
       keyring: createKeyring({ keys: [{ id: "other", key: generateKey() }] }),
       transport: loopbackEgress(),
     });
-    await createDispatcher(stranger, { random: () => 0 }).tick();
-    for (const id of resultIds) expect(await rowOf(a, id)).toMatchObject({ attempt: 1, lastError: "the request payload could not be opened", closedAt: null });
+    expect(await createDispatcher(stranger, { random: () => 0 }).tick()).toMatchObject({ delivered: 0, failed: 0 });
+    const keyId = a.runplane.keyring.activeKeyId;
+    for (const id of resultIds) expect(await rowOf(a, id)).toMatchObject({ attempt: 0, lastError: `waiting for a host holding key ${keyId}`, leaseOwner: null, closedAt: null });
 
     await a.runplane.runTasks.tasks.delete(taskIds[1]!);
-    a.clock.advance(1_000);
+    a.clock.advance(KEY_WAIT_MS);
     await a.dispatcher().tick();
     const orphan = (await a.runplane.runTasks.listResults(stageId)).find((r) => r.taskId === taskIds[1])!.id;
     const kept = resultIds.find((id) => id !== orphan)!;
-    expect(await rowOf(a, kept)).toMatchObject({ attempt: 2, deliveredAt: iso(a.clock.ms) });
-    expect(await rowOf(a, orphan)).toMatchObject({ attempt: 2, lastError: "the run task was deleted", closedAt: null });
+    expect(await rowOf(a, kept)).toMatchObject({ attempt: 1, deliveredAt: iso(a.clock.ms) });
+    expect(await rowOf(a, orphan)).toMatchObject({ attempt: 1, lastError: "the run task was deleted", closedAt: null });
     expect(deliveriesTo(receiver.requests)).toHaveLength(1);
   });
 

@@ -37,9 +37,9 @@ describe("verification request", () => {
   });
 
   it.each<[string, Reply | "closed", string]>([
-    ["a 500", { kind: "respond", status: 500 }, "The run task URL responded with 500 to the verification request; it must answer 200. The request was signed in the X-SVC-Task-Signature header (dialect \"default\"); integrations written for HCP Terraform expect X-TFC-Task-Signature: use the \"hcp-terraform\" dialect."],
-    ["a 201", { kind: "respond", status: 201 }, "The run task URL responded with 201 to the verification request; it must answer 200. The request was signed in the X-SVC-Task-Signature header (dialect \"default\"); integrations written for HCP Terraform expect X-TFC-Task-Signature: use the \"hcp-terraform\" dialect."],
-    ["a redirect", { kind: "respond", status: 302, headers: { location: "http://127.0.0.1:1/" } }, "The run task URL responded with 302 to the verification request; it must answer 200. The request was signed in the X-SVC-Task-Signature header (dialect \"default\"); integrations written for HCP Terraform expect X-TFC-Task-Signature: use the \"hcp-terraform\" dialect."],
+    ["a 500", { kind: "respond", status: 500 }, "The run task URL responded with 500 to the verification request; it must answer 200."],
+    ["a 201", { kind: "respond", status: 201 }, "The run task URL responded with 201 to the verification request; it must answer 200."],
+    ["a redirect", { kind: "respond", status: 302, headers: { location: "http://127.0.0.1:1/" } }, "The run task URL responded with 302 to the verification request; it must answer 200."],
     ["a reset", { kind: "reset" }, "The run task URL could not be reached: the connection failed (ECONNRESET)"],
     ["silence", { kind: "hang" }, "The run task URL could not be reached: the request timed out"],
     ["a closed port", "closed", "The run task URL could not be reached: the connection failed (ECONNREFUSED)"],
@@ -52,18 +52,36 @@ describe("verification request", () => {
     expect((await a.runplane.runTasks.tasks.list("acme")).total).toBe(0);
   });
 
-  it("names the signature header it sent and the dialect when refused", async () => {
-    const hcp = await deliveryApp({ dialect: "hcp-terraform" });
+  // A refusal of the signature is far more often a key that differs than a dialect that does:
+  // `runplane/integration` reads both headers. The hint names both in that order and the command
+  // that tells them apart, in either dialect.
+  it.each([
+    [
+      "default",
+      "x-svc-task-signature",
+      'The run task URL responded with 401 to the verification request; it must answer 200. If it refused the signature, the likely causes, most likely first: ' +
+        "1. the HMAC key differs from the one the integration checks; " +
+        '2. the integration reads only the X-TFC-Task-Signature header (dialect "hcp-terraform", what integrations written for HCP Terraform expect), and this request was signed in X-SVC-Task-Signature (dialect "default"). ' +
+        "`runplane check-integration <url> --hmac-key <key> --dialect default`, then with `--dialect hcp-terraform`, tells them apart: a differing key fails in both dialects, a dialect mismatch passes in one.",
+    ],
+    [
+      "hcp-terraform",
+      "x-tfc-task-signature",
+      'The run task URL responded with 401 to the verification request; it must answer 200. If it refused the signature, the likely causes, most likely first: ' +
+        "1. the HMAC key differs from the one the integration checks; " +
+        '2. the integration reads only the X-SVC-Task-Signature header (dialect "default"), and this request was signed in X-TFC-Task-Signature (dialect "hcp-terraform"). ' +
+        "`runplane check-integration <url> --hmac-key <key> --dialect default`, then with `--dialect hcp-terraform`, tells them apart: a differing key fails in both dialects, a dialect mismatch passes in one.",
+    ],
+  ] as const)("a 4xx in the %s dialect names the key first, then the other dialect's header, and the check that tells them apart", async (dialect, header, detail) => {
+    const app = await deliveryApp({ dialect });
     try {
       receiver.setScript({ kind: "respond", status: 401 });
-      const res = await hcp.call("POST", "/api/v2/organizations/acme/tasks", { body: taskBody({ name: "scanner", url: receiver.url("/hook"), "hmac-key": "k" }) });
+      const res = await app.call("POST", "/api/v2/organizations/acme/tasks", { body: taskBody({ name: "scanner", url: receiver.url("/hook"), "hmac-key": "k" }) });
       expect(res.status).toBe(422);
-      expect(receiver.requests[0]!.headers["x-tfc-task-signature"]).toMatch(/^[0-9a-f]{128}$/);
-      expect(res.json.errors[0].detail).toBe(
-        'The run task URL responded with 401 to the verification request; it must answer 200. The request was signed in the X-TFC-Task-Signature header (dialect "hcp-terraform").',
-      );
+      expect(receiver.requests[0]!.headers[header]).toMatch(/^[0-9a-f]{128}$/);
+      expect(res.json.errors[0].detail).toBe(detail);
     } finally {
-      await hcp.close();
+      await app.close();
     }
   });
 

@@ -65,9 +65,11 @@ describe("README as a front door", () => {
     expect(firstBlock).toMatch(/^npm test +#/m);
   });
 
-  it("sends questions to the issue tracker package.json names", () => {
-    const bugs = (JSON.parse(read("package.json")) as { bugs: { url: string } }).bugs.url;
-    expect(read("README.md")).toContain(bugs);
+  // The project has no public address yet: an invented one would send users' questions and bug
+  // reports to a stranger, so no page names one (package.json names none either).
+  it("names no invented address for the project, and says where to ask without one", () => {
+    for (const page of ["README.md", PACKAGE_README, ...docs]) expect(read(page), page).not.toMatch(/github\.com\/runplane\b/);
+    expect(read("README.md")).toMatch(/## Where to ask\n\n[^\n]*no public address/);
   });
 
   it("reaches every page of docs/ from its map, directly or through docs pages", () => {
@@ -106,18 +108,12 @@ describe("links in the README and docs/", () => {
     expect(broken).toEqual([]);
   });
 
-  it("the package README links into the repository with absolute URLs that name existing files", () => {
-    const pkg = JSON.parse(read("package.json")) as { homepage: string; repository: { url: string } };
-    const repo = pkg.repository.url.replace(/^git\+/, "").replace(/\.git$/, "");
-    expect(pkg.homepage.startsWith(repo)).toBe(true);
-    const targets = links(read(PACKAGE_README));
-    expect(targets.filter((t) => !isExternal(t))).toEqual([]);
-    const intoRepo = targets.filter((t) => t.startsWith(`${repo}/`));
-    expect(intoRepo.length).toBeGreaterThan(0);
-    const missing = intoRepo
-      .map((t) => /^\/(?:blob|tree)\/main\/([^#?]+)/.exec(t.slice(repo.length))?.[1])
-      .filter((path) => path === undefined || !existsSync(join(root, path)));
-    expect(missing).toEqual([]);
+  it("the package README has no relative links, and the repository files it names exist", () => {
+    const text = read(PACKAGE_README);
+    expect(links(text).filter((t) => !isExternal(t))).toEqual([]);
+    const named = [...text.matchAll(/`((?:docs|examples)\/[\w./-]+\.(?:md|ts))`/g)].map((m) => m[1]!);
+    expect(named.length).toBeGreaterThan(0);
+    expect(named.filter((path) => !existsSync(join(root, path)))).toEqual([]);
   });
 });
 

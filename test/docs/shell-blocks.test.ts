@@ -54,6 +54,8 @@ function problem(command: string): string | null {
 function npmProblem(args: string[]): string | null {
   const [verb, ...rest] = args;
   if (verb === "start" || verb === "test") return pkg.scripts?.[verb] ? null : `npm ${verb}: no such script`;
+  // `npm run runplane -- <command>` is the runplane command from source, as a clone runs it.
+  if (verb === "run" && rest[0] === "runplane" && rest[1] === "--" && pkg.scripts?.runplane) return runplaneProblem(rest.slice(2));
   if (verb === "run") return pkg.scripts?.[rest[0]!] ? null : `npm run ${rest[0]}: no such script`;
   if (verb === "init" || verb === "pkg") return null;
   if (verb === "install" || verb === "i") {
@@ -98,6 +100,7 @@ describe("shell blocks in README.md and docs/", () => {
   it("catches what it is for", () => {
     expect(problem("npm run no-such-script")).toMatch(/no such script/);
     expect(problem("npx runplane serve --no-such-flag")).toMatch(/not in its help/);
+    expect(problem("npm run runplane -- agent --no-such-flag")).toMatch(/not in its help/);
     expect(problem("runplane nonsense")).toMatch(/no such command/);
     expect(problem("npm install left-pad")).toMatch(/left-pad/);
     expect(problem("NO_SUCH_VARIABLE_ANYWHERE=1 npm start")).toMatch(/nothing reads/);

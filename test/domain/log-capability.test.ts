@@ -9,6 +9,13 @@ const KEY = new Uint8Array(32).fill(7);
 const OTHER = new Uint8Array(32).fill(9);
 const claims = { runId: "run-AAAAAAAAAAAAAAAA", kind: "plan" as const, expiresAt: 1_767_229_200 };
 
+const ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+/** Every other spelling of base64url `part` that Node's decoder reads as the same bytes (its last character's spare bits). */
+const otherSpellings = (part: string): string[] =>
+  [...ALPHABET]
+    .map((c) => `${part.slice(0, -1)}${c}`)
+    .filter((other) => other !== part && Buffer.from(other, "base64url").equals(Buffer.from(part, "base64url")));
+
 describe("log capability", () => {
   it("signs a known answer and verifies it with any of the keys given, until it expires", () => {
     const capability = signLogCapability(claims, KEY);
@@ -17,6 +24,24 @@ describe("log capability", () => {
     expect(verifyLogCapability(capability, [OTHER, KEY], claims.expiresAt - 1)).toStrictEqual({ ok: true, claims });
     expect(verifyLogCapability(capability, [OTHER], claims.expiresAt - 1)).toStrictEqual({ ok: false, reason: "forged" });
     expect(verifyLogCapability(capability, [KEY], claims.expiresAt)).toStrictEqual({ ok: false, reason: "expired" });
+  });
+
+  it("has exactly one spelling: every other base64url spelling of the same MAC or payload bytes is refused", () => {
+    const capability = signLogCapability(claims, KEY);
+    const [prefix, payload, tag] = capability.split(".") as [string, string, string];
+    // The last character of a base64url part carries bits the decoder drops: 3 more spellings of a
+    // 32-byte MAC, and more of a payload whose length leaves 4 spare bits. Each is tried, none verifies.
+    const macSpellings = otherSpellings(tag);
+    expect(macSpellings).toHaveLength(3);
+    for (const other of macSpellings) expect(verifyLogCapability(`${prefix}.${payload}.${other}`, [KEY], claims.expiresAt - 1), other).toStrictEqual({ ok: false, reason: "forged" });
+    // Run ids one and two characters longer leave 2 and 4 spare bits in the payload's last character.
+    for (const runId of ["run-AAAAAAAAAAAAAAAAA", "run-AAAAAAAAAAAAAAAAAA"]) {
+      const signed = signLogCapability({ ...claims, runId }, KEY);
+      const [, body, mac] = signed.split(".") as [string, string, string];
+      const spellings = otherSpellings(body);
+      expect(spellings.length, body).toBeGreaterThan(0);
+      for (const other of spellings) expect(verifyLogCapability(`${prefix}.${other}.${mac}`, [KEY], claims.expiresAt - 1).ok, other).toBe(false);
+    }
   });
 
   it("refuses what is not a capability before computing anything", () => {

@@ -168,6 +168,16 @@ describe("stage machine", () => {
     }
   });
 
+  it("makes only a pending stage and a pending result unreachable when the run will not reach them (D47)", () => {
+    const next = transitionStage({ status: "pending", statusTimestamps: {} }, { type: "not-reached" }, at(7));
+    expect(next).toMatchObject({ ok: true, status: "unreachable", statusTimestamps: { "unreachable-at": "2024-01-01T00:00:07.000+00:00" } });
+    expect(transitionResult({ status: "pending", statusTimestamps: {} }, { type: "not-reached" }, at(7))).toMatchObject({ ok: true, status: "unreachable" });
+    for (const status of ["running", "awaiting_override", "passed", "failed", "errored", "canceled", "unreachable"] as const) {
+      expect(transitionStage({ status, statusTimestamps: {} }, { type: "not-reached" }, at(7)).ok).toBe(false);
+    }
+    expect(transitionResult({ status: "running", statusTimestamps: {} }, { type: "not-reached" }, at(7)).ok).toBe(false);
+  });
+
   it("starts only a pending stage", () => {
     expect(transitionStage({ status: "running", statusTimestamps: {} }, { type: "start" }, at(1)).ok).toBe(false);
   });
@@ -208,6 +218,7 @@ describe("result machine", () => {
       { type: "callback", status: "failed" },
       { type: "deadline" },
       { type: "cancel" },
+      { type: "not-reached" },
     ];
     for (const status of ["passed", "failed", "errored", "canceled", "unreachable"] as const) {
       for (const event of events) {

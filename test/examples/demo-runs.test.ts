@@ -23,18 +23,18 @@ const refusing: HttpTransport = {
   close: async () => undefined,
 };
 
-async function demoServer(transport: HttpTransport) {
+async function demoServer(transport: HttpTransport, timeoutMs = 60_000) {
   const storage = createMemoryStorage();
   const runplane = createRunplane({ storage, logger: silentLogger, keyring: { keys: [{ id: "k1", key: generateKey() }] }, transport });
   cleanups.push(() => runplane.close());
-  await seedDemo(runplane);
-  await ensureDemoTasks(runplane, { url: "https://integration.example/", hmacKey: "demo-runs-hmac-key" });
+  const seed = await seedDemo(runplane);
+  await ensureDemoTasks(runplane, { url: "https://integration.example/", hmacKey: "demo-runs-hmac-key", seed });
   const { token } = await runplane.directory.createApiToken({ organization: DEMO.organization, kind: "team", teamId: DEMO.ownersTeam });
   const dispatcher = createDispatcher(runplane, { pollIntervalMs: 50 });
   dispatcher.start();
   cleanups.push(() => dispatcher.stop({ graceMs: 0 }));
   // Longer than the test's own timeout: only the early answer can come back before the test ends.
-  const demo = createDemoRuns(runplane, { publicUrl: "http://127.0.0.1:8080", timeoutMs: 60_000 });
+  const demo = createDemoRuns(runplane, { publicUrl: "http://127.0.0.1:8080", timeoutMs });
   cleanups.push(() => demo.close());
   const post = () => demo.handler(new Request("http://127.0.0.1:8080/demo/runs", { method: "POST", headers: { authorization: `Bearer ${token}` } }));
   return { runplane, post, storage };
@@ -89,5 +89,53 @@ describe("POST /demo/runs, one after another", () => {
     // Warnings are emitted on the next tick.
     await new Promise((resolve) => setImmediate(resolve));
     expect(warnings).not.toContain("MaxListenersExceededWarning");
+  });
+});
+
+/**
+ * An integration that refuses the first run task request, then accepts each and calls back
+ * `passed` on its own, as the example integration does once it is back.
+ */
+function recovering(runplane: () => ReturnType<typeof createRunplane>): HttpTransport {
+  let refused = false;
+  return {
+    async send(req: HttpRequest): Promise<HttpResponse> {
+      const body = JSON.parse(typeof req.body === "string" ? req.body : new TextDecoder().decode(req.body)) as Record<string, string>;
+      if (body.access_token === "test-token") return { status: 200, headers: {}, body: "", bodyTruncated: false };
+      if (!refused) {
+        refused = true;
+        return { status: 503, headers: {}, body: "starting", bodyTruncated: false };
+      }
+      const passed = { data: { type: "task-results", attributes: { status: "passed", message: "back" } } };
+      setTimeout(() => void runplane().runTasks.callback(body.task_result_id!, body.access_token!, passed).catch(() => undefined), 10);
+      return { status: 200, headers: {}, body: "", bodyTruncated: false };
+    },
+    close: async () => undefined,
+  };
+}
+
+describe("POST /demo/runs whose integration recovers after the answer (D47)", () => {
+  it("goes on with the run: each later stage starts, and the story ends instead of staying pending", { timeout: 30_000 }, async () => {
+    let server: Awaited<ReturnType<typeof demoServer>> | undefined;
+    server = await demoServer(recovering(() => server!.runplane));
+    const res = await server.post();
+    expect(res.status).toBe(202);
+    const { run_id: runId } = (await res.json()) as { run_id: string };
+    const { runplane } = server;
+    // Bounded wait on events: both stages final (the retry comes about a second later).
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error("the run did not go on within 20 s")), 20_000);
+      const check = async () => {
+        const statuses = (await runplane.runTasks.listStages(runId)).items.map((s) => s.status);
+        if (statuses.every((s) => s === "passed")) {
+          clearTimeout(timer);
+          off();
+          resolve();
+        }
+      };
+      const off = runplane.runTasks.on("stage-status", () => void check());
+      void check();
+    });
+    expect((await runplane.runTasks.listStages(runId)).items.map((s) => `${s.stage}:${s.status}`)).toStrictEqual(["post_plan:passed", "pre_apply:passed"]);
   });
 });

@@ -90,9 +90,9 @@ describe("reference server run task round trip", () => {
 
     // A failing run: the mandatory check fails at post_plan and pre_apply never starts.
     const failing = await demoRun(s, "please fail");
-    expect(failing.stages).toEqual({ post_plan: "failed", pre_apply: "pending" });
+    expect(failing.stages).toEqual({ post_plan: "failed", pre_apply: "unreachable" });
     const bad = await stagesOf(s, failing.run_id);
-    expect(bad.stages).toEqual({ post_plan: "failed", pre_apply: "pending" });
+    expect(bad.stages).toEqual({ post_plan: "failed", pre_apply: "unreachable" });
     const failed = bad.results.find((r: any) => r.attributes.stage === "post_plan");
     expect(failed.attributes.status).toBe("failed");
     const outcomes = await getJson(s, `/task-results/${failed.id}/outcomes`);
@@ -102,7 +102,7 @@ describe("reference server run task round trip", () => {
 
     // A run whose demo plan deletes a resource: the integration downloads the plan (D24) and refuses it.
     const destroying = await demoRun(s, "destroy the legacy resource");
-    expect(destroying.stages).toEqual({ post_plan: "failed", pre_apply: "pending" });
+    expect(destroying.stages).toEqual({ post_plan: "failed", pre_apply: "unreachable" });
     const destroyed = (await stagesOf(s, destroying.run_id)).results.find((r: any) => r.attributes.stage === "post_plan");
     expect(destroyed.attributes.message).toBe("The plan deletes 1 resource");
     const deletions = await getJson(s, `/task-results/${destroyed.id}/outcomes`);
@@ -154,7 +154,7 @@ describe("reference server run task round trip", () => {
     expect(tasks.data.map((t: any) => t.attributes.url)).toEqual([integrationUrl, integrationUrl]);
     const attached = await getJson(again, "/workspaces/ws-demo/tasks");
     expect(attached.data).toHaveLength(2);
-    expect((await demoRun(again, "please fail")).stages).toEqual({ post_plan: "failed", pre_apply: "pending" });
+    expect((await demoRun(again, "please fail")).stages).toEqual({ post_plan: "failed", pre_apply: "unreachable" });
     expect((await demoRun(again)).stages).toEqual({ post_plan: "passed", pre_apply: "passed" });
     expect(await stop(again)).toBe(0);
   });

@@ -46,7 +46,7 @@ describe("the reference server's demo run details", () => {
     ];
     const details = demoRunDetails(run, stages);
     expect(details).toMatchObject({
-      status: "pre_apply_completed",
+      status: "applied",
       plan: { status: "finished", statusTimestamps: { "queued-at": CREATED, "started-at": CREATED, "finished-at": at(5) } },
       statusTimestamps: { "plan-queued-at": CREATED, "planned-at": at(5), "post-plan-completed-at": at(900), "pre-apply-completed-at": at(1500) },
     });
@@ -61,10 +61,11 @@ describe("the reference server's demo run details", () => {
   });
 
   it("errors the run, with no policy check, when its mandatory post_plan stage failed", () => {
-    const stages = [stage("post_plan", "failed", { "running-at": at(5), "failed-at": at(700) }), stage("pre_apply", "pending")];
+    // decision D47: runplane makes the stages after a failed one unreachable; the apply never runs.
+    const stages = [stage("post_plan", "failed", { "running-at": at(5), "failed-at": at(700) }), stage("pre_apply", "unreachable", { "unreachable-at": at(700) })];
     const details = demoRunDetails(run, stages);
     expect(details).toMatchObject({ status: "errored", plan: { status: "finished" }, statusTimestamps: { "errored-at": at(700) } });
-    expect(details?.apply?.status).not.toBe("pending");
+    expect(details?.apply).toStrictEqual({ status: "unreachable" });
     expect(demoPolicyChecks(run, stages)).toEqual([]);
   });
 
@@ -73,6 +74,29 @@ describe("the reference server's demo run details", () => {
     const waiting = [stage("post_plan", "awaiting_override", { "running-at": at(5), "awaiting-override-at": at(50) })];
     expect(demoRunDetails(run, waiting)?.status).toBe("post_plan_awaiting_decision");
     expect(demoPolicyChecks(run, waiting)).toEqual([]);
+  });
+
+  it("applies once pre_apply passed (nothing real: the demo plan's counts), then runs post_apply (D47)", () => {
+    const checked = [
+      stage("post_plan", "passed", { "running-at": at(5), "passed-at": at(900) }),
+      stage("pre_apply", "passed", { "running-at": at(910), "passed-at": at(1500) }),
+    ];
+    const applied = demoRunDetails(run, checked);
+    expect(applied).toMatchObject({
+      status: "applied",
+      statusTimestamps: { "applying-at": at(1500), "applied-at": at(1500) },
+      apply: { status: "finished", statusTimestamps: { "queued-at": at(1500), "started-at": at(1500), "finished-at": at(1500) } },
+    });
+    expect(Math.max(...times(applied))).toBeLessThanOrEqual(Date.parse(at(1500)));
+    const running = demoRunDetails(run, [...checked, stage("post_apply", "running", { "running-at": at(1600) })]);
+    expect(running).toMatchObject({ status: "post_apply_running", apply: { status: "finished" } });
+    const done = demoRunDetails(run, [...checked, stage("post_apply", "passed", { "running-at": at(1600), "passed-at": at(1700) })]);
+    expect(done).toMatchObject({ status: "applied", statusTimestamps: { "post-apply-completed-at": at(1700) } });
+  });
+
+  it("waits for pre_apply before applying: the apply is pending until then", () => {
+    const stages = [stage("post_plan", "passed", { "running-at": at(5), "passed-at": at(900) }), stage("pre_apply", "running", { "running-at": at(910) })];
+    expect(demoRunDetails(run, stages)).toMatchObject({ status: "pre_apply_running", apply: { status: "pending" } });
   });
 
   it("is still planning while its post_plan stage has not started", () => {

@@ -108,8 +108,8 @@ describe("reference server (npm start)", () => {
       return { status: answer.status, text };
     };
     const run = JSON.parse((await read(`${s.api}/runs/${demo.run_id}/?include=plan`)).text);
-    // Both demo stages passed: the run's status and times follow what runplane recorded, none in the future.
-    expect(run.data.attributes).toMatchObject({ status: "pre_apply_completed", "has-changes": true, "terraform-version": "1.9.8" });
+    // Both demo stages passed and the demo applied (nothing real, D47): the status and times follow what runplane recorded, none in the future.
+    expect(run.data.attributes).toMatchObject({ status: "applied", "has-changes": true, "terraform-version": "1.9.8" });
     expect(run.included[0].attributes).toMatchObject({ status: "finished", "resource-additions": 1, "resource-destructions": 0 });
     const [postPlan] = JSON.parse((await read(`${s.api}/runs/${demo.run_id}/task-stages`)).text).data;
     const plannedAt = Date.parse(run.data.attributes["status-timestamps"]["planned-at"]);
@@ -138,10 +138,13 @@ describe("reference server (npm start)", () => {
     expect(log.text).toContain("Plan: 1 to add, 0 to change, 0 to destroy.");
     // D32: the plan's and the apply's logs, at their capability URLs, with no credential at all.
     const apply = JSON.parse((await read(`${s.api}/runs/${demo.run_id}/apply`)).text).data.attributes["log-read-url"];
-    for (const [url, words] of [[run.included[0].attributes["log-read-url"], "Plan: 1 to add"], [apply, "nothing has been applied yet"]]) {
+    for (const [url, words] of [[run.included[0].attributes["log-read-url"], "Plan: 1 to add"], [apply, "Apply complete! Resources: 1 added"]]) {
       const answer = await fetch(url);
       expect(answer.status, url).toBe(200);
-      expect(await answer.text()).toContain(words);
+      const text = await answer.text();
+      expect(text).toContain(words);
+      // decision D48: HCP's framing in the hcp-terraform dialect: STX, and ETX once the phase is final.
+      expect(text.startsWith("\x02") && text.endsWith("\x03")).toBe(true);
     }
     expect(await stop(s)).toBe(0);
   });

@@ -32,6 +32,32 @@ describe("reference server: wide EGRESS_ALLOW entries", () => {
     await expect(preflight(settings(["--egress-allow", entry]))).rejects.toThrow(`EGRESS_ALLOW (--egress-allow) entry "${entry}" is wide: it `);
   });
 
+  // decision D43: the entries judged together, and loopback without a port.
+  const sixteens = Array.from({ length: 256 }, (_, i) => `10.${i}.0.0/16`).join(",");
+  it.each([
+    ["256 /16 entries covering 10.0.0.0/8", sixteens, 'EGRESS_ALLOW (--egress-allow) entries "10.0.0.0/16", "10.1.0.0/16", "10.2.0.0/16", "10.3.0.0/16" and 252 more are wide together: they together cover the whole of the private range 10.0.0.0/8'],
+    ["two /17s covering 192.168.0.0/16", "192.168.0.0/17,192.168.128.0/17", 'EGRESS_ALLOW (--egress-allow) entries "192.168.0.0/17", "192.168.128.0/17" are wide together: they together cover the whole of the private range 192.168.0.0/16'],
+    ["127.0.0.1 without a port", "127.0.0.1", 'EGRESS_ALLOW (--egress-allow) entry "127.0.0.1" is wide: it admits every port of the loopback address, this server\'s own API and its database among them; give the port (127.0.0.1:8081)'],
+    ["::1 without a port", "::1", 'EGRESS_ALLOW (--egress-allow) entry "::1" is wide: it admits every port of the loopback address'],
+    ["localhost without a port", "tasks.internal:443,localhost", 'EGRESS_ALLOW (--egress-allow) entry "localhost" is wide: it admits every port of the loopback address'],
+  ])("refuses to start with %s, and doctor fails the options", async (_, allow, says) => {
+    await expect(preflight(settings(["--egress-allow", allow]))).rejects.toThrow(says);
+    const checks = await runChecks(settings(["--egress-allow", allow]));
+    expect(checks.find((c) => c.name === "options")!.verdict).toStrictEqual({ fix: expect.stringContaining(says) });
+    expect(checks.find((c) => c.name === "egress")!.verdict).not.toHaveProperty("note");
+  });
+
+  it("starts with entries wide together or a portless loopback when EGRESS_ALLOW_WIDE is 1, and doctor warns", async () => {
+    const env = settings(["--egress-allow", "192.168.0.0/17,192.168.128.0/17,127.0.0.1,tasks.internal:443", "--egress-allow-wide", "1"]);
+    await preflight(env);
+    const egress = (await runChecks(env)).find((c) => c.name === "egress")!;
+    expect(egress.verdict).toMatchObject({
+      warn: expect.stringContaining(
+        'EGRESS_ALLOW has wide entries: 127.0.0.1 (admits every port of the loopback address, this server\'s own API and its database among them), "192.168.0.0/17", "192.168.128.0/17" (together cover the whole of the private range 192.168.0.0/16)',
+      ),
+    });
+  });
+
   it("starts with a wide entry when EGRESS_ALLOW_WIDE is 1, and doctor warns instead of saying ok", async () => {
     const env = settings(["--egress-allow", "10.0.0.0/8,tasks.internal:443", "--egress-allow-wide", "1"]);
     const config = await preflight(env);

@@ -9,16 +9,14 @@ class TestReader extends MetricReader {
 }
 
 /**
- * An in-memory OpenTelemetry SDK registered as the global providers, as a host would register one.
- * Register it before building the runplane: instruments come from the meter at build time.
+ * An in-memory OpenTelemetry SDK, not registered anywhere: pass its providers to runplane
+ * (`meterProvider`, `tracerProvider`) or register them (`installOtel`).
  */
-export function installOtel() {
+export function createOtel() {
   const reader = new TestReader();
   const meterProvider = new MeterProvider({ readers: [reader] });
   const spans = new InMemorySpanExporter();
   const tracerProvider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(spans)] });
-  metrics.setGlobalMeterProvider(meterProvider);
-  trace.setGlobalTracerProvider(tracerProvider);
   /** Every data point of metric `name`, as `{ attributes, value }`. */
   const points = async (name: string): Promise<DataPoint<unknown>[]> => {
     const { resourceMetrics } = await reader.collect();
@@ -33,6 +31,13 @@ export function installOtel() {
     points,
     count,
     spans: () => spans.getFinishedSpans(),
+    meterProvider,
+    tracerProvider,
+    /** Registers both providers as the global ones, as a host would. */
+    register() {
+      metrics.setGlobalMeterProvider(meterProvider);
+      trace.setGlobalTracerProvider(tracerProvider);
+    },
     async uninstall() {
       metrics.disable();
       trace.disable();
@@ -41,4 +46,11 @@ export function installOtel() {
     },
   };
 }
-export type Otel = ReturnType<typeof installOtel>;
+
+/** An in-memory OpenTelemetry SDK registered as the global providers, as a host would register one. */
+export function installOtel() {
+  const otel = createOtel();
+  otel.register();
+  return otel;
+}
+export type Otel = ReturnType<typeof createOtel>;

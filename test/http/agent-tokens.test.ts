@@ -66,16 +66,16 @@ describe.each(STORAGES)("agent tokens over HTTP ($name)", (setup) => {
     expect(res.json.data.type).toBe("authentication-tokens");
   });
 
-  it("records a team or organization creator but writes created-by as null data, which go-tfe's *User decodes", async () => {
+  it("records a team or organization creator and writes created-by as its service account user, which go-tfe's *User decodes (D49)", async () => {
     const a = await app();
     const team = (await a.runplane.directory.createApiToken({ organization: "acme", kind: "team", teamId: "team-owners" })).token;
     const org = (await a.runplane.directory.createApiToken({ organization: "acme", kind: "organization" })).token;
     const byTeam = (await create(a, "by team", { token: team })).json.data;
     const byOrg = (await create(a, "by org", { token: org })).json.data;
-    expect(byTeam.relationships["created-by"]).toStrictEqual({ data: null });
-    expect(byOrg.relationships["created-by"]).toStrictEqual({ data: null });
+    expect(byTeam.relationships["created-by"]).toStrictEqual({ data: { type: "users", id: "api-team_team-owners" } });
+    expect(byOrg.relationships["created-by"]).toStrictEqual({ data: { type: "users", id: "api-org_acme" } });
     const shown = await a.call("GET", `/api/v2/authentication-tokens/${byTeam.id}`);
-    expect(shown.json.data.relationships["created-by"]).toStrictEqual({ data: null });
+    expect(shown.json.data.relationships["created-by"]).toStrictEqual({ data: { type: "users", id: "api-team_team-owners" } });
     expect((await a.runplane.agentTokens.get(byTeam.id)).createdBy).toStrictEqual({ type: "teams", id: "team-owners" });
     expect((await a.runplane.agentTokens.get(byOrg.id)).createdBy).toStrictEqual({ type: "organizations", id: "acme" });
   });

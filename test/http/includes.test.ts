@@ -63,7 +63,24 @@ describe.each(STORAGES.slice(0, 1))("documented includes ($name)", (setup) => {
     const r = await run(a, { vcs: VCS, isSpeculative: true });
     const res = await a.call("GET", `/api/v2/runs/${r.id}?include=configuration_version.ingress_attributes`);
     expect(res.json.included).toStrictEqual([
-      { type: "configuration-versions", id: "cv-1", attributes: { speculative: true }, relationships: { "ingress-attributes": { data: { type: "ingress-attributes", id: "ia-cv-1" } } } },
+      {
+        type: "configuration-versions",
+        id: "cv-1",
+        // decision D49: every attribute go-tfe's ConfigurationVersion names, as its own route writes it.
+        attributes: {
+          "auto-queue-runs": false,
+          error: "",
+          "error-message": "",
+          source: "tfe-api",
+          speculative: true,
+          provisional: false,
+          status: "uploaded",
+          "status-timestamps": { "uploaded-at": expect.stringMatching(/\+00:00$/) },
+          "upload-url": null,
+        },
+        relationships: { "ingress-attributes": { data: { type: "ingress-attributes", id: "ia-cv-1" } } },
+        links: { self: "/api/v2/configuration-versions/cv-1" },
+      },
       {
         type: "ingress-attributes",
         id: "ia-cv-1",

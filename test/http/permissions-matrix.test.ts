@@ -118,6 +118,7 @@ const MATRIX: Row[] = [
   { route: "GET /ping", ok: 204, expect: { kind: "public" }, neverDenied: "public", prepare: async () => ({ path: "/api/v2/ping" }) },
 
   { route: "GET /workspaces/:workspace_id/vars", ok: 200, expect: project("variables:read"), prepare: async () => ({ path: VARS }) },
+  { route: "GET /workspaces/:workspace_id/all-vars", ok: 200, expect: project("variables:read"), prepare: async () => ({ path: "/api/v2/workspaces/ws-a/all-vars" }) },
   { route: "GET /workspaces/:workspace_id/vars/:variable_id", ok: 200, expect: project("variables:read"), prepare: async (w) => ({ path: `${VARS}/${await newVariable(w)}` }) },
   { route: "POST /workspaces/:workspace_id/vars", ok: 201, expect: project("variables:write"), prepare: async () => ({ path: VARS, body: varsBody({ key: unique("k"), category: "env" }) }) },
   { route: "PATCH /workspaces/:workspace_id/vars/:variable_id", ok: 200, expect: project("variables:write"), prepare: async (w) => ({ path: `${VARS}/${await newVariable(w)}`, body: varsBody({ value: "x" }) }) },
@@ -149,6 +150,8 @@ const MATRIX: Row[] = [
   { route: "DELETE /agents/:agent_id", ok: 204, expect: organization("agent-tokens:manage"), prepare: async (w) => ({ path: `/api/v2/agents/${await newAgent(w, "exited")}` }) },
   // Team API tokens under the same paths, owners only.
   { route: "GET /teams/:team_id/authentication-tokens", ok: 200, expect: organization("api-tokens:manage"), prepare: async () => ({ path: "/api/v2/teams/team-public/authentication-tokens" }) },
+  // decision D53: the audit trail of the caller's organization, owners only.
+  { route: "GET /organization/audit-trail", ok: 200, expect: organization("audit-trail:read"), prepare: async () => ({ path: "/api/v2/organization/audit-trail" }) },
   { route: "GET /authentication-tokens/:token_id", variant: "team API token", ok: 200, expect: organization("api-tokens:manage"), prepare: async (w) => ({ path: `/api/v2/authentication-tokens/${await newTeamToken(w)}` }) },
   { route: "DELETE /authentication-tokens/:token_id", variant: "team API token", ok: 204, expect: organization("api-tokens:manage"), prepare: async (w) => ({ path: `/api/v2/authentication-tokens/${await newTeamToken(w)}` }) },
 
@@ -195,6 +198,13 @@ const MATRIX: Row[] = [
 
   // The read side of a run (D24), runs >= read; the plan and its log take the access token too.
   { route: "GET /runs/:run_id", ok: 200, expect: project("runs:read"), prepare: async (w) => ({ path: `/api/v2/runs/${(await startedRun(w, false)).runId}/` }) },
+  // decision D49: the workspace's list is runs:read on it; the organization's answers every member
+  // and lists only the runs of workspaces they may read (test/contract/run-lists.test.ts).
+  { route: "GET /workspaces/:workspace_id/runs", ok: 200, expect: project("runs:read"), prepare: async () => ({ path: "/api/v2/workspaces/ws-a/runs" }) },
+  {
+    route: "GET /organizations/:organization_name/runs", ok: 200, expect: { kind: "public" }, neverDenied: "every member reads the list; it holds only the runs they may read",
+    prepare: async () => ({ path: "/api/v2/organizations/acme/runs" }),
+  },
   { route: "GET /runs/:run_id/plan", ok: 200, expect: project("runs:read"), prepare: async (w) => ({ path: `/api/v2/runs/${(await startedRun(w, false)).runId}/plan` }) },
   { route: "GET /plans/:plan_id", ok: 200, expect: project("runs:read"), prepare: async (w) => ({ path: `/api/v2/plans/${await planOf(w)}` }) },
   { route: "GET /plans/:plan_id/log", ok: 200, expect: project("runs:read"), prepare: async (w) => ({ path: `/api/v2/plans/${await planOf(w)}/log` }) },
@@ -205,6 +215,8 @@ const MATRIX: Row[] = [
   { route: "GET /runs/:run_id/policy-checks", ok: 200, expect: project("runs:read"), prepare: async (w) => ({ path: `/api/v2/runs/${(await startedRun(w, false)).runId}/policy-checks` }) },
   // D36: an event id names its run; a policy check's run is named by the host (runs.policyCheckRun).
   { route: "GET /run-events/:run_event_id", ok: 200, expect: project("runs:read"), prepare: async (w) => ({ path: `/api/v2/run-events/${runEventId((await startedRun(w, false)).runId, "created")}` }) },
+  { route: "GET /policy-checks/:policy_check_id/output", ok: 200, expect: project("runs:read"), prepare: async (w) => ({ path: `/api/v2/policy-checks/polchk-${(await startedRun(w, false)).runId}/output` }) },
+  { route: "GET /configuration-versions/:configuration_version_id", ok: 200, expect: project("runs:read"), prepare: async (w) => ({ path: `/api/v2/configuration-versions/${(await w.runplane.runTasks.createRun({ workspaceId: "ws-a", configurationVersionId: unique("cv") })).run.configurationVersionId}` }) },
   { route: "GET /policy-checks/:policy_check_id", ok: 200, expect: project("runs:read"), prepare: async (w) => ({ path: `/api/v2/policy-checks/polchk-${(await startedRun(w, false)).runId}` }) },
   { route: "GET /runs/:run_id/comments", ok: 200, expect: project("runs:read"), prepare: async (w) => ({ path: `/api/v2/runs/${(await startedRun(w, false)).runId}/comments` }) },
   { route: "POST /runs/:run_id/comments", ok: 201, expect: project("runs:read"), prepare: async (w) => ({ path: `/api/v2/runs/${(await startedRun(w, false)).runId}/comments`, body: { data: { type: "comments", attributes: { body: "seen" } } } }) },

@@ -26,11 +26,26 @@ function send(limit: RateLimit, request: Request, to: Route | null, status: numb
 }
 const REFUSED = "You have exceeded the API's rate limit.";
 
+/**
+ * These loops are synchronous, so vitest's timeout cannot stop them: each checks a deadline itself,
+ * and a regression (a limiter that never refuses, a slow eviction) fails in seconds, not hangs CI.
+ */
+function deadline(ms: number): () => void {
+  const end = performance.now() + ms;
+  return () => {
+    if (performance.now() > end) throw new Error(`still running after ${ms} ms: the limiter regressed`);
+  };
+}
+
 describe("rate limit memory (D33)", () => {
   it("stays within 4 x maxKeys buckets under 10,000 distinct verified tokens, bogus tokens, paths, unknown paths, result ids and callback tokens", () => {
     let t = 0;
     const limit = createRateLimit({ maxKeys: 100 }, () => t);
+    const inTime = deadline(15_000);
     for (let i = 0; i < 10_000; i++) {
+      inTime();
+      // Bounded all along, not only at the end: a limiter that keeps every key fails at once.
+      expect(limit.size).toBeLessThanOrEqual(400);
       t += 1_000;
       expect(send(limit, bearer(random(24)), VARS, 200)).toBe(200);
       expect(send(limit, bearer(random(24)), VARS, 401)).toBe(401);
@@ -52,7 +67,9 @@ describe("rate limit memory (D33)", () => {
   it("keeps limiting a verified credential however many bogus tokens come and go", () => {
     let t = 0;
     const limit = createRateLimit({ requestsPerSecond: 1, maxKeys: 10 }, () => t);
+    const inTime = deadline(5_000);
     for (let round = 0; round < 100; round++) {
+      inTime();
       t += 1_000; // one more request for "mine", ten more for the shared bucket
       expect(send(limit, bearer("mine"), VARS, 200)).toBe(200);
       for (let i = 0; i < 9; i++) {
@@ -74,7 +91,10 @@ describe("what proves a token (D33)", () => {
   function verifiedAfter(to: Route | null, status: number): boolean {
     const limit = createRateLimit({ requestsPerSecond: 2, unverifiedPerSecond: 3 }, () => 0);
     send(limit, bearer("token"), to, status);
-    for (let i = 0; send(limit, bearer(`spender-${i}`), VARS, 401) !== REFUSED; i++);
+    // Bounded: the shared bucket holds 3; a limiter that never refuses fails the expectation below.
+    let spent = false;
+    for (let i = 0; i < 100 && !spent; i++) spent = send(limit, bearer(`spender-${i}`), VARS, 401) === REFUSED;
+    expect(spent, "the shared bucket refuses once spent").toBe(true);
     return send(limit, bearer("token"), VARS, 200) === 200;
   }
 

@@ -164,6 +164,36 @@ describe("log URLs (D33, D32)", () => {
     expect((await chunk(apply, 0)).status).toBe(200);
   });
 
+  it("count a verified capability in its log's own bucket: a flood of invented tokens or forged capabilities delays no reader", async () => {
+    const clock = manualClock();
+    a = Object.assign(await createTestApp({ clock, rateLimit: { requestsPerSecond: 5 }, artifacts: { planLog: () => PLAN_LOG, applyLog: () => PLAN_LOG } }), { clock });
+    const { run } = await a.runplane.runTasks.createRun({ workspaceId: "ws-a", configurationVersionId: "cv-1", message: "go" });
+    const plan = new URL((await a.call("GET", `/api/v2/runs/${run.id}/plan`)).json.data.attributes["log-read-url"] as string);
+    const read = (url: URL | string, offset: number) => a.runplane.handler(new Request(`${url.toString().split("?")[0]}?limit=1&offset=${offset}`));
+    const [, , mac] = plan.pathname.split("/").at(-1)!.split(".");
+    // Forged: the same payload under a MAC of the right shape that nobody signed, one per request.
+    const forged = (i: number) => `${plan.origin}${plan.pathname.slice(0, -mac!.length)}${String(i).padStart(43, "A")}`;
+    const floods: [string, (i: number) => Promise<number>][] = [
+      ["invented tokens", async (i) => (await a.call("GET", VARS, { token: `invented-${i}` })).status],
+      ["forged capabilities", async (i) => (await read(forged(i), 0)).status],
+    ];
+    for (const [what, flood] of floods) {
+      // Until the anonymous bucket (10 x 5) is spent: bounded, a limiter that never refuses fails here.
+      let status = 0;
+      for (let i = 0; i < 200 && status !== 429; i++) status = await flood(i);
+      expect(status, what).toBe(429);
+      // Every read of the valid log URL is served, within its own burst (5), while the flood goes on.
+      for (let offset = 0; offset < 5; offset++) {
+        expect((await read(plan, offset)).status, `${what}: read ${offset}`).toBe(200);
+        expect(await flood(1_000 + offset), what).toBe(429);
+      }
+      a.clock.advance(10_000);
+    }
+    // The log's own bucket still limits its readers.
+    for (let offset = 0; offset < 5; offset++) expect((await read(plan, offset)).status).toBe(200);
+    expect((await read(plan, 5)).status).toBe(429);
+  });
+
   it("are documented with their 429 in docs/reference/endpoints.md", () => {
     const row = readFileSync(new URL("../../docs/reference/endpoints.md", import.meta.url), "utf8")
       .split("\n")
@@ -255,7 +285,10 @@ describe("task result callbacks (D33)", () => {
 
   it("are not limited by a spent API credential", async () => {
     const [result] = await twoResults({ requestsPerSecond: 20, callbacksPerSecond: 1, callbackBurst: 10 });
-    while ((await a.call("GET", VARS)).status !== 429);
+    // Bounded: a limiter that never refuses fails here instead of looping forever.
+    let status = 0;
+    for (let i = 0; i < 100 && status !== 429; i++) status = (await a.call("GET", VARS)).status;
+    expect(status).toBe(429);
     expect((await sendCallback(a, result!.id, result!.token, callbackBody("passed"))).status).toBe(200);
   });
 });

@@ -61,7 +61,9 @@ describe.each(STORAGES)("reading run events and policy checks by id ($name)", (s
       (await a.call("GET", `/api/v2/comments/${commentId}`)).json.data,
     ]);
     const created = await a.call("GET", `/api/v2/run-events/${runEventId(runId, "created")}?include=actor,comment`);
-    expect(created.json.included).toStrictEqual([]);
+    // decision D49: the run's creation is its creator's doing: the actor is the run's creator.
+    expect(created.json.data.relationships.actor.data).toStrictEqual({ type: "users", id: "user-owner" });
+    expect(created.json.included).toStrictEqual([{ type: "users", id: "user-owner", attributes: { username: "owner" } }]);
     expect((await a.call("GET", `/api/v2/run-events/${commentEvent}?include=target`)).status).toBe(400);
   });
 

@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs";
+import { auditTrailRoutes } from "../../src/http/routes/audit-trail.js";
 import { Validator } from "@seriousme/openapi-schema-validator";
 import { describe, expect, it } from "vitest";
 import { createMemoryStorage } from "../../adapters/memory/index.js";
@@ -20,6 +21,8 @@ import { planRoutes } from "../../src/http/routes/plans.js";
 import { policyCheckRoutes } from "../../src/http/routes/policy-checks.js";
 import { runEventRoutes } from "../../src/http/routes/run-events.js";
 import { runRoutes } from "../../src/http/routes/runs.js";
+import { runListRoutes } from "../../src/http/routes/run-lists.js";
+import { configurationVersionRoutes } from "../../src/http/routes/configuration-versions.js";
 import { operationsFor } from "../../src/openapi/document.js";
 import { createResponseChecker } from "../helpers/openapi-check.js";
 
@@ -114,7 +117,7 @@ describe("OpenAPI description", () => {
 
   it("refuses a route whose accepted query differs from the parameters its operation documents (D30)", () => {
     const all = [...pingRoutes, ...teamProjectRoutes, ...variableRoutes, ...policySetParameterRoutes, ...agentTokenRoutes, ...agentRoutes, ...teamTokenRoutes, ...runTaskRoutes, ...taskStageRoutes, ...artifactRoutes];
-    all.push(...runRoutes, ...planRoutes, ...runEventRoutes, ...commentRoutes, ...policyCheckRoutes, ...deliveryAttemptRoutes);
+    all.push(...runRoutes, ...runListRoutes, ...configurationVersionRoutes, ...planRoutes, ...runEventRoutes, ...commentRoutes, ...policyCheckRoutes, ...deliveryAttemptRoutes, ...auditTrailRoutes);
     expect(() => operationsFor(all, "default")).not.toThrow();
     const changed = all.map((r) => (r.method === "DELETE" && r.path === "/tasks/:task_id" ? { ...r, query: { include: TASK_INCLUDES } } : r));
     expect(() => operationsFor(changed, "default")).toThrow(/differ from what the routes accept: DELETE \/tasks\/:task_id$/);

@@ -1,3 +1,4 @@
+import { metrics, trace } from "@opentelemetry/api";
 import { describe, expect, expectTypeOf, it } from "vitest";
 import { createMemoryStorage } from "../../adapters/memory/index.js";
 import { createKeyring, createRunplane, generateKey, RunplaneOptionsError, silentLogger, type Logger, type RunplaneOptions } from "../../src/index.js";
@@ -121,6 +122,8 @@ describe("createRunplane refuses options it does not know", () => {
       keyring: { keys: [{ id: "k1", key: generateKey() }] },
       clock: () => new Date(),
       logger: silentLogger,
+      meterProvider: metrics.getMeterProvider(),
+      tracerProvider: trace.getTracerProvider(),
       publicUrl: "https://runplane.example.com",
       appUrl: "https://app.example.com",
       overridableTasks: true,
@@ -132,6 +135,7 @@ describe("createRunplane refuses options it does not know", () => {
       runs: { details: () => ({ status: "applied" }), policyChecks: () => [] },
       logUrls: { lifetime: "10m" },
       attempts: { retention: "7d" },
+      audit: { retention: "365d" },
       health: { window: "10m", failureShare: 0.25, minAttempts: 10, retryingFor: 120_000, noAgentFor: "10m" },
       agentRecords: { retention: "3d", maxPerToken: 10, maxPerPool: 20 },
       host: { name: "web-1", intervalMs: 5_000, schedule: () => () => undefined },
@@ -158,6 +162,8 @@ describe("every option error names its option and comes before anything is logge
     ["egress.allow[0]", { egress: { allow: ["127.0.0.1:99999"] } }, "has an invalid port (1-65535)"],
     ["egress.allow", { egress: { allow: "10.0.0.0/8" } }, "must be an array of strings"],
     ["transport", { transport: {} }, "must be an HttpTransport"],
+    ["meterProvider", { meterProvider: {} }, "must be an OpenTelemetry MeterProvider"],
+    ["tracerProvider", { tracerProvider: { getTracer: 1 } }, "must be an OpenTelemetry TracerProvider"],
     ["overridableTasks", { overridableTasks: "yes" }, "must be true or false"],
     ["attempts.retention", { attempts: { retention: "a week" } }, 'such as "90s", "10m", "1h"; got "a week"'],
     ["health.window", { health: { window: "5 minutes" } }, 'such as "90s", "10m", "1h"; got "5 minutes"'],

@@ -134,6 +134,24 @@ describe("results page: Retry now", () => {
     expect((await retry(seed.results.retrying, seed.runs.retrying, { "sec-fetch-site": "same-origin" })).status).toBe(303);
   });
 
+  it("compares the Origin's scheme, host and port with the page's, not the host alone", async () => {
+    const before = await dueAt(seed.results.retrying);
+    // The page is http://localhost: another scheme or port is another origin.
+    for (const origin of ["https://localhost", "http://localhost:8080", "https://localhost:80", "http://localhost.evil.example"]) {
+      expect((await retry(seed.results.retrying, seed.runs.retrying, { origin })).status, origin).toBe(403);
+    }
+    expect(await dueAt(seed.results.retrying)).toBe(before);
+    expect((await retry(seed.results.retrying, seed.runs.retrying, { origin: "http://localhost:80" })).status).toBe(303);
+  });
+
+  it("behind a proxy that terminates TLS (secureCookie), takes the page's scheme as https", async () => {
+    page = createResultsPage(seed.app.runplane, { prefix: "/app", secureCookie: true });
+    const before = await dueAt(seed.results.retrying);
+    expect((await retry(seed.results.retrying, seed.runs.retrying, { origin: "http://localhost" })).status).toBe(403);
+    expect(await dueAt(seed.results.retrying)).toBe(before);
+    expect((await retry(seed.results.retrying, seed.runs.retrying, { origin: "https://localhost" })).status).toBe(303);
+  });
+
   it("shows a refusal (the API's 409) as a notice on the run page, not an error page", async () => {
     const res = await retry(seed.results.unreachable, seed.runs.unreachable);
     expect(res.status).toBe(303);

@@ -6,6 +6,8 @@
  * seconds, so a revoked token ends its sessions on every host.
  */
 import { isIP } from "node:net";
+import { asAuditActor, inAuditRequest } from "../../services/audit-request.js";
+import type { AuditActor } from "../../schemas/audit.js";
 import { ApiError, conflict, toApiError } from "../../errors.js";
 import type { Logger } from "../../logger.js";
 import { DeregisterSchema, JobResultSchema, MAX_POLL_WAIT_MS, MAX_PROTOCOL_BODY_BYTES, PollSchema, RegisterSchema } from "../../schemas/agent-protocol.js";
@@ -182,9 +184,11 @@ export function createAgentProtocolHandler(deps: AgentProtocolDeps): (request: R
     const path = url.pathname.slice(AGENT_PROTOCOL_PREFIX.length);
     if (request.method !== "POST") throw new ApiError("method-not-allowed", { detail: "Allowed: POST" });
     const { token, verified: v } = await verified(request);
-    if (path === "register") return register(request, v);
+    // decision D53: registration and deregistration are recorded as the agent's token, from this request.
+    const asAgent = (fn: () => Promise<Response>) => inAuditRequest(request, () => asAuditActor(agentActor(v), fn));
+    if (path === "register") return asAgent(() => register(request, v));
     if (path === "jobs/next") return poll(request, token, v);
-    if (path === "deregister") return deregister(request, v);
+    if (path === "deregister") return asAgent(() => deregister(request, v));
     const job = /^jobs\/(job-[A-Za-z0-9]{1,64})\/result$/.exec(path)?.[1];
     if (job) return result(request, token, v, job);
     throw new ApiError("not-found");
@@ -208,3 +212,6 @@ export function createAgentProtocolHandler(deps: AgentProtocolDeps): (request: R
     return response;
   };
 }
+
+/** decision D53: an agent acts as its pool's token (its id, never the token). */
+const agentActor = (v: VerifiedAgentToken): AuditActor => ({ kind: "token", tokenId: v.tokenId, tokenKind: "agent", userId: null, teamId: null, description: `agent token of ${v.agentPoolId}` });

@@ -26,15 +26,22 @@ export const agentTokenResource = (basePath: string): ResourceDefinition => ({
 });
 
 /**
- * Relationship members hold the linkage id; `token` stays whatever the service gave (null but on create).
- * go-tfe decodes `created-by` into a `*User` and rejects any other type, so only a user is linked;
- * a team or organization creator is written `{ "data": null }` (it stays in the programmatic view).
+ * decision D49: go-tfe decodes `created-by` into a `*User` and rejects any other type. HCP Terraform's
+ * team and organization tokens act as a service account user of the team or organization, so a
+ * token one of them made names that user: `api-team_<team id>`, `api-org_<organization>` (the
+ * programmatic view keeps the team or organization itself).
  */
+export function creatorUserId(creator: AgentTokenView["createdBy"]): string {
+  if (creator.type === "users") return creator.id;
+  return creator.type === "teams" ? `api-team_${creator.id}` : `api-org_${creator.id}`;
+}
+
+/** Relationship members hold the linkage id; `token` stays whatever the service gave (null but on create). */
 const toData = (view: AgentTokenView) => ({
   ...view,
   team: null,
-  createdBy: view.createdBy.type === "users" ? view.createdBy.id : null,
-  createdByType: view.createdBy.type,
+  createdBy: creatorUserId(view.createdBy),
+  createdByType: "users",
 });
 
 /** decision D21: the pool's organization is the target; an unknown or forbidden pool is 404 alike (D4). */

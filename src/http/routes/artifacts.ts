@@ -2,6 +2,8 @@ import { ApiError, badRequest, isApiError, notFound } from "../../errors.js";
 import type { RunRecord } from "../../schemas/run-task-records.js";
 import type { RunArtifactKind } from "../../storage/run-tasks-types.js";
 import { sliceBody, toArtifactResponse, type ArtifactKind } from "../artifact-body.js";
+import { framedLog, logComplete } from "../log-framing.js";
+import { runDetailsOf } from "../run-providers.js";
 import type { Route, RouteContext } from "../types.js";
 import { bearerToken, workspaceTarget } from "./run-task-support.js";
 
@@ -82,15 +84,25 @@ const byteRange = (ctx: RouteContext): ByteRange => ({ offset: byteParam(ctx, "o
 
 const LOG_QUERY = { filters: [{ name: "limit" }, { name: "offset" }] };
 
-/** The host's bytes of `kind` for `run`, cut to the request's `limit`/`offset` when `ranged`. */
-async function serveArtifact(ctx: RouteContext, run: RunRecord, spec: Pick<ArtifactRoute, "kind" | "option" | "what">, range: ByteRange | null): Promise<Response> {
+/**
+ * The host's bytes of `kind` for `run`, framed by `frame` (D48) and then cut to the request's
+ * `limit`/`offset` when `ranged`: offsets count the frame's bytes, as go-tfe's log reader does.
+ */
+async function serveArtifact(
+  ctx: RouteContext,
+  run: RunRecord,
+  spec: Pick<ArtifactRoute, "kind" | "option" | "what">,
+  range: ByteRange | null,
+  frame: (response: Response) => Response | Promise<Response> = (r) => r,
+): Promise<Response> {
   // The host marked this configuration as not downloadable: its request carried a null URL.
   if (spec.kind === "configurationVersion" && !run.configurationVersionDownloadable) throw notFound();
   const provider = ctx.app.artifacts?.[spec.kind];
   const missing = (): ApiError => new ApiError("not-found", { detail: `This host provides no ${spec.what} for the run (option ${spec.option})` });
   if (!provider) throw missing();
-  const response = toArtifactResponse(await provider(run), spec.kind);
-  if (!response) throw missing();
+  const given = toArtifactResponse(await provider(run), spec.kind);
+  if (!given) throw missing();
+  const response = await frame(given);
   return range ? sliceBody(response, range.offset, range.limit) : response;
 }
 
@@ -130,7 +142,10 @@ const logCapabilityRoute: Route = {
     const granted = ctx.app.services.logs.verify(capability);
     const run = granted ? await ctx.app.services.runTasks.getRun(granted.runId) : null;
     if (!granted || !run) throw notFound();
-    return { response: await serveArtifact(ctx, run, LOGS[granted.kind], range) };
+    // decision D48: HCP's STX/ETX framing, ETX once the host says the phase is final.
+    const frame = async (response: Response) =>
+      framedLog(response, logComplete(await runDetailsOf(ctx.app.runs, ctx.app.logger, run), granted.kind), ctx.app.dialect);
+    return { response: await serveArtifact(ctx, run, LOGS[granted.kind], range, frame) };
   },
 };
 

@@ -1,6 +1,8 @@
 import { notFound } from "../../errors.js";
 import type { JsonApiDocument } from "../jsonapi.js";
-import { policyCheckRunOf, policyChecksOf } from "../run-providers.js";
+import type { CheckedPolicyCheck } from "../../schemas/run-details.js";
+import type { RunRecord } from "../../schemas/run-task-records.js";
+import { policyCheckOutputOf, policyCheckRunOf, policyChecksOf } from "../run-providers.js";
 import { policyCheckData } from "../run-documents.js";
 import type { Route, RouteContext } from "../types.js";
 import { loadRun, runResourceOf } from "./run-read-support.js";
@@ -25,6 +27,29 @@ async function includedOf(ctx: RouteContext, run: Parameters<typeof runResourceO
     if (workspace) out.push(workspace);
   }
   return out;
+}
+
+/** The check of `:policy_check_id` and its run (D36): the host names the run, read and authorized like the list. */
+async function loadCheck(ctx: RouteContext): Promise<{ run: RunRecord; check: CheckedPolicyCheck }> {
+  const { app } = ctx;
+  const id = ctx.params.policy_check_id!;
+  // No host id is longer (PolicyCheckDetailsSchema): such an id is not asked of the host.
+  const runId = id.length > 200 ? null : await policyCheckRunOf(app.runs, app.logger, id);
+  const { record: run } = await authorizedIn(ctx, async () => (runId === null ? null : app.services.runTasks.getRun(runId)));
+  const check = (await policyChecksOf(app.runs, app.logger, run)).find((c) => c.id === id);
+  if (!check) throw notFound();
+  return { run, check };
+}
+
+/**
+ * decision D49: a summary of a check's result in the words of Sentinel's output, for a host that
+ * gives no output of its own (`runs.policyCheckOutput`).
+ */
+export function policyCheckSummary(check: CheckedPolicyCheck): string {
+  const r = check.result;
+  if (!r) return `Policy check ${check.id}: ${check.status}.\n`;
+  const evaluated = r.passed + r.totalFailed;
+  return `Sentinel Result: ${String(r.result)}\n\n${evaluated} policies evaluated: ${r.passed} passed, ${r.totalFailed} failed (${r.hardFailed} hard-mandatory, ${r.softFailed} soft-mandatory, ${r.advisoryFailed} advisory).\n`;
 }
 
 export const policyCheckRoutes: Route[] = [
@@ -52,15 +77,21 @@ export const policyCheckRoutes: Route[] = [
     query: { include: POLICY_CHECK_INCLUDES },
     async handle(ctx) {
       const { app } = ctx;
-      const id = ctx.params.policy_check_id!;
-      // No host id is longer (PolicyCheckDetailsSchema): such an id is not asked of the host.
-      const runId = id.length > 200 ? null : await policyCheckRunOf(app.runs, app.logger, id);
-      const { record: run } = await authorizedIn(ctx, async () => (runId === null ? null : app.services.runTasks.getRun(runId)));
-      const check = (await policyChecksOf(app.runs, app.logger, run)).find((c) => c.id === id);
-      if (!check) throw notFound();
+      const { run, check } = await loadCheck(ctx);
       const doc = app.jsonapi.resource("policy-checks", policyCheckData(check, run.id, app.dialect));
       if (ctx.query.includes.size === 0) return { status: 200, document: doc };
       return { status: 200, document: { ...doc, included: await includedOf(ctx, run) } };
+    },
+  },
+  {
+    method: "GET",
+    path: "/policy-checks/:policy_check_id/output",
+    auth: "principal",
+    // go-tfe's PolicyChecks.Logs reads the check until it is neither pending nor queued, then this.
+    async handle(ctx) {
+      const { run, check } = await loadCheck(ctx);
+      const output = await policyCheckOutputOf(ctx.app.runs, ctx.app.logger, run, check);
+      return { status: 200, text: output ?? policyCheckSummary(check), contentType: "text/plain; charset=utf-8" };
     },
   },
 ];

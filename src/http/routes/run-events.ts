@@ -1,10 +1,10 @@
-import { commentEventId, runEventsOf, runIdOfEvent, type RunEvent, type RunEventStage } from "../../domain/run-events.js";
+import { commentEventId, runEventsOf, runIdOfEvent, type RunEvent } from "../../domain/run-events.js";
 import { notFound } from "../../errors.js";
 import type { RunRecord } from "../../schemas/run-task-records.js";
 import type { JsonApiDocument } from "../jsonapi.js";
 import { commentData, runEventData } from "../run-documents.js";
 import type { Route, RouteContext } from "../types.js";
-import { loadRun } from "./run-read-support.js";
+import { loadRun, stagesWithResults } from "./run-read-support.js";
 import { authorizedIn } from "./run-task-support.js";
 
 /**
@@ -18,10 +18,6 @@ import { authorizedIn } from "./run-task-support.js";
 /** decision D8: go-tfe's `RunEventIncludeOpt` names. */
 export const RUN_EVENT_INCLUDES = { actor: "actor", comment: "comment" } as const;
 
-async function stagesOf(ctx: RouteContext, run: RunRecord): Promise<RunEventStage[]> {
-  const { items } = await ctx.app.services.runTasks.listStages(run.id);
-  return Promise.all(items.map(async (stage) => ({ ...stage, results: await ctx.app.services.runTasks.listResults(stage.id) })));
-}
 
 async function included(ctx: RouteContext, run: RunRecord, actors: readonly string[], comments: Awaited<ReturnType<typeof listComments>>): Promise<JsonApiDocument[]> {
   const out: JsonApiDocument[] = [];
@@ -41,7 +37,7 @@ const listComments = async (ctx: RouteContext, runId: string) => (await ctx.app.
 
 /** The run's events and its comments (the `comment` include). */
 async function eventsOf(ctx: RouteContext, run: RunRecord) {
-  const [stages, comments] = await Promise.all([stagesOf(ctx, run), listComments(ctx, run.id)]);
+  const [stages, comments] = await Promise.all([stagesWithResults(ctx, run), listComments(ctx, run.id)]);
   return { events: runEventsOf(run, stages, comments), comments };
 }
 

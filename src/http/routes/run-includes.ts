@@ -1,3 +1,4 @@
+import { rfc3339 } from "../../domain/stage-machine.js";
 import type { RunRecord } from "../../schemas/run-task-records.js";
 import type { JsonApiDocument } from "../jsonapi.js";
 import type { RouteContext } from "../types.js";
@@ -22,9 +23,25 @@ export async function creatorResource(ctx: RouteContext, run: RunRecord): Promis
  */
 const ingressId = (run: RunRecord): string => `ia-${run.configurationVersionId}`;
 
-/** The configuration version: its id, `speculative`, and its ingress attributes when the run came with VCS data. */
+/**
+ * decision D49: the configuration version as go-tfe decodes it, from the run that names it:
+ * `uploaded` when the run was created (the host had it then), `archived` when the host marked it
+ * not downloadable; `tfe-api`, no upload URL; its ingress attributes when the run came with VCS data.
+ */
 export function configurationVersionResource(ctx: RouteContext, run: RunRecord): JsonApiDocument {
-  const data = { id: run.configurationVersionId, speculative: run.isSpeculative, ingressAttributes: run.vcs ? ingressId(run) : null };
+  const data = {
+    id: run.configurationVersionId,
+    autoQueueRuns: false,
+    error: "",
+    errorMessage: "",
+    source: "tfe-api",
+    speculative: run.isSpeculative,
+    provisional: false,
+    status: run.configurationVersionDownloadable ? "uploaded" : "archived",
+    statusTimestamps: { "uploaded-at": rfc3339(new Date(run.createdAt)) },
+    uploadUrl: null,
+    ingressAttributes: run.vcs ? ingressId(run) : null,
+  };
   return ctx.app.jsonapi.resource("configuration-versions", data).data as JsonApiDocument;
 }
 

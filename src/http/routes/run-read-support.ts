@@ -1,3 +1,4 @@
+import { runEventsOf, type RunEventStage } from "../../domain/run-events.js";
 import { notFound } from "../../errors.js";
 import type { CheckedRunDetails } from "../../schemas/run-details.js";
 import type { RunRecord } from "../../schemas/run-task-records.js";
@@ -11,6 +12,12 @@ import { authorizedIn, workspaceTarget } from "./run-task-support.js";
 /** What the read routes of a run share (D24): loading and authorizing, and the plan and apply resources. */
 
 const seg = encodeURIComponent;
+
+/** A run's stages in run order, each with its results: what its run events are made of (D36). */
+export async function stagesWithResults(ctx: RouteContext, run: RunRecord): Promise<RunEventStage[]> {
+  const { items } = await ctx.app.services.runTasks.listStages(run.id);
+  return Promise.all(items.map(async (stage) => ({ ...stage, results: await ctx.app.services.runTasks.listResults(stage.id) })));
+}
 
 /** The run of `:run_id` for an API credential with `runs >= read` on its workspace (D21), else 404 (D4). */
 export const loadRun = (ctx: RouteContext): Promise<{ record: RunRecord; target: AuthTarget }> =>
@@ -70,10 +77,16 @@ export async function runResourceOf(ctx: RouteContext, run: RunRecord): Promise<
   const { app } = ctx;
   const [details, stages, comments, checks] = await Promise.all([
     runDetailsOf(app.runs, app.logger, run),
-    app.services.runTasks.listStages(run.id),
+    stagesWithResults(ctx, run),
     app.services.comments.list(run.id),
     policyChecksOf(app.runs, app.logger, run),
   ]);
-  const links = { stageIds: stages.items.map((s) => s.id), commentIds: comments.items.map((c) => c.id), policyCheckIds: checks.map((c) => c.id) };
+  const links = {
+    stageIds: stages.map((s) => s.id),
+    commentIds: comments.items.map((c) => c.id),
+    policyCheckIds: checks.map((c) => c.id),
+    // decision D49: go-tfe's Run.RunEvents, the ids `GET /runs/:id/run-events` answers.
+    runEventIds: runEventsOf(run, stages, comments.items).map((e) => e.id),
+  };
   return { data: app.jsonapi.resource("runs", runData(run, details, links, app.dialect)).data as JsonApiDocument, details };
 }

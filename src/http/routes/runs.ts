@@ -1,3 +1,4 @@
+import type { CheckedRunDetails } from "../../schemas/run-details.js";
 import type { RunRecord } from "../../schemas/run-task-records.js";
 import type { JsonApiDocument } from "../jsonapi.js";
 import type { AuthTarget, Route, RouteContext } from "../types.js";
@@ -31,6 +32,10 @@ export const RUN_INCLUDES = {
   "configuration-version": "configuration-version",
   "configuration_version.ingress_attributes": "configuration-version.ingress-attributes",
   "configuration-version.ingress-attributes": "configuration-version.ingress-attributes",
+  // go-tfe's newest RunIncludeOpt (beta): HCP's Terraform policy evaluations; runplane evaluates
+  // none, so it includes nothing (D8: accepted, never 400).
+  tf_policy_evaluations: "tf-policy-evaluations",
+  "tf-policy-evaluations": "tf-policy-evaluations",
 } as const;
 
 /** The host-related resources of a run the caller asked for: creator, configuration version, its ingress attributes. */
@@ -43,11 +48,10 @@ async function relatedOf(ctx: RouteContext, run: RunRecord): Promise<JsonApiDocu
   return out.filter((r): r is JsonApiDocument => r !== null);
 }
 
-async function runDocument(ctx: RouteContext, run: RunRecord, target: AuthTarget): Promise<JsonApiDocument> {
+/** The resources `include` asks for of one run (D8): also what each run of a list includes (D49). */
+export async function runIncluded(ctx: RouteContext, run: RunRecord, target: AuthTarget, details: CheckedRunDetails | null): Promise<JsonApiDocument[]> {
   const { app } = ctx;
-  const { data, details } = await runResourceOf(ctx, run);
   const includes = ctx.query.includes;
-  if (includes.size === 0) return { data };
   const included: JsonApiDocument[] = [];
   if (includes.has("task-stages")) {
     const { items } = await app.services.runTasks.listStages(run.id);
@@ -60,7 +64,13 @@ async function runDocument(ctx: RouteContext, run: RunRecord, target: AuthTarget
     if (workspace) included.push(workspace);
   }
   included.push(...(await relatedOf(ctx, run)));
-  return { data, included };
+  return included;
+}
+
+async function runDocument(ctx: RouteContext, run: RunRecord, target: AuthTarget): Promise<JsonApiDocument> {
+  const { data, details } = await runResourceOf(ctx, run);
+  if (ctx.query.includes.size === 0) return { data };
+  return { data, included: await runIncluded(ctx, run, target, details) };
 }
 
 export const runRoutes: Route[] = [

@@ -53,20 +53,26 @@ function checkDeprecatedFilter(document: Record<string, unknown>, workspace: Wor
   }
 }
 
-export const variableRoutes: Route[] = [
-  {
-    method: "GET",
-    path: "/workspaces/:workspace_id/vars",
-    auth: "principal",
-    // The list is rendered from the directory (the workspace, the caller's access) and the variables.
-    cacheScopes: (params) => [variablesScope({ kind: "workspace", id: params.workspace_id! })],
-    async handle(ctx) {
-      const workspace = await loadWorkspace(ctx);
-      // decision D7: workspace variable lists are not paginated.
-      const { items } = await ctx.app.services.variables.list(workspace.id);
-      return { status: 200, document: ctx.app.jsonapi.collection("vars", items.map((v) => toData(ctx.app, workspace, v))) };
-    },
+/** The workspace's variables, not paginated (D7): `vars`, and `all-vars` (go-tfe's ListAll). */
+const listRoute = (path: string): Route => ({
+  method: "GET",
+  path,
+  auth: "principal",
+  // The list is rendered from the directory (the workspace, the caller's access) and the variables.
+  cacheScopes: (params) => [variablesScope({ kind: "workspace", id: params.workspace_id! })],
+  async handle(ctx) {
+    const workspace = await loadWorkspace(ctx);
+    // decision D7: workspace variable lists are not paginated.
+    const { items } = await ctx.app.services.variables.list(workspace.id);
+    return { status: 200, document: ctx.app.jsonapi.collection("vars", items.map((v) => toData(ctx.app, workspace, v))) };
   },
+});
+
+export const variableRoutes: Route[] = [
+  listRoute("/workspaces/:workspace_id/vars"),
+  // decision D49: HCP's all-vars adds the variables the workspace inherits from variable sets;
+  // runplane has none, so it is the workspace's own list (go-tfe's Variables.ListAll).
+  listRoute("/workspaces/:workspace_id/all-vars"),
   {
     method: "GET",
     path: "/workspaces/:workspace_id/vars/:variable_id",

@@ -34,6 +34,11 @@ function variableOperations(dialect: Dialect): Record<string, OperationDoc> {
     },
 
     "GET /workspaces/:workspace_id/vars": { tag: varsTag, summary: "List a workspace's variables (not paged, D7)", success: { status: 200, body: { collection: "vars", paging: "never" } } },
+    "GET /workspaces/:workspace_id/all-vars": {
+      tag: varsTag,
+      summary: "List every variable a run of the workspace gets (go-tfe ListAll): runplane has no variable sets, so the workspace's own, as `vars` lists them (D49)",
+      success: { status: 200, body: { collection: "vars", paging: "never" } },
+    },
     "GET /workspaces/:workspace_id/vars/:variable_id": { tag: varsTag, summary: "Show a variable", success: { status: 200, body: { resource: "vars" } } },
     "POST /workspaces/:workspace_id/vars": {
       tag: varsTag,
@@ -156,7 +161,26 @@ function accessOperations(): Record<string, OperationDoc> {
   };
 }
 
+/** decision D53: the audit trail, in HCP Terraform's own (not JSON:API) shape. */
+function auditOperations(): Record<string, OperationDoc> {
+  return {
+    "GET /organization/audit-trail": {
+      tag: "Audit trail",
+      summary: "List the organization's audit events, oldest first (owners only; 404 otherwise)",
+      description:
+        "HCP Terraform's audit trail shape, not JSON:API (go-tfe `AuditTrails.List`): `data` events with `id`, `version`, `type`, `timestamp`, `auth`, `request`, `resource` (`action`, `meta` with the changed fields and the hash chain, D53) and `pagination` beside it.",
+      query: [
+        { name: "since", description: "only events after this ISO-8601 UTC time; anything else is 400", schema: z.string() },
+        { name: "page[number]", description: "page number, from 1", schema: z.int().min(1).max(1_000_000) },
+        { name: "page[size]", description: "events per page, 1 to 1,000, default 1,000 (HCP's)", schema: z.int().min(1).max(1_000) },
+      ],
+      success: { status: 200, body: { media: "application/json", format: "json" } },
+      errors: [400],
+    },
+  };
+}
+
 /** Variables, policy set parameters, team access to projects and agent tokens (spec 4.4-4.7). */
 export function configurationOperations(dialect: Dialect): Record<string, OperationDoc> {
-  return { ...variableOperations(dialect), ...accessOperations() };
+  return { ...variableOperations(dialect), ...accessOperations(), ...auditOperations() };
 }

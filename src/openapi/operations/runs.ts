@@ -3,6 +3,7 @@ import { CommentCreateSchema } from "../../schemas/run-comments.js";
 import { RUN_INCLUDES } from "../../http/routes/runs.js";
 import { RUN_EVENT_INCLUDES } from "../../http/routes/run-events.js";
 import { POLICY_CHECK_INCLUDES } from "../../http/routes/policy-checks.js";
+import { CONFIGURATION_VERSION_INCLUDES } from "../../http/routes/configuration-versions.js";
 import { includeParam, PAGE_PARAMS, type OperationDoc, type QueryParam } from "./types.js";
 
 /** go-tfe's log reader asks for a log in chunks (logreader.go): bytes `[offset, offset + limit)`. */
@@ -93,6 +94,19 @@ function runHistoryOperations(): Record<string, OperationDoc> {
       success: { status: 200, body: { resource: "policy-checks", included: ["runs", "workspaces"] } },
       errors: [400],
     },
+    "GET /policy-checks/:policy_check_id/output": {
+      tag,
+      summary: "A policy check's output as text (go-tfe PolicyChecks.Logs): option `runs.policyCheckOutput`, else a summary of its result (D49)",
+      success: { status: 200, body: text },
+    },
+    "GET /configuration-versions/:configuration_version_id": {
+      tag,
+      summary: "Show the configuration version of a run you may read (go-tfe ConfigurationVersions.Read, D49)",
+      description: "`status` is `uploaded` (`archived` when the host marked it not downloadable), `source` `tfe-api`, `upload-url` null: runplane takes no uploads.",
+      query: [includeParam(Object.keys(CONFIGURATION_VERSION_INCLUDES))],
+      success: { status: 200, body: { resource: "configuration-versions", included: ["ingress-attributes", "runs"] } },
+      errors: [400],
+    },
     "GET /runs/:run_id/comments": {
       tag,
       summary: "List a run's comments",
@@ -110,7 +124,47 @@ function runHistoryOperations(): Record<string, OperationDoc> {
   };
 }
 
+const RUN_LIST_PARAMS: readonly QueryParam[] = [
+  { name: "filter[status]", description: "comma-separated run statuses, as the host reports them (option `runs.details`)", schema: z.string() },
+  { name: "filter[source]", description: "comma-separated run sources, as the host reports them", schema: z.string() },
+  { name: "filter[operation]", description: "comma-separated: `plan_only` (speculative), `destroy`, `plan_and_apply`", schema: z.string() },
+  { name: "search[user]", description: "the creator's username, whole, any case (priority over `search[basic]`)", schema: z.string() },
+  { name: "search[commit]", description: "the commit SHA, whole (priority over `search[basic]`)", schema: z.string() },
+  { name: "search[basic]", description: "part of the run id, message, commit SHA or creator's username, any case", schema: z.string() },
+];
+const ORGANIZATION_RUN_PARAMS: readonly QueryParam[] = [
+  ...RUN_LIST_PARAMS,
+  { name: "filter[workspace_names]", description: "comma-separated workspace names", schema: z.string() },
+  { name: "filter[status_group]", description: "comma-separated: `final`, `non_final`, `discardable` (400 otherwise)", schema: z.string() },
+  { name: "filter[agent_pool_names]", description: "not served: 400 (runplane does not know where the host runs its runs)", schema: z.string() },
+  { name: "filter[timeframe]", description: "not served: 400", schema: z.string() },
+];
+
+/** decision D49: go-tfe's Runs.List and Runs.ListForOrganization. */
+function runListOperations(): Record<string, OperationDoc> {
+  const tag = TAG;
+  const scan = "A filtered list, and an organization's, looks at the newest 1,000 runs of each workspace (D49).";
+  return {
+    "GET /workspaces/:workspace_id/runs": {
+      tag,
+      summary: "List the runs the host reported on a workspace, newest first",
+      description: `${HOST} ${scan}`,
+      query: [includeParam(Object.keys(RUN_INCLUDES)), ...PAGE_PARAMS, ...RUN_LIST_PARAMS],
+      success: { status: 200, body: { collection: "runs", paging: "always", included: ["task-stages", "plans", "applies", "workspaces", "users", "configuration-versions", "ingress-attributes"] } },
+      errors: [400, 422],
+    },
+    "GET /organizations/:organization_name/runs": {
+      tag,
+      summary: "List the runs of every workspace of the organization the caller may read, newest first",
+      description: `${HOST} ${scan}`,
+      query: [includeParam(Object.keys(RUN_INCLUDES)), ...PAGE_PARAMS, ...ORGANIZATION_RUN_PARAMS],
+      success: { status: 200, body: { collection: "runs", paging: "always", included: ["task-stages", "plans", "applies", "workspaces", "users", "configuration-versions", "ingress-attributes"] } },
+      errors: [400, 422],
+    },
+  };
+}
+
 /** The read side of a run that integrations call: runs, plans, applies, run events, comments, policy checks. */
 export function runReadOperations(): Record<string, OperationDoc> {
-  return { ...runAndLogOperations(), ...runHistoryOperations() };
+  return { ...runAndLogOperations(), ...runListOperations(), ...runHistoryOperations() };
 }

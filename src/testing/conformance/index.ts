@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe } from "vitest";
 import type { Storage } from "../../storage/types.js";
 import { describeAgentTokenCases } from "./agent-tokens.cases.js";
 import { describeAgentCases } from "./agents.cases.js";
+import { describeAuditCases } from "./audit.cases.js";
 import { describeApiTokenCases } from "./api-tokens.cases.js";
 import type { ConformanceContext, ConformanceSetup } from "./context.js";
 import { describeDirectoryCases } from "./directory.cases.js";
@@ -76,5 +77,6 @@ export function runStorageConformance(name: string, setup: ConformanceSetup): vo
     describeRetryNowCases(ctx);
     describeHostCases(ctx);
     describeAgentCases(ctx);
+    describeAuditCases(ctx);
   });
 }

@@ -112,12 +112,13 @@ function answers(run: RunRecord, origin: string, dialect: Dialect, comments: Com
   const apply = () => doc({ data: jsonapi.resource("applies", phaseData(run.applyId, DETAILS.apply, null, dialect, false)).data });
   const check = policyCheck(run.id.slice("run-".length));
   return {
-    "GET /runs/:id": () => doc(jsonapi.resource("runs", runData(run, DETAILS, { stageIds: [], commentIds: comments.map((c) => c.id), policyCheckIds: [check.id] }, dialect))),
+    "GET /runs/:id": () => doc(jsonapi.resource("runs", runData(run, DETAILS, { stageIds: [], commentIds: comments.map((c) => c.id), policyCheckIds: [check.id], runEventIds: runEventsOf(run, [], comments).map((e) => e.id) }, dialect))),
     "GET /runs/:id/plan": plan,
     "GET /plans/:id": plan,
     "GET /runs/:id/apply": apply,
     "GET /applies/:id": apply,
-    "GET /plans/:id/log": () => ({ status: 200, contentType: "text/plain; charset=utf-8", body: SIMULATED_PLAN_LOG }),
+    // decision D48: HCP's framing in the hcp-terraform dialect; the simulated plan is finished, so ETX too.
+    "GET /plans/:id/log": () => ({ status: 200, contentType: "text/plain; charset=utf-8", body: dialect === "hcp-terraform" ? `\x02${SIMULATED_PLAN_LOG}\x03` : SIMULATED_PLAN_LOG }),
     "GET /runs/:id/run-events": () => doc(jsonapi.collection("run-events", runEventsOf(run, [], comments).map(runEventData))),
     "GET /runs/:id/comments": () => doc(jsonapi.collection("comments", comments.map((c) => commentData(c, commentEventId(run.id, c.id))))),
     "GET /runs/:id/policy-checks": () => doc(jsonapi.collection("policy-checks", [policyCheckData(check, run.id, dialect)])),

@@ -1,0 +1,75 @@
+import { AUDITED_WRITES, isApplied, takeAuditEvent } from "../../src/storage/audit-scope.js";
+import type { Storage } from "../../src/storage/types.js";
+import { appendAuditEvent } from "./audit.js";
+import { retrying, transaction, type PgPoolClientLike, type PgPoolLike, type PgQueryConfig, type Queryable } from "./driver.js";
+
+type AnyStore = Record<string, (...args: unknown[]) => Promise<unknown>>;
+/** Builds one store over a pool; called per audited write with a pool pinned to its transaction. */
+export type StoreFactory = (pool: PgPoolLike) => AnyStore;
+
+/**
+ * decision D53: a write with a pending audit event runs on one connection inside one transaction,
+ * through a copy of its store built over that connection, and its event is appended in the same
+ * transaction when it applied. The store's own transactions become savepoints of it, its grouped
+ * statements run alone: the write behaves as it always does, and commits with its event or not at
+ * all. A write without an event takes the store's usual path (its groups included).
+ */
+export function withPostgresAudit<S extends Storage>(storage: S, pool: PgPoolLike, q: string, factories: Partial<Record<keyof typeof AUDITED_WRITES, StoreFactory>>): S {
+  const wrapped: Record<string, unknown> = { ...(storage as object) };
+  for (const [name, methods] of Object.entries(AUDITED_WRITES) as [keyof typeof AUDITED_WRITES, readonly string[]][]) {
+    const store = (storage as unknown as Record<string, AnyStore | undefined>)[name];
+    const factory = factories[name];
+    if (!store || !factory) continue;
+    const copy: AnyStore = { ...store };
+    for (const method of methods) {
+      const write = store[method]!.bind(store);
+      copy[method] = async (...args: unknown[]) => {
+        const event = takeAuditEvent();
+        if (!event) return write(...args);
+        return retrying(() =>
+          transaction(pool, async (client) => {
+            const result = await factory(pinnedPool(client))[method]!(...args);
+            if (isApplied(result)) await appendAuditEvent(client, q, event);
+            return result;
+          }),
+        );
+      };
+    }
+    wrapped[name] = copy;
+  }
+  return wrapped as S;
+}
+
+const TX = /^\s*(BEGIN|COMMIT|ROLLBACK)\s*;?\s*$/i;
+
+/**
+ * A pool whose every connection is `client`, inside the transaction the caller holds: BEGIN,
+ * COMMIT and ROLLBACK become a savepoint, its release and a rollback to it; release and close do
+ * nothing (the caller's transaction owns the connection).
+ */
+export function pinnedPool(client: Queryable): PgPoolLike {
+  let depth = 0;
+  const connection = (): PgPoolClientLike => {
+    const names: string[] = [];
+    return {
+      query(config: PgQueryConfig) {
+        const verb = TX.exec(config.text)?.[1]?.toUpperCase();
+        if (!verb) return client.query(config);
+        if (verb === "BEGIN") names.push(`rp_audit_${++depth}`);
+        const name = verb === "BEGIN" ? names.at(-1)! : names.pop() ?? "rp_audit_0";
+        const text = verb === "BEGIN" ? `SAVEPOINT ${name}` : verb === "COMMIT" ? `RELEASE SAVEPOINT ${name}` : `ROLLBACK TO SAVEPOINT ${name}`;
+        return client.query({ text });
+      },
+      on: (() => undefined) as PgPoolClientLike["on"],
+      removeListener: () => undefined,
+      release: () => undefined,
+    };
+  };
+  return {
+    query: (config) => client.query(config),
+    connect: async () => connection(),
+    on: () => undefined,
+    removeListener: () => undefined,
+    end: async () => undefined,
+  };
+}

@@ -1,0 +1,63 @@
+import type { AuditEntry } from "../../src/schemas/audit.js";
+import type { AuditHead } from "../../src/storage/audit-chain.js";
+
+/**
+ * decision D53: how both SQL adapters store the audit trail. An event row keeps its JSON body (the
+ * event with `seq` and `prev`) and its digest; `organization`, `seq` and `at` are columns for the
+ * indexes. `body` is what the digest covers, so `verify` reads it back exactly as stored.
+ */
+export interface AuditRow {
+  organization: string;
+  seq: number | string;
+  id: string;
+  at: number | string;
+  body: string;
+  digest: string;
+}
+
+export interface AuditHeadRow {
+  organization: string;
+  seq: number | string;
+  digest: string;
+  at: number | string;
+  pruned_seq: number | string;
+  pruned_digest: string;
+}
+
+export function toAuditRow(entry: AuditEntry): AuditRow {
+  const { digest, ...body } = entry;
+  return { organization: entry.organization, seq: entry.seq, id: entry.id, at: entry.at, body: JSON.stringify(body), digest };
+}
+
+/** The entry as stored: its body, whatever the columns say (an edited body fails its digest). */
+export function fromAuditRow(row: Pick<AuditRow, "body" | "digest">): AuditEntry {
+  return { ...(JSON.parse(row.body) as Omit<AuditEntry, "digest">), digest: row.digest };
+}
+
+// PostgreSQL answers bigint as a string.
+export const toAuditHead = (row: AuditHeadRow): AuditHead => ({
+  seq: Number(row.seq),
+  digest: row.digest,
+  at: Number(row.at),
+  prunedSeq: Number(row.pruned_seq),
+  prunedDigest: row.pruned_digest,
+});
+
+export const fromAuditHead = (organization: string, head: AuditHead): AuditHeadRow => ({
+  organization,
+  seq: head.seq,
+  digest: head.digest,
+  at: head.at,
+  pruned_seq: head.prunedSeq,
+  pruned_digest: head.prunedDigest,
+});
+
+/** The last pruned row of each organization among rows picked oldest first: where each chain now starts. */
+export function prunedEnds(rows: readonly { organization: string; seq: number | string; digest: string }[]): Map<string, { seq: number; digest: string }> {
+  const ends = new Map<string, { seq: number; digest: string }>();
+  for (const row of rows) {
+    const seq = Number(row.seq);
+    if ((ends.get(row.organization)?.seq ?? 0) < seq) ends.set(row.organization, { seq, digest: row.digest });
+  }
+  return ends;
+}

@@ -1,0 +1,75 @@
+import type { AuditEntry } from "../schemas/audit.js";
+import { html, type Html } from "./escape.js";
+import { layout, type Chrome } from "./layout.js";
+
+/** The filters of the audit view: each a case-insensitive substring; empty matches everything. */
+export interface AuditFilters {
+  actor: string;
+  resource: string;
+  action: string;
+}
+
+/** What one view reads at most, newest first: a filter that matches rarely stops there, and says so. */
+export const AUDIT_VIEW_SCAN = 5_000;
+export const AUDIT_VIEW_ROWS = 100;
+
+const FILTER_MAX = 100;
+
+/** The filters of a request's query, each trimmed and cut to 100 characters (nothing else is read). */
+export function auditFiltersOf(url: URL): AuditFilters {
+  const get = (name: string): string => (url.searchParams.get(name) ?? "").trim().slice(0, FILTER_MAX);
+  return { actor: get("actor"), resource: get("resource"), action: get("action") };
+}
+
+const has = (haystack: readonly (string | null)[], needle: string): boolean =>
+  needle === "" || haystack.some((h) => h !== null && h.toLowerCase().includes(needle.toLowerCase()));
+
+/** Whether an event passes the filters: actor by token id, user, team or description; resource by type or id. */
+export function matchesAudit(entry: AuditEntry, f: AuditFilters): boolean {
+  const { actor } = entry;
+  return (
+    has([actor.tokenId, actor.userId, actor.teamId, actor.description, actor.tokenKind], f.actor) &&
+    has([entry.resource.type, entry.resource.id], f.resource) &&
+    has([entry.action], f.action)
+  );
+}
+
+function changeText(entry: AuditEntry): string {
+  return entry.changes
+    .map((c) => (c.note ? `${c.field}: ${c.note}` : `${c.field}: ${"old" in c ? JSON.stringify(c.old) : "-"} → ${"new" in c ? JSON.stringify(c.new) : "-"}`))
+    .join("; ");
+}
+
+function row(entry: AuditEntry): Html {
+  const who = entry.actor.kind === "system" ? "runplane" : `${entry.actor.description} (${entry.actor.tokenId ?? "-"})`;
+  const behind = entry.actor.userId ?? entry.actor.teamId ?? "";
+  return html`<tr>
+<td><time datetime="${new Date(entry.at).toISOString()}">${new Date(entry.at).toISOString()}</time></td>
+<td>${who}${behind ? html`<br><span class="muted">${behind}</span>` : ""}</td>
+<td>${entry.resource.type}<br><span class="muted">${entry.resource.id}</span></td>
+<td>${entry.action}</td>
+<td>${changeText(entry)}</td>
+<td>${entry.request.clientAddress ?? ""}</td>
+</tr>`;
+}
+
+/** decision D53: an organization's audit view for its owners, newest first, with its filters. */
+export function auditPage(chrome: Chrome, organization: string, filters: AuditFilters, rows: readonly AuditEntry[], scanned: { events: number; complete: boolean }): string {
+  const input = (name: keyof AuditFilters, label: string) => html`<label>${label} <input name="${name}" value="${filters[name]}" maxlength="${FILTER_MAX}"></label>`;
+  const limit = scanned.complete ? "" : ` (the newest ${scanned.events} events searched)`;
+  return layout(chrome, `${organization} audit trail`, html`<h1>${organization}: audit trail</h1>
+<section class="card">
+<form method="get" class="filters">${input("actor", "Actor")} ${input("resource", "Resource")} ${input("action", "Action")} <button type="submit">Filter</button></form>
+${
+  rows.length === 0
+    ? html`<p class="empty">No events match${limit}.</p>`
+    : html`<table class="run-list audit">
+<caption>${rows.length} newest matching event${rows.length === 1 ? "" : "s"}${limit}</caption>
+<thead><tr><th scope="col">Time (UTC)</th><th scope="col">Actor</th><th scope="col">Resource</th><th scope="col">Action</th><th scope="col">Changes</th><th scope="col">Client</th></tr></thead>
+<tbody>
+${rows.map(row)}
+</tbody>
+</table>`
+}
+</section>`);
+}

@@ -1,0 +1,111 @@
+import { badRequest, notFound } from "../errors.js";
+import type { AuditEntry } from "../schemas/audit.js";
+import { createChainWalker, type ChainBreak } from "../storage/audit-chain.js";
+import type { Page } from "../schemas/records.js";
+import { auditListenersOf, type AuditListener } from "./audit.js";
+import type { ServiceContext } from "./context.js";
+
+/** HCP Terraform's audit trail: pages up to 1,000 events, 1,000 when not asked. */
+export const AUDIT_MAX_PAGE_SIZE = 1_000;
+/** decision D26: the highest page number any list accepts. */
+const MAX_PAGE_NUMBER = 1_000_000;
+/** The 90 days the sweeper keeps by default (HCP keeps 14). */
+export const DEFAULT_AUDIT_RETENTION_DAYS = 90;
+
+export interface AuditListOptions {
+  /** Only events after this instant: an ISO-8601 UTC time (`2026-01-02T03:04:05.000Z`), as HCP's `since`. */
+  since?: string;
+  /** Page number from 1 and size 1..1,000 (default 1 and 1,000). */
+  page?: { number?: number; size?: number };
+}
+
+/** The result of walking one organization's chain: where it broke, or null. */
+export interface AuditVerification {
+  organization: string;
+  events: number;
+  /** The newest event's digest: keep it somewhere the database's writers cannot reach (D53). */
+  headDigest: string | null;
+  broken: ChainBreak | null;
+}
+
+// Strict ISO-8601 UTC with optional fraction: anything looser is a clear 400, never a guess.
+const ISO_UTC = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,9})?(Z|[+-]00:?00)$/;
+
+/** `since` as milliseconds, or a 400 naming the parameter. */
+export function parseSince(since: string | undefined): number | undefined {
+  if (since === undefined) return undefined;
+  const ms = ISO_UTC.test(since) ? Date.parse(since) : Number.NaN;
+  if (Number.isNaN(ms)) throw badRequest("since must be an ISO-8601 UTC time such as 2026-01-02T03:04:05.000Z", "since");
+  return ms;
+}
+
+function pageOf(options: AuditListOptions["page"] = {}): { number: number; size: number } {
+  const number = options.number ?? 1;
+  const size = options.size ?? AUDIT_MAX_PAGE_SIZE;
+  if (!Number.isSafeInteger(number) || number < 1 || number > MAX_PAGE_NUMBER) throw badRequest(`page[number] must be an integer between 1 and ${MAX_PAGE_NUMBER}`, "page[number]");
+  if (!Number.isSafeInteger(size) || size < 1 || size > AUDIT_MAX_PAGE_SIZE) throw badRequest(`page[size] must be an integer between 1 and ${AUDIT_MAX_PAGE_SIZE}`, "page[size]");
+  return { number, size };
+}
+
+/**
+ * decision D53: the audit trail for the host's code: `list` (what the API route serves), `on("audit",
+ * listener)` after every recorded change (for shipping events to a SIEM; an event whose write did not
+ * apply is never heard), `verify` (walks each chain), `prune` (what the sweeper runs).
+ */
+export function createAuditTrail(ctx: ServiceContext) {
+  const store = () => {
+    const audit = ctx.storage.audit;
+    if (!audit) throw notFound();
+    return audit;
+  };
+  return {
+    async list(organization: string, options: AuditListOptions = {}): Promise<Page<AuditEntry> & { page: { number: number; size: number } }> {
+      const sinceMs = parseSince(options.since);
+      const page = pageOf(options.page);
+      const result = await store().list(organization, { ...(sinceMs === undefined ? {} : { sinceMs }), offset: (page.number - 1) * page.size, limit: page.size });
+      return { ...result, page };
+    },
+    /** Calls `listener` with every event recorded through this instance; resolves a function that stops it. */
+    on(event: "audit", listener: AuditListener): () => void {
+      if (event !== "audit") throw new TypeError(`audit.on: unknown event ${JSON.stringify(event)}`);
+      const listeners = auditListenersOf(ctx.storage);
+      listeners.add(listener);
+      return () => void listeners.delete(listener);
+    },
+    /** Walks the chain of `organization` (every organization when omitted) and names the first break of each. */
+    async verify(organization?: string): Promise<AuditVerification[]> {
+      const audit = store();
+      const organizations = organization === undefined ? await audit.organizations() : [organization];
+      const out: AuditVerification[] = [];
+      for (const name of organizations) out.push(await verifyOne(audit, name));
+      return out;
+    },
+    /** Removes events older than `retentionDays`, at most `batch` per call; resolves how many went. */
+    async prune(retentionDays = DEFAULT_AUDIT_RETENTION_DAYS, batch = 1_000): Promise<number> {
+      const audit = ctx.storage.audit;
+      if (!audit) return 0;
+      return audit.prune(ctx.now().getTime() - retentionDays * 86_400_000, batch);
+    },
+  };
+}
+export type AuditTrail = ReturnType<typeof createAuditTrail>;
+
+const SCAN = 1_000;
+
+async function verifyOne(audit: NonNullable<ServiceContext["storage"]["audit"]>, organization: string): Promise<AuditVerification> {
+  const head = await audit.head(organization);
+  if (!head) return { organization, events: 0, headDigest: null, broken: null };
+  const walker = createChainWalker(head);
+  let events = 0;
+  for (let after = head.prunedSeq; ; ) {
+    const rows = await audit.scan(organization, after, SCAN);
+    for (const row of rows) {
+      const broken = walker.next(row);
+      if (broken) return { organization, events, headDigest: head.digest, broken };
+      events++;
+    }
+    if (rows.length < SCAN) break;
+    after = rows.at(-1)!.seq;
+  }
+  return { organization, events, headDigest: head.digest, broken: walker.end() };
+}

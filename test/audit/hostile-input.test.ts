@@ -1,0 +1,30 @@
+import { describe, expect, it } from "vitest";
+import { createTestApp } from "../helpers/app.js";
+import { STORAGES, theEvent } from "./helpers.js";
+
+const VARS = "/api/v2/workspaces/ws-a/vars";
+
+// decision D53: nothing a client sends reaches the trail unbounded or unchecked.
+describe.each(STORAGES)("audit: hostile input (%s)", (_name, makeStorage) => {
+  it("replaces a request id or client address that is not plain, bounded data, and never keeps the user agent", async () => {
+    const app = await createTestApp({ storage: makeStorage() });
+    const headers = { "x-request-id": "<script>alert(1)</script>", "x-forwarded-for": "10.0.0.1, ' OR 1=1 --", "user-agent": "evil-agent/1.0 <img src=x>" };
+    expect((await app.call("POST", VARS, { body: { data: { type: "vars", attributes: { key: "a", value: "v", category: "env" } } }, headers })).status).toBe(201);
+    const event = await theEvent(app.storage, "var", "create");
+    expect(event.request.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(event.request.clientAddress).toBeNull();
+    expect(JSON.stringify(event)).not.toContain("evil-agent");
+    const long = "x".repeat(129);
+    await app.call("POST", VARS, { body: { data: { type: "vars", attributes: { key: "b", value: "v", category: "env" } } }, headers: { "x-request-id": long } });
+    const second = (await app.storage.audit!.list("acme", { offset: 0, limit: 100 })).items.at(-1)!;
+    expect(second.request.id).not.toBe(long);
+  });
+
+  it("cuts a client's long texts to 256 characters", async () => {
+    const app = await createTestApp({ storage: makeStorage() });
+    const value = "d".repeat(5_000);
+    expect((await app.call("POST", VARS, { body: { data: { type: "vars", attributes: { key: "c", value, category: "env" } } } })).status).toBe(201);
+    const change = (await theEvent(app.storage, "var", "create")).changes.find((c) => c.field === "value")!;
+    expect(change.new).toBe(`${"d".repeat(256)}…`);
+  });
+});

@@ -1,0 +1,74 @@
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import pg from "pg";
+import { afterAll, describe, expect, it } from "vitest";
+import { createPostgresStorage } from "../../adapters/postgres/index.js";
+import { createSqliteStorage } from "../../adapters/sqlite/index.js";
+import type { Storage } from "../../src/storage/types.js";
+import { auditEvent } from "../../src/testing/conformance/audit.cases.js";
+import { DATABASE_URL, dropSchema, probeDatabase, uniqueSchema } from "../helpers/postgres.js";
+import { run, scratchDirs } from "./helpers.js";
+
+const { made } = scratchDirs();
+
+/** Three events of acme and one of globex, through the adapter as a server would store them. */
+async function seed(storage: Storage): Promise<void> {
+  for (let n = 1; n <= 3; n++) await storage.audit!.append(auditEvent(n));
+  await storage.audit!.append(auditEvent(4, { organization: "globex" }));
+  await storage.close();
+}
+
+/** Each way a row is tampered with, as SQL any database client could send, and what verify says. */
+const TAMPERING: [string, (q: string) => string, RegExp][] = [
+  ["an edited row", (q) => `UPDATE ${q}audit_events SET body = replace(body, 'team owners', 'team devs') WHERE organization = 'acme' AND seq = 2`, /^acme: BROKEN at event 2: its content does not match its digest \(the row was edited\); 1 event before it verified$/m],
+  ["a deleted row", (q) => `DELETE FROM ${q}audit_events WHERE organization = 'acme' AND seq = 2`, /^acme: BROKEN at event 2: it is missing \(the row was deleted\)/m],
+  ["the newest row deleted", (q) => `DELETE FROM ${q}audit_events WHERE organization = 'acme' AND seq = 3`, /^acme: BROKEN at event 3: the chain ends before its recorded head/m],
+];
+
+// decision D53: `runplane audit verify` names the first break of a chain, on SQLite and PostgreSQL.
+describe("runplane audit verify on SQLite", () => {
+  it.each(TAMPERING)("passes an intact chain, then catches %s (exit 1)", async (_what, tamper, message) => {
+    const dir = made();
+    const path = join(dir, "runplane.db");
+    await seed(createSqliteStorage(new Database(path)));
+    const intact = await run(["audit", "verify", "--data-dir", dir]);
+    expect(intact.stderr).toBe("");
+    expect(intact.stdout).toMatch(/^acme: 3 events verified, head [0-9a-f]{64}\nglobex: 1 event verified, head [0-9a-f]{64}\n$/);
+    expect(intact.code).toBe(0);
+    const db = new Database(path);
+    db.exec(tamper(""));
+    db.close();
+    const broken = await run(["audit", "verify", "--data-dir", dir]);
+    expect(broken.stdout).toMatch(message);
+    expect(broken.stdout).toMatch(/^globex: 1 event verified/m);
+    expect(broken.code).toBe(1);
+  }, 60_000);
+});
+
+const unreachable = await probeDatabase();
+describe.skipIf(unreachable !== null)("runplane audit verify on PostgreSQL", () => {
+  const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 2 });
+  pool.on("error", () => undefined);
+  const schemas: string[] = [];
+  afterAll(async () => {
+    for (const schema of schemas) await dropSchema(pool, schema);
+    await pool.end();
+  });
+
+  it.each(TAMPERING)("passes an intact chain, then catches %s (exit 1)", async (_what, tamper, message) => {
+    const schema = uniqueSchema("auditverify");
+    schemas.push(schema);
+    await seed(await createPostgresStorage(pool, { schema }));
+    const env = { DATABASE_URL, DATABASE_SCHEMA: schema };
+    const dir = made();
+    const intact = await run(["audit", "verify", "--data-dir", dir], env);
+    expect(intact.stderr).toBe("");
+    expect(intact.stdout).toMatch(/^acme: 3 events verified, head [0-9a-f]{64}\n/);
+    await pool.query(tamper(`"${schema}".`));
+    const broken = await run(["audit", "verify", "--data-dir", dir], env);
+    expect(broken.stdout).toMatch(message);
+    expect(broken.code).toBe(1);
+    const other = await run(["audit", "verify", "--organization", "globex", "--data-dir", dir], env);
+    expect([other.code, other.stdout]).toStrictEqual([0, expect.stringMatching(/^globex: 1 event verified, head [0-9a-f]{64}\n$/)]);
+  }, 60_000);
+});
