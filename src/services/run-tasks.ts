@@ -20,6 +20,12 @@ export const ARTIFACT_CANDIDATES = 20;
  * results, the callback, the override, outcomes, and status events. Unchecked: the HTTP routes
  * authorize before calling; the host's own code is trusted.
  */
+/** decision D34: a pool result's pool and agent (null for a direct result), and agents' names by id. */
+const agentReads = (ctx: ServiceContext) => ({
+  agentFacts: (result: Pick<TaskResultView, "id" | "status" | "agentPoolId">): Promise<ResultAgentFacts | null> => readAgentFacts(ctx.storage, result, ctx.now()),
+  agentNames: (ids: readonly string[]): Promise<Record<string, string>> => readAgentNames(ctx.storage, ids),
+});
+
 export function createRunTaskService(ctx: ServiceContext) {
   const settings = ctx.runTasks ?? resolveRunTaskSettings({});
   const events = createRunTaskEmitter(ctx.logger, ctx.storage.changes);
@@ -77,9 +83,7 @@ export function createRunTaskService(ctx: ServiceContext) {
      * attempt under way, delivered), for pages that word a failing integration; null when no result.
      */
     deliveryStatus: createDeliveryStatusReader(ctx),
-    /** decision D34: a pool result's pool and agent, and while it waits, why; null for a direct result. */
-    agentFacts: (result: Pick<TaskResultView, "id" | "status" | "agentPoolId">): Promise<ResultAgentFacts | null> => readAgentFacts(ctx.storage, result, ctx.now()),
-    agentNames: (ids: readonly string[]): Promise<Record<string, string>> => readAgentNames(ctx.storage, ids),
+    ...agentReads(ctx),
     /**
      * Subscribes to `stage-status` or `result-status`; returns an unsubscribe function. With a
      * storage shared by several processes (`Storage.changes`, decision D27) listeners also hear

@@ -60,7 +60,8 @@ describe("the reference server with an agent", () => {
     agent.child.kill("SIGTERM");
     expect(await agent.exited).toBe(0);
     expect(await s.stop()).toBe(0);
-  });
+    // A server and an agent process each: seconds alone, more on a loaded machine.
+  }, 60_000);
 
   // Found by a newcomer: the server logged "shutting down" on SIGTERM but kept answering a connected
   // agent's long-polls over its keep-alive connection and never exited.
