@@ -5,7 +5,7 @@ import { countedPostgres, countedSqlite, measured, type CountedStorage } from ".
 import { writeRouteWorld } from "./write-routes.js";
 
 /**
- * decision D56 (issue 46): the statements each API write route costs per request, on SQLite and on
+ * decision D56: the statements each API write route costs per request, on SQLite and on
  * PostgreSQL, in steady state (the same route answered once before, so caches and prepared
  * statements are warm). The budgets are today's counts, the audit trail's insert in the write's
  * own transaction (D53) included: a change that adds a statement to a request fails here. Lower a
