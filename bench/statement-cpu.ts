@@ -1,7 +1,7 @@
 /**
  * CPU per statement of the PostgreSQL adapter's wrappers (deadline and timeouts, decision D39), against a bare
  * `SELECT 1` round trip on a checked-out node-postgres client measured in the same run.
- * Not part of `npm run bench`: `nice -n 10 npx tsx bench/statement-cpu.ts [iterations]`.
+ * Not part of `npm run bench`: `nice -n 10 npx tsx bench/statement-cpu.ts [iterations]` (`ROUNDS`, default 5).
  *
  * Each variant runs `SELECT 1` one at a time (awaited), so its CPU per iteration is the client
  * library, the wrapper and the event loop's share of one round trip; the PostgreSQL server's CPU
@@ -16,7 +16,7 @@ import { withRequestDeadline } from "../src/storage/request-deadline.js";
 
 const URL = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 const N = Number(process.argv[2] ?? 2000);
-const ROUNDS = 5;
+const ROUNDS = Number(process.env.ROUNDS ?? 5);
 const TIMEOUT_MS = 10_000;
 
 const pool = new pg.Pool({ connectionString: URL, max: 1 });

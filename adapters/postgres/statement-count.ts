@@ -1,9 +1,6 @@
 import { countStatement, newStatementCount, type StatementCount } from "../sql/statement-count.js";
 import type { PgPoolClientLike, PgPoolLike, PgQueryConfig } from "./pg-types.js";
 
-const CONTROL = /^\s*(COMMIT|ROLLBACK|SAVEPOINT|RELEASE)\b/i;
-const BEGIN = /^\s*BEGIN\b/i;
-
 /**
  * decision D56: `pool` as the adapter sees it, counting every statement it sends (on the pool or
  * on a client it checked out, decision D39) into `count`. A BEGIN counts as a transaction even
@@ -11,11 +8,7 @@ const BEGIN = /^\s*BEGIN\b/i;
  * hand the wrapper to `createPostgresStorage` instead of the pool.
  */
 export function countingPool(pool: PgPoolLike, count: StatementCount = newStatementCount()): { pool: PgPoolLike; count: StatementCount } {
-  const tally = (config: PgQueryConfig): void => {
-    if (BEGIN.test(config.text)) count.transactions++;
-    else if (CONTROL.test(config.text)) count.control++;
-    else countStatement(count, config.text);
-  };
+  const tally = (config: PgQueryConfig): void => countStatement(count, config.text);
   const wrapped: PgPoolLike = {
     query: (config) => (tally(config), pool.query(config)),
     async connect() {

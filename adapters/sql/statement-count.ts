@@ -18,11 +18,30 @@ export interface StatementCount {
   texts?: Map<string, number>;
 }
 
-/** Counts one data statement, by its text when `count.texts` asks for that. */
+const BEGIN = /^\s*BEGIN\b/i;
+const CONTROL = /^\s*(COMMIT|ROLLBACK|SAVEPOINT|RELEASE)\b/i;
+
+/** Counts one statement sent as text: a transaction, a control statement, or a data statement. */
 export function countStatement(count: StatementCount, text: string): void {
-  count.statements++;
-  if (count.texts) count.texts.set(text, (count.texts.get(text) ?? 0) + 1);
+  if (BEGIN.test(text)) count.transactions++;
+  else if (CONTROL.test(text)) count.control++;
+  else {
+    count.statements++;
+    if (count.texts) count.texts.set(text, (count.texts.get(text) ?? 0) + 1);
+  }
 }
+
+/**
+ * A count kept in shared memory (the SQLite writer thread counts, a test on the main thread reads;
+ * only the thread writes it).
+ */
+export function sharedStatementCount(buffer: SharedArrayBuffer): StatementCount {
+  const cells = new Int32Array(buffer);
+  const cell = (i: number) => ({ get: () => Atomics.load(cells, i), set: (value: number) => void Atomics.store(cells, i, value), enumerable: true });
+  return Object.defineProperties({} as StatementCount, { statements: cell(0), transactions: cell(1), control: cell(2) });
+}
+
+export const newSharedStatementBuffer = (): SharedArrayBuffer => new SharedArrayBuffer(3 * Int32Array.BYTES_PER_ELEMENT);
 
 export const newStatementCount = (): StatementCount => ({ statements: 0, transactions: 0, control: 0 });
 

@@ -4,7 +4,8 @@ import type { SqliteDatabase, SqliteStatement, SqliteTransaction } from "./drive
 /**
  * decision D56: `db` as the adapter sees it, counting every statement it executes and every
  * transaction it opens into `count`. For tests (the statement budgets): hand the wrapper to
- * `createSqliteStorage` instead of `db`; the writer thread runs these same stores.
+ * `createSqliteStorage` instead of `db`. The writer thread (D37) wraps its own connection so when
+ * its start carries a shared count (`WriterStart.statementCount`).
  */
 export function countingSqlite(db: SqliteDatabase, count: StatementCount = newStatementCount()): { db: SqliteDatabase; count: StatementCount } {
   const statement = (inner: SqliteStatement, source: string): SqliteStatement => ({

@@ -3,7 +3,7 @@ import { createDispatcher, createKeyring, generateKey } from "../../src/index.js
 import { answering200, createTestApp } from "../helpers/app.js";
 import { postgresReachable } from "../helpers/postgres.js";
 import { attachTask, createTask } from "../helpers/run-tasks.js";
-import { countedPostgres, countedSqlite, measured, type CountedStorage } from "./counted-storages.js";
+import { countedPostgres, countedSqlite, countedSqliteThread, measured, type CountedStorage } from "./counted-storages.js";
 
 /**
  * decision D56: the statements one delivery costs on SQL storage, from `startStage` to
@@ -23,6 +23,7 @@ const RUNS = 20;
 /** Today's statements and transactions per delivery; less than 1 apart from what is measured. */
 const BUDGET = {
   sqlite: { together: { statements: 7.555, transactions: 0.04 }, alone: { statements: 7.555, transactions: 0.135 } },
+  "sqlite writer thread": { together: { statements: 7.555, transactions: 0.04 }, alone: { statements: 7.555, transactions: 0.135 } },
   postgres: { together: { statements: 1.095, transactions: 0.025 }, alone: { statements: 1.565, transactions: 0.025 } },
 };
 /** Whether today's count is within the target of 3 statements per delivery. */
@@ -86,6 +87,7 @@ function budgetCase(name: keyof typeof BUDGET, mode: Mode, open: () => Promise<C
 
 describe("statement budget per delivery (decision D56)", () => {
   for (const mode of ["together", "alone"] as const) budgetCase("sqlite", mode, async () => countedSqlite());
+  for (const mode of ["together", "alone"] as const) budgetCase("sqlite writer thread", mode, countedSqliteThread);
 });
 
 if (await postgresReachable("statement budget per delivery")) {
