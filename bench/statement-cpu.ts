@@ -5,7 +5,7 @@
  *
  * Each variant runs `SELECT 1` one at a time (awaited), so its CPU per iteration is the client
  * library, the wrapper and the event loop's share of one round trip; the PostgreSQL server's CPU
- * is another process's and not counted. Variants alternate round by round (5 rounds), so drift on
+ * is another process's and not counted. Variants alternate round by round, so drift on
  * a loaded machine hits all of them; each row is the median round.
  */
 import pg from "pg";
@@ -35,6 +35,22 @@ const variants: Variant[] = [
   { name: "adapter run(), unbounded pool (named statement)", per: 1, op: () => run(pool as never, one) },
   { name: "adapter run(), bounded pool: autocommit with its own Deadline", per: 1, op: () => run(bounded, one) },
   { name: "bounded autocommit, 5 in one request deadline", per: 5, op: () => withRequestDeadline(async () => { for (let i = 0; i < 5; i++) await run(bounded, one); }) },
+  // What one deadline per request (not per statement) could cost: one checkout, one timer.
+  { name: "5 statements on one checked-out client, no deadline (floor)", per: 5, op: async () => { const c = await pool.connect(); try { await statements(5)(c); } finally { c.release(); } } },
+  {
+    name: "5 statements on one checked-out client under one Deadline, each raced",
+    per: 5,
+    op: async () => {
+      const d = new Deadline(Date.now() + TIMEOUT_MS);
+      const c = await pool.connect();
+      try {
+        for (let i = 0; i < 5; i++) await d.race(run(c as never, one), () => Promise.reject(new Error("late")));
+      } finally {
+        c.release();
+        d.end();
+      }
+    },
+  },
   { name: "transaction of 1 statement, unbounded (BEGIN, stmt, COMMIT)", per: 1, op: () => transaction(pool as never, statements(1) as never) },
   { name: "transaction of 1 statement, bounded (BEGIN+SET LOCAL, stmt, COMMIT)", per: 1, op: () => transaction(bounded, statements(1) as never) },
   { name: "transaction of 5 statements, unbounded", per: 5, op: () => transaction(pool as never, statements(5) as never) },

@@ -32,8 +32,8 @@ const TARGET = 3;
 /**
  * `together`: the stages start at once and the fake transport answers at once, so the adapter's
  * write groups batch as far as they can (a bound below what a real network allows). `alone`: the
- * stages start one after the other and the dispatcher sends one request at a time, so nothing but
- * the claim is batched (the bound above).
+ * stages start one after the other and the dispatcher sends one request at a time, so only what the
+ * adapter gathers by itself is batched (the claim; on PostgreSQL also a tick's closes).
  */
 type Mode = "together" | "alone";
 const SLACK = 0.5;
