@@ -9,6 +9,8 @@ export interface WriterStart {
   busyTimeoutMs: number;
   /** decision D39: one Int32 state per call in flight (writer-slots.ts), shared with the main thread. */
   slots: SharedArrayBuffer;
+  /** decision D56: when given (the statement budget tests), the thread counts its statements into it. */
+  statementCount?: SharedArrayBuffer;
 }
 
 /**

@@ -10,6 +10,8 @@ import type { Storage } from "../../src/storage/types.js";
 import { groupWritesOutside, type SqliteDatabase } from "./driver.js";
 import { createSqliteStorage } from "./index.js";
 import { isWriteMethod } from "./writer-methods.js";
+import { countingSqlite } from "./statement-count.js";
+import { sharedStatementCount } from "../sql/statement-count.js";
 import { createGroupCommit } from "./writer-group.js";
 import { claimSlot } from "./writer-slots.js";
 import type { FromWriter, ToWriter, WriterStart } from "./writer-protocol.js";
@@ -19,7 +21,9 @@ type Call = Extract<ToWriter, { type: "call" }>;
 const port = parentPort!;
 const start = workerData as WriterStart;
 const { default: Database } = await importOptional(() => import("better-sqlite3"), "better-sqlite3", "the SQLite writer thread");
-const db = new Database(start.path) as unknown as SqliteDatabase;
+const opened = new Database(start.path) as unknown as SqliteDatabase;
+// decision D56: counted only when a test asked; otherwise the connection is used as it is.
+const db = start.statementCount ? countingSqlite(opened, sharedStatementCount(start.statementCount)).db : opened;
 groupWritesOutside(db);
 // The main thread migrated the file before starting this thread: this only sets the pragmas.
 const storage = createSqliteStorage(db, { synchronous: start.synchronous, busyTimeoutMs: start.busyTimeoutMs });

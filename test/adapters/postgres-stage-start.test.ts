@@ -1,36 +1,27 @@
 import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
-import type { PgPoolClientLike, PgPoolLike, PgQueryConfig } from "../../adapters/postgres/driver.js";
+import { countingPool as countStatementsOf } from "../../adapters/postgres/statement-count.js";
 import { createPostgresStorage } from "../../adapters/postgres/index.js";
 import { delivery, result, rid, run, stage, started } from "../../src/testing/conformance/run-task-fixtures.js";
 import { DATABASE_URL, dropSchema, postgresReachable, uniqueSchema } from "../helpers/postgres.js";
 
-/** A pool that counts the statements that start stages, and those that read runs. */
+/** A pool that counts the statements that start stages, and those that read runs (decision D56's counter). */
 function countingPool() {
   const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 4 });
   pool.on("error", () => undefined);
-  const counted = { starts: 0, runReads: 0, revisionReads: 0 };
-  const count = (config: PgQueryConfig): void => {
-    if (/UPDATE \S+task_stages AS st SET/.test(config.text)) counted.starts++;
-    if (/^SELECT .* FROM \S+\.runs WHERE id = ANY/s.test(config.text)) counted.runReads++;
-    if (/FROM \S+\.revisions WHERE/.test(config.text)) counted.revisionReads++;
+  const { pool: wrapped, count } = countStatementsOf(pool);
+  const texts = (count.texts = new Map<string, number>());
+  const matching = (pattern: RegExp): number => [...texts].reduce((n, [text, times]) => n + (pattern.test(text) ? times : 0), 0);
+  // Each reads as the statements matching its pattern since it was last set (to 0).
+  const since = (pattern: RegExp) => {
+    let base = 0;
+    return { get: () => matching(pattern) - base, set: (value: number) => void (base = matching(pattern) - value), enumerable: true };
   };
-  const wrapped: PgPoolLike = {
-    query(config: PgQueryConfig) {
-      count(config);
-      return pool.query(config);
-    },
-    // The adapter runs its statements on clients it checks out (decision D39): those count too.
-    async connect() {
-      const client = await pool.connect();
-      const counting: PgPoolClientLike = Object.create(client);
-      counting.query = (config: PgQueryConfig) => (count(config), client.query(config));
-      return counting;
-    },
-    on: (event, listener) => pool.on(event, listener),
-    removeListener: (event, listener) => pool.removeListener(event, listener),
-    end: () => pool.end(),
-  };
+  const counted = Object.defineProperties({} as { starts: number; runReads: number; revisionReads: number }, {
+    starts: since(/UPDATE \S+task_stages AS st SET/),
+    runReads: since(/^SELECT .* FROM \S+\.runs WHERE id = ANY/s),
+    revisionReads: since(/FROM \S+\.revisions WHERE/),
+  });
   return { pool, wrapped, counted };
 }
 
