@@ -84,7 +84,8 @@ function createContext(options: RunplaneOptions, settings: RunTaskSettings) {
   const ctx: ServiceContext = {
     storage: options.storage,
     keyring,
-    keys: createKeyringControl(keyring, options.storage, logger, host ?? undefined, clock),
+    // decision D40: a keyring given as options is checked against the live hosts at start.
+    keys: createKeyringControl(keyring, options.storage, logger, host ?? undefined, clock, options.keyring && !isKeyring(options.keyring) ? options.keyring : undefined),
     logger,
     dialect,
     now: clock,

@@ -45,7 +45,7 @@ const FIXES: Record<string, string> = {
   userAgent: 'pass a non-empty string such as "my-platform/1.0"',
   attempts: 'pass { retention: "30d" } (milliseconds or strings such as "12h", "7d"), or leave it out to keep attempts 30 days',
   audit: 'pass { retention: "90d" } (milliseconds or strings such as "14d", "365d"), or leave it out to keep audit events 90 days',
-  health: 'pass { window: "5m", failureShare: 0.5, minAttempts: 5, retryingFor: "5m", noAgentFor: "5m" } (any of them), or leave it out for these defaults',
+  health: 'pass { window: "5m", failureShare: 0.5, minAttempts: 5, retryingFor: "5m", noAgentFor: "5m", noKeyHolderFor: "1m" } (any of them), or leave it out for these defaults',
   agentRecords: 'pass { retention: "7d", maxPerToken: 25, maxPerPool: 50 } (any of them; the caps 1 to 100), or leave it out for these defaults',
   host: 'pass { name: "web-1", intervalMs: 15000 } (either), false for a process that never seals a value, or leave it out',
   rateLimit: "pass { requestsPerSecond: 30 } (HCP Terraform's figure; also burst, unverifiedPerSecond, callbacksPerSecond, callbackBurst, maxKeys), false, or leave it out for no limit",
@@ -138,6 +138,7 @@ const HealthSchema = z.strictObject({
   minAttempts: z.custom((v) => Number.isSafeInteger(v) && (v as number) > 0, { error: "must be a positive integer" }).optional(),
   retryingFor: duration.optional(),
   noAgentFor: duration.optional(),
+  noKeyHolderFor: duration.optional(),
 });
 
 /** decision D46: agents' retention and caps. */

@@ -124,8 +124,9 @@ export interface RunplaneOptions {
    * least `minAttempts` (5) attempts this process made in the last `window` (5 minutes) failed, or
    * a result has been retrying for longer than `retryingFor` (5 minutes, read from the storage's
    * outbox stats, so it covers every host), or an agent pool's requests have waited with no agent
-   * of the pool connected to any host for longer than `noAgentFor` (5 minutes, decision D34).
-   * Default `{ window: "5m", failureShare: 0.5, minAttempts: 5, retryingFor: "5m", noAgentFor: "5m" }`.
+   * of the pool connected to any host for longer than `noAgentFor` (5 minutes, decision D34), or
+   * deliveries have waited for a key no live host holds for longer than `noKeyHolderFor` (1 minute, D40).
+   * Default `{ window: "5m", failureShare: 0.5, minAttempts: 5, retryingFor: "5m", noAgentFor: "5m", noKeyHolderFor: "1m" }`.
    */
   health?: RunTaskOptions["health"];
   /**

@@ -80,6 +80,8 @@ export interface Runplane {
    * The keyring at run time (D29): `activeKeyId`, `keyIds`, and `reload(options?)`, which takes new
    * keys (or reads `KeyringOptions.source` again) without a restart, and refuses to drop a key that
    * still seals a stored value. runplane reloads once by itself when a value names a key it lacks.
+   * `ready()` resolves once the start check (D40) chose the key to seal with: await it before
+   * sealing at start when other hosts share the storage.
    */
   keyring: KeyringControl;
   /**

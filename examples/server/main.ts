@@ -95,6 +95,8 @@ const { token, fromEnv, revoked, target } = await closedIfRefused(() =>
   store.exclusively(async () => {
     const target = await demoTarget(store.storage, integration, Boolean(config.databaseUrl && !config.integrationUrl));
     runplane = build(target.allow);
+    // decision D40: before the demo seals anything, seal with a key every live host holds.
+    await runplane.keyring.ready();
     // decision D52: the demo tasks are created on the database's first start only.
     const seed = await seedDemo(runplane);
     await ensureDemoTasks(runplane, { url: target.url, hmacKey, keep: target.keep, seed });

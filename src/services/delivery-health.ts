@@ -6,6 +6,7 @@
  */
 import type { OutboxFigures } from "../telemetry/metrics.js";
 import type { AttemptTally, AttemptWindow } from "./attempt-window.js";
+import type { KeyWaits } from "./key-waits.js";
 import type { DeliveryHealthSettings } from "./run-task-settings.js";
 
 /** What the health check reads: this process's attempt window and the storage's outbox. */
@@ -13,6 +14,8 @@ export interface DeliveryHealthSource {
   now(): Date;
   recent: AttemptWindow;
   outbox(): Promise<OutboxFigures | null>;
+  /** decision D40: the keys this host left deliveries for. */
+  keyWaits?: KeyWaits;
 }
 
 /** `300000` as `5m`, `91000` as `1m31s`: whole seconds, the largest units first. */
@@ -57,5 +60,6 @@ export function retryingReason(figures: OutboxFigures | null, settings: Delivery
 export async function deliveryReasons(source: DeliveryHealthSource, settings: DeliveryHealthSettings, readOutbox: boolean): Promise<string[]> {
   const failing = failingReason(source.recent.read(source.now().getTime()), settings);
   const figures = readOutbox ? await source.outbox().catch(() => null) : null;
-  return [failing, retryingReason(figures, settings)].filter((r): r is string => r !== null);
+  const keys = readOutbox && source.keyWaits ? await source.keyWaits.reasons(settings.noKeyHolderForMs) : [];
+  return [failing, retryingReason(figures, settings), ...keys].filter((r): r is string => r !== null);
 }

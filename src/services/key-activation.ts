@@ -1,5 +1,5 @@
 import type { Keyring } from "../crypto/keyring.js";
-import { describeHost, hostsLacking } from "../domain/hosts.js";
+import { describeHost, hostsLacking, isLive } from "../domain/hosts.js";
 import type { Storage } from "../storage/types.js";
 
 /** decision D40: a key a reload would make active, held but not sealed with while live hosts lack it. */
@@ -34,4 +34,21 @@ export async function activationOf(current: Keyring, wanted: Keyring, storage: S
     throw new Error(`${lacking.join("; ")} lacks ${wanted.activeKeyId}: keeping the current keys; add ${wanted.activeKeyId} to every host's keyring first, then make it active`);
   }
   return { active: current.activeKeyId, pending: { activeKeyId: wanted.activeKeyId, lacking } };
+}
+
+/**
+ * decision D40 (at start): the key a host starting with `keyring` should seal with. Its active key
+ * when no other live host lacks it; else a key it holds that every other live host holds (the one
+ * they seal with, if any), the active key then pending; else (no key in common) the active key,
+ * with `lacking` set so the host warns: refusing the start would leave no way to replace every host.
+ */
+export async function startingKeyOf(keyring: Pick<Keyring, "activeKeyId" | "keyIds">, storage: Storage, selfId: string, now: Date): Promise<{ active: string; pending?: PendingActivation; lacking?: string[] }> {
+  const others = (await storage.hosts.list()).filter((h) => h.id !== selfId);
+  const wanted = keyring.activeKeyId;
+  const lacking = hostsLacking(others, wanted, now).map((h) => describeHost(h, now));
+  if (lacking.length === 0) return { active: wanted };
+  const common = keyring.keyIds.filter((id) => id !== wanted && hostsLacking(others, id, now).length === 0);
+  const sealedByOthers = new Set(others.filter((h) => isLive(h, now)).map((h) => h.activeKeyId));
+  const active = common.find((id) => sealedByOthers.has(id)) ?? common[0];
+  return active === undefined ? { active: wanted, lacking } : { active, pending: { activeKeyId: wanted, lacking } };
 }

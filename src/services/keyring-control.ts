@@ -6,7 +6,7 @@ import type { SealedColumn } from "../storage/sealed-values.js";
 import type { Storage } from "../storage/types.js";
 import { countSealedValues, sealedBy, type SealedValueCounts } from "./sealing.js";
 import type { KeyringControl, KeyringReload } from "./keyring-reload.js";
-import { activationOf } from "./key-activation.js";
+import { activationOf, startingKeyOf } from "./key-activation.js";
 
 export type { KeyringControl, KeyringReload } from "./keyring-reload.js";
 
@@ -60,6 +60,7 @@ export function createKeyringControl(
   logger: Logger,
   host?: Pick<HostHeartbeat, "id" | "beforeSwitch" | "afterReload" | "onBeat">,
   now: () => Date = () => new Date(),
+  started?: KeyringOptions,
 ): KeyringControl {
   let reading: Promise<KeyringReload> | null = null;
   /** decision D40: the keyring whose activation waits for other hosts, retried on each beat. */
@@ -98,6 +99,26 @@ export function createKeyringControl(
     if (waiting !== null && reading === null) reading = logged(apply(waiting).finally(() => (reading = null)), logger);
   });
 
+  /**
+   * decision D40: a start is checked like a reload. While live hosts lack the configured active
+   * key and this host holds one they all hold, it seals with that one and waits (phase one),
+   * switching after a later beat like a waiting reload.
+   */
+  async function start(options: KeyringOptions, self: NonNullable<typeof host>): Promise<void> {
+    const { active, pending, lacking } = await startingKeyOf(keyring, storage, self.id, now());
+    if (lacking) logger.warn("this host seals with a key other live hosts lack", { activeKeyId: active, lacking: lacking.join("; ") });
+    if (!pending) return;
+    await self.beforeSwitch(active);
+    keyring.replace({ ...options, active });
+    waiting = options;
+    await self.afterReload();
+    logger.warn("new active key waits for other hosts", { activeKeyId: pending.activeKeyId, lacking: pending.lacking.join("; ") });
+  }
+  const starting: Promise<void> =
+    host && started
+      ? start(started, host).catch((error: unknown) => logger.warn("keyring start check failed", { reason: error instanceof Error ? error.message : String(error) }))
+      : Promise.resolve();
+
   async function fromSource(): Promise<KeyringReload> {
     const { source } = keyring;
     if (!source) throw new Error("the keyring has no source to reload from: pass the keys to reload(options), or give KeyringOptions.source");
@@ -127,6 +148,7 @@ export function createKeyringControl(
       return keyring.keyIds;
     },
     reload,
+    ready: () => starting,
     async holdKeysOf(values) {
       const unknown = [...values].some((v) => {
         const id = v ? keyring.keyIdOf(v) : null;

@@ -31,4 +31,10 @@ export interface KeyringControl {
    * reload is logged and the open then fails as it would have.
    */
   holdKeysOf(values: Iterable<string | null | undefined>): Promise<void>;
+  /**
+   * decision D40: resolves once the start check is done: a host started with an active key that
+   * live hosts lack seals with a key they all hold until they hold it too. Await it before sealing
+   * at start (the reference server does, before its demo tasks); it never rejects.
+   */
+  ready(): Promise<void>;
 }

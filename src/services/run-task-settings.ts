@@ -79,6 +79,11 @@ export interface DeliveryHealthOptions {
    * any host for longer than this count as failing. Default `"5m"`.
    */
   noAgentFor?: Duration;
+  /**
+   * decision D40: deliveries this host left for a key that no live host holds (a keyring rotated
+   * on a host since stopped) for longer than this count as failing. Default `"1m"`.
+   */
+  noKeyHolderFor?: Duration;
 }
 
 export interface DeliveryHealthSettings {
@@ -87,9 +92,10 @@ export interface DeliveryHealthSettings {
   minAttempts: number;
   retryingForMs: number;
   noAgentForMs: number;
+  noKeyHolderForMs: number;
 }
 
-export const DEFAULT_DELIVERY_HEALTH: DeliveryHealthSettings = { windowMs: 5 * 60_000, failureShare: 0.5, minAttempts: 5, retryingForMs: 5 * 60_000, noAgentForMs: 5 * 60_000 };
+export const DEFAULT_DELIVERY_HEALTH: DeliveryHealthSettings = { windowMs: 5 * 60_000, failureShare: 0.5, minAttempts: 5, retryingForMs: 5 * 60_000, noAgentForMs: 5 * 60_000, noKeyHolderForMs: 60_000 };
 
 export type DeadlineRule = { kind: "fixed"; ms: number } | { kind: "idle"; idleMs: number; maxMs: number };
 
@@ -152,6 +158,7 @@ function deliveryHealth(options: DeliveryHealthOptions = {}): DeliveryHealthSett
     minAttempts,
     retryingForMs: options.retryingFor === undefined ? d.retryingForMs : parseDuration(options.retryingFor, "health.retryingFor"),
     noAgentForMs: options.noAgentFor === undefined ? d.noAgentForMs : parseDuration(options.noAgentFor, "health.noAgentFor"),
+    noKeyHolderForMs: options.noKeyHolderFor === undefined ? d.noKeyHolderForMs : parseDuration(options.noKeyHolderFor, "health.noKeyHolderFor"),
   };
 }
 

@@ -55,6 +55,8 @@ export const sealedBy = (counts: SealedValueCounts, keyIds: Iterable<string>): n
  * its writer, who sealed it with the active key). Resolves the number of values moved.
  */
 export async function reencryptAll(ctx: Pick<ServiceContext, "storage" | "keyring" | "keys"> & Partial<Pick<ServiceContext, "now">>): Promise<number> {
+  // decision D40: to the key this host settled on at start, not one it may leave before sealing.
+  await ctx.keys.ready();
   let moved = 0;
   for (const column of SEALED_COLUMNS) {
     for await (const rows of batches(ctx.storage, column)) {

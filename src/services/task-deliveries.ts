@@ -1,5 +1,5 @@
 import type { ClaimedDelivery, StopListening, Storage } from "../storage/types.js";
-import type { TaskResultRecord } from "../schemas/run-task-records.js";
+import type { TaskDeliveryRecord, TaskResultRecord } from "../schemas/run-task-records.js";
 import type { OutboxFigures } from "../telemetry/metrics.js";
 import { GLOBAL_TELEMETRY } from "../telemetry/providers.js";
 import { createAttemptWindow } from "./attempt-window.js";
@@ -8,6 +8,7 @@ import { createDeliveryAttemptService } from "./delivery-attempts.js";
 import { createAgentService } from "./agents.js";
 import { createRequestBuilder, type DeliveryAttempt } from "./delivery-request.js";
 import { createDeliverySettlement } from "./delivery-settlement.js";
+import { createKeyWaits } from "./key-waits.js";
 import type { FreshPayloads } from "./fresh-payloads.js";
 import { createResultExpiry } from "./result-expiry.js";
 import type { RunTaskSettings } from "./run-task-settings.js";
@@ -77,6 +78,7 @@ export function createTaskDeliveryService(
   const s = ctx.storage;
   const build = createRequestBuilder(ctx, settings, options.fresh);
   const settlement = createDeliverySettlement(ctx, stages, options.settleDelayMs ?? 0);
+  const keyWaits = createKeyWaits(s, ctx.logger, ctx.now);
 
   /** decision D16: the window a first attempt opens (the claim writes it). */
   const window = settings.deadline.kind === "fixed"
@@ -142,7 +144,9 @@ export function createTaskDeliveryService(
      */
     listen: (onWake: () => void): Promise<StopListening | null> => (s.listen ? s.listen(onWake) : Promise.resolve(null)),
     release: settlement.release,
-    leave: settlement.leave,
+    /** decision D40: leaves the row for hosts holding `keyId`, noting the wait (warned, and read by health). */
+    leave: (row: TaskDeliveryRecord, keyId: string): Promise<boolean> => (keyWaits.left(keyId), settlement.leave(row, keyId)),
+    keyWaits,
     flush: settlement.flush,
 
     /** Open results past their deadline (D16), oldest first. */

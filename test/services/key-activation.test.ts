@@ -1,6 +1,7 @@
 import { describe, expect, it, vi } from "vitest";
 import { createMemoryStorage } from "../../adapters/memory/index.js";
-import { createRunplane, generateKey, silentLogger } from "../../src/index.js";
+import { createRunplane, generateKey, silentLogger, type KeyringOptions } from "../../src/index.js";
+import type { Logger } from "../../src/logger.js";
 import type { Storage } from "../../src/storage/types.js";
 
 // decision D40: a key becomes active (sealed with) only once every live host holds it. A host
@@ -13,12 +14,12 @@ const k2 = { id: "k2", key: generateKey() };
 const T0 = Date.parse("2026-01-01T00:00:00.000Z");
 const flush = () => new Promise((resolve) => setImmediate(resolve));
 
-function host(storage: Storage, name: string, clock: () => Date) {
+function host(storage: Storage, name: string, clock: () => Date, keyring: KeyringOptions = { keys: [k1], active: "k1" }, logger: Logger = silentLogger) {
   let beat: (() => void) | null = null;
   const runplane = createRunplane({
     storage,
-    keyring: { keys: [k1], active: "k1" },
-    logger: silentLogger,
+    keyring,
+    logger,
     clock,
     host: { name, schedule: (_ms, b) => ((beat = b), () => undefined) },
   });
@@ -69,6 +70,42 @@ describe("key activation follows two phases (D40)", () => {
     advance(60_000); // b stops beating: no longer live (three intervals of 15 s)
     await a.tick();
     expect(await a.runplane.keyring.reload({ keys: [k1, k2], active: "k2" })).toMatchObject({ activeKeyId: "k2" });
+    await a.runplane.close();
+    await b.runplane.close();
+  });
+
+  it("a host started with an active key a live host lacks seals with a key every live host holds, and switches once all hold the new one", async () => {
+    const storage = createMemoryStorage();
+    let now = T0;
+    const clock = () => new Date(now);
+    const a = host(storage, "web-a", clock);
+    await flush();
+    const warn = vi.fn();
+    const b = host(storage, "web-b", clock, { keys: [k1, k2], active: "k2" }, { ...silentLogger, warn });
+    await b.runplane.keyring.ready();
+    expect(b.runplane.keyring.activeKeyId).toBe("k1");
+    expect(b.runplane.keyring.keyIds).toStrictEqual(["k1", "k2"]);
+    expect((await storage.hosts.list()).find((h) => h.name === "web-b")?.sealingKeyIds).toStrictEqual(["k1"]);
+    expect(warn).toHaveBeenCalledWith("new active key waits for other hosts", expect.objectContaining({ activeKeyId: "k2", lacking: expect.stringMatching(/^web-a pid \d+/) }));
+    // a takes k2 (still sealing with k1); b switches on its next beat.
+    await a.runplane.keyring.reload({ keys: [k1, k2], active: "k1" });
+    now += 1_000;
+    await b.tick();
+    await vi.waitFor(() => expect(b.runplane.keyring.activeKeyId).toBe("k2"), { timeout: 1_000, interval: 5 });
+    await a.runplane.close();
+    await b.runplane.close();
+  });
+
+  it("a host started with no key every live host holds seals with its own active key, warning which hosts lack it", async () => {
+    const storage = createMemoryStorage();
+    const clock = () => new Date(T0);
+    const a = host(storage, "web-a", clock);
+    await flush();
+    const warn = vi.fn();
+    const b = host(storage, "web-b", clock, { keys: [k2], active: "k2" }, { ...silentLogger, warn });
+    await b.runplane.keyring.ready();
+    expect(b.runplane.keyring.activeKeyId).toBe("k2");
+    expect(warn).toHaveBeenCalledWith("this host seals with a key other live hosts lack", expect.objectContaining({ activeKeyId: "k2", lacking: expect.stringMatching(/^web-a pid \d+/) }));
     await a.runplane.close();
     await b.runplane.close();
   });

@@ -58,6 +58,8 @@ describe("keyring (D11)", () => {
     for (const key of ["a", "b", "c"]) await before.variables.create("ws-1", { key, value: `v-${key}`, category: "env", sensitive: true });
     const task = await before.runTasks.tasks.create("o", { name: "scan", url: "https://scanner.example/hook", "hmac-key": "task-secret" });
     await before.variables.create("ws-1", { key: "plain", value: "p", category: "env" });
+    // A restart: the host holding only k1 stops (decision D40: while it lived, k2 would wait for it).
+    await before.close();
 
     const after = createRunplane({ storage, logger: silentLogger, keyring: { keys: [{ id: "k1", key: k1 }, { id: "k2", key: k2 }], active: "k2" } });
     expect(await after.reencrypt()).toBe(4);

@@ -16,7 +16,7 @@ describe("run task options", () => {
       configurationDownloads: false,
       attemptRetentionMs: 30 * 86_400_000,
       auditRetentionMs: 90 * 86_400_000,
-      health: { windowMs: 300_000, failureShare: 0.5, minAttempts: 5, retryingForMs: 300_000, noAgentForMs: 300_000 },
+      health: { windowMs: 300_000, failureShare: 0.5, minAttempts: 5, retryingForMs: 300_000, noAgentForMs: 300_000, noKeyHolderForMs: 60_000 },
       // decision D46: agents kept 7 days after their last report, 25 per token, 50 per pool.
       agentRecords: { retentionMs: 7 * 86_400_000, maxPerToken: 25, maxPerPool: 50 },
     });
@@ -38,7 +38,7 @@ describe("run task options", () => {
       artifacts: { configurationVersion: () => null },
       attempts: { retention: "7d" },
       audit: { retention: "365d" },
-      health: { window: "90s", failureShare: 1, minAttempts: 3, retryingFor: 60_000, noAgentFor: "2m" },
+      health: { window: "90s", failureShare: 1, minAttempts: 3, retryingFor: 60_000, noAgentFor: "2m", noKeyHolderFor: "30s" },
       agentRecords: { retention: "1d", maxPerToken: 5, maxPerPool: 100 },
     });
     expect(settings).toStrictEqual({
@@ -51,7 +51,7 @@ describe("run task options", () => {
       configurationDownloads: true,
       attemptRetentionMs: 7 * 86_400_000,
       auditRetentionMs: 365 * 86_400_000,
-      health: { windowMs: 90_000, failureShare: 1, minAttempts: 3, retryingForMs: 60_000, noAgentForMs: 120_000 },
+      health: { windowMs: 90_000, failureShare: 1, minAttempts: 3, retryingForMs: 60_000, noAgentForMs: 120_000, noKeyHolderForMs: 30_000 },
       agentRecords: { retentionMs: 86_400_000, maxPerToken: 5, maxPerPool: 100 },
     });
   });
