@@ -34,7 +34,7 @@ export async function agentsNote(storage: Storage, now: Date): Promise<string> {
     const backlog = waiting.find((w) => w.agentPoolId === p.pool.id);
     const connected = p.agents.filter((a) => isConnected(a, now.getTime())).length;
     const queue = backlog ? `${backlog.due} ${backlog.due === 1 ? "delivery" : "deliveries"} waiting, the oldest due ${ago(backlog.oldestDueAt, now)}` : "no delivery waiting";
-    const agents = p.agents.length === 0 ? "no agent has ever connected" : `${p.agents.length} agent${p.agents.length === 1 ? "" : "s"}, ${connected} connected`;
+    const agents = p.agents.length === 0 ? "no agent registered" : `${p.agents.length} agent${p.agents.length === 1 ? "" : "s"}, ${connected} connected`;
     const head = `${INDENT}pool "${p.pool.name}" (${p.pool.id}): ${agents}; ${queue}`;
     const shown = [...p.agents].sort((a, b) => (a.lastPingAt < b.lastPingAt ? 1 : -1)).slice(0, SHOWN);
     const rows = shown.map((a) => `${INDENT}  ${a.name ?? "(no name)"} (${a.id}): ${isConnected(a, now.getTime()) ? a.status : a.status === "exited" ? "exited" : "unknown"}, last seen ${ago(a.lastPingAt, now)}`);

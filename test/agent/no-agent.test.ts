@@ -69,6 +69,16 @@ describe("a pool result while no agent of its pool is connected", () => {
     expect(html).not.toContain("is waiting for its run tasks");
   });
 
+  it("after its only agent is deleted, does not claim no agent of the pool has ever connected (found from outside, D46)", async () => {
+    receiver = await startLoopbackServer(tasksAnswer({ kind: "respond", status: 200 }));
+    a = await agentApp();
+    const { resultId } = await orphanedPoolRun(a, receiver.url("/hook"));
+    const { items } = await a.storage.agents.listByPool("apool-inside", {}, { offset: 0, limit: 10 });
+    for (const agent of items) expect((await a.call("DELETE", `/api/v2/agents/${agent.id}`)).status).toBe(204);
+    const res = await a.call("GET", `/api/v2/task-results/${resultId}`);
+    expect(res.json.data.attributes["waiting-for-agent"]).toBe('waiting for an agent of pool "inside": no agent of it is connected');
+  });
+
   it("at the deadline says no agent of the pool took the request, on the result and the page, never that the integration refused it", async () => {
     receiver = await startLoopbackServer(tasksAnswer({ kind: "respond", status: 200 }));
     a = await agentApp({ deadline: { idle: "1s", max: "1s" } });
