@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { agentsNote } from "../../examples/server/check-agents.js";
+import { agentsNote, agentsVerdict } from "../../examples/server/check-agents.js";
 import { doctor } from "../../src/cli/doctor.js";
 import { createResultsPage } from "../../src/index.js";
 import { deliveriesTo, tasksAnswer } from "../delivery/support.js";
@@ -115,6 +115,21 @@ describe("runplane doctor: agents", () => {
     expect(lines[0]).toBe("1 pool");
     expect(lines[1]).toMatch(/^ {7}pool "inside" \(apool-inside\): 1 agent, 0 connected; 1 delivery waiting, the oldest due \d+ s ago$/);
     expect(lines[2]).toMatch(/^ {9}test-agent \(agent-\w+\): exited, last seen \d+ s ago$/);
+  });
+
+  it("warns, naming the pool and how long its deliveries have waited, when deliveries wait and no agent of the pool is connected (found from outside)", async () => {
+    receiver = await startLoopbackServer(tasksAnswer({ kind: "respond", status: 200 }));
+    a = await agentApp();
+    await orphanedPoolRun(a, receiver.url("/hook"));
+    const verdict = await agentsVerdict(a.storage, new Date());
+    expect("warn" in verdict).toBe(true);
+    const lines = (verdict as { warn: string }).warn.split("\n");
+    expect(lines[0]).toMatch(/^pool "inside" \(apool-inside\): 1 delivery waiting, the oldest due \d+ s ago, and no agent of the pool is connected; start one \(runplane agent\) or check why its agents stopped$/);
+    expect(lines).toContain("1 pool");
+    // An agent connects: the line is ok again.
+    const agent = a.agent();
+    await agent.agentId;
+    expect("note" in (await agentsVerdict(a.storage, new Date()))).toBe(true);
   });
 
   it("has an agents line in doctor's output", async () => {
