@@ -125,6 +125,22 @@ export async function ensureDemoTasks(runplane: Runplane, integration: { url: st
   }
 }
 
+/** Attachments the banner names; more are counted. */
+const NAMED = 5;
+
+/**
+ * What the start banner says is attached to the demo workspace now, read at this start: a demo
+ * task the user deleted or detached is not named (found from outside: the banner named them still).
+ */
+export async function demoTasksNote(runplane: Runplane): Promise<string> {
+  const { items } = await runplane.runTasks.workspaceTasks.list(DEMO.workspace).catch(() => ({ items: [] }));
+  if (items.length === 0) return `no run task attached to ${DEMO.workspace} (the demo tasks were deleted or detached)`;
+  const named = items.slice(0, NAMED).map((w) => `${w.taskId}, ${w.enforcementLevel} at ${w.stages.join(" and ")}`);
+  if (items.length > NAMED) named.push(`${items.length - NAMED} more`);
+  const list = named.length === 1 ? named[0] : `${named.slice(0, -1).join(", ")}, and ${named.at(-1)}`;
+  return `run task${items.length === 1 ? "" : "s"} ${list}, on ${DEMO.workspace}`;
+}
+
 /**
  * An integration the host does not run itself (INTEGRATION_URL): several hosts then point the demo
  * tasks at one integration instead of each re-pointing them at its own. Its address becomes the

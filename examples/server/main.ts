@@ -6,7 +6,7 @@ import { DEMO, seedDemo } from "./demo.js";
 import { createDemoRuns } from "./demo-runs.js";
 import { preflight } from "./checks.js";
 import { RATE_LIMIT_DEFAULT, wideEgressWarning } from "./config.js";
-import { ensureDemoTasks, externalIntegration, listen, startIntegration } from "./integration.js";
+import { demoTasksNote, ensureDemoTasks, externalIntegration, listen, startIntegration } from "./integration.js";
 import { keyringFileOf, reloadableKeyring, watchKeyring } from "./keyring-file.js";
 import { lockDataDir } from "./lock.js";
 import { describeRevoked, ownersToken } from "./owners-token.js";
@@ -193,7 +193,7 @@ process.stdout.write(
     observed.off ? `health: ${origin}/healthz, OpenAPI: ${origin}/openapi.json; ${observed.off}` : `metrics: ${origin}/metrics, health: ${origin}/healthz, OpenAPI: ${origin}/openapi.json`,
     target.keep
       ? `example integration: the demo tasks use ${target.url}, the bundled integration of the host that saved them first (hosts on one database share it; this host's own listens at ${integration.url})`
-      : `example integration: ${integration.url} (run tasks task-demo, mandatory at post_plan, and task-demo-advisory, advisory at pre_apply, on ${DEMO.workspace})`,
+      : `example integration: ${integration.url} (${await demoTasksNote(runplane)})`,
     `egress: run tasks may reach public addresses, the example integration (${target.allow.join(", ")})${egressNote}`,
     // decision D38: a wide allowlist is the operator's explicit choice, and is said at every start.
     ...(config.egressAllowWide ? [`warning: ${wideEgressWarning(config)}`] : []),

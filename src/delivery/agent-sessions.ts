@@ -1,3 +1,6 @@
+import { invalid, quote } from "../errors.js";
+import { outsideRequestDeadline } from "../storage/request-deadline.js";
+import { AGENT_POOL_POINTER } from "../services/task-agent-pools.js";
 import type { RunTaskUrls } from "../domain/run-task-request.js";
 import type { Dialect } from "../schemas/common.js";
 import type { AgentHub } from "../services/agent-hub.js";
@@ -23,14 +26,18 @@ const POOL_URL_POLICY: EgressPolicy = {
 /** How long a verification relayed to another host may take: a wait for its agent, the attempt, the relay. */
 const RELAYED_WAIT_MS = VERIFY_WAIT_MS + 15_000;
 
-/** Sends `req` through an agent of `poolId` connected here; one between two polls is given a moment to wait again. */
+/**
+ * Sends `req` through an agent of `poolId` connected here; one between two polls is given a moment
+ * to wait again, within one bound of VERIFY_WAIT_MS for an agent to take it (not one per try).
+ */
 export async function sendHere(hub: AgentHub, agents: HttpTransport, req: HttpRequest, poolId: string): Promise<HttpResponse> {
+  const until = Date.now() + VERIFY_WAIT_MS;
   for (let tries = 0; ; tries++) {
-    await agentWaiting(hub, poolId, VERIFY_WAIT_MS);
+    await agentWaiting(hub, poolId, Math.max(0, until - Date.now()));
     try {
       return await agents.send({ ...req, agentPoolId: poolId });
     } catch (err) {
-      if (!isAgentUnavailable(err) || err.why !== "no-agent" || tries > 0) throw err;
+      if (!isAgentUnavailable(err) || err.why !== "no-agent" || tries > 0 || Date.now() >= until) throw err;
     }
   }
 }
@@ -68,17 +75,25 @@ export function createAgentSessions(hub: AgentHub, options: AgentSessionOptions)
   return {
     connected: (poolId) => hub.connected(poolId),
     ...(elsewhere ? { connectedElsewhere: (poolId: string) => elsewhere.connected(poolId) } : {}),
-    checkEndpoint(poolId, endpoint, pointer) {
+    checkEndpoint(poolId, endpoint, pointer, poolName = poolId) {
       const transport = {
         async send(req: HttpRequest): Promise<HttpResponse> {
           // decision D34: no agent of the pool here, one on another host: through that host.
           if (elsewhere && !hub.connected(poolId)) return elsewhere.relay.send(req, poolId, RELAYED_WAIT_MS);
-          return sendHere(hub, agents, req, poolId);
+          try {
+            return await sendHere(hub, agents, req, poolId);
+          } catch (err) {
+            // decision D34: no agent took it is not a failed connection to the URL: say which it was.
+            if (!isAgentUnavailable(err) || err.why !== "no-agent") throw err;
+            const why = hub.connected(poolId) ? "its agents are busy" : "none of its agents is connected";
+            throw invalid(AGENT_POOL_POINTER, `no agent of pool ${quote(poolName)} (${poolId}) took the verification request within ${VERIFY_WAIT_MS / 1000} s: ${why}`);
+          }
         },
         close: async () => undefined,
       };
       const check = createTaskEndpointCheck({ transport, policy: POOL_URL_POLICY, urls: options.urls, dialect: options.dialect, userAgent: options.userAgent, now: options.now });
-      return check(endpoint, pointer);
+      // decision D34: the wait for an agent is not storage time; it has its own bound (VERIFY_WAIT_MS).
+      return outsideRequestDeadline(() => check(endpoint, pointer));
     },
   };
 }

@@ -81,6 +81,7 @@ async function attempt(
   };
   // decision D40: a key this host lacks: the row is left to the hosts holding it, no attempt spent.
   if (!prepared.ready && prepared.lacksKey) return (sent(), await deliveries.leave(prepared.row, prepared.lacksKey), end("released"), "released");
+  if (!prepared.ready && prepared.taskDeleted) return (sent(), await abandon(deps, prepared, seen({ outcome: "skipped", status: null, errorCode: null, detail: prepared.error })), end("skipped", { error: prepared.error }), "skipped");
   if (!prepared.ready) return (sent(), fail(prepared.error, null, seen({ outcome: "skipped", status: null, errorCode: null, detail: prepared.error })));
   let failure: { error: string; retryAfterMs: number | null } | null = null;
   let observed: AttemptObservation;
@@ -117,6 +118,22 @@ async function attempt(
   end(held ? "delivered" : "lost", { status: 200, outcomeClass: "2xx" });
   await failpoint("after-settle-batch");
   return "delivered";
+}
+
+/** What a result says when its run task was deleted before its request could be sent. */
+export const TASK_DELETED_MESSAGE = "Task request was not sent: its run task was deleted.";
+
+/**
+ * The run task was deleted: its request can never be sent. The row closes with the attempt recorded
+ * (no retry: retries were 16 integration failures over 10 minutes), the result ends `unreachable`
+ * now, and its stage is recomputed. Not an integration failure: not counted in health, not an error.
+ */
+async function abandon(deps: AttemptDeps, prepared: DeliveryAttempt, observed: AttemptObservation): Promise<void> {
+  const { deliveries } = deps;
+  // A delay reaching the deadline makes `fail` close the row rather than schedule a retry.
+  const delayMs = Math.max(0, Date.parse(prepared.deadlineAt) - deliveries.now().getTime());
+  if ((await deliveries.fail(prepared, { error: prepared.ready ? "" : prepared.error, delayMs, observed })) === "lost") return;
+  if (await deliveries.giveUp(prepared.row.taskResultId, TASK_DELETED_MESSAGE)) await deliveries.settle(prepared.row.stageId);
 }
 
 /** Why no body was kept (decision D38): the platform's allowlist, or the agent's own egress (D34). */

@@ -5,7 +5,7 @@
  * only when the endpoint answered exactly 200.
  */
 import { runTaskRequestHeaders, serializeRunTaskRequest, SIGNATURE_HEADERS, verificationRequest, type RunTaskUrls } from "../domain/run-task-request.js";
-import { invalid } from "../errors.js";
+import { ApiError, invalid } from "../errors.js";
 import type { Dialect } from "../schemas/common.js";
 import type { TaskEndpointCheck } from "../services/task-endpoint.js";
 import type { EgressPolicy } from "./address-policy.js";
@@ -54,6 +54,8 @@ export function createTaskEndpointCheck(options: TaskEndpointCheckOptions): Task
     try {
       res = await transport.send({ url, headers, body });
     } catch (err) {
+      // decision D34: the transport's own 422 (no agent of the pool took it) is the answer as it is.
+      if (err instanceof ApiError) throw err;
       const reason = failureReason(err);
       // decision D34: through an agent, the refusal or failure is the agent's, inside its network.
       const agent = agentOf(err);

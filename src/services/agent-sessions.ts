@@ -17,7 +17,7 @@ export interface AgentSessions {
    * `poolId`. Resolves when the integration answered 200; throws a 422 ApiError at `pointer`
    * otherwise, as `TaskEndpointCheck` does.
    */
-  checkEndpoint(poolId: string, endpoint: TaskEndpoint, pointer: string): Promise<void>;
+  checkEndpoint(poolId: string, endpoint: TaskEndpoint, pointer: string, poolName?: string): Promise<void>;
 }
 
 /** No session anywhere: every pool is without a connected agent. */

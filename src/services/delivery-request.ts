@@ -9,9 +9,10 @@ import type { RunTaskSettings } from "./run-task-settings.js";
 
 /**
  * One claimed row prepared for its attempt. Ready: the sealed payload opened and signed (D14).
- * Not ready (the payload or the task's key cannot be opened by this process's keyring, or the task
- * was deleted): the attempt fails without sending and is retried like any other failure, so a
- * process with an outdated keyring never settles a result another process could deliver.
+ * Not ready (the payload or the task's key cannot be opened by this process's keyring): the attempt
+ * fails without sending and is retried like any other failure, so a process with an outdated
+ * keyring never settles a result another process could deliver. A deleted task's row is not retried:
+ * its request can never be sent (`taskDeleted`), so its result ends at once.
  */
 export type DeliveryAttempt = {
   /** The row as claimed: its `fencingToken` authorizes this attempt's writes. */
@@ -29,7 +30,14 @@ export type DeliveryAttempt = {
       /** decision D42: the callback access token the request carries ("" for none), burned when an answer spells it. */
       accessToken: () => string;
     }
-  | { ready: false; error: string; /** decision D40: the key this host lacks (another host holds it): leave the row. */ lacksKey?: string }
+  | {
+      ready: false;
+      error: string;
+      /** decision D40: the key this host lacks (another host holds it): leave the row. */
+      lacksKey?: string;
+      /** The run task was deleted: its request can never be sent, so the result ends at once. */
+      taskDeleted?: true;
+    }
 );
 
 /** Opened HMAC keys kept per sealed string (a rotated key is a new string): bounded, then cleared. */
@@ -89,7 +97,8 @@ export function createRequestBuilder(ctx: ServiceContext, settings: RunTaskSetti
     } catch {
       return notReady("the request payload could not be opened");
     }
-    if (!task) return notReady("the run task was deleted");
+    // Not an error of this host or of the integration: the task is gone (no error log).
+    if (!task) return { ...base, ready: false, error: "the run task was deleted", taskDeleted: true };
     const missingKey = lacking(task.hmacKey);
     if (missingKey) return missingKey;
     try {

@@ -21,7 +21,7 @@ export interface PoolPresence {
   agents: AgentRecord[];
   /** An agent of the pool is idle or busy and reported within the last 60 s, on any host. */
   connected: boolean;
-  /** The newest report of any agent of the pool: since then none has been connected. Null: none ever. */
+  /** The newest report of any agent of the pool: since then none has been connected. Null: no agent record (none registered, or all deleted). */
   lastSeenAt: string | null;
 }
 
@@ -42,9 +42,13 @@ export async function readPoolPresence(storage: Storage, poolId: string, now: Da
 /** `pool "inside"`: how every sentence names a pool. */
 export const poolLabel = (pool: Pick<AgentPool, "name">): string => `pool "${pool.name}"`;
 
-/** Why nothing was sent: `no agent connected since 2026-11-28T22:40:01.000Z`, or `no agent of it has ever connected`. */
+/**
+ * Why nothing was sent: `no agent connected since 2026-11-28T22:40:01.000Z`, or `no agent of it is
+ * connected` when no agent record is left: a deleted agent's record is gone (D46), so the pool's
+ * history is not known and "ever" would be untrue (found from outside).
+ */
 export const absenceText = (presence: Pick<PoolPresence, "lastSeenAt">): string =>
-  presence.lastSeenAt === null ? "no agent of it has ever connected" : `no agent connected since ${presence.lastSeenAt}`;
+  presence.lastSeenAt === null ? "no agent of it is connected" : `no agent connected since ${presence.lastSeenAt}`;
 
 /** `waiting for an agent of pool "inside": no agent connected since ...` */
 export const waitingText = (presence: PoolPresence): string => `waiting for an agent of ${poolLabel(presence.pool)}: ${absenceText(presence)}`;

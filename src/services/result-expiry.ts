@@ -41,7 +41,7 @@ export function createResultExpiry(ctx: ServiceContext, stages: Pick<TaskStageSe
    * was delivered or called back, `unreachable` when it never got a 200. Resolves the stored row,
    * or null when it no longer applies (a callback won or moved the deadline).
    */
-  return async function expire(result: TaskResultRecord): Promise<TaskResultRecord | null> {
+  async function expire(result: TaskResultRecord): Promise<TaskResultRecord | null> {
     const rows = await s.taskDeliveries.listByResult(result.id);
     const lastError = rows.map((r) => r.lastError).filter((e) => e !== null).at(-1);
     // decision D34: a pool's request no agent ever took was never sent: the message says so, not
@@ -52,5 +52,13 @@ export function createResultExpiry(ctx: ServiceContext, stages: Pick<TaskStageSe
       r.status === "running" ? TIMED_OUT_MESSAGE : (untaken ?? `Task request was not delivered before the deadline${lastError ? `: ${lastError}` : ""}.`);
     const due = (r: TaskResultRecord, now: Date) => r.deadlineAt !== null && now.getTime() >= Date.parse(r.deadlineAt);
     return moveResult(result.id, { type: "deadline" }, message, due);
-  };
+  }
+
+  /**
+   * A pending result whose request can never be sent (its run task was deleted) ends `unreachable`
+   * now with `message`, rather than at its deadline (found from outside).
+   */
+  const giveUp = (id: string, message: string): Promise<TaskResultRecord | null> => moveResult(id, { type: "deadline" }, () => message);
+
+  return { expire, giveUp };
 }

@@ -47,7 +47,7 @@ export function createTaskAgentPools(ctx: ServiceContext, checkEndpoint: TaskEnd
       if (!agents.connected(pool.id) && !(await agents.connectedElsewhere?.(pool.id))) {
         throw invalid(AGENT_POOL_POINTER, `no agent of pool ${quote(pool.name)} (${pool.id}) is connected`);
       }
-      await agents.checkEndpoint(pool.id, endpoint, pointer);
+      await agents.checkEndpoint(pool.id, endpoint, pointer, pool.name);
     },
   };
 }

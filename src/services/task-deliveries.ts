@@ -79,6 +79,7 @@ export function createTaskDeliveryService(
   const build = createRequestBuilder(ctx, settings, options.fresh);
   const settlement = createDeliverySettlement(ctx, stages, options.settleDelayMs ?? 0);
   const keyWaits = createKeyWaits(s, ctx.logger, ctx.now);
+  const expiry = createResultExpiry(ctx, stages);
 
   /** decision D16: the window a first attempt opens (the claim writes it). */
   const window = settings.deadline.kind === "fixed"
@@ -151,7 +152,9 @@ export function createTaskDeliveryService(
 
     /** Open results past their deadline (D16), oldest first. */
     listExpired: (limit: number): Promise<TaskResultRecord[]> => s.taskResults.listPastDeadline(ctx.now().toISOString(), limit),
-    expire: createResultExpiry(ctx, stages),
+    expire: expiry.expire,
+    /** Ends a pending result `unreachable` now (its request can never be sent); resolves the stored row or null. */
+    giveUp: expiry.giveUp,
     /** Running stages whose results are all final: a stop between a result and its stage left them. */
     listUnsettledStages: (limit: number) => s.taskStages.listUnsettled(limit),
     /** Recomputes a stage from its results (D13) and fires its event after the store. */

@@ -30,3 +30,9 @@ export function requestDeadline(timeoutMs: number): OperationDeadline {
   if (request === undefined) return { at: start + timeoutMs, end: nothing };
   return { at: start + timeoutMs - request.spent, end: () => void (request.spent += Date.now() - start) };
 }
+
+/**
+ * Runs `fn` outside any request's budget (decision D34): a verification waiting for an agent of a
+ * pool has its own bound, and the storage operations it starts each get the whole bound.
+ */
+export const outsideRequestDeadline = <T>(fn: () => Promise<T>): Promise<T> => scope.exit(fn);

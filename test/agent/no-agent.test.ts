@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { agentsNote } from "../../examples/server/check-agents.js";
+import { agentsNote, agentsVerdict } from "../../examples/server/check-agents.js";
 import { doctor } from "../../src/cli/doctor.js";
 import { createResultsPage } from "../../src/index.js";
 import { deliveriesTo, tasksAnswer } from "../delivery/support.js";
@@ -69,6 +69,16 @@ describe("a pool result while no agent of its pool is connected", () => {
     expect(html).not.toContain("is waiting for its run tasks");
   });
 
+  it("after its only agent is deleted, does not claim no agent of the pool has ever connected (found from outside, D46)", async () => {
+    receiver = await startLoopbackServer(tasksAnswer({ kind: "respond", status: 200 }));
+    a = await agentApp();
+    const { resultId } = await orphanedPoolRun(a, receiver.url("/hook"));
+    const { items } = await a.storage.agents.listByPool("apool-inside", {}, { offset: 0, limit: 10 });
+    for (const agent of items) expect((await a.call("DELETE", `/api/v2/agents/${agent.id}`)).status).toBe(204);
+    const res = await a.call("GET", `/api/v2/task-results/${resultId}`);
+    expect(res.json.data.attributes["waiting-for-agent"]).toBe('waiting for an agent of pool "inside": no agent of it is connected');
+  });
+
   it("at the deadline says no agent of the pool took the request, on the result and the page, never that the integration refused it", async () => {
     receiver = await startLoopbackServer(tasksAnswer({ kind: "respond", status: 200 }));
     a = await agentApp({ deadline: { idle: "1s", max: "1s" } });
@@ -105,6 +115,21 @@ describe("runplane doctor: agents", () => {
     expect(lines[0]).toBe("1 pool");
     expect(lines[1]).toMatch(/^ {7}pool "inside" \(apool-inside\): 1 agent, 0 connected; 1 delivery waiting, the oldest due \d+ s ago$/);
     expect(lines[2]).toMatch(/^ {9}test-agent \(agent-\w+\): exited, last seen \d+ s ago$/);
+  });
+
+  it("warns, naming the pool and how long its deliveries have waited, when deliveries wait and no agent of the pool is connected (found from outside)", async () => {
+    receiver = await startLoopbackServer(tasksAnswer({ kind: "respond", status: 200 }));
+    a = await agentApp();
+    await orphanedPoolRun(a, receiver.url("/hook"));
+    const verdict = await agentsVerdict(a.storage, new Date());
+    expect("warn" in verdict).toBe(true);
+    const lines = (verdict as { warn: string }).warn.split("\n");
+    expect(lines[0]).toMatch(/^pool "inside" \(apool-inside\): 1 delivery waiting, the oldest due \d+ s ago, and no agent of the pool is connected; start one \(runplane agent\) or check why its agents stopped$/);
+    expect(lines).toContain("1 pool");
+    // An agent connects: the line is ok again.
+    const agent = a.agent();
+    await agent.agentId;
+    expect("note" in (await agentsVerdict(a.storage, new Date()))).toBe(true);
   });
 
   it("has an agents line in doctor's output", async () => {

@@ -81,6 +81,12 @@ describe("delivery attempts: what each attempt saw (D31)", () => {
     await a.dispatcher().tick();
     expect(deliveriesTo(server.requests)).toHaveLength(0);
     expect(await attemptsOf(resultIds[0]!)).toMatchObject([{ number: 1, outcome: "skipped", status: null, errorCode: null, detail: "the run task was deleted", excerpt: null }]);
+    // Found from outside: it was retried 16 times over 10 minutes and ended only at the deadline.
+    // A deleted task's request can never be sent: the result ends at once and says why.
+    expect(await a.storage.taskResults.get(resultIds[0]!)).toMatchObject({ status: "unreachable", message: "Task request was not sent: its run task was deleted." });
+    const [row] = await a.storage.taskDeliveries.listByResult(resultIds[0]!);
+    expect(row).toMatchObject({ attempt: 1, lastError: "the run task was deleted" });
+    expect(row!.closedAt).not.toBeNull();
   });
 
   it("keeps a result's newest 20 attempts", async () => {

@@ -169,7 +169,7 @@ describe("dispatcher: a dead dispatcher's rows", () => {
 describe("dispatcher: requests it cannot build", () => {
   // decision D40: a host whose keyring lacks the payload's key leaves the row to the hosts that
   // hold it, without spending one of its attempts (it used to fail it, attempt after attempt).
-  it("leaves a row sealed under a key this host lacks to hosts holding it, spending no attempt; retries a deleted task's row", async () => {
+  it("leaves a row sealed under a key this host lacks to hosts holding it, spending no attempt; ends a deleted task's row and result at once", async () => {
     receiver = await startLoopbackServer(tasksAnswer({ kind: "respond", status: 200 }));
     a = await deliveryApp();
     const { resultIds, taskIds, stageId } = await startRun(a, [receiver.url("/a"), receiver.url("/b")]);
@@ -190,7 +190,9 @@ describe("dispatcher: requests it cannot build", () => {
     const orphan = (await a.runplane.runTasks.listResults(stageId)).find((r) => r.taskId === taskIds[1])!.id;
     const kept = resultIds.find((id) => id !== orphan)!;
     expect(await rowOf(a, kept)).toMatchObject({ attempt: 1, deliveredAt: iso(a.clock.ms) });
-    expect(await rowOf(a, orphan)).toMatchObject({ attempt: 1, lastError: "the run task was deleted", closedAt: null });
+    // A deleted task's row is not retried: it closes, and its result ends at once.
+    expect(await rowOf(a, orphan)).toMatchObject({ attempt: 1, lastError: "the run task was deleted", closedAt: iso(a.clock.ms) });
+    expect(await a.storage.taskResults.get(orphan)).toMatchObject({ status: "unreachable", message: "Task request was not sent: its run task was deleted." });
     expect(deliveriesTo(receiver.requests)).toHaveLength(1);
   });
 

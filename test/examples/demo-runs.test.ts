@@ -74,7 +74,7 @@ describe("POST /demo/runs with an agent pool's task and no agent connected", () 
     const res = await post();
     expect(res.status).toBe(202);
     const body = (await res.json()) as Record<string, any>;
-    expect(body).toMatchObject({ stages: { post_plan: "running" }, waiting_for_agent: 'waiting for an agent of pool "demo-pool": no agent of it has ever connected' });
+    expect(body).toMatchObject({ stages: { post_plan: "running" }, waiting_for_agent: 'waiting for an agent of pool "demo-pool": no agent of it is connected' });
   });
 });
 

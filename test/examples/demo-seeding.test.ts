@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { createMemoryStorage } from "../../adapters/memory/index.js";
 import { DEMO, seedDemo, seedDemoOwners } from "../../examples/server/demo.js";
-import { DEMO_TASKS, ensureDemoTasks } from "../../examples/server/integration.js";
+import { DEMO_TASKS, demoTasksNote, ensureDemoTasks } from "../../examples/server/integration.js";
 import { createRunplane, generateKey, silentLogger, type HttpTransport, type Runplane } from "../../src/index.js";
 import type { Storage } from "../../src/storage/types.js";
 
@@ -50,6 +50,18 @@ describe("the reference server's demo (D52)", () => {
     expect(await attachedIds(again)).toEqual([]);
     // The task still there follows this start's integration.
     expect((await again.runTasks.tasks.get("task-demo-advisory"))?.url).toBe("http://127.0.0.1:9999/run-task");
+  });
+
+  // Found from outside: after the demo tasks were deleted and the server restarted, the banner
+  // still said "run tasks task-demo ... on ws-demo".
+  it("says in the start banner what is attached to ws-demo now, not what the first start seeded", async () => {
+    const storage = createMemoryStorage();
+    const first = await start(storage);
+    expect(await demoTasksNote(first)).toBe("run tasks task-demo, mandatory at post_plan, and task-demo-advisory, advisory at pre_apply, on ws-demo");
+    await first.runTasks.tasks.delete("task-demo");
+    expect(await demoTasksNote(await start(storage))).toBe("run task task-demo-advisory, advisory at pre_apply, on ws-demo");
+    await first.runTasks.tasks.delete("task-demo-advisory");
+    expect(await demoTasksNote(await start(storage))).toBe("no run task attached to ws-demo (the demo tasks were deleted or detached)");
   });
 
   it("is seeded on the first start even when runplane token create ran on the database before", async () => {
