@@ -99,40 +99,14 @@ export function createKeyringControl(
     if (waiting !== null && reading === null) reading = logged(apply(waiting).finally(() => (reading = null)), logger);
   });
 
-  /**
-   * decision D40: a start is checked like a reload. While live hosts lack the configured active
-   * key and this host holds one they all hold, it seals with that one and waits (phase one),
-   * switching after a later beat like a waiting reload.
-   */
-  async function start(options: KeyringOptions, self: NonNullable<typeof host>): Promise<void> {
-    const { active, pending, lacking } = await startingKeyOf(keyring, storage, self.id, now());
-    if (lacking) logger.warn("this host seals with a key other live hosts lack", { activeKeyId: active, lacking: lacking.join("; ") });
-    if (!pending) return;
-    await self.beforeSwitch(active);
-    keyring.replace({ ...options, active });
-    waiting = options;
-    await self.afterReload();
-    logger.warn("new active key waits for other hosts", { activeKeyId: pending.activeKeyId, lacking: pending.lacking.join("; ") });
-  }
   const starting: Promise<void> =
     host && started
-      ? start(started, host).catch((error: unknown) => logger.warn("keyring start check failed", { reason: error instanceof Error ? error.message : String(error) }))
+      ? startCheck({ keyring, storage, logger, now }, started, host)
+          .then((waits) => void (waits && (waiting = started)))
+          .catch((error: unknown) => logger.warn("keyring start check failed", { reason: error instanceof Error ? error.message : String(error) }))
       : Promise.resolve();
 
-  async function fromSource(): Promise<KeyringReload> {
-    const { source } = keyring;
-    if (!source) throw new Error("the keyring has no source to reload from: pass the keys to reload(options), or give KeyringOptions.source");
-    let options: KeyringOptions;
-    try {
-      options = await source();
-    } catch (error) {
-      // Only the name: a source's own message may quote what it read (a key), unless the source
-      // vouches for it by naming its error KEYRING_SOURCE_ERROR (KeyringOptions.source).
-      if (error instanceof Error && error.name === KEYRING_SOURCE_ERROR) throw new Error(`the keyring source failed: ${error.message}: keeping the current keys`);
-      throw new Error(`the keyring source failed (${error instanceof Error ? error.name : typeof error}): keeping the current keys`);
-    }
-    return apply(options);
-  }
+  const fromSource = async (): Promise<KeyringReload> => apply(await optionsFromSource(keyring));
 
   function reload(options?: KeyringOptions): Promise<KeyringReload> {
     if (options) return apply(options);
@@ -150,11 +124,7 @@ export function createKeyringControl(
     reload,
     ready: () => starting,
     async holdKeysOf(values) {
-      const unknown = [...values].some((v) => {
-        const id = v ? keyring.keyIdOf(v) : null;
-        return id !== null && !keyring.keyIds.includes(id);
-      });
-      if (!unknown || !keyring.source) return;
+      if (!holdsUnknownKey(keyring, values) || !keyring.source) return;
       try {
         await reload();
       } catch (error) {
@@ -170,4 +140,46 @@ async function recordActivation(storage: Storage, logger: Logger, now: () => Dat
   await recordInEveryOrganization({ storage, now }, { resource: { type: "keyring", id: held.activeKeyId }, action: "activate", changes }).catch((error: unknown) =>
     logger.error("keyring activation not recorded in the audit trail", { error: error instanceof Error ? error.name : typeof error }),
   );
+}
+
+/** Whether a value among `values` is sealed with a key id this keyring does not hold. */
+function holdsUnknownKey(keyring: Keyring, values: Iterable<string | null | undefined>): boolean {
+  return [...values].some((v) => {
+    const id = v ? keyring.keyIdOf(v) : null;
+    return id !== null && !keyring.keyIds.includes(id);
+  });
+}
+
+/** The keyring its source gives now; a source's failure named without quoting what it read. */
+async function optionsFromSource(keyring: Keyring): Promise<KeyringOptions> {
+  const { source } = keyring;
+  if (!source) throw new Error("the keyring has no source to reload from: pass the keys to reload(options), or give KeyringOptions.source");
+  try {
+    return await source();
+  } catch (error) {
+    // Only the name: a source's own message may quote what it read (a key), unless the source
+    // vouches for it by naming its error KEYRING_SOURCE_ERROR (KeyringOptions.source).
+    if (error instanceof Error && error.name === KEYRING_SOURCE_ERROR) throw new Error(`the keyring source failed: ${error.message}: keeping the current keys`);
+    throw new Error(`the keyring source failed (${error instanceof Error ? error.name : typeof error}): keeping the current keys`);
+  }
+}
+
+/**
+ * decision D40: a start is checked like a reload. While live hosts lack the configured active
+ * key and this host holds one they all hold, it seals with that one and waits (phase one),
+ * switching after a later beat like a waiting reload. Resolves whether the activation waits.
+ */
+async function startCheck(
+  { keyring, storage, logger, now }: { keyring: Keyring; storage: Storage; logger: Logger; now: () => Date },
+  options: KeyringOptions,
+  self: Pick<HostHeartbeat, "id" | "beforeSwitch" | "afterReload">,
+): Promise<boolean> {
+  const { active, pending, lacking } = await startingKeyOf(keyring, storage, self.id, now());
+  if (lacking) logger.warn("this host seals with a key other live hosts lack", { activeKeyId: active, lacking: lacking.join("; ") });
+  if (!pending) return false;
+  await self.beforeSwitch(active);
+  keyring.replace({ ...options, active });
+  await self.afterReload();
+  logger.warn("new active key waits for other hosts", { activeKeyId: pending.activeKeyId, lacking: pending.lacking.join("; ") });
+  return true;
 }

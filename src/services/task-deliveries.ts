@@ -87,27 +87,7 @@ export function createTaskDeliveryService(
     : { ms: settings.deadline.idleMs, maxMs: settings.deadline.maxMs };
 
   return {
-    /**
-     * While held (a dispatcher's life), the request texts this instance enqueues are kept for its
-     * own first attempts, which then need not open the sealed payload; resolves the release.
-     * Without `fresh`, nothing is kept.
-     */
-    holdTexts: (): (() => void) => options.fresh?.hold() ?? (() => undefined),
-    /** The instance's clock and logger, so a dispatcher reads the same time and logs to the same place. */
-    now: (): Date => ctx.now(),
-    logger: ctx.logger,
-    /** decision D50: where the dispatcher's metrics and spans go, as this instance's. */
-    telemetry: ctx.telemetry ?? GLOBAL_TELEMETRY,
-    /** decision D31: the attempt history (`list`, `prune`) and retry now (`retryNow`, `onDue`). */
-    attempts: createDeliveryAttemptService(ctx, settings),
-    /** decision D46: removes agents silent for longer than `agentRecords.retention`; resolves how many. */
-    pruneAgents: createAgentService(ctx).prune,
-    /** decision D53: removes audit events past `audit.retention`, a bounded number per sweep; resolves how many. */
-    pruneAudit: auditPruner(ctx, settings),
-    /** The outbox's figures now, or null when the storage offers no `stats`: for metrics and health checks. */
-    outbox: (): Promise<OutboxFigures | null> => outboxFigures(s, ctx.now()),
-    /** decision D31: how this process's attempts of the last `health.window` ended (the dispatcher records them), for `health()`. */
-    recent: createAttemptWindow(settings.health.windowMs),
+    ...instanceParts(ctx, settings, options),
     /**
      * Leases up to `limit` due rows for `owner` and opens their results' windows (D15, D16); see
      * `TaskDeliveryStore.claim`. decision D34: rows without a pool unless `pools` names some.
@@ -162,3 +142,30 @@ export function createTaskDeliveryService(
   };
 }
 export type TaskDeliveryService = ReturnType<typeof createTaskDeliveryService>;
+
+/** What a dispatcher reads of the instance besides the rows: its texts, clock, logger, telemetry, history and sweeps. */
+function instanceParts(ctx: ServiceContext, settings: RunTaskSettings, options: DeliveryServiceOptions) {
+  return {
+    /**
+     * While held (a dispatcher's life), the request texts this instance enqueues are kept for its
+     * own first attempts, which then need not open the sealed payload; resolves the release.
+     * Without `fresh`, nothing is kept.
+     */
+    holdTexts: (): (() => void) => options.fresh?.hold() ?? (() => undefined),
+    /** The instance's clock and logger, so a dispatcher reads the same time and logs to the same place. */
+    now: (): Date => ctx.now(),
+    logger: ctx.logger,
+    /** decision D50: where the dispatcher's metrics and spans go, as this instance's. */
+    telemetry: ctx.telemetry ?? GLOBAL_TELEMETRY,
+    /** decision D31: the attempt history (`list`, `prune`) and retry now (`retryNow`, `onDue`). */
+    attempts: createDeliveryAttemptService(ctx, settings),
+    /** decision D46: removes agents silent for longer than `agentRecords.retention`; resolves how many. */
+    pruneAgents: createAgentService(ctx).prune,
+    /** decision D53: removes audit events past `audit.retention`, a bounded number per sweep; resolves how many. */
+    pruneAudit: auditPruner(ctx, settings),
+    /** The outbox's figures now, or null when the storage offers no `stats`: for metrics and health checks. */
+    outbox: (): Promise<OutboxFigures | null> => outboxFigures(ctx.storage, ctx.now()),
+    /** decision D31: how this process's attempts of the last `health.window` ended (the dispatcher records them), for `health()`. */
+    recent: createAttemptWindow(settings.health.windowMs),
+  };
+}
