@@ -6,7 +6,7 @@
  */
 import ipaddr from "ipaddr.js";
 import { normalizeName, parseEntry } from "./allow-entries.js";
-import { DEFAULT_MIN_PREFIX, wideEntryProblem, type MinPrefix } from "./wide-entries.js";
+import { DEFAULT_MIN_PREFIX, embeddedV4, wideEntryProblem, type MinPrefix } from "./wide-entries.js";
 
 /** Why some entries together are wide: the entries, and what they do together. */
 export interface WideTogether {
@@ -52,6 +52,7 @@ function covered(intervals: readonly Interval[], [low, high]: Interval): bigint 
   return total;
 }
 
+const LOOPBACK_V4 = ipaddr.parseCIDR("127.0.0.0/8");
 const LOOPBACK_NAMES = /^(?:localhost|(?:[a-z0-9_-]+\.)*localhost)$/;
 
 /**
@@ -63,7 +64,9 @@ export function portlessLoopback(entry: string): boolean {
     const parsed = parseEntry(entry.trim());
     if (parsed.port !== undefined) return false;
     if ("name" in parsed) return LOOPBACK_NAMES.test(normalizeName(parsed.name));
-    return parsed.net.kind() === "ipv4" ? parsed.net.match(ipaddr.parseCIDR("127.0.0.0/8")) : parsed.net.toNormalizedString() === "0:0:0:0:0:0:0:1";
+    if (parsed.net.kind() === "ipv4") return parsed.net.match(LOOPBACK_V4);
+    // IPv4-mapped, NAT64 and 6to4 spellings of 127.0.0.1 reach it as well (found from outside).
+    return parsed.net.toNormalizedString() === "0:0:0:0:0:0:0:1" || embeddedV4(parsed.net as ipaddr.IPv6, parsed.bits).some(([v4]) => v4.match(LOOPBACK_V4));
   } catch {
     return false;
   }

@@ -6,7 +6,7 @@
  */
 import { isIP } from "node:net";
 import ipaddr from "ipaddr.js";
-import { parseEntry, type CidrEntry } from "./allow-entries.js";
+import { normalizeName, parseEntry, type CidrEntry } from "./allow-entries.js";
 
 /**
  * The shortest prefix an entry inside a private range may have: a /16 of an IPv4 private range
@@ -69,7 +69,7 @@ const CARRIERS: readonly [prefix: string, at: number, width: number][] = [
 const NOT_COMPATIBLE = ipaddr.parseCIDR("::/127") as Net;
 
 /** The IPv4 networks an IPv6 entry reaches through addresses that carry an IPv4 address. */
-function embeddedV4(net: ipaddr.IPv6, bits: number): Net[] {
+export function embeddedV4(net: ipaddr.IPv6, bits: number): Net[] {
   const out: Net[] = [];
   for (const [prefix, at, width] of CARRIERS) {
     const carrier = ipaddr.parseCIDR(`${prefix}/${width}`) as Net;
@@ -97,10 +97,13 @@ function wideNet(entry: Net, minPrefix: MinPrefix): string | null {
   return null;
 }
 
+/** Host names of the cloud metadata services at the addresses above (GCP, AWS, and the short forms). */
+const METADATA_NAMES = new Set(["metadata.google.internal", "metadata.goog", "metadata", "instance-data", "instance-data.ec2.internal"]);
+
 /**
  * Why an allowlist entry is wide (`covers the whole of the private range 10.0.0.0/8`), or null when
  * it is narrow enough, or is not a valid entry at all (allowEntryProblem says that). A host-name
- * entry is never wide here: its addresses are unknown until it resolves, so the policy refuses a
+ * entry is wide here only when it names a metadata service: its addresses are unknown until it resolves, so the policy refuses a
  * metadata or link-local address behind a name at connect time instead (see isNeverWithoutWide).
  */
 export function wideEntryProblem(entry: string, minPrefix: MinPrefix = DEFAULT_MIN_PREFIX): string | null {
@@ -110,7 +113,8 @@ export function wideEntryProblem(entry: string, minPrefix: MinPrefix = DEFAULT_M
   } catch {
     return null;
   }
-  if (!("net" in parsed)) return null;
+  // decision D43: the names cloud metadata services answer under, as wide as their addresses.
+  if (!("net" in parsed)) return METADATA_NAMES.has(normalizeName(parsed.name)) ? `names a cloud metadata service (${normalizeName(parsed.name)})` : null;
   const { net, bits }: CidrEntry = parsed;
   const nets: Net[] = [[net, bits], ...(net.kind() === "ipv6" ? embeddedV4(net as ipaddr.IPv6, bits) : [])];
   for (const candidate of nets) {

@@ -22,13 +22,15 @@ export interface Folded {
   edgeTo?: Int32Array;
 }
 
-/** Named character references that stand for an ASCII character (the WHATWG list, ASCII only). */
+/** Named character references that stand for an ASCII character (the WHATWG list, ASCII only, and the dashes read as `-`). */
 const NAMED: Record<string, string> = {
   Tab: "\t", NewLine: "\n", excl: "!", quot: '"', QUOT: '"', num: "#", dollar: "$", percnt: "%", amp: "&", AMP: "&",
   apos: "'", lpar: "(", rpar: ")", ast: "*", midast: "*", plus: "+", comma: ",", period: ".", sol: "/", colon: ":",
   semi: ";", lt: "<", LT: "<", equals: "=", gt: ">", GT: ">", quest: "?", commat: "@", lsqb: "[", lbrack: "[",
   bsol: "\\", rsqb: "]", rbrack: "]", Hat: "^", lowbar: "_", UnderBar: "_", grave: "`", DiacriticalGrave: "`",
   lcub: "{", lbrace: "{", verbar: "|", vert: "|", VerticalLine: "|", rcub: "}", rbrace: "}",
+  // decision D42: U+2010 and U+2212, not ASCII, but a reader decoding a token takes them for `-`.
+  hyphen: "-", dash: "-", minus: "-",
 };
 /** The ones a browser also reads without the `;`. */
 const LEGACY = ["quot", "QUOT", "amp", "AMP", "lt", "LT", "gt", "GT"];

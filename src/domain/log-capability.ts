@@ -69,9 +69,10 @@ export function verifyLogCapability(capability: string, keys: readonly Uint8Arra
 
 /**
  * A run of URL-ish characters, percent escapes and `\\uXXXX` escapes: how a capability travels in
- * a path, a query or a JSON string, however an echo escapes it.
+ * a path, a query or a JSON string, however an echo escapes it; decision D42: HTML's names a reader
+ * takes for the token's `-` and `_` (`&hyphen;`, `&dash;`, `&minus;`, `&lowbar;`, `&UnderBar;`) too.
  */
-const URLISH_RUN = /(?:[A-Za-z0-9._~-]|%[0-9A-Fa-f]{2}|\\u[0-9A-Fa-f]{4})+/g;
+const URLISH_RUN = /(?:[A-Za-z0-9._~-]|%[0-9A-Fa-f]{2}|\\u[0-9A-Fa-f]{4}|&(?:hyphen|dash|minus|lowbar|UnderBar);)+/g;
 const ESCAPE = /%([0-9A-Fa-f]{2})|\\u([0-9A-Fa-f]{4})/g;
 const unescaped = (run: string): string => run.replace(ESCAPE, (_, pct?: string, u?: string) => String.fromCharCode(parseInt(pct ?? u!, 16)));
 const HOLDS_CAPABILITY = /rplog1\./i;

@@ -43,12 +43,18 @@ const INNER: readonly { encode: (s: string) => string; grows: number; bytes?: tr
   { encode: (s) => JSON.stringify(s).slice(1, -1), grows: 1 },
   { encode: encodeURIComponent, grows: 1, bytes: true },
   { encode: (s) => eachByte(s, (h) => `%${h.toUpperCase()}`), grows: 3, bytes: true },
+  // decision D42: lower-case hex escapes too, as some encoders write them: under hex or base64 they differ.
+  { encode: (s) => eachByte(s, (h) => `%${h}`), grows: 3, bytes: true },
   { encode: (s) => eachUnit(s, (h) => `\\u${h}`), grows: 6 },
   { encode: (s) => eachByte(s, (h) => `\\x${h}`), grows: 4, bytes: true },
   { encode: (s) => each(s, (c) => `&#${c};`), grows: 4 },
   { encode: (s) => each(s, (c) => `&#x${c.toString(16)};`), grows: 5 },
   { encode: (s) => each(s, (c) => `&#x${c.toString(16).toUpperCase()};`), grows: 5 },
   { encode: (s) => [...s].map((ch) => (HTML_NAMES[ch] ? `&${HTML_NAMES[ch]};` : ch)).join(""), grows: 1 },
+  // decision D42: the other names a reader takes for a token's `-` and `_` (U+2010, U+2212 for `-`).
+  { encode: (s) => s.replace(/-/g, "&hyphen;").replace(/_/g, "&UnderBar;"), grows: 1 },
+  { encode: (s) => s.replace(/-/g, "&dash;"), grows: 1 },
+  { encode: (s) => s.replace(/-/g, "&minus;"), grows: 1 },
   { encode: (s) => hexOf(Buffer.from(s, "utf8")), grows: 2 },
   { encode: (s) => hexOf(Buffer.from(s, "utf8")).toUpperCase(), grows: 2 },
   { encode: (s) => stableBase64(s, "base64"), grows: 4 / 3 },

@@ -109,7 +109,9 @@ export function createAgentService(ctx: ServiceContext) {
       if (agent.status === "idle" || agent.status === "busy") {
         throw conflict(`agent ${id} is ${agent.status}: only an agent that is unknown, errored or exited can be deleted (stop it first)`);
       }
-      if (!(await s.agents.delete(id))) throw notFound();
+      // decision D53: the delete is recorded with its actor, in the delete's own transaction.
+      const draft = { organization: agent.organization, resource: { type: "agent", id }, action: "delete", changes: [{ field: "status", old: agent.status }] };
+      if (!(await audited(ctx, draft, () => s.agents.delete(id)))) throw notFound();
     },
 
     /** decision D46: removes the agents silent for longer than `agentRecords.retention`; resolves how many. */

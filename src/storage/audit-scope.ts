@@ -47,7 +47,7 @@ export const AUDITED_WRITES = {
   teamProjects: ["insert", "update", "delete", "deleteByTeam", "deleteByProject"],
   apiTokens: ["insert", "delete"],
   agentTokens: ["insert", "delete"],
-  agents: ["insert", "ping", "setStatus"],
+  agents: ["insert", "ping", "setStatus", "delete"],
   runTasks: ["insert", "update", "delete"],
   workspaceTasks: ["insert", "update", "delete"],
   taskStages: ["transition"],

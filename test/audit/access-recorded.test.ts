@@ -128,4 +128,27 @@ describe.each(STORAGES)("audit: access, tokens, run tasks and overrides ($name)"
     expect((await theEvent(a.storage, "agent", "deregister")).changes).toStrictEqual([{ field: "status", old: "idle", new: "exited" }]);
     await expectNoSecret(a.storage, [token.token]);
   });
+
+  it("records who deleted an agent (found from outside: DELETE /api/v2/agents/:id left no event)", async () => {
+    const a = await app();
+    await a.runplane.directory.agentPools.create({ id: "apool-1", name: "pool", organization: "acme" });
+    const token = await a.runplane.agentTokens.create("apool-1", { description: "t", createdBy: { type: "organizations", id: "acme" } });
+    const protocol = (path: string, body: object) =>
+      a.runplane.handler(new Request(`http://localhost/api/agent/v1/${path}`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${token.token}`, "content-type": "application/json" },
+        body: JSON.stringify(body),
+      }));
+    const agent = { id: ((await (await protocol("register", { name: "rack-1" })).json()) as { "agent-id": string })["agent-id"] };
+    expect((await protocol("deregister", { "agent-id": agent.id })).status).toBe(204);
+    expect((await a.call("DELETE", `/api/v2/agents/${agent.id}`)).status).toBe(204);
+    const deleted = await theEvent(a.storage, "agent", "delete");
+    expect(deleted.resource.id).toBe(agent.id);
+    expect(deleted.organization).toBe("acme");
+    expect(deleted.actor).toMatchObject({ tokenId: await tokenIdOf(a, a.ownerToken), userId: "user-owner" });
+    // A second delete finds nothing (404) and leaves nothing.
+    const count = (await eventsOf(a.storage)).length;
+    expect((await a.call("DELETE", `/api/v2/agents/${agent.id}`)).status).toBe(404);
+    expect((await eventsOf(a.storage)).length).toBe(count);
+  });
 });

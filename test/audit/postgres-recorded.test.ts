@@ -35,7 +35,7 @@ describe.skipIf(unreachable !== null)("audit on PostgreSQL", () => {
     return runTaskApp({ name: "postgres", create: () => ({ storage, dispose() {} }) }, () => undefined, options);
   };
 
-  it("records a variable's create, update and delete, a team grant and an override, each with its change", async () => {
+  it("records a variable's create, update and delete, a team grant, an override and an agent's delete, each with its change", async () => {
     const a = await app({ overridableTasks: true });
     const created = await a.call("POST", "/api/v2/workspaces/ws-a/vars", { body: { data: { type: "vars", attributes: { key: "K", value: SECRET, category: "env", sensitive: true } } } });
     const id = created.json.data.id as string;
@@ -54,6 +54,20 @@ describe.skipIf(unreachable !== null)("audit on PostgreSQL", () => {
     await theEvent(a.storage, "task-stage", "override");
     await theEvent(a.storage, "task", "create");
     await theEvent(a.storage, "workspace-task", "create");
+    // An agent's delete, in the delete's own transaction (found from outside: it left no event).
+    await a.runplane.directory.agentPools.create({ id: "apool-1", name: "pool", organization: "acme" });
+    const token = await a.runplane.agentTokens.create("apool-1", { description: "t", createdBy: { type: "organizations", id: "acme" } });
+    const protocol = (path: string, body: object) =>
+      a.runplane.handler(new Request(`http://localhost/api/agent/v1/${path}`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${token.token}`, "content-type": "application/json" },
+        body: JSON.stringify(body),
+      }));
+    const agentId = ((await (await protocol("register", { name: "rack-1" })).json()) as { "agent-id": string })["agent-id"];
+    expect((await protocol("deregister", { "agent-id": agentId })).status).toBe(204);
+    expect((await a.call("DELETE", `/api/v2/agents/${agentId}`)).status).toBe(204);
+    expect((await theEvent(a.storage, "agent", "delete")).resource.id).toBe(agentId);
+    expect(await a.storage.agents.get(agentId)).toBeNull();
     await expectNoSecret(a.storage, [SECRET, `${SECRET}2`]);
     expect(await walkChain(a.storage.audit!, "acme")).toBeNull();
   });

@@ -34,8 +34,8 @@ describe("an egress allowlist judged as a whole (D43)", () => {
   });
 
   it("calls a loopback address or name without a port portless, one with a port not", () => {
-    for (const entry of ["127.0.0.1", "127.0.0.1/32", "127.1.2.3", "::1", "[::1]", "localhost", "LOCALHOST.", "api.localhost"]) expect(portlessLoopback(entry), entry).toBe(true);
-    for (const entry of ["127.0.0.1:8081", "[::1]:8081", "localhost:9000", "10.1.2.3", "tasks.internal", "not an entry"]) expect(portlessLoopback(entry), entry).toBe(false);
+    for (const entry of ["127.0.0.1", "127.0.0.1/32", "127.1.2.3", "::1", "[::1]", "localhost", "LOCALHOST.", "api.localhost", "::ffff:127.0.0.1", "[::ffff:127.0.0.1]", "::ffff:7f00:1", "64:ff9b::7f00:1", "2002:7f00:1::"]) expect(portlessLoopback(entry), entry).toBe(true);
+    for (const entry of ["127.0.0.1:8081", "[::1]:8081", "localhost:9000", "10.1.2.3", "tasks.internal", "not an entry", "[::ffff:127.0.0.1]:8081", "::ffff:10.1.2.3"]) expect(portlessLoopback(entry), entry).toBe(false);
   });
 
   it("is refused by createRunplane and createEgress unless egress.wide is true", async () => {

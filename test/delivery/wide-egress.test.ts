@@ -42,12 +42,17 @@ const WIDE: [string, string][] = [
   ["64:ff9b::a9fe:a9fe", "reaches into the link-local range 169.254.0.0/16"],
   ["2002::/16", "covers every IPv4 address"],
   ["2002:c0a8::/32", "covers the whole of the private range 192.168.0.0/16"],
+  // decision D43 (found from outside): the metadata services' own names, as wide as their addresses, port or not.
+  ["metadata.google.internal", "names a cloud metadata service (metadata.google.internal)"],
+  ["Metadata.Google.Internal.", "names a cloud metadata service (metadata.google.internal)"],
+  ["metadata:80", "names a cloud metadata service (metadata)"],
+  ["instance-data", "names a cloud metadata service (instance-data)"],
 ];
 
 const NARROW = [
   "10.1.0.0/16", "10.1.2.3", "10.1.2.3:8443", "172.16.5.0/24", "192.168.1.0/24", "100.64.1.0/24", "127.0.0.1/32",
   "127.0.0.1:8081", "127.0.0.0/16", "[::1]:8081", "::1", "fd12:3456:789a::/48", "fd12:3456:789a:1::5", "::ffff:10.1.2.3",
-  "8.8.8.0/24", "203.0.113.0/24", "tasks.internal", "tasks.internal:443", "metadata.google.internal",
+  "8.8.8.0/24", "203.0.113.0/24", "tasks.internal", "tasks.internal:443", "metadata.example.com",
 ];
 
 describe("wide allowlist entries (D38)", () => {

@@ -23,6 +23,7 @@ const CODECS: Codec[] = [
   ["JSON \\u of every character", (t) => [...t].map((ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, "0")}`).join("")],
   ["URL component", encodeURIComponent],
   ["percent of every byte", perByte((b) => `%${hex2(b).toUpperCase()}`)],
+  ["percent of every byte in lower case", perByte((b) => `%${hex2(b)}`)],
   ["\\x of every byte", perByte((b) => `\\x${hex2(b)}`)],
   ["hex", perByte(hex2)],
   ["upper-case hex", perByte((b) => hex2(b).toUpperCase())],
@@ -31,6 +32,10 @@ const CODECS: Codec[] = [
   ["HTML decimal references", perChar((c) => `&#${c};`)],
   ["HTML hex references", perChar((c) => `&#x${c.toString(16).toUpperCase()};`)],
   ["HTML named references", (t) => [...t].map((ch) => (NAMES[ch] ? `&${NAMES[ch]};` : ch)).join("")],
+  // `&hyphen;` and `&dash;` are U+2010, which a reader takes for `-`; `&UnderBar;` is `_` too.
+  ["HTML other names for - and _", (t) => t.replace(/-/g, "&hyphen;").replace(/_/g, "&UnderBar;")],
+  ["HTML &dash; for -", (t) => t.replace(/-/g, "&dash;")],
+  ["HTML &minus; for -", (t) => t.replace(/-/g, "&minus;")],
 ];
 const BYTE_CODECS = new Set(["hex", "upper-case hex", "base64", "base64url"]);
 

@@ -40,6 +40,15 @@ describe("reference server: wide EGRESS_ALLOW entries", () => {
     ["127.0.0.1 without a port", "127.0.0.1", 'EGRESS_ALLOW (--egress-allow) entry "127.0.0.1" is wide: it admits every port of the loopback address, this server\'s own API and its database among them; give the port (127.0.0.1:8081)'],
     ["::1 without a port", "::1", 'EGRESS_ALLOW (--egress-allow) entry "::1" is wide: it admits every port of the loopback address'],
     ["localhost without a port", "tasks.internal:443,localhost", 'EGRESS_ALLOW (--egress-allow) entry "localhost" is wide: it admits every port of the loopback address'],
+    // Found from outside: IPv4-mapped, NAT64 and 6to4 spellings of 127.0.0.1 reached the server's own API and PostgreSQL.
+    ["::ffff:127.0.0.1 without a port", "::ffff:127.0.0.1", 'EGRESS_ALLOW (--egress-allow) entry "::ffff:127.0.0.1" is wide: it admits every port of the loopback address'],
+    ["[::ffff:127.0.0.1] without a port", "[::ffff:127.0.0.1]", 'EGRESS_ALLOW (--egress-allow) entry "[::ffff:127.0.0.1]" is wide: it admits every port of the loopback address'],
+    ["::ffff:7f00:1 without a port", "::ffff:7f00:1", 'EGRESS_ALLOW (--egress-allow) entry "::ffff:7f00:1" is wide: it admits every port of the loopback address'],
+    ["64:ff9b::7f00:1 without a port", "64:ff9b::7f00:1", 'EGRESS_ALLOW (--egress-allow) entry "64:ff9b::7f00:1" is wide: it admits every port of the loopback address'],
+    ["2002:7f00:1:: without a port", "2002:7f00:1::", 'EGRESS_ALLOW (--egress-allow) entry "2002:7f00:1::" is wide: it admits every port of the loopback address'],
+    ["a bare metadata host name", "metadata.google.internal", 'EGRESS_ALLOW (--egress-allow) entry "metadata.google.internal" is wide: it names a cloud metadata service'],
+    ["metadata", "metadata", 'EGRESS_ALLOW (--egress-allow) entry "metadata" is wide: it names a cloud metadata service'],
+    ["instance-data", "tasks.internal:443,instance-data", 'EGRESS_ALLOW (--egress-allow) entry "instance-data" is wide: it names a cloud metadata service'],
   ])("refuses to start with %s, and doctor fails the options", async (_, allow, says) => {
     await expect(preflight(settings(["--egress-allow", allow]))).rejects.toThrow(says);
     const checks = await runChecks(settings(["--egress-allow", allow]));
