@@ -5,7 +5,7 @@
  * outbox's waiting rows by pool, then one of each such pool's agents.
  */
 import type { Storage } from "../storage/types.js";
-import { shortDuration } from "./delivery-health.js";
+import { shortDuration } from "../domain/short-duration.js";
 import { poolLabel, readPoolPresence } from "./pool-presence.js";
 
 /** Pools judged per check: a bounded read, whatever the number of pools. */

@@ -4,6 +4,7 @@
  * and how long the oldest result has been retrying (one read of the storage's outbox stats, so
  * every host sees every host's retries).
  */
+import { shortDuration } from "../domain/short-duration.js";
 import type { OutboxFigures } from "../telemetry/metrics.js";
 import type { AttemptTally, AttemptWindow } from "./attempt-window.js";
 import type { KeyWaits } from "./key-waits.js";
@@ -16,17 +17,6 @@ export interface DeliveryHealthSource {
   outbox(): Promise<OutboxFigures | null>;
   /** decision D40: the keys this host left deliveries for. */
   keyWaits?: KeyWaits;
-}
-
-/** `300000` as `5m`, `91000` as `1m31s`: whole seconds, the largest units first. */
-export function shortDuration(ms: number): string {
-  const total = Math.floor(ms / 1000);
-  const parts: [number, string][] = [
-    [Math.floor(total / 3600), "h"],
-    [Math.floor((total % 3600) / 60), "m"],
-    [total % 60, "s"],
-  ];
-  return parts.filter(([n]) => n > 0).map(([n, unit]) => `${n}${unit}`).join("") || "0s";
 }
 
 /** `4xx: 4, 5xx: 2, network: 2`: the most frequent first. */

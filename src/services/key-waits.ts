@@ -1,7 +1,7 @@
 import { isLive } from "../domain/hosts.js";
 import type { Logger } from "../logger.js";
 import type { Storage } from "../storage/types.js";
-import { shortDuration } from "./delivery-health.js";
+import { shortDuration } from "../domain/short-duration.js";
 
 /** decision D40: at most one warning per key this often, however many rows wait for it. */
 export const KEY_WAIT_WARN_MS = 60_000;

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { createAttemptWindow } from "../../src/services/attempt-window.js";
-import { failingReason, retryingReason, shortDuration } from "../../src/services/delivery-health.js";
+import { shortDuration } from "../../src/domain/short-duration.js";
+import { failingReason, retryingReason } from "../../src/services/delivery-health.js";
 import { DEFAULT_DELIVERY_HEALTH } from "../../src/services/run-task-settings.js";
 
 // The attempts `health()` judges are counted in a fixed ring of 30 slices of the window.
