@@ -43,7 +43,7 @@ describe("a PostgreSQL that cannot be reached at start", () => {
     const failed = results.filter(({ verdict }) => "fix" in verdict);
     expect(failed.map((r) => r.name)).toStrictEqual(["keyring"]);
     const skipped = results.filter(({ verdict }) => "skip" in verdict);
-    expect(skipped.map((r) => r.name)).toStrictEqual(["keys", "storage", "hosts"]);
+    expect(skipped.map((r) => r.name)).toStrictEqual(["keys", "storage", "hosts", "agents"]);
     for (const { verdict } of skipped) expect(verdict).toStrictEqual({ skip: "not checked: PostgreSQL cannot be reached (see keyring)" });
   });
 });
