@@ -1,5 +1,6 @@
 import type { PgPoolClientLike, PgPoolLike, PgQueryConfig, PgQueryResult, Queryable } from "./pg-types.js";
 import { requestDeadline, type OperationDeadline } from "../../src/storage/request-deadline.js";
+import { postgresUnavailable } from "./unavailable.js";
 import { cancelKeyOf, checkout, confirmMarginMs, Deadline, sendCancel, unavailable, within } from "./deadline.js";
 
 /** Where a bounded pool keeps its transaction runner (a symbol: an embedder's pool may have a `transaction` of its own). */
@@ -85,6 +86,11 @@ async function autocommit(client: PgPoolClientLike, config: PgQueryConfig, deadl
       sendCancel(cancelKeyOf(client)!);
       return within(pending, margin, () => Promise.reject(unavailable("statement past its deadline, its cancel unconfirmed")));
     });
+  } catch (error) {
+    // A connection the server ended (57P01 after pg_terminate_backend) may fail its statement before
+    // its "error" event: it must not go back to the pool for the next statement to fail on too.
+    if (postgresUnavailable(error)) broken = true;
+    throw error;
   } finally {
     client.removeListener("error", onError);
     client.release(broken);
