@@ -62,7 +62,7 @@ describe("the packed tarball's contents", () => {
   });
 
   // decision D51: what embedders use, maps for stack traces without the sources in them.
-  it("ships source maps without sourcesContent, under 3 MB unpacked, and nothing from src or test", () => {
+  it("ships source maps without sourcesContent, under 3.5 MB unpacked, and nothing from src or test", () => {
     const installed = join(app, "node_modules/runplane");
     const files = (dir: string): string[] =>
       readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? files(join(dir, e.name)) : [join(dir, e.name)]));
@@ -71,7 +71,8 @@ describe("the packed tarball's contents", () => {
     expect(maps.length).toBeGreaterThan(0);
     for (const map of maps) expect((JSON.parse(readFileSync(map, "utf8")) as { sourcesContent?: unknown }).sourcesContent, map).toBeUndefined();
     const bytes = all.reduce((n, f) => n + readFileSync(f).length, 0);
-    expect(bytes).toBeLessThan(3_000_000);
+    // 3.0 MB after the turn that added the audit trail, run lists and agent records; sourcesContent would add about 3 MB more.
+    expect(bytes).toBeLessThan(3_500_000);
     expect(all.filter((f) => /\/(src|test)\//.test(f.slice(installed.length)))).toEqual([]);
   });
 

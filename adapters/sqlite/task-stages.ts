@@ -220,6 +220,7 @@ export function createTaskStageStores(db: SqliteDatabase): TaskStageStores {
       settle: taskDeliveries.settle,
       expedite: taskDeliveries.expedite,
       stats: taskDeliveries.stats,
+      waitingByPool: taskDeliveries.waitingByPool,
     },
     deliveryAttempts: { list: taskDeliveries.attempts.list, prune: taskDeliveries.attempts.prune },
   };
