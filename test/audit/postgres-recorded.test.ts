@@ -5,15 +5,16 @@ import type { Storage } from "../../src/storage/types.js";
 import { withAuditEvent } from "../../src/storage/audit-scope.js";
 import { auditEvent, walkChain } from "../../src/testing/conformance/audit.cases.js";
 import { variable } from "../../src/testing/conformance/fixtures.js";
-import { DATABASE_URL, dropSchema, probeDatabase, uniqueSchema } from "../helpers/postgres.js";
+import { DATABASE_URL, dropSchema, postgresReachable, uniqueSchema } from "../helpers/postgres.js";
 import { callbackBody, runTaskApp, sendCallback, startedRun, tokenOf } from "../helpers/run-tasks.js";
 import { eventsOf, expectNoSecret, theEvent } from "./helpers.js";
 
-const unreachable = await probeDatabase();
+// Under CI a missing database fails (postgresReachable), never skips.
+const reachable = await postgresReachable("audit on PostgreSQL");
 const SECRET = "pg-secret-value-123";
 
 // decision D53: on PostgreSQL an audited write runs through its store pinned to one transaction.
-describe.skipIf(unreachable !== null)("audit on PostgreSQL", () => {
+describe.skipIf(!reachable)("audit on PostgreSQL", () => {
   const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 8 });
   pool.on("error", () => undefined);
   const schema = uniqueSchema("audit");

@@ -6,7 +6,7 @@ import { createPostgresStorage } from "../../adapters/postgres/index.js";
 import { createSqliteStorage } from "../../adapters/sqlite/index.js";
 import type { Storage } from "../../src/storage/types.js";
 import { auditEvent } from "../../src/testing/conformance/audit.cases.js";
-import { DATABASE_URL, dropSchema, probeDatabase, uniqueSchema } from "../helpers/postgres.js";
+import { DATABASE_URL, dropSchema, postgresReachable, uniqueSchema } from "../helpers/postgres.js";
 import { run, scratchDirs } from "./helpers.js";
 
 const { made } = scratchDirs();
@@ -45,8 +45,9 @@ describe("runplane audit verify on SQLite", () => {
   }, 60_000);
 });
 
-const unreachable = await probeDatabase();
-describe.skipIf(unreachable !== null)("runplane audit verify on PostgreSQL", () => {
+// Under CI a missing database fails (postgresReachable), never skips.
+const reachable = await postgresReachable("runplane audit verify on PostgreSQL");
+describe.skipIf(!reachable)("runplane audit verify on PostgreSQL", () => {
   const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 2 });
   pool.on("error", () => undefined);
   const schemas: string[] = [];
