@@ -30,3 +30,18 @@ export function hostsNote(hosts: readonly HostRecord[], now: Date): string {
   const summary = `${live.length} live${silent ? `, ${silent} silent (stopped without removing their record, or cannot reach the database)` : ""}`;
   return [summary, ...[...hosts].sort(order).map((h) => `${INDENT}${hostLine(h, now)}`)].join("\n");
 }
+
+/** How many hosts are live on this storage now (this one included); 0 when the list cannot be read. */
+export async function liveHosts(storage: { hosts: { list(): Promise<HostRecord[]> } }): Promise<number> {
+  const now = new Date();
+  return (await storage.hosts.list().catch(() => [])).filter((h) => isLive(h, now)).length;
+}
+
+/**
+ * The start banner's word on PUBLIC_URL when hosts share a database without it (D27): callbacks
+ * name the host that sent the request and die with it. "Several hosts" only when another is live.
+ */
+export const publicUrlNote = (live: number): string =>
+  live > 1
+    ? `several hosts on this database (${live} live): set PUBLIC_URL to your load balancer, so integrations call back to whichever host is up (callbacks now name this host)`
+    : "PUBLIC_URL is not set: callbacks name this host; set it to your load balancer before another host shares this database";

@@ -15,6 +15,7 @@ import { installMetrics, mountObservability, serverLogger } from "./observabilit
 import { openServerStorage, startingResponse } from "./storage.js";
 import { demoTarget } from "./demo-target.js";
 import { importOptional } from "../../src/optional-peer.js";
+import { liveHosts, publicUrlNote } from "./check-hosts.js";
 
 /**
  * The reference server: runplane mounted in Hono over an embedded SQLite file, or over PostgreSQL
@@ -181,9 +182,7 @@ process.stdout.write(
     `runplane listening on ${bound}/api/v2`,
     ...(origin !== bound ? [`public URL (callbacks and links): ${api}`] : []),
     // Several hosts without PUBLIC_URL: callbacks would name one host and die with it (D27).
-    ...(config.databaseUrl && !config.publicUrl
-      ? ["several hosts on this database: set PUBLIC_URL to your load balancer, so integrations call back to whichever host is up (callbacks now name this host)"]
-      : []),
+    ...(config.databaseUrl && !config.publicUrl ? [publicUrlNote(await liveHosts(store.storage))] : []),
     `storage: ${store.description}`,
     // decision D1: the dialect decides the signature header, so say it and how to switch.
     dialect === "hcp-terraform"

@@ -38,7 +38,10 @@ describe.skipIf(!reachable)("reference hosts on one database share the demo task
     const aUrl = /example integration: (http:\S+)/.exec(a.output())![1]!;
     expect(b.output()).toContain(`example integration: the demo tasks use ${aUrl}, the bundled integration of the host that saved them first`);
     expect(b.output()).toContain(`egress: run tasks may reach public addresses, the example integration (${new URL(aUrl).host})`);
-    expect(b.output()).toContain("several hosts on this database: set PUBLIC_URL to your load balancer");
+    // The first host was alone: it must not claim several hosts, only say what PUBLIC_URL is for.
+    expect(a.output()).not.toContain("several hosts");
+    expect(a.output()).toContain("PUBLIC_URL is not set: callbacks name this host; set it to your load balancer before another host shares this database");
+    expect(b.output()).toContain("several hosts on this database (2 live): set PUBLIC_URL to your load balancer");
     const headers = { authorization: `Bearer ${token}`, "content-type": "application/json" };
     for (const api of [a.api, b.api]) {
       const task = (await (await fetch(`${api}/tasks/task-demo`, { headers })).json()) as { data: { attributes: { url: string } } };
