@@ -113,7 +113,7 @@ export interface Runplane {
   agentHub: AgentHub;
   /**
    * decision D28: one cheap storage read, never throwing: `{ status: "ok" | "degraded", reasons,
-   * storage: "ok" | "unreachable", deliveries: "ok" | "failing" }`. `reasons` lists each cause of
+   * storage: "ok" | "busy" | "unreachable", deliveries: "ok" | "failing" }`. `reasons` lists each cause of
    * `degraded` as a short line safe to show (`storage unreachable: connection refused`). Deliveries
    * are `failing` while half or more of at least 5 attempts this process's dispatcher
    * made in the last 5 minutes failed (`deliveries failing: 8 of 10 attempts in the last 5m failed

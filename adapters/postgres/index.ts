@@ -142,6 +142,7 @@ export async function createPostgresStorage(poolOrUrl: PgPoolLike | string, opti
     listen: (onWake) => hub.subscribe(deliveryWakeups(schema, onWake)),
     changes: createStatusChangeFeed(hub, schema, origin),
     relay: createMessageRelay(pool, hub, schema, origin),
+    ping: async () => void (await pool.query({ text: "SELECT 1" })),
     async close() {
       if (closed) return;
       closed = true;

@@ -3,7 +3,7 @@ import type { Storage } from "../../src/storage/types.js";
 /** Where a storage method runs in the writer thread mode (decision D37). */
 export type MethodAccess = "read" | "write";
 
-type StoreName = Exclude<keyof Storage, "close" | "listen" | "changes" | "relay" | "writesUnavailable">;
+type StoreName = Exclude<keyof Storage, "close" | "listen" | "changes" | "relay" | "writesUnavailable" | "ping">;
 type MethodsOf<T> = { -readonly [M in keyof T as NonNullable<T[M]> extends (...args: never[]) => unknown ? M : never]-?: MethodAccess };
 
 /**

@@ -71,7 +71,7 @@ export interface Health {
   status: "ok" | "degraded";
   /** Each cause of `degraded`, one short line: runplane's own (`runplane.health()`), then the server's. */
   reasons: string[];
-  storage: "ok" | "unreachable";
+  storage: "ok" | "busy" | "unreachable";
   dispatcher: "running" | "stopped";
   /** `failing` while too many recent attempts failed or a result retries too long (`reasons` says which). */
   deliveries: "ok" | "failing";
@@ -99,7 +99,7 @@ export async function checkHealth(runplane: Runplane, dispatcher: Pick<Dispatche
   if (!outbox.read) reasons.push("storage read failed: outbox");
   const running = dispatcher.isRunning();
   if (!running) reasons.push("dispatcher stopped");
-  const storage = outbox.read ? own.storage : "unreachable";
+  const storage = outbox.read ? own.storage : ("unreachable" as const);
   return {
     ok: storage === "ok" && running,
     status: reasons.length === 0 ? "ok" : "degraded",

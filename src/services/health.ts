@@ -1,5 +1,5 @@
 import type { Storage } from "../storage/types.js";
-import { isStorageUnavailableError } from "../storage/unavailable.js";
+import { isStorageBusyError, isStorageUnavailableError } from "../storage/unavailable.js";
 import { agentReasons } from "./agent-health.js";
 import { deliveryReasons, type DeliveryHealthSource } from "./delivery-health.js";
 import type { DeliveryHealthSettings } from "./run-task-settings.js";
@@ -13,8 +13,11 @@ export interface RunplaneHealth {
    * refused`), safe to show and log: never a host, a statement or a value. Empty when `ok`.
    */
   reasons: string[];
-  /** Whether one cheap storage read answered just now. */
-  storage: "ok" | "unreachable";
+  /**
+   * Whether one cheap storage read answered just now: `busy` when it did not but the database
+   * answers (a lock or load holds the read), `unreachable` when the database does not answer.
+   */
+  storage: "ok" | "busy" | "unreachable";
   /**
    * `failing` while too many of this process's recent attempts failed, a result has
    * been retrying for too long, or an agent pool's requests have waited with no agent of the pool
@@ -49,14 +52,29 @@ const bounded =
     }
   };
 
-const storageCheck = (storage: Storage): Check => bounded(() => read(storage));
+const storageCheck = (storage: Storage): Check => async () => {
+  const reason = await bounded(() => read(storage))();
+  return reason?.startsWith(SILENT) ? busyOrUnreachable(storage, reason) : reason;
+};
+
+const SILENT = "storage unreachable: no answer";
+
+/**
+ * A read that did not answer in time: a lock or load in a database that answers, or a database
+ * that does not. A statement touching no table tells them apart, itself bounded.
+ */
+async function busyOrUnreachable(storage: Storage, silent: string): Promise<string> {
+  if (!storage.ping) return silent;
+  const answered = await bounded(async () => ((await storage.ping!()), null))().catch(() => "failed");
+  return answered === null ? `storage busy: a read waited ${HEALTH_PROBE_TIMEOUT_MS} ms while the database answers (a lock or load holds it)` : silent;
+}
 
 const read = async (storage: Storage): Promise<string | null> => {
   try {
     await storage.organizations.get(PROBE);
     return null;
   } catch (error) {
-    if (isStorageUnavailableError(error)) return `storage unreachable: ${error.reason}`;
+    if (isStorageUnavailableError(error)) return `${isStorageBusyError(error) ? "storage busy" : "storage unreachable"}: ${error.reason}`;
     // Only the error's name: a driver's message may quote a host or a value.
     return `storage read failed: ${error instanceof Error ? error.name : typeof error}`;
   }
@@ -87,7 +105,7 @@ export function createHealthCheck(
     return {
       status: reasons.length === 0 ? "ok" : "degraded",
       reasons,
-      storage: storageReason === null ? "ok" : "unreachable",
+      storage: storageReason === null ? "ok" : storageReason.startsWith("storage busy") ? "busy" : "unreachable",
       deliveries: failing.length === 0 ? "ok" : "failing",
     };
   };

@@ -113,6 +113,12 @@ export interface Storage {
    * for the next heartbeat write to fail. Never a host, a statement or a value.
    */
   writesUnavailable?(): string | null;
+  /**
+   * Resolves once the database answers a statement that reads no table (a lock on a table does
+   * not hold it); `health()` asks it when a read did not answer in time, to tell a busy storage
+   * from an unreachable one. Absent: an in-process storage, never silent.
+   */
+  ping?(): Promise<void>;
   /** Releases the underlying resources. Calls after close may throw. */
   close(): Promise<void>;
 }

@@ -27,3 +27,13 @@ export function isStorageUnavailableError(value: unknown): value is StorageUnava
     (value instanceof Error && value.name === "StorageUnavailableError" && typeof (value as { reason?: unknown }).reason === "string")
   );
 }
+
+/**
+ * Codes of a database that answers but could not finish in time: a lock wait past `lock_timeout`
+ * (55P03), a statement canceled at its deadline (57014), SQLite's busy or locked file, the writer
+ * thread's queue full. A health check calls that storage busy, not unreachable.
+ */
+const BUSY_CODES = /^(55P03|57014|SQLITE_BUSY|SQLITE_LOCKED|WRITER_THREAD_FULL)/;
+
+/** Whether `error` says the database answered but was busy (a lock, load), not that it is away. */
+export const isStorageBusyError = (error: StorageUnavailableError): boolean => BUSY_CODES.test(error.code ?? "");

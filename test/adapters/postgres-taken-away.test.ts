@@ -98,6 +98,25 @@ describe.skipIf(!reachable)("a PostgreSQL database taken away by its operator (D
     expect((await recovered(readVars)).status).toBe(200);
   });
 
+  it("reports a table held by a lock as a busy storage that answers, not an unreachable one", async () => {
+    // An operator's migration or a long transaction holds the table every health read touches.
+    const url = new URL(DATABASE_URL);
+    url.pathname = `/${database}`;
+    const locker = new pg.Client({ connectionString: url.toString() });
+    await locker.connect();
+    try {
+      await locker.query("BEGIN; LOCK TABLE organizations IN ACCESS EXCLUSIVE MODE");
+      const health = await app.runplane.health();
+      expect(health.status).toBe("degraded");
+      expect(health.storage).toBe("busy");
+      expect(health.reasons[0]).toMatch(/^storage busy: /);
+      expect(health.reasons.join("\n")).not.toContain("unreachable");
+    } finally {
+      await locker.end();
+    }
+    expect((await app.runplane.health()).status).toBe("ok");
+  }, 20_000);
+
   it("answers 503 once the database is dropped (3D000)", async () => {
     await admin.query(`DROP DATABASE "${database}" WITH (FORCE)`);
     unavailable(await readVars());

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { createMemoryStorage } from "../../adapters/memory/index.js";
 import { createRunplane, generateKey, silentLogger } from "../../src/index.js";
+import { StorageUnavailableError } from "../../src/storage/unavailable.js";
 import { gatedStorage } from "../helpers/gated-storage.js";
 
 // Decision D28: `health()` reads the storage once and says `degraded`, with a reason an operator can
@@ -25,6 +26,15 @@ describe("runplane.health()", () => {
     expect(gate.tripped).toBe(true);
     gate.failFrom(null);
     expect((await runplane.health()).status).toBe("ok");
+  });
+
+  it("calls a storage that answers busy (a locked SQLite file, a lock timeout) busy, not unreachable", async () => {
+    const storage = createMemoryStorage();
+    storage.organizations.get = async () => {
+      throw new StorageUnavailableError("database busy", "SQLITE_BUSY");
+    };
+    const runplane = createRunplane({ storage, logger: silentLogger, keyring: { keys: [{ id: "k1", key: generateKey() }] } });
+    expect(await runplane.health()).toEqual({ status: "degraded", reasons: ["storage busy: database busy"], storage: "busy", deliveries: "ok" });
   });
 
   it("names only the error's kind when the storage read fails otherwise (a message may quote a host or a value)", async () => {
