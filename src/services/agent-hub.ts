@@ -67,7 +67,10 @@ const CONNECTED_MS = 30_000;
 
 export interface AgentHubOptions {
   newId(prefix: string): string;
-  /** Called for an agent silent for {@link AGENT_SILENT_MS}: its status becomes `unknown`. */
+  /**
+   * Called for an agent silent for {@link AGENT_SILENT_MS}, or whose poll's connection closed
+   * without a new poll within {@link AGENT_GONE_GRACE_MS}: its status becomes `unknown`.
+   */
   onSilent?(session: AgentSession): void;
 }
 
@@ -78,7 +81,15 @@ interface HubState {
   jobs: Map<string, PendingJob>;
   idleListeners: Set<() => void>;
   tag: string;
+  /** An agent whose poll's connection closed and that did not poll again within the grace. */
+  onGone(session: AgentSession): void;
 }
+
+/**
+ * How long a session whose poll's connection closed waits for the agent to poll again before it
+ * ends: a poll cut by a proxy is renewed at once, a killed agent never comes back.
+ */
+export const AGENT_GONE_GRACE_MS = 2_000;
 
 const JOB_TAG_LENGTH = 8;
 
@@ -108,22 +119,39 @@ function endSession(state: HubState, agentId: string, why: "revoked" | "ended"):
 function pollOn(state: HubState, session: AgentSession, waitMs: number, signal?: AbortSignal): Promise<PollEnd> {
   return new Promise<PollEnd>((resolve) => {
     const leave = (): void => (unqueue(state, waiter), waiter.settle({ job: null, reason: "timeout" }));
+    const cut = (): void => (leave(), goneUnlessBack(state, session));
     const timer = setTimeout(leave, waitMs);
     const settle = (e: PollEnd): void => {
       clearTimeout(timer);
-      signal?.removeEventListener("abort", leave);
+      signal?.removeEventListener("abort", cut);
       session.lastSeen = now();
       resolve(e);
     };
     const waiter: Waiter = { session, gone: () => signal?.aborted === true, settle };
     if (signal?.aborted) return resolve({ job: null, reason: "timeout" });
-    signal?.addEventListener("abort", leave, { once: true });
+    signal?.addEventListener("abort", cut, { once: true });
     session.waiting.add(waiter);
     let q = state.waiters.get(session.agentPoolId);
     if (!q) state.waiters.set(session.agentPoolId, (q = []));
     q.push(waiter);
     for (const listener of state.idleListeners) listener();
   });
+}
+
+/**
+ * A poll's client went away (a killed agent, a cut network): unless the agent polls again or holds
+ * a job within the grace, its session ends here and its record reads `unknown` at once, instead of
+ * `idle` until the silence sweep a minute later (found from outside).
+ */
+function goneUnlessBack(state: HubState, session: AgentSession): void {
+  const cutAt = session.lastSeen;
+  const timer = setTimeout(() => {
+    const back = session.waiting.size > 0 || session.jobs.size > 0 || session.lastSeen > cutAt;
+    if (back || state.sessions.get(session.agentId) !== session) return;
+    state.sessions.delete(session.agentId);
+    state.onGone(session);
+  }, AGENT_GONE_GRACE_MS);
+  timer.unref();
 }
 
 /** The job `request` becomes, for the agent that takes it. */
@@ -167,7 +195,8 @@ export function createAgentHub(options: AgentHubOptions) {
   // This host's mark in the ids of the jobs it hands out (`job-<tag><random>`), so another host
   // behind the same load balancer can tell a report is not its own (421) instead of refusing it.
   const tag = options.newId("h").slice(2, 2 + JOB_TAG_LENGTH);
-  const state: HubState = { sessions: new Map(), waiters: new Map(), jobs: new Map(), idleListeners: new Set(), tag };
+  const onGone = (session: AgentSession): void => options.onSilent?.(session);
+  const state: HubState = { sessions: new Map(), waiters: new Map(), jobs: new Map(), idleListeners: new Set(), tag, onGone };
   const { sessions, jobs } = state;
   const revoked = new Set<string>();
   const end = (agentId: string, why: "revoked" | "ended"): void => endSession(state, agentId, why);
