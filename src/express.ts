@@ -42,7 +42,7 @@ export function createExpressMiddleware(runplane: ExpressMountable) {
       return;
     }
     runplane
-      .handler(request)
+      .handler(request, { remoteAddress: req.socket.remoteAddress ?? null })
       .then((response) => writeWebResponse(response, res))
       .catch((error: unknown) => {
         if (res.headersSent) res.destroy();

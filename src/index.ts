@@ -40,6 +40,7 @@ import { buildOpenApiDocument, operationsFor, type OpenApiDocument } from "./ope
 import type { Runplane } from "./runplane.js";
 import type { RunplaneOptions } from "./runplane-options.js";
 import { createTelemetry } from "./telemetry/providers.js";
+import { clientAddress, type Connection } from "./http/client-address.js";
 
 export type { RunplaneOptions } from "./runplane-options.js";
 
@@ -132,6 +133,7 @@ function createApi(ctx: ServiceContext, options: RunplaneOptions, services: Retu
     ...runReadResources(basePath),
   ];
   const app: HttpApp = {
+    clientAddress: clientAddressReader(options),
     basePath,
     dialect,
     jsonapi: createJsonApi(definitions),
@@ -161,13 +163,19 @@ function createApi(ctx: ServiceContext, options: RunplaneOptions, services: Retu
   const rateLimit = options.rateLimit ? createRateLimit(options.rateLimit, () => clock().getTime(), verifyLog) : undefined;
   const api = createHandler(app, routes, authenticate, caching, rateLimit);
   // decision D34: the agent protocol is served by the same handler, under its own prefix.
-  const agentProtocol = createAgentProtocolHandler({ hub: agentHub, agents: services.agents, agentTokens: services.agentTokens, logger, ...(rateLimit ? { rateLimit } : {}) });
-  const handler = (request: Request): Promise<Response> =>
-    request.url.includes(AGENT_PROTOCOL_PREFIX) && new URL(request.url).pathname.startsWith(AGENT_PROTOCOL_PREFIX) ? agentProtocol(request) : api(request);
+  const agentProtocol = createAgentProtocolHandler({ hub: agentHub, agents: services.agents, agentTokens: services.agentTokens, logger, clientAddress: app.clientAddress, ...(rateLimit ? { rateLimit } : {}) });
+  const handler = (request: Request, connection?: Connection): Promise<Response> =>
+    request.url.includes(AGENT_PROTOCOL_PREFIX) && new URL(request.url).pathname.startsWith(AGENT_PROTOCOL_PREFIX) ? agentProtocol(request, connection) : api(request, connection);
   // Fails at construction, like the permission table, when a route has no documentation.
   operationsFor(routes, dialect);
   return { handler, routes, definitions, authorizer, authenticate };
 }
+
+/** decision D62: the client's address of a request, as option `trustProxy` says to read it. */
+const clientAddressReader =
+  (options: RunplaneOptions) =>
+  (request: Request, connection?: Connection): string | null =>
+    clientAddress(request, connection, options.trustProxy ?? 0);
 
 /** decision D34: a revoked agent token ends its agents' sessions on this host at once (other hosts re-check). */
 function revokeSessionsOnDelete(services: ReturnType<typeof createServices>, hub: AgentHub): void {
@@ -199,6 +207,7 @@ export function createRunplane(options: RunplaneOptions): Runplane {
   // Member documentation lives on the Runplane interface (src/runplane.ts).
   return {
     handler,
+    clientAddress: clientAddressReader(options),
     variables: services.variables,
     policySetParameters: services.policySetParameters,
     agentTokens: services.agentTokens,

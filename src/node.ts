@@ -1,8 +1,11 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { Readable } from "node:stream";
 
-/** A Web-standard handler, as returned by `createRunplane(...).handler`. */
-export type FetchHandler = (request: Request) => Promise<Response>;
+/**
+ * A Web-standard handler, as returned by `createRunplane(...).handler`; the second argument is
+ * the connection's address (decision D62), which a Web `Request` does not carry.
+ */
+export type FetchHandler = (request: Request, connection?: { remoteAddress?: string | null }) => Promise<Response>;
 
 /** Express attaches a parsed body here when a body parser ran before the mount. */
 type MaybeParsed = IncomingMessage & { body?: unknown; originalUrl?: string };
@@ -85,7 +88,7 @@ export function toNodeListener(handler: FetchHandler) {
       res.end(JSON.stringify({ errors: [{ status: "400", title: "bad request", detail: "Invalid request" }] }));
       return;
     }
-    handler(request)
+    handler(request, { remoteAddress: req.socket.remoteAddress ?? null })
       .then((response) => writeWebResponse(response, res))
       .catch(() => {
         if (!res.headersSent) res.statusCode = 500;

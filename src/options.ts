@@ -48,6 +48,7 @@ const FIXES: Record<string, string> = {
   health: 'pass { window: "5m", failureShare: 0.5, minAttempts: 5, retryingFor: "5m", noAgentFor: "5m", noKeyHolderFor: "1m" } (any of them), or leave it out for these defaults',
   agentRecords: 'pass { retention: "7d", maxPerToken: 25, maxPerPool: 50 } (any of them; the caps 1 to 100), or leave it out for these defaults',
   host: 'pass { name: "web-1", intervalMs: 15000 } (either), false for a process that never seals a value, or leave it out',
+  trustProxy: "pass how many proxies in front append to X-Forwarded-For (0 to 10), or leave it out for 0 (forwarding headers ignored)",
   rateLimit: "pass { requestsPerSecond: 30 } (HCP Terraform's figure; also burst, unverifiedPerSecond, callbacksPerSecond, callbackBurst, maxKeys), false, or leave it out for no limit",
 };
 
@@ -215,6 +216,7 @@ const OptionsSchema = z.strictObject({
   agentRecords: AgentRecordsSchema.optional(),
   host: z.unknown().superRefine(checkHost).optional(),
   rateLimit: z.unknown().superRefine(checkRateLimit).optional(),
+  trustProxy: z.number({ error: "must be a whole number of proxies, 0 to 10" }).int("must be a whole number of proxies, 0 to 10").min(0, "must be 0 to 10").max(10, "must be 0 to 10").optional(),
 });
 
 /** Every option name of `createRunplane`; a test keeps it equal to the keys of `RunplaneOptions`. */

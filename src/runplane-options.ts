@@ -153,4 +153,13 @@ export interface RunplaneOptions {
    * figure. Default: no limit (`false`), for a host that limits in its own proxy.
    */
   rateLimit?: false | RateLimitOptions;
+  /**
+   * decision D62: how many proxies in front of runplane append to `X-Forwarded-For` (0 to 10).
+   * Default 0: the client's address (the audit trail's, an agent's `ip-address`) is the
+   * connection's own, given by the mount (`toNodeListener` does; other mounts pass
+   * `{ remoteAddress }` as the handler's second argument), and forwarding headers, which any
+   * client may write, are ignored. N: the N-th `X-Forwarded-For` entry from the right (else
+   * `X-Real-IP`), the address the outermost trusted proxy received the request from.
+   */
+  trustProxy?: number;
 }

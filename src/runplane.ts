@@ -1,3 +1,4 @@
+import type { Connection } from "./http/client-address.js";
 import type { HttpTransport } from "./delivery/egress.js";
 import type { Authenticate } from "./http/handler.js";
 import type { Authorizer } from "./http/types.js";
@@ -20,8 +21,14 @@ import type { VariableService } from "./services/variables.js";
  * than the expanded shape of every service.
  */
 export interface Runplane {
-  /** The HTTP API as `(Request) => Promise<Response>`; mount it with your framework. */
-  handler: (request: Request) => Promise<Response>;
+  /**
+   * The HTTP API as `(Request, connection?) => Promise<Response>`; mount it with your framework.
+   * `connection.remoteAddress` (what the mount knows of the socket; `toNodeListener` passes it) is
+   * the client's address for the audit trail and agents' `ip-address` (option `trustProxy`, D62).
+   */
+  handler: (request: Request, connection?: Connection) => Promise<Response>;
+  /** decision D62: the client's address of a request as runplane records it (option `trustProxy`); null when not known. */
+  clientAddress(request: Request, connection?: Connection): string | null;
   /** The prefix every route is served below (normalised, no trailing slash); framework mounts read it. */
   basePath: string;
   /** Workspace variables (spec 2.5); `resolveForRun` returns plaintext for the host's run. */

@@ -41,6 +41,8 @@ export interface ServerConfig {
   logUrlLifetimeMs: number;
   /** METRICS_TOKEN: the bearer token `GET /metrics` requires; none by default. */
   metricsToken: string | undefined;
+  /** TRUST_PROXY: proxies in front that append to X-Forwarded-For (option `trustProxy`, decision D62). */
+  trustProxy: number;
 }
 
 /** One wrong setting: the variable and a line that names it (and its flag) and the accepted values. */
@@ -108,6 +110,11 @@ export function readServerConfig(env: NodeJS.ProcessEnv): { config: ServerConfig
     wrong("METRICS_TOKEN", `must be at least ${API_TOKEN_SECRET_MIN_LENGTH} characters; it has ${metricsToken.length}`);
   }
 
+  // decision D62: forwarding headers count only with proxies the operator says are in front.
+  const proxiesText = value("TRUST_PROXY");
+  const trustProxy = proxiesText === undefined ? 0 : /^([0-9]|10)$/.test(proxiesText) ? Number(proxiesText) : null;
+  if (trustProxy === null) wrong("TRUST_PROXY", "must be how many proxies in front append to X-Forwarded-For, 0 to 10 (default 0: the connection's own address)", proxiesText);
+
   const config: ServerConfig = {
     port: port("PORT", 8080),
     host: value("HOST") ?? "127.0.0.1",
@@ -126,6 +133,7 @@ export function readServerConfig(env: NodeJS.ProcessEnv): { config: ServerConfig
     egressExcerpts,
     rateLimit: rateLimit ?? RATE_LIMIT_DEFAULT,
     logUrlLifetimeMs: logUrlLifetimeMs ?? DEFAULT_LOG_URL_LIFETIME_MS,
+    trustProxy: trustProxy ?? 0,
     metricsToken: metricsToken !== undefined && metricsToken.length >= API_TOKEN_SECRET_MIN_LENGTH ? metricsToken : undefined,
   };
   return { config, problems };

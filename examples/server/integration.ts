@@ -47,7 +47,8 @@ const CLOSE_GRACE_MS = 3_000;
  * `variable` (PORT, INTEGRATION_PORT) is the setting a taken port is blamed on.
  */
 export function listen(
-  fetch: (request: Request) => Response | Promise<Response>,
+  // `env` is @hono/node-server's: the node request (`incoming`), for the connection's address.
+  fetch: (request: Request, env?: unknown) => Response | Promise<Response>,
   port: number,
   hostname: string,
   variable: "PORT" | "INTEGRATION_PORT" = "PORT",

@@ -1,4 +1,5 @@
-import { Hono } from "hono";
+import { Hono, type Context } from "hono";
+import { getConnInfo } from "@hono/node-server/conninfo";
 import { createDispatcher, createResultsPage, createRunplane, type Runplane } from "../../src/index.js";
 import { demoArtifacts } from "./artifacts.js";
 import { createDemoApplyLog, createDemoRunProviders, demoPlanLog } from "./run-details.js";
@@ -43,7 +44,7 @@ const lock = config.databaseUrl && config.adminToken ? null : lockDataDir(config
 // Bind first: runplane's publicUrl (callback URLs) needs the real port when PORT=0. Requests that
 // arrive before the app is ready get a JSON:API 503 that says when to try again.
 let app: Hono | null = null;
-const http = await listen((request) => (app ? app.fetch(request) : startingResponse()), port, host, "PORT");
+const http = await listen((request, env) => (app ? app.fetch(request, env) : startingResponse()), port, host, "PORT");
 // The address this host bound; PUBLIC_URL (a load balancer, another host) may differ from it.
 const bound = `http://${host === "0.0.0.0" || host === "::" ? "127.0.0.1" : host.includes(":") ? `[${host}]` : host}:${http.port}`;
 const origin = config.publicUrl ?? bound;
@@ -87,6 +88,8 @@ const build = (allow: string[]): Runplane =>
     rateLimit: config.rateLimit === false ? false : { requestsPerSecond: config.rateLimit },
     // decision D32: how long a plan's or apply's `log-read-url` works (LOG_URL_LIFETIME, default 1h).
     logUrls: { lifetime: config.logUrlLifetimeMs },
+    // decision D62: proxies in front that append to X-Forwarded-For (TRUST_PROXY, default 0).
+    trustProxy: config.trustProxy,
   });
 let runplane!: Runplane;
 const stagesOf = async (runId: string) => (await runplane.runTasks.listStages(runId)).items;
@@ -126,10 +129,12 @@ dispatcher.start();
 
 const demoRuns = createDemoRuns(runplane, { publicUrl: origin });
 const routes = new Hono();
-routes.all("/api/v2/*", (c) => runplane.handler(c.req.raw));
-routes.all("/api/v2", (c) => runplane.handler(c.req.raw));
+// decision D62: the connection's address, for the audit trail and agents (TRUST_PROXY for a proxy in front).
+const connection = (c: Context) => ({ remoteAddress: getConnInfo(c).remote.address ?? null });
+routes.all("/api/v2/*", (c) => runplane.handler(c.req.raw, connection(c)));
+routes.all("/api/v2", (c) => runplane.handler(c.req.raw, connection(c)));
 // decision D34: agents of agent pools connect here (`runplane agent --url <this origin>`).
-routes.all("/api/agent/v1/*", (c) => runplane.handler(c.req.raw));
+routes.all("/api/agent/v1/*", (c) => runplane.handler(c.req.raw, connection(c)));
 routes.get("/", (c) => c.text("runplane reference server: the API is under /api/v2, its OpenAPI description at /openapi.json\n"));
 // The OpenAPI 3.1 description of the API, generated from runplane's zod schemas.
 routes.get("/openapi.json", (c) => c.json(runplane.openapi()));
@@ -138,8 +143,8 @@ mountObservability(routes, observed.scrape, runplane, dispatcher, { metricsToken
 // The run task results page for people, signed in with an API token (or a bearer header).
 // Behind a proxy that terminates TLS the request is plain HTTP: the public URL says how browsers come.
 const resultsPage = createResultsPage(runplane, { prefix: "/app", ...(origin.startsWith("https:") ? { secureCookie: true } : {}) });
-routes.all("/app/*", (c) => resultsPage(c.req.raw));
-routes.all("/app", (c) => resultsPage(c.req.raw));
+routes.all("/app/*", (c) => resultsPage(c.req.raw, connection(c)));
+routes.all("/app", (c) => resultsPage(c.req.raw, connection(c)));
 // Example only, outside the API: walks a demo run through its task stages (examples/server/demo-runs.ts).
 routes.all("/demo/runs", (c) => demoRuns.handler(c.req.raw));
 app = routes;

@@ -25,6 +25,7 @@ export const SERVER_FLAGS = {
   "rate-limit": "RATE_LIMIT",
   "log-url-lifetime": "LOG_URL_LIFETIME",
   "metrics-token": "METRICS_TOKEN",
+  "trust-proxy": "TRUST_PROXY",
 } as const;
 
 export type ServerVariable = (typeof SERVER_FLAGS)[keyof typeof SERVER_FLAGS];

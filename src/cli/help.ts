@@ -22,6 +22,7 @@ const SERVER_FLAG_HELP: Record<keyof typeof SERVER_FLAGS, string> = {
   "rate-limit": "API requests per second per credential (default 30, HCP Terraform's figure; off: no limit)",
   "log-url-lifetime": "how long a plan's or apply's log-read-url works, 1m to 24h such as 10m or 1h (default 1h)",
   "metrics-token": "bearer token GET /metrics requires, at least 16 characters (default: none, /metrics answers whoever reaches HOST:PORT)",
+  "trust-proxy": "proxies in front that append to X-Forwarded-For, 0 to 10 (default 0: the client address is the connection's own)",
 };
 
 /**

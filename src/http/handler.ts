@@ -1,5 +1,6 @@
 import { ApiError } from "../errors.js";
 import { actorOfPrincipal, inAuditRequest, noteAuditActor } from "../services/audit-request.js";
+import type { Connection } from "./client-address.js";
 import type { Principal } from "../schemas/common.js";
 import { readJsonBody } from "./body.js";
 import { createHandlerAccess, type AccessStamp, type Authenticate, type CacheSlot, type HandlerAccess, type HandlerCaching } from "./handler-access.js";
@@ -74,8 +75,8 @@ export function createHandler(app: HttpApp, routes: readonly Route[], authentica
   }
 
   // decision D53: every request's writes are recorded with its id, client address and actor.
-  return (request: Request): Promise<Response> =>
-    inAuditRequest(request, () => observe(request, async (req, labels) => {
+  return (request: Request, connection?: Connection): Promise<Response> =>
+    inAuditRequest(request, app.clientAddress(request, connection), () => observe(request, async (req, labels) => {
       const quota: Quota = {};
       // decision D39: the storage work of one request shares one deadline.
       const response = await withRequestDeadline(() => serve(req, labels, quota));

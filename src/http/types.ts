@@ -1,3 +1,4 @@
+import type { Connection } from "./client-address.js";
 import type { Logger } from "../logger.js";
 import type { Telemetry } from "../telemetry/providers.js";
 import type { ArtifactProviders } from "./artifact-body.js";
@@ -34,6 +35,8 @@ export interface HttpApp {
   artifacts?: ArtifactProviders;
   /** What only the host knows of its runs (status, plan and apply, policy checks). */
   runs?: RunProviders;
+  /** decision D62: the client's address of a request, as option `trustProxy` says to read it. */
+  clientAddress(request: Request, connection?: Connection): string | null;
 }
 
 export interface RouteContext {

@@ -6,6 +6,7 @@ import { messagePage } from "./layout.js";
 import { page } from "./responses.js";
 import { createRouter } from "./router.js";
 import { inAuditRequest } from "../services/audit-request.js";
+import type { Connection } from "../http/client-address.js";
 import { createSignIn, DEFAULT_SESSION_LIFETIME_MS } from "./sign-in.js";
 import type { ResultsPageSource } from "./types.js";
 
@@ -59,7 +60,8 @@ export function createResultsPage(source: ResultsPageSource, options: ResultsPag
   const route = createRouter({ source, prefix, login, maxOutcomes: options.maxOutcomesPerResult ?? 500, signIn, secure });
 
   // decision D53: sign-ins and sign-outs are recorded with the request's id and client address.
-  return (request: Request): Promise<Response> => inAuditRequest(request, () => resultsPage(request));
+  return (request: Request, connection?: Connection): Promise<Response> =>
+    inAuditRequest(request, source.clientAddress?.(request, connection) ?? null, () => resultsPage(request));
 
   async function resultsPage(request: Request): Promise<Response> {
     let url: URL;

@@ -1,3 +1,4 @@
+import type { Connection } from "../http/client-address.js";
 import type { Authenticate } from "../http/handler.js";
 import type { AuditEntry } from "../schemas/audit.js";
 import type { Principal } from "../schemas/common.js";
@@ -33,6 +34,8 @@ export interface ResultsPageSource {
     "getRun" | "listRuns" | "listStages" | "listResults" | "getResult" | "listOutcomes" | "listDeliveryAttempts" | "deliveryStatus" | "retryDelivery" | "agentFacts" | "agentNames"
   >;
   directory: { workspaces: { get(id: string): Promise<Workspace | null>; list(organization: string): Promise<Workspace[]> } };
+  /** decision D62: the client's address of a request (a Runplane's own); absent: none is recorded. */
+  clientAddress?(request: Request, connection?: Connection): string | null;
   /** decision D53: the audit trail, for the owners' audit view (absent: the view is 404). */
   audit?: { list(organization: string, options: { page?: { number?: number; size?: number } }): Promise<Page<AuditEntry>> };
 }

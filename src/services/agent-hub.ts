@@ -195,8 +195,7 @@ export function createAgentHub(options: AgentHubOptions) {
   // This host's mark in the ids of the jobs it hands out (`job-<tag><random>`), so another host
   // behind the same load balancer can tell a report is not its own (421) instead of refusing it.
   const tag = options.newId("h").slice(2, 2 + JOB_TAG_LENGTH);
-  const onGone = (session: AgentSession): void => options.onSilent?.(session);
-  const state: HubState = { sessions: new Map(), waiters: new Map(), jobs: new Map(), idleListeners: new Set(), tag, onGone };
+  const state: HubState = { sessions: new Map(), waiters: new Map(), jobs: new Map(), idleListeners: new Set(), tag, onGone: (s) => options.onSilent?.(s) };
   const { sessions, jobs } = state;
   const revoked = new Set<string>();
   const end = (agentId: string, why: "revoked" | "ended"): void => endSession(state, agentId, why);

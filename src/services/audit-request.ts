@@ -1,6 +1,5 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { randomUUID } from "node:crypto";
-import { isIP } from "node:net";
 import type { AuditActor } from "../schemas/audit.js";
 import type { Principal } from "../schemas/common.js";
 import type { ApiTokenRecord } from "../schemas/records.js";
@@ -25,25 +24,14 @@ export const SYSTEM_ACTOR: AuditActor = { kind: "system", tokenId: null, tokenKi
 /** A request id a client may choose (bounded, plain characters), else a fresh UUID. */
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
-/**
- * The client's address as the proxy in front says it (the right-most `X-Forwarded-For` entry, or
- * `X-Real-IP`), and only when it is an IP address: a Web Request carries no socket, and anything
- * else a client sends stays out of the trail.
- */
-export function clientAddressOf(request: Request): string | null {
-  const forwarded = request.headers.get("x-forwarded-for")?.split(",").at(-1)?.trim();
-  const candidate = forwarded || request.headers.get("x-real-ip")?.trim() || "";
-  return isIP(candidate) !== 0 ? candidate : null;
-}
-
 export function requestIdOf(request: Request): string {
   const given = request.headers.get("x-request-id")?.trim();
   return given && REQUEST_ID.test(given) ? given : randomUUID();
 }
 
-/** Runs `fn` (one HTTP request) with its audit scope open. */
-export function inAuditRequest<R>(request: Request, fn: () => R): R {
-  return requests.run({ requestId: requestIdOf(request), clientAddress: clientAddressOf(request), actor: null }, fn);
+/** Runs `fn` (one HTTP request from `clientAddress`, decision D62) with its audit scope open. */
+export function inAuditRequest<R>(request: Request, clientAddress: string | null, fn: () => R): R {
+  return requests.run({ requestId: requestIdOf(request), clientAddress, actor: null }, fn);
 }
 
 /** Names the current request's actor (the handler calls it once the credential is authenticated). */

@@ -108,16 +108,11 @@ export interface Storage {
    */
   readonly relay?: MessageRelay;
   /**
-   * Optional: why this storage already knows its writes cannot succeed (the SQLite adapter's
-   * writer thread stopped, decision D37), or null. `health()` reports it at once, without waiting
-   * for the next heartbeat write to fail. Never a host, a statement or a value.
+   * Optional: why this storage knows its writes cannot succeed (the SQLite writer thread stopped,
+   * D37), or null; `health()` reports it at once. Never a host, a statement or a value.
    */
   writesUnavailable?(): string | null;
-  /**
-   * Resolves once the database answers a statement that reads no table (a lock on a table does
-   * not hold it); `health()` asks it when a read did not answer in time, to tell a busy storage
-   * from an unreachable one. Absent: an in-process storage, never silent.
-   */
+  /** Resolves once the database answers a statement reading no table: `health()` tells busy from unreachable (D28). */
   ping?(): Promise<void>;
   /** Releases the underlying resources. Calls after close may throw. */
   close(): Promise<void>;

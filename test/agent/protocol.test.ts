@@ -64,8 +64,20 @@ describe("the agent protocol", () => {
   });
 
   // Found from outside: the left-most X-Forwarded-For entry (the client's own) was taken, unchecked.
-  it("records the address the nearest proxy appended, and only an IP address", async () => {
+  // Found from outside (decision D62): with no proxy in front, a forged X-Forwarded-For was taken.
+  it("records the connection's own address by default, whatever X-Forwarded-For says", async () => {
     a = await agentApp();
+    const res = await fetch(`${a.origin}/api/agent/v1/register`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${a.agentToken}`, "content-type": "application/json", "x-forwarded-for": "6.6.6.6" },
+      body: JSON.stringify({ name: "direct" }),
+    });
+    const id = ((await res.json()) as { "agent-id": string })["agent-id"];
+    expect((await a.storage.agents.get(id))!.ipAddress).toMatch(/^(::ffff:)?127\.0\.0\.1$/);
+  });
+
+  it("records the address the nearest proxy appended, and only an IP address", async () => {
+    a = await agentApp({ trustProxy: 1 });
     const register = async (forwarded: string) => {
       const res = await fetch(`${a!.origin}/api/agent/v1/register`, {
         method: "POST",

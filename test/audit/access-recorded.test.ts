@@ -91,7 +91,7 @@ describe.each(STORAGES)("audit: access, tokens, run tasks and overrides ($name)"
   });
 
   it("records who overrode a failed stage, with the comment", async () => {
-    const a = await app({ overridableTasks: true });
+    const a = await app({ overridableTasks: true, trustProxy: 1 });
     const { stageId, resultIds } = await startedRun(a, ["mandatory"]);
     expect((await sendCallback(a, resultIds[0]!, await tokenOf(a, resultIds[0]!), callbackBody("failed"))).status).toBe(200);
     const override = await a.call("POST", `/api/v2/task-stages/${stageId}/actions/override`, { body: { comment: "accepted risk" }, headers: { "x-forwarded-for": "192.0.2.44" } });
@@ -108,7 +108,7 @@ describe.each(STORAGES)("audit: access, tokens, run tasks and overrides ($name)"
   });
 
   it("records an agent's registration and deregistration as its token, from its address", async () => {
-    const a = await app();
+    const a = await app({ trustProxy: 1 });
     await a.runplane.directory.agentPools.create({ id: "apool-1", name: "pool", organization: "acme" });
     const token = await a.runplane.agentTokens.create("apool-1", { description: "t", createdBy: { type: "organizations", id: "acme" } });
     const protocol = (path: string, body: object) =>

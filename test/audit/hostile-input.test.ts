@@ -7,7 +7,7 @@ const VARS = "/api/v2/workspaces/ws-a/vars";
 // decision D53: nothing a client sends reaches the trail unbounded or unchecked.
 describe.each(STORAGES)("audit: hostile input (%s)", (_name, makeStorage) => {
   it("replaces a request id or client address that is not plain, bounded data, and never keeps the user agent", async () => {
-    const app = await createTestApp({ storage: makeStorage() });
+    const app = await createTestApp({ storage: makeStorage(), trustProxy: 1 });
     const headers = { "x-request-id": "<script>alert(1)</script>", "x-forwarded-for": "10.0.0.1, ' OR 1=1 --", "user-agent": "evil-agent/1.0 <img src=x>" };
     expect((await app.call("POST", VARS, { body: { data: { type: "vars", attributes: { key: "a", value: "v", category: "env" } } }, headers })).status).toBe(201);
     const event = await theEvent(app.storage, "var", "create");

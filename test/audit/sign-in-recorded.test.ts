@@ -3,7 +3,7 @@ import { resultsPageFor, seedRun, type SeededRun } from "../results-page/fixture
 import { eventsOf, expectNoSecret, tokenIdOf } from "./helpers.js";
 
 let seeded: SeededRun;
-let page: (request: Request) => Promise<Response>;
+let page: (request: Request, connection?: { remoteAddress?: string | null }) => Promise<Response>;
 beforeAll(async () => {
   seeded = await seedRun();
   page = resultsPageFor(seeded.app);
@@ -17,11 +17,13 @@ const form = (path: string, body: Record<string, string>, cookie?: string) =>
       headers: {
         "content-type": "application/x-www-form-urlencoded",
         "sec-fetch-site": "same-origin",
-        "x-forwarded-for": "198.51.100.23",
+        // Forged: no proxy is trusted (decision D62), so the connection's address is recorded.
+        "x-forwarded-for": "6.6.6.6",
         ...(cookie ? { cookie: `runplane_token=${encodeURIComponent(cookie)}` } : {}),
       },
       body: new URLSearchParams(body).toString(),
     }),
+    { remoteAddress: "198.51.100.23" },
   );
 
 // decision D53: results-page sign-ins and sign-outs are recorded as the token signed in with.

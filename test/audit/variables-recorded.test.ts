@@ -11,7 +11,8 @@ const body = (attributes: object, type = "vars") => ({ data: { type, attributes 
 // decision D53: every variable and parameter write is recorded in its own transaction, secrets never.
 describe.each(STORAGES)("audit: variables and policy set parameters (%s)", (_name, makeStorage) => {
   it("records a sensitive variable's create, update and delete with the actor, request and client, never the value", async () => {
-    const app = await createTestApp({ storage: makeStorage() });
+    // Behind one proxy (decision D62): the client is the address it appended, the right-most entry.
+    const app = await createTestApp({ storage: makeStorage(), trustProxy: 1 });
     const created = await app.call("POST", VARS, { body: body({ key: "AWS_KEY", value: SECRET, category: "env", sensitive: true }), headers: FROM_PROXY });
     expect(created.status).toBe(201);
     const id = created.json.data.id as string;

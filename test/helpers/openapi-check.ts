@@ -92,8 +92,8 @@ export function createResponseChecker(doc: OpenApiDocument) {
 export function checkResponsesOf<T extends Pick<Runplane, "handler" | "openapi">>(runplane: T): T {
   const inner = runplane.handler;
   let check: ReturnType<typeof createResponseChecker> | undefined;
-  runplane.handler = async (request: Request): Promise<Response> => {
-    const response = await inner(request);
+  runplane.handler = async (request: Request, connection?: { remoteAddress?: string | null }): Promise<Response> => {
+    const response = await inner(request, connection);
     // decision D34: the agent protocol is runplane's own, outside the API the document describes.
     if (new URL(request.url).pathname.startsWith("/api/agent/v1/")) return response;
     check ??= createResponseChecker(runplane.openapi());

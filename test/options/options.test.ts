@@ -140,6 +140,7 @@ describe("createRunplane refuses options it does not know", () => {
       agentRecords: { retention: "3d", maxPerToken: 10, maxPerPool: 20 },
       host: { name: "web-1", intervalMs: 5_000, schedule: () => () => undefined },
       rateLimit: { requestsPerSecond: 30, burst: 30, callbacksPerSecond: 1, callbackBurst: 10, maxKeys: 100 },
+      trustProxy: 1,
     } satisfies Required<Omit<RunplaneOptions, "transport">>);
     await runplane.close();
   });

@@ -5,8 +5,8 @@
  * deregister. Every request verifies the token again, and a waiting poll re-checks it every few
  * seconds, so a revoked token ends its sessions on every host.
  */
-import { isIP } from "node:net";
 import { asAuditActor, inAuditRequest } from "../../services/audit-request.js";
+import type { Connection } from "../client-address.js";
 import type { AuditActor } from "../../schemas/audit.js";
 import { ApiError, conflict, toApiError } from "../../errors.js";
 import type { Logger } from "../../logger.js";
@@ -39,6 +39,8 @@ export interface AgentProtocolDeps {
   agentTokens: AgentTokenService;
   logger: Logger;
   rateLimit?: RateLimit;
+  /** decision D62: the client's address of a request, as option `trustProxy` says to read it. */
+  clientAddress(request: Request, connection?: Connection): string | null;
   /** How long a token re-check waits between two (tests shorten it). */
   recheckMs?: number;
 }
@@ -46,18 +48,6 @@ export interface AgentProtocolDeps {
 const unauthorized = (): ApiError => new ApiError("unauthorized");
 const plain = (status: number, body?: unknown): Response =>
   body === undefined ? new Response(null, { status }) : new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json" } });
-
-/**
- * The client's address as the proxy in front says it, else unknown (a Web Request carries no
- * socket): the right-most X-Forwarded-For entry (the one the nearest proxy appended; those to its
- * left are the client's to write), or X-Real-IP, and only when it is an IP address. Informational:
- * without a proxy that sets them, an agent may claim any address (docs/reference/agents.md).
- */
-const addressOf = (request: Request): string => {
-  const forwarded = request.headers.get("x-forwarded-for")?.split(",").at(-1)?.trim();
-  const candidate = forwarded || request.headers.get("x-real-ip")?.trim() || "";
-  return isIP(candidate) !== 0 ? candidate : "unknown";
-};
 
 /** How long a verified token is trusted without a storage read (a revocation here ends it at once). */
 const VERIFIED_FOR_MS = 1_000;
@@ -114,9 +104,10 @@ function createAgentEndpoints(deps: AgentProtocolDeps) {
     await agents.report(session.agentId, status);
   }
 
-  async function register(request: Request, v: VerifiedAgentToken): Promise<Response> {
+  /** decision D62: `address` is the client's as option `trustProxy` reads it, `unknown` when not an IP address. */
+  async function register(request: Request, v: VerifiedAgentToken, address: string | null): Promise<Response> {
     const body = parseOrThrow(RegisterSchema, (await readJsonBody(request, MAX_PROTOCOL_BODY_BYTES)) ?? {}, "");
-    const agent = await agents.register(v.agentPoolId, { tokenId: v.tokenId, name: body.name ?? null, ipAddress: addressOf(request), status: "idle" });
+    const agent = await agents.register(v.agentPoolId, { tokenId: v.tokenId, name: body.name ?? null, ipAddress: address ?? "unknown", status: "idle" });
     hub.open(agent.id, agent.agentPoolId, v.tokenId, agent.name);
     logger.info("agent registered", { agentId: agent.id, agentPoolId: agent.agentPoolId });
     return plain(201, { "agent-id": agent.id, "agent-pool-id": agent.agentPoolId, "poll-wait-ms": MAX_POLL_WAIT_MS });
@@ -175,18 +166,18 @@ function createAgentEndpoints(deps: AgentProtocolDeps) {
   return { register, poll, result, deregister };
 }
 
-export function createAgentProtocolHandler(deps: AgentProtocolDeps): (request: Request) => Promise<Response> {
+export function createAgentProtocolHandler(deps: AgentProtocolDeps): (request: Request, connection?: Connection) => Promise<Response> {
   const { logger } = deps;
   const { verified } = createAgentAuth(deps);
   const { register, poll, result, deregister } = createAgentEndpoints(deps);
 
-  async function route(request: Request, url: URL): Promise<Response> {
+  async function route(request: Request, url: URL, address: string | null): Promise<Response> {
     const path = url.pathname.slice(AGENT_PROTOCOL_PREFIX.length);
     if (request.method !== "POST") throw new ApiError("method-not-allowed", { detail: "Allowed: POST" });
     const { token, verified: v } = await verified(request);
     // decision D53: registration and deregistration are recorded as the agent's token, from this request.
-    const asAgent = (fn: () => Promise<Response>) => inAuditRequest(request, () => asAuditActor(agentActor(v), fn));
-    if (path === "register") return asAgent(() => register(request, v));
+    const asAgent = (fn: () => Promise<Response>) => inAuditRequest(request, address, () => asAuditActor(agentActor(v), fn));
+    if (path === "register") return asAgent(() => register(request, v, address));
     if (path === "jobs/next") return poll(request, token, v);
     if (path === "deregister") return asAgent(() => deregister(request, v));
     const job = /^jobs\/(job-[A-Za-z0-9]{1,64})\/result$/.exec(path)?.[1];
@@ -194,15 +185,16 @@ export function createAgentProtocolHandler(deps: AgentProtocolDeps): (request: R
     throw new ApiError("not-found");
   }
 
-  return async (request) => {
+  return async (request, connection) => {
     const url = new URL(request.url);
+    const address = deps.clientAddress(request, connection);
     let admission: ReturnType<RateLimit["admit"]> | undefined;
     let response: Response;
     try {
       // decision D33: counted as any token's requests are: an answer other than 401 proves the
       // token, which then has a bucket of its own (unproven ones share one).
       admission = deps.rateLimit?.admit(request, RATE_LIMITED_AS, {}, url);
-      response = await route(request, url);
+      response = await route(request, url, address);
     } catch (error) {
       const apiError = toApiError(error);
       if (apiError.status >= 500) logger.error("agent protocol request failed", { path: url.pathname, error: error instanceof Error ? error.name : typeof error });
