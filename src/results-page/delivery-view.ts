@@ -19,19 +19,20 @@ export interface RetryForm {
 /** `85 ms`, `1.2 s`, `10 s`. */
 export const durationText = (ms: number): string => (ms < 1000 ? `${ms} ms` : ms < 10_000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.round(ms / 1000)} s`);
 
-function excerpt(a: DeliveryAttemptRecord): Html {
+function excerpt(a: DeliveryAttemptRecord, hidden: boolean): Html {
+  if (hidden) return html`<span class="muted">shown to who manages run tasks</span>`;
   if (a.excerpt === null || a.excerpt === "") return html`<span class="muted">no text</span>`;
   const cut = a.excerptTruncated ? html`<span class="muted">cut after ${ATTEMPT_LIMITS.excerptBytes / 1024} KiB</span>` : null;
   return html`<pre class="excerpt">${a.excerpt}</pre>${cut}`;
 }
 
-function attemptRow(a: DeliveryAttemptRecord, names: Record<string, string>): Html {
+function attemptRow(a: DeliveryAttemptRecord, names: Record<string, string>, hidden: boolean): Html {
   return html`<tr data-outcome="${a.outcome}">
 <td>${a.number}</td>
 <td>${time(a.startedAt)}</td>
 <td>${durationText(a.durationMs)}</td>
 <td>${attemptOutcome(a)}${a.errorCode ? html` <span class="mono">${a.errorCode}</span>` : null}${a.agentId ? html` <span class="muted">through agent <span class="mono" title="${a.agentId}">${names[a.agentId] ?? a.agentId}</span></span>` : null}</td>
-<td class="answer">${excerpt(a)}</td>
+<td class="answer">${excerpt(a, hidden)}</td>
 </tr>`;
 }
 
@@ -43,7 +44,7 @@ function attemptsTable(model: DeliveryModel): Html {
 <caption>${kept}, newest first, with what the integration answered</caption>
 <thead><tr><th scope="col">Attempt</th><th scope="col">Started</th><th scope="col">Took</th><th scope="col">Outcome</th><th scope="col">Answer</th></tr></thead>
 <tbody>
-${model.attempts.map((a) => attemptRow(a, model.agentNames ?? {}))}
+${model.attempts.map((a) => attemptRow(a, model.agentNames ?? {}, model.answersHidden === true))}
 </tbody>
 </table>`;
 }

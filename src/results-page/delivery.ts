@@ -32,6 +32,8 @@ export interface DeliveryModel {
   noAgent: boolean;
   /** decision D34: the `--name` of the agents that sent the attempts shown, by id. */
   agentNames?: Record<string, string>;
+  /** decision D63: the integrations' answers are left out (the caller does not manage run tasks). */
+  answersHidden?: boolean;
 }
 
 /** decision D34: a result that ended because no agent of its pool took the request says so in its message. */

@@ -3,7 +3,7 @@ import type { TagEntry } from "../schemas/run-tasks.js";
 import type { OutcomeView, TaskResultView, TaskStageView } from "../schemas/task-stage-views.js";
 import type { OutcomeFilter, ResultModel, RunPageModel } from "./data.js";
 import type { ResultAgentFacts } from "../services/pool-presence.js";
-import { markOf } from "./delivery.js";
+import { markOf, type DeliveryModel } from "./delivery.js";
 import { deliverySection, type RetryForm } from "./delivery-view.js";
 import { failingText } from "./delivery-words.js";
 import { EXTERNAL_REL, html, raw, safeExternalHref, type Html } from "./escape.js";
@@ -112,6 +112,8 @@ interface SectionContext {
   notReachedText: string;
   runCreatedAt: string;
   retry: (resultId: string) => RetryForm | null;
+  /** decision D63: the caller manages the workspace's run tasks: it sees what integrations answered. */
+  mayManage: boolean;
 }
 
 /**
@@ -125,7 +127,11 @@ function agentLine(facts: ResultAgentFacts): Html {
   return html`<p class="agent">Through ${pool}${agent}.</p>`;
 }
 
-function resultSection(model: ResultModel, { filtered, runCreatedAt, retry }: SectionContext): Html {
+/** decision D63: the integrations' answers only for whoever manages run tasks (who may also retry). */
+const answersFor = (delivery: DeliveryModel, shown: boolean): DeliveryModel =>
+  shown ? delivery : { ...delivery, answersHidden: true, attempts: delivery.attempts.map((a) => ({ ...a, excerpt: null, excerptTruncated: false })) };
+
+function resultSection(model: ResultModel, { filtered, runCreatedAt, retry, mayManage }: SectionContext): Html {
   const r: TaskResultView = model.result;
   return html`<article class="result" id="result-${r.id}">
 <div class="result-head"><h3>${r.taskName}</h3>
@@ -133,7 +139,7 @@ function resultSection(model: ResultModel, { filtered, runCreatedAt, retry }: Se
 ${r.message ? html`<p class="message">${r.message}</p>` : null}
 ${model.agent ? agentLine(model.agent) : null}
 ${r.url ? html`<p>More information: ${externalLink(r.url, r.url)}</p>` : null}
-${model.delivery ? deliverySection(model.delivery, retry(r.id)) : null}
+${model.delivery ? deliverySection(answersFor(model.delivery, mayManage), retry(r.id)) : null}
 ${timestamps(r, runCreatedAt)}
 ${outcomesTable(model, filtered)}
 </article>`;
@@ -188,7 +194,7 @@ export function runPage(chrome: Chrome, model: RunPageModel, action = `${chrome.
   // decision D31: the button posts to the result's retry path and comes back to this page's path.
   const retry = (resultId: string): RetryForm | null =>
     model.mayRetry ? { action: `${chrome.prefix}/runs/${encodeURIComponent(run.id)}/results/${encodeURIComponent(resultId)}/retry`, back: action } : null;
-  const context: SectionContext = { filtered, runCreatedAt: run.createdAt, retry, notReachedText: notReachedText(model.stages.map((s) => s.stage)) };
+  const context: SectionContext = { filtered, runCreatedAt: run.createdAt, retry, mayManage: model.mayRetry, notReachedText: notReachedText(model.stages.map((s) => s.stage)) };
   // decision D31: a stage that waits on a failing integration says so in the verdict, not only below.
   const failing = model.stages.flatMap((s) => s.results.flatMap((m) => (m.delivery ? [{ taskName: m.result.taskName, state: markOf(m.delivery.state, m.delivery.noAgent) }] : [])));
   const where = workspace

@@ -52,7 +52,7 @@ export const DeliveryAttemptAttributes = z.object({
   responseExcerpt: z
     .string()
     .nullable()
-    .describe("at most 1 KiB of the answer's text, control characters removed, the request's access token, HMAC key and signature redacted (D31)"),
+    .describe("at most 1 KiB of the answer's text, control characters removed, the request's access token, HMAC key and signature redacted (D31); null unless the caller manages the workspace's run tasks (D63)"),
   responseExcerptTruncated: z.boolean(),
   agentId: z.string().nullable().describe("the agent (`agents`) that sent the request of a run task bound to an agent pool; null when the platform sent it (D34)"),
 });

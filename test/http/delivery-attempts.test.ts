@@ -76,6 +76,21 @@ describe("GET /task-results/:id/delivery-attempts (D31)", () => {
     await a.runplane.teamProjects.create("prj-a", "team-devs", { access: "read" });
     expect((await a.call("GET", attemptsPath(resultId), { token: a.devToken })).status).toBe(200);
   });
+
+  // Found from outside (decision D63): a token that only reads runs read every integration's answers.
+  it("shows what the integration answered only to who manages the workspace's run tasks", async () => {
+    const { resultId } = await retrying();
+    await a.runplane.teamProjects.create("prj-a", "team-devs", { access: "read" });
+    const excerpts = async (token: string) => {
+      const listed = await a.call("GET", attemptsPath(resultId), { token });
+      const included = await a.call("GET", `/api/v2/task-results/${resultId}?include=delivery-attempts`, { token });
+      return [...listed.json.data, ...included.json.included].map((d: any) => [d.attributes["response-excerpt"], d.attributes.status]);
+    };
+    expect(await excerpts(a.devToken)).toStrictEqual([[null, 503], [null, 503]]);
+    expect(await excerpts(a.ownerToken)).toStrictEqual([["maintenance", 503], ["maintenance", 503]]);
+    await a.runplane.teamProjects.update((await a.runplane.teamProjects.list("prj-a", { teamId: "team-devs" })).items[0]!.id, { access: "maintain" });
+    expect(await excerpts(a.devToken)).toStrictEqual([["maintenance", 503], ["maintenance", 503]]);
+  });
 });
 
 describe("POST /task-results/:id/actions/retry (D31)", () => {

@@ -113,6 +113,9 @@ describe("results page: Retry now", () => {
     expect(status).toBe(200);
     expect(sentenceOf(html)).toMatch(/^Retrying: attempt 5 /);
     expect(html).not.toContain("Retry now");
+    // decision D63: nor what the integration answered, which is for who manages its run tasks.
+    expect(detailsOf(html)).toContain("shown to who manages run tasks");
+    expect(html).not.toContain("is not known here");
     const before = await dueAt(seed.results.retrying);
     expect((await retry(seed.results.retrying, seed.runs.retrying, ORIGIN, seed.app.devToken)).status).toBe(404);
     expect((await retry(seed.results.retrying, seed.runs.retrying, ORIGIN, seed.app.otherOrgToken)).status).toBe(404);

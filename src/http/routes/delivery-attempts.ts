@@ -26,7 +26,11 @@ export const deliveryAttemptResource = (basePath: string): ResourceDefinition =>
   },
 });
 
-const attemptData = (a: DeliveryAttemptRecord) => ({
+/**
+ * decision D63: what an integration answered is for whoever manages run tasks (its operators
+ * debug with it); a reader of runs sees the attempt without it (`response-excerpt` null).
+ */
+const attemptData = (a: DeliveryAttemptRecord, answers: boolean) => ({
   id: a.id,
   attempt: a.number,
   startedAt: a.startedAt,
@@ -35,18 +39,24 @@ const attemptData = (a: DeliveryAttemptRecord) => ({
   status: a.status,
   errorCode: a.errorCode,
   detail: a.detail,
-  responseExcerpt: a.excerpt,
-  responseExcerptTruncated: a.excerptTruncated,
+  responseExcerpt: answers ? a.excerpt : null,
+  responseExcerptTruncated: answers ? a.excerptTruncated : false,
   agentId: a.agentId ?? null,
   taskResult: a.taskResultId,
 });
 
 /** The `delivery-attempts` include of a result: every attempt kept (at most 20), newest first. */
-export async function includedAttempts(ctx: RouteContext, taskResultId: string): Promise<{ ids: string[]; resources: JsonApiDocument[] }> {
+export async function includedAttempts(ctx: RouteContext, taskResultId: string, target: AuthTarget): Promise<{ ids: string[]; resources: JsonApiDocument[] }> {
   const { items } = await ctx.app.services.runTasks.listDeliveryAttempts(taskResultId, { offset: 0, limit: ATTEMPT_LIMITS.perResult });
-  const doc = ctx.app.jsonapi.collection("delivery-attempts", items.map(attemptData));
+  const answers = await mayReadAnswers(ctx, target);
+  const doc = ctx.app.jsonapi.collection("delivery-attempts", items.map((a) => attemptData(a, answers)));
   return { ids: items.map((a) => a.id), resources: doc.data as JsonApiDocument[] };
 }
+
+type AuthTarget = Awaited<ReturnType<typeof loadResult>>["target"];
+
+/** decision D63: whether the caller sees what integrations answered (it manages the workspace's run tasks). */
+const mayReadAnswers = (ctx: RouteContext, target: AuthTarget): Promise<boolean> => ctx.app.authorizer(ctx.principal!, "run-tasks:manage", target);
 
 const loadResult = (ctx: RouteContext) => authorizedIn(ctx, () => ctx.app.services.runTasks.getResult(ctx.params.task_result_id!));
 
@@ -57,11 +67,12 @@ export const deliveryAttemptRoutes: Route[] = [
     auth: "principal",
     query: { page: "always" },
     async handle(ctx) {
-      const { record: result } = await loadResult(ctx);
+      const { record: result, target } = await loadResult(ctx);
       const page = ctx.query.page!;
       const list = await ctx.app.services.runTasks.listDeliveryAttempts(result.id, toPageRequest(page));
       const options = { url: ctx.url, pagination: { ...page, total: list.total } };
-      return { status: 200, document: ctx.app.jsonapi.collection("delivery-attempts", list.items.map(attemptData), options) };
+      const answers = await mayReadAnswers(ctx, target);
+      return { status: 200, document: ctx.app.jsonapi.collection("delivery-attempts", list.items.map((a) => attemptData(a, answers)), options) };
     },
   },
   {

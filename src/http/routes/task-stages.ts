@@ -231,9 +231,9 @@ export const taskStageRoutes: Route[] = [
     auth: "principal",
     query: { include: RESULT_INCLUDES },
     async handle(ctx) {
-      const { record: result } = await loadResult(ctx);
+      const { record: result, target } = await loadResult(ctx);
       if (!ctx.query.includes.has("delivery-attempts")) return { status: 200, document: await resultResource(ctx, result) };
-      const attempts = await includedAttempts(ctx, result.id);
+      const attempts = await includedAttempts(ctx, result.id, target);
       const doc = await resultResource(ctx, result, { deliveryAttempts: attempts.ids });
       return { status: 200, document: { ...doc, included: attempts.resources } };
     },
