@@ -121,6 +121,8 @@ export function createMemoryDeliveryStore({ deliveries, results, tasks }: Memory
   function settleOne(e: DeliverySettlement): SettleOutcome {
     const row = open.get(e.id);
     if (!row || row.fencingToken !== e.fencingToken) return { written: false, result: false };
+    // decision D58: the job's record only; the row keeps its lease.
+    if (e.type === "hand-out") return attempts.record(e.record), { written: true, result: false };
     Object.assign(row, e.type === "release" ? {} : e.fields, { leaseOwner: null, leaseExpiresAt: null });
     if (e.type !== "release" && e.record) attempts.record(e.record);
     if (e.type !== "close") return queue.file(row), { written: true, result: false };
@@ -172,6 +174,9 @@ export function createMemoryDeliveryStore({ deliveries, results, tasks }: Memory
         Object.assign(d, { leaseOwner: request.owner, leaseExpiresAt, fencingToken: d.fencingToken + 1 });
         queue.file(d);
         openWindow(results.get(d.taskResultId), request);
+        // decision D58: the attempt an agent took and never reported is closed before the next.
+        const unreported = d.agentPoolId ? attempts.closeUnreported(d.taskResultId, d.id, d.attempt + 1, request.now) : null;
+        if (unreported !== null) Object.assign(d, { attempt: d.attempt + 1, lastError: unreported });
       }
       return due.map((d) => claimedOf(d, { results, tasks }));
     },

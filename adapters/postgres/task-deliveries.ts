@@ -2,7 +2,8 @@ import type { ResultStatus } from "../../src/schemas/run-tasks.js";
 import type { ClaimedDelivery, DeliverySettlement, SettleOutcome, TaskDeliveryStore } from "../../src/storage/run-tasks-types.js";
 import { assertDistinctIds, plusMs } from "../../src/storage/outbox-rules.js";
 import { DELIVERIES, fromDeliveryRow, type DeliveryRow } from "../sql/run-task-rows.js";
-import { ATTEMPTS, toAttemptRow, upsertAttemptSql } from "../sql/attempt-rows.js";
+import { ATTEMPTS, noReportSetSql, toAttemptRow, upsertAttemptSql } from "../sql/attempt-rows.js";
+import { ATTEMPT_LIMITS } from "../../src/schemas/delivery-attempts.js";
 import type { PgPoolLike, Statement } from "./driver.js";
 import { changed, retrying, rowsOf, sql, transaction } from "./driver.js";
 import { MARK_ORIGIN } from "./events.js";
@@ -59,9 +60,9 @@ export function createTaskDeliveryStore(
     get: sql(`SELECT ${ROW("d")}, p.payload FROM ${table} d JOIN ${payloads} p ON p.delivery_id = d.id WHERE d.id = @id`),
     byResult: sql(`SELECT ${ROW("d")}, p.payload FROM ${table} d JOIN ${payloads} p ON p.delivery_id = d.id
       WHERE d.task_result_id = @result ORDER BY d.created_at, d.id`),
-    claim: sql(claimSql(q, "agent_pool_id IS NULL")),
+    claim: sql(claimSql(q, "agent_pool_id IS NULL", false)),
     // decision D34: an agent dispatcher's claim, by task_deliveries_open_by_pool.
-    claimPools: sql(claimSql(q, "agent_pool_id = ANY(@pools::text[])")),
+    claimPools: sql(claimSql(q, "agent_pool_id = ANY(@pools::text[])", true)),
     settle: sql(settleSql(q)),
     expedite: sql(expediteSql(q)),
     // Open rows only, for metrics and health checks; counts arrive as integers, not bigint strings.
@@ -171,16 +172,19 @@ const outboxStatement = <Row>(pool: PgPoolLike, statement: Statement, params: ob
  * no pool, or those of some agent pools). A result that the window opened is read from the UPDATE's
  * RETURNING (the statement's snapshot predates it), any other as the snapshot holds it.
  */
-function claimSql(q: string, pools: string): string {
+function claimSql(q: string, pools: string, agents: boolean): string {
   return `WITH picked AS (
-      SELECT id FROM ${q}task_deliveries
+      SELECT id, task_result_id, attempt FROM ${q}task_deliveries
       WHERE closed_at IS NULL AND ${pools} AND due_at <= @now AND (lease_expires_at IS NULL OR lease_expires_at <= @now)
       ORDER BY due_at, id LIMIT @limit
       FOR UPDATE SKIP LOCKED),
+    ${agents ? `${unreportedSql(q)},` : ""}
     leased AS (
       UPDATE ${q}task_deliveries AS d
-      SET lease_owner = @owner, lease_expires_at = @lease_expires_at, fencing_token = d.fencing_token + 1
-      FROM picked WHERE d.id = picked.id
+      SET lease_owner = @owner, lease_expires_at = @lease_expires_at, fencing_token = d.fencing_token + 1${agents ? `,
+        attempt = d.attempt + (CASE WHEN u.delivery_id IS NULL THEN 0 ELSE 1 END), last_error = coalesce(u.detail, d.last_error)
+      FROM picked LEFT JOIN unreported u ON u.delivery_id = picked.id` : `
+      FROM picked`} WHERE d.id = picked.id
       RETURNING ${ROW("d")}),
     opened AS (
       UPDATE ${q}task_results AS r
@@ -202,6 +206,18 @@ function claimSql(q: string, pools: string): string {
     LEFT JOIN ${q}run_tasks t ON t.id = l.task_id
     ORDER BY l.due_at, l.id`;
 }
+
+/**
+ * decision D58: an agent dispatcher's claim closes the attempts of its rows that an agent took and
+ * never reported (by the attempts' primary key), and the lease counts them on their rows.
+ */
+const unreportedSql = (q: string): string => `unreported AS (
+      UPDATE ${q}delivery_attempts AS a
+      SET ${noReportSetSql("greatest(0, round(extract(epoch FROM (@now::timestamptz - a.started_at::timestamptz)) * 1000))::int")}
+      FROM picked p
+      WHERE a.task_result_id = p.task_result_id AND a.slot = p.attempt % ${ATTEMPT_LIMITS.perResult} AND a.number = p.attempt + 1
+        AND a.delivery_id = p.id AND a.outcome = 'under-way'
+      RETURNING a.delivery_id, a.detail)`;
 
 /**
  * One statement for a whole batch: each entry's row write is guarded by its fencing token and an
@@ -226,8 +242,13 @@ function settleSql(q: string): string {
         last_error = CASE WHEN i.type = 'release' THEN d.last_error ELSE i.last_error END,
         lease_owner = NULL, lease_expires_at = NULL
       FROM input i
-      WHERE d.id = i.id AND d.fencing_token = i.token AND coalesce(d.closed_at, '') = ''
+      WHERE d.id = i.id AND i.type <> 'hand-out' AND d.fencing_token = i.token AND coalesce(d.closed_at, '') = ''
       RETURNING d.id),
+    -- decision D58: a hand-out's row is only checked (still held by the token), never written.
+    held AS (
+      SELECT d.id FROM ${q}task_deliveries AS d JOIN input i ON d.id = i.id
+      WHERE i.type = 'hand-out' AND d.fencing_token = i.token AND coalesce(d.closed_at, '') = ''
+      FOR SHARE OF d),
     advances AS (
       SELECT * FROM unnest(@adv_delivery::text[], @adv_result::text[], @adv_expected_version::int[],
         @adv_expected_statuses::text[], @adv_status::text[], @adv_timestamps::text[], @adv_version::int[], @adv_updated_at::text[])
@@ -245,10 +266,11 @@ function settleSql(q: string): string {
     -- of two in one batch for one place, the newer.
     recorded AS (${upsertAttemptSql(`${q}delivery_attempts`, `SELECT DISTINCT ON (a.task_result_id, a.slot) ${ATTEMPTS.columns.map((c) => `a.${c}`).join(", ")}
         FROM json_populate_recordset(NULL::${q}delivery_attempts, @records::json) AS a
-        WHERE a.delivery_id IN (SELECT id FROM written)
+        WHERE a.delivery_id IN (SELECT id FROM written UNION ALL SELECT id FROM held)
         ORDER BY a.task_result_id, a.slot, a.number DESC`)}
       RETURNING 1)
     SELECT 'row' AS kind, id FROM written
+    UNION ALL SELECT 'row', id FROM held
     UNION ALL SELECT 'result', delivery_id FROM advanced
     UNION ALL SELECT 'woke', NULL FROM woke`;
 }
@@ -279,11 +301,11 @@ function settleParams(batch: readonly DeliverySettlement[]) {
     ids: field((e) => e.id),
     tokens: field((e) => e.fencingToken),
     types: field((e) => e.type),
-    attempts: field((e) => (e.type === "release" ? null : e.fields.attempt)),
+    attempts: field((e) => ("fields" in e ? e.fields.attempt : null)),
     closed_at: field((e) => (e.type === "close" ? e.fields.closedAt : null)),
     delivered_at: field((e) => (e.type === "close" ? e.fields.deliveredAt : null)),
     due_at: field((e) => (e.type === "retry" ? e.fields.dueAt : null)),
-    last_error: field((e) => (e.type === "release" ? null : e.fields.lastError)),
+    last_error: field((e) => ("fields" in e ? e.fields.lastError : null)),
     adv_delivery: advances.map((a) => a.delivery),
     adv_result: advances.map((a) => a.id),
     adv_expected_version: advances.map((a) => a.expected.version),

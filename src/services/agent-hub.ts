@@ -31,6 +31,14 @@ interface Waiter {
   settle(end: PollEnd): void;
   /** The poll's request was abandoned by the client (when the server says so). */
   gone(): boolean;
+  /** decision D58: taken for a job whose record is being written: its wait running out no longer ends it. */
+  held?: boolean;
+}
+
+/** The agent a job is handed to (decision D58: named by its record). */
+export interface JobAgent {
+  id: string;
+  name: string | null;
 }
 
 /** A built, signed request to hand to an agent. */
@@ -42,6 +50,12 @@ export interface JobRequest {
   timeoutMs: number;
   /** How much longer than `timeoutMs` the host waits for the report before giving the row back. */
   marginMs: number;
+  /**
+   * decision D58: called with the agent chosen, before it gets the job (its attempt's record is
+   * written then); the job is handed out once it resolves. When it rejects, the agent's poll ends
+   * without a job and the dispatch rejects with its error.
+   */
+  handing?: (agent: JobAgent) => Promise<void>;
 }
 
 /**
@@ -51,9 +65,10 @@ export interface JobRequest {
 export type JobOutcome =
   | { ok: true; agentId: string; result: JobResult }
   | { ok: false; reason: "no-agent" }
-  | { ok: false; reason: "lost"; agent: { id: string; name: string | null } };
+  | { ok: false; reason: "lost"; agent: JobAgent };
 
-const lostBy = (session: AgentSession): JobOutcome => ({ ok: false, reason: "lost", agent: { id: session.agentId, name: session.name ?? null } });
+const agentOf = (session: AgentSession): JobAgent => ({ id: session.agentId, name: session.name ?? null });
+const lostBy = (session: AgentSession): JobOutcome => ({ ok: false, reason: "lost", agent: agentOf(session) });
 
 interface PendingJob {
   session: AgentSession;
@@ -107,7 +122,7 @@ function endSession(state: HubState, agentId: string, why: "revoked" | "ended"):
  */
 function pollOn(state: HubState, session: AgentSession, waitMs: number, signal?: AbortSignal): Promise<PollEnd> {
   return new Promise<PollEnd>((resolve) => {
-    const leave = (): void => (unqueue(state, waiter), waiter.settle({ job: null, reason: "timeout" }));
+    const leave = (): void => void (!waiter.held && (unqueue(state, waiter), waiter.settle({ job: null, reason: "timeout" })));
     const timer = setTimeout(leave, waitMs);
     const settle = (e: PollEnd): void => {
       clearTimeout(timer);
@@ -139,14 +154,41 @@ function toJob(id: string, request: JobRequest): AgentJob {
   };
 }
 
-/** Hands `request` to the oldest waiting poll of `pool` and resolves its report, or why there is none. */
-function dispatchTo(state: HubState, newId: (prefix: string) => string, pool: string, request: JobRequest): Promise<JobOutcome> {
+/** The oldest live waiting poll of `pool`, out of the queue; undefined when none. */
+function takeWaiter(state: HubState, pool: string): Waiter | undefined {
   const q = state.waiters.get(pool) ?? [];
   let waiter = q.shift();
   while (waiter && waiter.gone()) waiter.session.waiting.delete(waiter), (waiter = q.shift());
-  if (!waiter) return Promise.resolve({ ok: false, reason: "no-agent" });
-  const taken = waiter;
-  taken.session.waiting.delete(taken);
+  waiter?.session.waiting.delete(waiter);
+  return waiter;
+}
+
+/**
+ * decision D58: runs `request.handing` for the agent of `taken` before the job is handed out. The
+ * poll is held meanwhile (its wait running out does not end it). A rejection ends the poll without
+ * a job and rethrows; a poll gone or a session ended meanwhile is a lost job (its record exists).
+ */
+async function beforeHanding(state: HubState, taken: Waiter, request: JobRequest): Promise<JobOutcome | null> {
+  if (!request.handing) return null;
+  const { session } = taken;
+  taken.held = true;
+  try {
+    await request.handing(agentOf(session));
+  } catch (err) {
+    taken.settle({ job: null, reason: "timeout" });
+    throw err;
+  }
+  if (!taken.gone() && state.sessions.get(session.agentId) === session) return null;
+  taken.settle({ job: null, reason: "ended" });
+  return lostBy(session);
+}
+
+/** Hands `request` to the oldest waiting poll of `pool` and resolves its report, or why there is none. */
+async function dispatchTo(state: HubState, newId: (prefix: string) => string, pool: string, request: JobRequest): Promise<JobOutcome> {
+  const taken = takeWaiter(state, pool);
+  if (!taken) return { ok: false, reason: "no-agent" };
+  const lost = await beforeHanding(state, taken, request);
+  if (lost) return lost;
   const { session } = taken;
   const job = toJob(`job-${state.tag}${newId("job").slice(4)}`, request);
   return new Promise<JobOutcome>((resolve) => {

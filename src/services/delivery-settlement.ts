@@ -103,10 +103,21 @@ export function createDeliverySettlement(ctx: ServiceContext, stages: Pick<TaskS
     return outcome.written ? "retry" : "lost";
   }
 
+  /**
+   * decision D58: the job of `attempt` was handed to an agent: its `under-way` record is stored at
+   * once (guarded by the row's token, the lease kept). Resolves the record's id, which the
+   * attempt's end completes in place, or null when the claim was replaced.
+   */
+  async function handOut(attempt: DeliveryAttempt, observed: AttemptObservation): Promise<string | null> {
+    const record = attemptRecord(ctx, attempt, observed, { text: null, truncated: false });
+    return (await push({ ...lease(attempt.row), type: "hand-out", record })).written ? record.id : null;
+  }
+
   return {
     close,
     succeed,
     fail,
+    handOut,
     /**
      * decision D40: this host lacks the key the row's payload (or its task's HMAC key) was sealed
      * with: the row goes back due in KEY_WAIT_MS for the hosts that hold it, its attempt count as it

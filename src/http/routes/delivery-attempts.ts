@@ -38,6 +38,7 @@ const attemptData = (a: DeliveryAttemptRecord) => ({
   responseExcerpt: a.excerpt,
   responseExcerptTruncated: a.excerptTruncated,
   agentId: a.agentId ?? null,
+  agentName: a.agentName ?? null,
   taskResult: a.taskResultId,
 });
 
