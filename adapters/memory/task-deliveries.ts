@@ -68,6 +68,12 @@ function openWindow(result: TaskResultRecord | undefined, request: DeliveryClaim
   });
 }
 
+/** decision D58: a claimed pool row's attempt an agent took and never reported is closed, and counted. */
+function closeUnreported(attempts: MemoryAttemptStore, d: TaskDeliveryRecord, now: string): void {
+  const unreported = d.agentPoolId ? attempts.closeUnreported(d.taskResultId, d.id, d.attempt + 1, now) : null;
+  if (unreported !== null) Object.assign(d, { attempt: d.attempt + 1, lastError: unreported });
+}
+
 /** A claimed row with what its attempt needs of its result and task, as stored now. */
 function claimedOf(d: TaskDeliveryRecord, { results, tasks }: Pick<MemoryOutboxMaps, "results" | "tasks">): ClaimedDelivery {
   const r = results.get(d.taskResultId);
@@ -114,9 +120,6 @@ export function createMemoryDeliveryStore({ deliveries, results, tasks }: Memory
   const byResult = createIndex<TaskDeliveryRecord>((d) => d.taskResultId);
   const attempts = createMemoryAttemptStore();
   const queue = createPoolQueues(open);
-
-
-
 
   function settleOne(e: DeliverySettlement): SettleOutcome {
     const row = open.get(e.id);
@@ -174,9 +177,7 @@ export function createMemoryDeliveryStore({ deliveries, results, tasks }: Memory
         Object.assign(d, { leaseOwner: request.owner, leaseExpiresAt, fencingToken: d.fencingToken + 1 });
         queue.file(d);
         openWindow(results.get(d.taskResultId), request);
-        // decision D58: the attempt an agent took and never reported is closed before the next.
-        const unreported = d.agentPoolId ? attempts.closeUnreported(d.taskResultId, d.id, d.attempt + 1, request.now) : null;
-        if (unreported !== null) Object.assign(d, { attempt: d.attempt + 1, lastError: unreported });
+        closeUnreported(attempts, d, request.now);
       }
       return due.map((d) => claimedOf(d, { results, tasks }));
     },
