@@ -27,7 +27,7 @@ function sharedRelay(): MessageRelay {
 }
 
 let b: AgentApp | undefined;
-let hostA: { server: Server; close(): Promise<void> } | undefined;
+let hostA: { origin: string; server: Server; close(): Promise<void> } | undefined;
 afterEach(async () => {
   await hostA?.close();
   await b?.close();
