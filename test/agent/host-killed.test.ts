@@ -63,33 +63,48 @@ async function startHostA(storage: Storage, key: string) {
   return { origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server, dispatcher, close };
 }
 
+/** Host B over a new shared storage (`deadline` its options'), a pool run, and host A's agent "doomed" holding its job; then A is killed. */
+async function jobHeldWhenHostKilled(options: Parameters<typeof agentApp>[0] = {}) {
+  receiver = await startLoopbackServer(tasksAnswer({ kind: "respond", status: 200 }));
+  const key = generateKey();
+  const shared = createMemoryStorage();
+  b = await agentApp({ ...options, storage: shared, keyring: { keys: [{ id: "k1", key }] } });
+  // The task is saved while an agent is connected (its verification), then that agent leaves.
+  const helper = b.agent();
+  await helper.agentId;
+  const { resultId, runId } = await startPoolRun(b, receiver.url("/hook"));
+  await helper.stop();
+
+  const a = killable(shared);
+  const started = await startHostA(a.storage, key);
+  hostA = started;
+  const doomed = (await protocol({ origin: started.origin }, "register", { name: "doomed" }, b.agentToken)).json["agent-id"] as string;
+  started.dispatcher.start();
+  const taken = await protocol({ origin: started.origin }, "jobs/next", { "agent-id": doomed, "wait-ms": 5_000 }, b.agentToken);
+  expect(taken.status).toBe(200);
+  a.kill();
+  return { b, resultId, runId, doomed };
+}
+
 describe("a host killed while its agent holds a job (decision D58)", () => {
+  it("ends its result at the deadline saying the agent never reported, not that nothing was sent, when no host takes the row again", async () => {
+    const { b, resultId } = await jobHeldWhenHostKilled({ deadline: { idle: "3s", max: "3s" } });
+    b.dispatcher().start();
+    await vi.waitFor(async () => expect((await b.storage.taskResults.get(resultId))?.status).toBe("unreachable"), { timeout: 15_000, interval: 50 });
+    expect((await b.storage.taskResults.get(resultId))?.message).toBe(
+      "Task request was not delivered before the deadline: no report from agent doomed: the integration may have received the request.",
+    );
+  });
+
+
   it("leaves the attempt recorded; the host that re-takes the row closes it as no report, then records its own: 2 attempts", async () => {
-    receiver = await startLoopbackServer(tasksAnswer({ kind: "respond", status: 200 }));
-    const key = generateKey();
-    const shared = createMemoryStorage();
-    b = await agentApp({ storage: shared, keyring: { keys: [{ id: "k1", key }] } });
-    // The task is saved while an agent is connected (its verification), then that agent leaves.
-    const helper = b.agent();
-    await helper.agentId;
-    const { resultId } = await startPoolRun(b, receiver.url("/hook"));
-    await helper.stop();
-
-    const a = killable(shared);
-    const started = await startHostA(a.storage, key);
-    hostA = started;
-    const doomed = (await protocol({ origin: started.origin }, "register", { name: "doomed" }, b.agentToken)).json["agent-id"] as string;
-    started.dispatcher.start();
-    const taken = await protocol({ origin: started.origin }, "jobs/next", { "agent-id": doomed, "wait-ms": 5_000 }, b.agentToken);
-    expect(taken.status).toBe(200);
-    a.kill();
-
+    const { b, resultId, doomed } = await jobHeldWhenHostKilled();
     // Host B, with an agent of the pool, takes the row once host A's lease has run out.
     const survivor = b.agent({ name: "survivor" });
     const survivorId = await survivor.agentId;
     b.dispatcher().start();
-    await vi.waitFor(async () => expect((await b!.storage.taskResults.get(resultId))?.status).toBe("running"), { timeout: 15_000, interval: 50 });
-    expect(deliveriesTo(receiver.requests)).toHaveLength(1);
+    await vi.waitFor(async () => expect((await b.storage.taskResults.get(resultId))?.status).toBe("running"), { timeout: 15_000, interval: 50 });
+    expect(deliveriesTo(receiver!.requests)).toHaveLength(1);
     const attempts = (await b.runplane.runTasks.listDeliveryAttempts(resultId, { offset: 0, limit: 20 })).items;
     expect(attempts.map((x) => [x.number, x.outcome, x.status, x.errorCode, x.agentId])).toStrictEqual([
       [2, "answered", 200, null, survivorId],
