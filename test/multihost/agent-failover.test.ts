@@ -67,5 +67,5 @@ describe.skipIf(!reachable)("agents with several hosts on PostgreSQL", () => {
     const attempts = await t.b.runplane.runTasks.listDeliveryAttempts(second.resultId, { offset: 0, limit: 20 });
     expect(attempts.items.map((x) => [x.number, x.status, x.errorCode])).toStrictEqual([[2, 200, null], [1, null, "no-report"]]);
     expect(attempts.items[1]!.detail).toBe("no report from agent on-a: the integration may have received the request");
-  });
+  }, 60_000);
 });
