@@ -1,6 +1,6 @@
 import type { DeliveryAttemptRecord } from "../../src/schemas/delivery-attempts.js";
 import type { DeliveryAttemptStore } from "../../src/storage/attempts-types.js";
-import { attemptSlot, takesSlot } from "../../src/storage/outbox-rules.js";
+import { attemptSlot, NO_REPORT, noReportDetail, takesSlot } from "../../src/storage/outbox-rules.js";
 import { clone } from "./clone.js";
 
 const cmp = (a: string | number, b: string | number): number => (a < b ? -1 : a > b ? 1 : 0);
@@ -11,6 +11,11 @@ const newestFirst = (a: DeliveryAttemptRecord, b: DeliveryAttemptRecord): number
 export interface MemoryAttemptStore extends DeliveryAttemptStore {
   /** Stores an attempt in its result's place (decision D31); called by `settle` for rows it wrote. */
   record(attempt: DeliveryAttemptRecord): void;
+  /**
+   * decision D58: closes attempt `number` of delivery `deliveryId` as `no-report` when it is still
+   * `under-way` (called by the claim that re-takes its row); resolves its detail, else null.
+   */
+  closeUnreported(taskResultId: string, deliveryId: string, number: number, now: string): string | null;
 }
 
 /** Delivery attempts in memory: per result, one attempt per place (`attemptSlot`), the newest. */
@@ -24,7 +29,14 @@ export function createMemoryAttemptStore(): MemoryAttemptStore {
       let slots = byResult.get(attempt.taskResultId);
       if (!slots) byResult.set(attempt.taskResultId, (slots = new Map()));
       const slot = attemptSlot(attempt.number);
-      if (takesSlot(attempt, slots.get(slot))) slots.set(slot, { ...clone(attempt), agentId: attempt.agentId ?? null });
+      if (takesSlot(attempt, slots.get(slot))) slots.set(slot, { ...clone(attempt), agentId: attempt.agentId ?? null, agentName: attempt.agentName ?? null });
+    },
+    closeUnreported(taskResultId, deliveryId, number, now) {
+      const a = byResult.get(taskResultId)?.get(attemptSlot(number));
+      if (!a || a.number !== number || a.deliveryId !== deliveryId || a.outcome !== "under-way") return null;
+      const detail = noReportDetail(a.agentName ?? a.agentId ?? "");
+      Object.assign(a, { outcome: "failed", status: null, errorCode: NO_REPORT.code, detail, durationMs: Math.max(0, Date.parse(now) - Date.parse(a.startedAt)) });
+      return detail;
     },
     async list(taskResultId, page) {
       const items = [...(byResult.get(taskResultId)?.values() ?? [])].sort(newestFirst);

@@ -68,6 +68,12 @@ function openWindow(result: TaskResultRecord | undefined, request: DeliveryClaim
   });
 }
 
+/** decision D58: a claimed pool row's attempt an agent took and never reported is closed, and counted. */
+function closeUnreported(attempts: MemoryAttemptStore, d: TaskDeliveryRecord, now: string): void {
+  const unreported = d.agentPoolId ? attempts.closeUnreported(d.taskResultId, d.id, d.attempt + 1, now) : null;
+  if (unreported !== null) Object.assign(d, { attempt: d.attempt + 1, lastError: unreported });
+}
+
 /** A claimed row with what its attempt needs of its result and task, as stored now. */
 function claimedOf(d: TaskDeliveryRecord, { results, tasks }: Pick<MemoryOutboxMaps, "results" | "tasks">): ClaimedDelivery {
   const r = results.get(d.taskResultId);
@@ -115,12 +121,11 @@ export function createMemoryDeliveryStore({ deliveries, results, tasks }: Memory
   const attempts = createMemoryAttemptStore();
   const queue = createPoolQueues(open);
 
-
-
-
   function settleOne(e: DeliverySettlement): SettleOutcome {
     const row = open.get(e.id);
     if (!row || row.fencingToken !== e.fencingToken) return { written: false, result: false };
+    // decision D58: the job's record only; the row keeps its lease.
+    if (e.type === "hand-out") return attempts.record(e.record), { written: true, result: false };
     Object.assign(row, e.type === "release" ? {} : e.fields, { leaseOwner: null, leaseExpiresAt: null });
     if (e.type !== "release" && e.record) attempts.record(e.record);
     if (e.type !== "close") return queue.file(row), { written: true, result: false };
@@ -172,6 +177,7 @@ export function createMemoryDeliveryStore({ deliveries, results, tasks }: Memory
         Object.assign(d, { leaseOwner: request.owner, leaseExpiresAt, fencingToken: d.fencingToken + 1 });
         queue.file(d);
         openWindow(results.get(d.taskResultId), request);
+        closeUnreported(attempts, d, request.now);
       }
       return due.map((d) => claimedOf(d, { results, tasks }));
     },

@@ -26,6 +26,12 @@ export const DELIVERY_ATTEMPTS_MIGRATION: PgMigration = {
   `,
 };
 
+/** decision D58: an attempt keeps the name of the agent that took it, for its `no-report` words. */
+export const ATTEMPT_AGENT_NAMES_MIGRATION: PgMigration = {
+  name: "0018-attempt-agent-names",
+  up: (q) => `ALTER TABLE ${q}delivery_attempts ADD COLUMN agent_name ${TEXT};`,
+};
+
 export function createAttemptStore(pool: PgPoolLike, q: string): DeliveryAttemptStore {
   const table = `${q}delivery_attempts`;
   const s = {

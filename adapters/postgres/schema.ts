@@ -7,7 +7,7 @@ import { ATTEMPT_AGENTS_MIGRATION, DELIVERY_POOLS_MIGRATION } from "./task-deliv
 import { AUDIT_MIGRATION } from "./audit.js";
 import { teamOwnersSql } from "../sql/team-owners.js";
 import { RUN_COMMENTS_MIGRATION } from "./comments.js";
-import { DELIVERY_ATTEMPTS_MIGRATION } from "./delivery-attempts.js";
+import { ATTEMPT_AGENT_NAMES_MIGRATION, DELIVERY_ATTEMPTS_MIGRATION } from "./delivery-attempts.js";
 import { HOSTS_MIGRATION } from "./hosts.js";
 import { STATUS_EVENTS_MIGRATION } from "./events.js";
 import { REVISIONS_MIGRATION } from "./revisions.js";
@@ -113,6 +113,7 @@ export const MIGRATIONS: readonly PgMigration[] = [
   // decision D41: the owners flag, one team name per organization.
   // The revision triggers are deferred to COMMIT: made immediate, so the index can be built after the UPDATEs.
   { name: "0017-team-owners", up: (q) => `SET CONSTRAINTS ALL IMMEDIATE; ${teamOwnersSql(q)}` },
+  ATTEMPT_AGENT_NAMES_MIGRATION,
 ];
 
 /** Every runplane process takes this transaction-scoped lock to migrate ("runplane" in ASCII). */

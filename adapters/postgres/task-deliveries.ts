@@ -1,8 +1,9 @@
 import type { ResultStatus } from "../../src/schemas/run-tasks.js";
 import type { ClaimedDelivery, DeliverySettlement, SettleOutcome, TaskDeliveryStore } from "../../src/storage/run-tasks-types.js";
 import { assertDistinctIds, plusMs } from "../../src/storage/outbox-rules.js";
-import { DELIVERIES, fromDeliveryRow, type DeliveryRow } from "../sql/run-task-rows.js";
+import { fromDeliveryRow, type DeliveryRow } from "../sql/run-task-rows.js";
 import { ATTEMPTS, toAttemptRow, upsertAttemptSql } from "../sql/attempt-rows.js";
+import { claimSql, ROW } from "./outbox-claim.js";
 import type { PgPoolLike, Statement } from "./driver.js";
 import { changed, retrying, rowsOf, sql, transaction } from "./driver.js";
 import { MARK_ORIGIN } from "./events.js";
@@ -29,8 +30,6 @@ export const ATTEMPT_AGENTS_MIGRATION: PgMigration = {
   up: (q) => `ALTER TABLE ${q}delivery_attempts ADD COLUMN agent_id ${TEXT};`,
 };
 
-/** The outbox row's columns, aliased; its immutable payload lives apart, in `task_delivery_payloads`. */
-const ROW = (alias: string) => DELIVERIES.columns.map((c) => `${alias}.${c}`).join(", ");
 
 /** What the stats statement counts over the open rows (counts as integers, not bigint strings). */
 type StatsRow = { due: number; leased: number; oldest_due_at: string | null; retrying: number; oldest_retrying_at: string | null };
@@ -59,9 +58,9 @@ export function createTaskDeliveryStore(
     get: sql(`SELECT ${ROW("d")}, p.payload FROM ${table} d JOIN ${payloads} p ON p.delivery_id = d.id WHERE d.id = @id`),
     byResult: sql(`SELECT ${ROW("d")}, p.payload FROM ${table} d JOIN ${payloads} p ON p.delivery_id = d.id
       WHERE d.task_result_id = @result ORDER BY d.created_at, d.id`),
-    claim: sql(claimSql(q, "agent_pool_id IS NULL")),
+    claim: sql(claimSql(q, "agent_pool_id IS NULL", false)),
     // decision D34: an agent dispatcher's claim, by task_deliveries_open_by_pool.
-    claimPools: sql(claimSql(q, "agent_pool_id = ANY(@pools::text[])")),
+    claimPools: sql(claimSql(q, "agent_pool_id = ANY(@pools::text[])", true)),
     settle: sql(settleSql(q)),
     expedite: sql(expediteSql(q)),
     // Open rows only, for metrics and health checks; counts arrive as integers, not bigint strings.
@@ -164,46 +163,6 @@ const outboxStatement = <Row>(pool: PgPoolLike, statement: Statement, params: ob
   });
 
 /**
- * decision D15: one statement picks, leases and reads. `FOR UPDATE SKIP LOCKED` passes over rows
- * another claim holds, and re-checks a row that one just committed (its new lease excludes it),
- * so no two claims ever lease one row. In the same step the results still `pending` without a
- * deadline get their window (D16); decision D34: `pools` says whose rows (the platform's own, with
- * no pool, or those of some agent pools). A result that the window opened is read from the UPDATE's
- * RETURNING (the statement's snapshot predates it), any other as the snapshot holds it.
- */
-function claimSql(q: string, pools: string): string {
-  return `WITH picked AS (
-      SELECT id FROM ${q}task_deliveries
-      WHERE closed_at IS NULL AND ${pools} AND due_at <= @now AND (lease_expires_at IS NULL OR lease_expires_at <= @now)
-      ORDER BY due_at, id LIMIT @limit
-      FOR UPDATE SKIP LOCKED),
-    leased AS (
-      UPDATE ${q}task_deliveries AS d
-      SET lease_owner = @owner, lease_expires_at = @lease_expires_at, fencing_token = d.fencing_token + 1
-      FROM picked WHERE d.id = picked.id
-      RETURNING ${ROW("d")}),
-    opened AS (
-      UPDATE ${q}task_results AS r
-      SET deadline_at = @deadline_at, deadline_max_at = @deadline_max_at::text, version = r.version + 1, updated_at = @now
-      WHERE r.id IN (SELECT task_result_id FROM leased) AND r.status = 'pending' AND r.deadline_at IS NULL
-      RETURNING r.id, r.status, r.status_timestamps, r.deadline_at, r.version, r.updated_at)
-    SELECT ${ROW("l")}, p.payload,
-      r.id IS NOT NULL AS result_found,
-      coalesce(o.status, r.status) AS result_status,
-      coalesce(o.status_timestamps, r.status_timestamps) AS result_status_timestamps,
-      coalesce(o.deadline_at, r.deadline_at) AS result_deadline_at,
-      coalesce(o.version, r.version) AS result_version,
-      coalesce(o.updated_at, r.updated_at) AS result_updated_at,
-      t.id IS NOT NULL AS task_found, t.hmac_key AS task_hmac_key
-    FROM leased l
-    JOIN ${q}task_delivery_payloads p ON p.delivery_id = l.id
-    LEFT JOIN opened o ON o.id = l.task_result_id
-    LEFT JOIN ${q}task_results r ON r.id = l.task_result_id
-    LEFT JOIN ${q}run_tasks t ON t.id = l.task_id
-    ORDER BY l.due_at, l.id`;
-}
-
-/**
  * One statement for a whole batch: each entry's row write is guarded by its fencing token and an
  * open row; a close's result advance runs only for rows written and results still as expected
  * (and carries the origin to the status event trigger, events.ts). Rows are found by primary key:
@@ -226,8 +185,13 @@ function settleSql(q: string): string {
         last_error = CASE WHEN i.type = 'release' THEN d.last_error ELSE i.last_error END,
         lease_owner = NULL, lease_expires_at = NULL
       FROM input i
-      WHERE d.id = i.id AND d.fencing_token = i.token AND coalesce(d.closed_at, '') = ''
+      WHERE d.id = i.id AND i.type <> 'hand-out' AND d.fencing_token = i.token AND coalesce(d.closed_at, '') = ''
       RETURNING d.id),
+    -- decision D58: a hand-out's row is only checked (still held by the token), never written.
+    held AS (
+      SELECT d.id FROM ${q}task_deliveries AS d JOIN input i ON d.id = i.id
+      WHERE i.type = 'hand-out' AND d.fencing_token = i.token AND coalesce(d.closed_at, '') = ''
+      FOR SHARE OF d),
     advances AS (
       SELECT * FROM unnest(@adv_delivery::text[], @adv_result::text[], @adv_expected_version::int[],
         @adv_expected_statuses::text[], @adv_status::text[], @adv_timestamps::text[], @adv_version::int[], @adv_updated_at::text[])
@@ -245,10 +209,11 @@ function settleSql(q: string): string {
     -- of two in one batch for one place, the newer.
     recorded AS (${upsertAttemptSql(`${q}delivery_attempts`, `SELECT DISTINCT ON (a.task_result_id, a.slot) ${ATTEMPTS.columns.map((c) => `a.${c}`).join(", ")}
         FROM json_populate_recordset(NULL::${q}delivery_attempts, @records::json) AS a
-        WHERE a.delivery_id IN (SELECT id FROM written)
+        WHERE a.delivery_id IN (SELECT id FROM written UNION ALL SELECT id FROM held)
         ORDER BY a.task_result_id, a.slot, a.number DESC`)}
       RETURNING 1)
     SELECT 'row' AS kind, id FROM written
+    UNION ALL SELECT 'row', id FROM held
     UNION ALL SELECT 'result', delivery_id FROM advanced
     UNION ALL SELECT 'woke', NULL FROM woke`;
 }
@@ -279,11 +244,11 @@ function settleParams(batch: readonly DeliverySettlement[]) {
     ids: field((e) => e.id),
     tokens: field((e) => e.fencingToken),
     types: field((e) => e.type),
-    attempts: field((e) => (e.type === "release" ? null : e.fields.attempt)),
+    attempts: field((e) => ("fields" in e ? e.fields.attempt : null)),
     closed_at: field((e) => (e.type === "close" ? e.fields.closedAt : null)),
     delivered_at: field((e) => (e.type === "close" ? e.fields.deliveredAt : null)),
     due_at: field((e) => (e.type === "retry" ? e.fields.dueAt : null)),
-    last_error: field((e) => (e.type === "release" ? null : e.fields.lastError)),
+    last_error: field((e) => ("fields" in e ? e.fields.lastError : null)),
     adv_delivery: advances.map((a) => a.delivery),
     adv_result: advances.map((a) => a.id),
     adv_expected_version: advances.map((a) => a.expected.version),

@@ -1,5 +1,5 @@
 import type { AttemptOutcomeKind, DeliveryAttemptRecord } from "../../src/schemas/delivery-attempts.js";
-import { attemptSlot } from "../../src/storage/outbox-rules.js";
+import { attemptSlot, NO_REPORT } from "../../src/storage/outbox-rules.js";
 import type { TableColumns } from "./statements.js";
 
 /**
@@ -23,6 +23,8 @@ export interface AttemptRow {
   excerpt_truncated: number;
   /** decision D34: migration 0018 (SQLite), 0015 (PostgreSQL). */
   agent_id: string | null;
+  /** decision D58: migration 0021 (SQLite), 0018 (PostgreSQL). */
+  agent_name: string | null;
 }
 
 export const ATTEMPTS: TableColumns<AttemptRow> = {
@@ -42,6 +44,7 @@ export const ATTEMPTS: TableColumns<AttemptRow> = {
     "excerpt",
     "excerpt_truncated",
     "agent_id",
+    "agent_name",
   ],
 };
 
@@ -63,6 +66,7 @@ export const toAttemptRow = (r: DeliveryAttemptRecord): AttemptRow => ({
   excerpt: r.excerpt,
   excerpt_truncated: r.excerptTruncated ? 1 : 0,
   agent_id: r.agentId ?? null,
+  agent_name: r.agentName ?? null,
 });
 
 export const fromAttemptRow = (row: AttemptRow): DeliveryAttemptRecord => ({
@@ -79,13 +83,25 @@ export const fromAttemptRow = (row: AttemptRow): DeliveryAttemptRecord => ({
   excerpt: row.excerpt,
   excerptTruncated: Number(row.excerpt_truncated) === 1,
   agentId: row.agent_id ?? null,
+  agentName: row.agent_name ?? null,
 });
 
 /**
  * The upsert of one attempt into its place: it replaces the stored attempt only when it is newer
- * (D31). `source` is what the INSERT reads its rows from (`VALUES (...)` or a `SELECT`).
+ * (D31), or is the same attempt still `under-way`, which its end completes (D58; `takesSlot`).
+ * `source` is what the INSERT reads its rows from (`VALUES (...)` or a `SELECT`).
  */
-export const upsertAttemptSql = (table: string, source: string): string =>
-  `INSERT INTO ${table} (${ATTEMPTS.columns.join(", ")}) ${source}
+export const upsertAttemptSql = (table: string, source: string): string => {
+  const stored = table.split(".").at(-1);
+  return `INSERT INTO ${table} (${ATTEMPTS.columns.join(", ")}) ${source}
     ON CONFLICT (task_result_id, slot) DO UPDATE SET ${ATTEMPT_REPLACED.map((c) => `${c} = excluded.${c}`).join(", ")}
-    WHERE excluded.number > ${table.split(".").at(-1)}.number`;
+    WHERE excluded.number > ${stored}.number OR (excluded.number = ${stored}.number AND ${stored}.outcome = 'under-way')`;
+};
+
+/**
+ * decision D58: the SET list that closes an `under-way` attempt as `no-report` (`noReportDetail`
+ * spelled in SQL, the agent's name else its id); `durationMs` is the adapter's expression.
+ */
+export const noReportSetSql = (durationMs: string): string =>
+  `outcome = 'failed', status = NULL, error_code = '${NO_REPORT.code}', duration_ms = ${durationMs},
+    detail = '${NO_REPORT.before}' || coalesce(agent_name, agent_id, '') || '${NO_REPORT.after}'`;

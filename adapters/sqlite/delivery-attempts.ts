@@ -36,6 +36,12 @@ export const DELIVERY_ATTEMPTS_MIGRATION: Migration = {
   `,
 };
 
+/** decision D58: an attempt keeps the name of the agent that took it, for its `no-report` words. */
+export const ATTEMPT_AGENT_NAMES_MIGRATION: Migration = {
+  name: "0021-attempt-agent-names",
+  up: `ALTER TABLE delivery_attempts ADD COLUMN agent_name TEXT;`,
+};
+
 /** The statements, exported so the adapter tests can check their query plans. */
 export const ATTEMPT_SQL = {
   upsert: upsertAttemptSql(ATTEMPTS.table, `VALUES (${ATTEMPTS.columns.map((c) => `@${c}`).join(", ")})`),

@@ -6,7 +6,7 @@ import { AGENTS_MIGRATION } from "./agents.js";
 import { ATTEMPT_AGENTS_MIGRATION, DELIVERY_POOLS_MIGRATION } from "./task-deliveries.js";
 import { AUDIT_MIGRATION } from "./audit.js";
 import { RUN_COMMENTS_MIGRATION } from "./comments.js";
-import { DELIVERY_ATTEMPTS_MIGRATION } from "./delivery-attempts.js";
+import { ATTEMPT_AGENT_NAMES_MIGRATION, DELIVERY_ATTEMPTS_MIGRATION } from "./delivery-attempts.js";
 import { HOSTS_MIGRATION } from "./hosts.js";
 import { REVISIONS_MIGRATION } from "./revisions.js";
 import { DELIVERY_DISPATCH_MIGRATION, DELIVERY_PAYLOADS_MIGRATION, RUN_ARTIFACTS_MIGRATION, RUN_TASK_GLOBAL_CONFIGURATION_MIGRATION, RUN_TASKS_MIGRATION, RUNS_BY_WORKSPACE_MIGRATION } from "./run-task-migration.js";
@@ -190,6 +190,7 @@ export const MIGRATIONS: readonly Migration[] = [
   AUDIT_MIGRATION,
   // decision D41: the owners flag, one team name per organization.
   { name: "0020-team-owners", up: teamOwnersSql("") },
+  ATTEMPT_AGENT_NAMES_MIGRATION,
 ];
 
 /**

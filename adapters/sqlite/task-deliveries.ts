@@ -2,12 +2,13 @@ import type { ResultStatus } from "../../src/schemas/run-tasks.js";
 import type { TaskDeliveryRecord } from "../../src/schemas/run-task-records.js";
 import type { ClaimedDelivery, DeliveryClaim, DeliverySettlement, SettleOutcome, TaskDeliveryStore } from "../../src/storage/run-tasks-types.js";
 import type { GuardedResult } from "../../src/storage/types.js";
-import { assertDistinctIds, byDueThenId, plusMs } from "../../src/storage/outbox-rules.js";
+import { assertDistinctIds, attemptSlot, byDueThenId, plusMs } from "../../src/storage/outbox-rules.js";
 import type { SqliteDatabase, SqliteStatement } from "./driver.js";
 import { groupedTx, immediateTx } from "./driver.js";
 import { DELIVERIES, fromDeliveryRow, toDeliveryRow, type DeliveryRow } from "../sql/run-task-rows.js";
 import { insertSql } from "../sql/statements.js";
 import { createAttemptStore, type SqliteAttemptStore } from "./delivery-attempts.js";
+import { noReportSetSql } from "../sql/attempt-rows.js";
 import type { Migration } from "./migration.js";
 
 const LEASE_GUARD = `id = @id AND fencing_token = @fencing_token AND closed_at IS NULL`;
@@ -72,6 +73,16 @@ export const TASK_DELIVERY_SQL = {
   retry: `UPDATE task_deliveries SET attempt = @attempt, due_at = @due_at, last_error = @last_error,
     lease_owner = NULL, lease_expires_at = NULL WHERE ${LEASE_GUARD}`,
   release: `UPDATE task_deliveries SET lease_owner = NULL, lease_expires_at = NULL WHERE ${LEASE_GUARD}`,
+  // decision D58: a hand-out writes its record only, while the claim still holds the row.
+  held: `SELECT 1 AS held FROM task_deliveries WHERE ${LEASE_GUARD}`,
+  // decision D58: a re-taken pool row's attempt still under way is closed (by the primary key),
+  // and counted on its row.
+  closeUnreported: `UPDATE delivery_attempts
+    SET ${noReportSetSql("max(0, CAST(round((julianday(@now) - julianday(started_at)) * 86400000) AS INTEGER))")}
+    WHERE outcome = 'under-way' AND (task_result_id, slot, delivery_id, number) IN (SELECT json_extract(value, '$.r'),
+      json_extract(value, '$.s'), json_extract(value, '$.d'), json_extract(value, '$.n') FROM json_each(@keys))
+    RETURNING delivery_id, detail`,
+  countUnreported: `UPDATE task_deliveries SET attempt = attempt + 1, last_error = @last_error WHERE id = @id`,
   advanceResult: `UPDATE task_results SET status = @status, status_timestamps = @status_timestamps, version = @version,
       updated_at = @updated_at
     WHERE id = @id AND version = @expected_version AND status IN (SELECT value FROM json_each(@expected_statuses))`,
@@ -125,11 +136,27 @@ function toClaimed(row: Omit<DeliveryRow, "payload">, extra: ClaimedExtra): Clai
   };
 }
 
+/**
+ * decision D58: closes the attempts of claimed pool rows that an agent took and never reported, and
+ * counts each on its row (as `rows` are returned too).
+ */
+function closeUnreported(s: Statements, rows: Omit<DeliveryRow, "payload">[], now: string): void {
+  const keys = rows.map((r) => ({ r: r.task_result_id, s: attemptSlot(r.attempt + 1), d: r.id, n: r.attempt + 1 }));
+  const closed = s.closeUnreported.all({ now, keys: JSON.stringify(keys) }) as { delivery_id: string; detail: string }[];
+  for (const { delivery_id: id, detail } of closed) {
+    s.countUnreported.run({ id, last_error: detail });
+    const row = rows.find((r) => r.id === id)!;
+    Object.assign(row, { attempt: row.attempt + 1, last_error: detail });
+  }
+}
+
 /** Writes one settlement; resolves what it did. Runs inside the batch's transaction. */
 function settleOne(s: Statements, attempts: SqliteAttemptStore, e: DeliverySettlement): SettleOutcome {
   const lease = { id: e.id, fencing_token: e.fencingToken };
   let changes: number;
-  if (e.type === "close") {
+  if (e.type === "hand-out") {
+    changes = s.held.get(lease) === undefined ? 0 : 1;
+  } else if (e.type === "close") {
     const f = e.fields;
     changes = s.close.run({ ...lease, attempt: f.attempt, closed_at: f.closedAt, delivered_at: f.deliveredAt, last_error: f.lastError }).changes;
   } else if (e.type === "retry") {
@@ -139,6 +166,7 @@ function settleOne(s: Statements, attempts: SqliteAttemptStore, e: DeliverySettl
   }
   if (changes !== 1) return { written: false, result: false };
   if (e.type !== "release" && e.record) attempts.record(e.record);
+  if (e.type === "hand-out") return { written: true, result: false };
   if (e.type !== "close" || !e.result) return { written: true, result: false };
   const r = e.result;
   const advanced = s.advanceResult.run({
@@ -170,6 +198,7 @@ export function createTaskDeliveryStore(db: SqliteDatabase): SqliteDeliveryStore
     if (pools !== null && pools.length === 0) return [];
     const rows = (pools === null ? s.claim.all(params) : s.claimPools.all({ ...params, pools: JSON.stringify(pools) })) as Omit<DeliveryRow, "payload">[];
     if (rows.length === 0) return [];
+    if (pools !== null) closeUnreported(s, rows, request.now);
     const ids = JSON.stringify(rows.map((r) => r.task_result_id));
     const { ms, maxMs } = request.window;
     s.openWindows.run({ ids, now: request.now, deadline_at: plusMs(request.now, ms), deadline_max_at: maxMs === null ? null : plusMs(request.now, maxMs) });

@@ -55,7 +55,8 @@ async function failingAnswer(runplane: Runplane, stageId: string): Promise<strin
   for (const result of await runplane.runTasks.listResults(stageId)) {
     if (result.status !== "pending") continue;
     const [last] = (await runplane.runTasks.listDeliveryAttempts(result.id, { offset: 0, limit: 1 })).items;
-    if (!last || last.status === 200) continue;
+    // decision D58: an attempt an agent holds has no answer yet; it is not failing.
+    if (!last || last.status === 200 || last.outcome === "under-way") continue;
     if (last.status === null) return last.detail;
     const said = answerLine({ text: last.excerpt, truncated: last.excerptTruncated }, WORDS_IN_REASON);
     return `${last.status}${said ? `: ${said}` : ""}`;

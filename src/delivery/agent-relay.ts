@@ -8,6 +8,7 @@
 import type { AgentHub } from "../services/agent-hub.js";
 import type { MessageRelay } from "../storage/notifications.js";
 import { RELAY_MAX_CHARS } from "../storage/notifications.js";
+import { isAgentUnavailable } from "./agent-transport.js";
 import { EGRESS_ERROR_CODES, EgressError, type EgressErrorCode } from "./egress-error.js";
 import type { HttpRequest, HttpResponse } from "./transport.js";
 
@@ -26,9 +27,27 @@ interface Waiting {
   onAnswer(m: Extract<Message, { t: "answer" }>): void;
 }
 
+/**
+ * No agent of the pool took a relayed request: `nowhere`, no host has one connected (none answered
+ * the ask within its wait); `busy`, the host that has one found none free in time.
+ */
+export class RelayUntakenError extends Error {
+  constructor(readonly why: "nowhere" | "busy") {
+    super(why === "nowhere" ? "no host has an agent of the pool connected" : "the agents of the pool are busy");
+    this.name = "RelayUntakenError";
+  }
+}
+
+/** The answer's error code of a host whose agents were all busy (not an egress code). */
+const BUSY = "agents-busy";
+
 export interface AgentRelay {
-  /** Sends `req` through an agent of `pool` connected to another host; rejects when none answers within `waitMs`. */
-  send(req: HttpRequest, pool: string, waitMs: number): Promise<HttpResponse>;
+  /**
+   * Sends `req` through an agent of `pool` connected to another host; rejects when none answers
+   * within `waitMs`, with a {@link RelayUntakenError} when no host offers one within `askMs` or the
+   * one that did found its agents busy.
+   */
+  send(req: HttpRequest, pool: string, waitMs: number, askMs?: number): Promise<HttpResponse>;
   stop(): Promise<void>;
 }
 
@@ -60,7 +79,7 @@ export function createAgentRelay(
       const body = res.body.length > ANSWER_BODY_CHARS ? res.body.slice(0, ANSWER_BODY_CHARS) : res.body;
       await publish({ t: "answer", id: m.id, status: res.status, headers: { "content-type": res.headers["content-type"] ?? "" }, body });
     } catch (err) {
-      const code = err instanceof EgressError ? err.code : "network";
+      const code = err instanceof EgressError ? err.code : isAgentUnavailable(err) && err.why === "no-agent" ? BUSY : "network";
       await publish({ t: "answer", id: m.id, error: { code, message: err instanceof Error ? err.message.slice(0, 200) : "error" } });
     }
   }
@@ -76,13 +95,15 @@ export function createAgentRelay(
   const subscribed = relay.subscribe(onMessage).catch(() => null);
 
   return {
-    send(req, pool, waitMs) {
+    send(req, pool, waitMs, askMs = waitMs) {
       const id = newId();
       const body = Buffer.from(typeof req.body === "string" ? Buffer.from(req.body, "utf8") : req.body).toString("base64");
       return new Promise<HttpResponse>((resolve, reject) => {
         let chosen: string | null = null;
-        const done = (): void => (clearTimeout(timer), void waiting.delete(id));
+        const done = (): void => (clearTimeout(timer), clearTimeout(asked), void waiting.delete(id));
         const timer = setTimeout(() => (done(), reject(new EgressError("timeout", "no agent of the pool answered on any host"))), waitMs);
+        // Every host with an agent of the pool answers the ask at once: none by `askMs`, none has one.
+        const asked = setTimeout(() => void (chosen === null && (done(), reject(new RelayUntakenError("nowhere")))), askMs);
         waiting.set(id, {
           pool,
           onCan(host) {
@@ -94,6 +115,7 @@ export function createAgentRelay(
           },
           onAnswer(m) {
             done();
+            if (m.error?.code === BUSY) return reject(new RelayUntakenError("busy"));
             const code: EgressErrorCode = EGRESS_ERROR_CODES.includes(m.error?.code as EgressErrorCode) ? (m.error!.code as EgressErrorCode) : "network";
             if (m.error || m.status === undefined) return reject(new EgressError(code, m.error?.message ?? "no answer"));
             resolve({ status: m.status, headers: m.headers ?? {}, body: m.body ?? "", bodyTruncated: (m.body ?? "").length >= ANSWER_BODY_CHARS });

@@ -6,7 +6,7 @@ import type { Dialect } from "../schemas/common.js";
 import type { AgentHub } from "../services/agent-hub.js";
 import type { AgentSessions } from "../services/agent-sessions.js";
 import { parseOutboundUrl, type EgressPolicy } from "./address-policy.js";
-import type { AgentRelay } from "./agent-relay.js";
+import { RelayUntakenError, type AgentRelay } from "./agent-relay.js";
 import { createAgentTransport, isAgentUnavailable, type AgentTransportOptions } from "./agent-transport.js";
 import type { HttpRequest, HttpResponse, HttpTransport } from "./transport.js";
 import { createTaskEndpointCheck } from "./verification.js";
@@ -78,15 +78,24 @@ export function createAgentSessions(hub: AgentHub, options: AgentSessionOptions)
     checkEndpoint(poolId, endpoint, pointer, poolName = poolId) {
       const transport = {
         async send(req: HttpRequest): Promise<HttpResponse> {
-          // decision D34: no agent of the pool here, one on another host: through that host.
-          if (elsewhere && !hub.connected(poolId)) return elsewhere.relay.send(req, poolId, RELAYED_WAIT_MS);
+          const untaken = (why: string) =>
+            invalid(AGENT_POOL_POINTER, `no agent of pool ${quote(poolName)} (${poolId}) took the verification request within ${VERIFY_WAIT_MS / 1000} s: ${why}`);
+          // decision D34: no agent of the pool here, one on another host: through that host. Which
+          // it was when none took it: no host had one connected, or the one that had found them busy.
+          if (elsewhere && !hub.connected(poolId)) {
+            try {
+              return await elsewhere.relay.send(req, poolId, RELAYED_WAIT_MS, VERIFY_WAIT_MS);
+            } catch (err) {
+              if (!(err instanceof RelayUntakenError)) throw err;
+              throw untaken(err.why === "busy" ? "its agents are busy" : "none of its agents is connected on any host");
+            }
+          }
           try {
             return await sendHere(hub, agents, req, poolId);
           } catch (err) {
             // decision D34: no agent took it is not a failed connection to the URL: say which it was.
             if (!isAgentUnavailable(err) || err.why !== "no-agent") throw err;
-            const why = hub.connected(poolId) ? "its agents are busy" : "none of its agents is connected";
-            throw invalid(AGENT_POOL_POINTER, `no agent of pool ${quote(poolName)} (${poolId}) took the verification request within ${VERIFY_WAIT_MS / 1000} s: ${why}`);
+            throw untaken(hub.connected(poolId) ? "its agents are busy" : "none of its agents is connected");
           }
         },
         close: async () => undefined,

@@ -81,7 +81,7 @@ export function createAgentTransport(hub: AgentHub, options: AgentTransportOptio
     async send(req: HttpRequest): Promise<HttpResponse> {
       if (req.agentPoolId === undefined) throw refusal("refused-url", "agent-pool");
       if (req.signal?.aborted) throw new EgressError("aborted", "request aborted");
-      const outcome = await abandonable(hub.dispatch(req.agentPoolId, { url: req.url, headers: req.headers, body: req.body, timeoutMs, marginMs }), req.signal);
+      const outcome = await abandonable(hub.dispatch(req.agentPoolId, { url: req.url, headers: req.headers, body: req.body, timeoutMs, marginMs, ...(req.handing ? { handing: req.handing } : {}) }), req.signal);
       if (!outcome.ok) throw outcome.reason === "lost" ? new AgentUnavailableError("lost", outcome.agent) : new AgentUnavailableError("no-agent");
       const { response, error } = outcome.result;
       if (error) throw Object.assign(toError(error, timeoutMs), { agentId: outcome.agentId });

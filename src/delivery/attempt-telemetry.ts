@@ -1,3 +1,4 @@
+import type { AttemptOutcomeKind } from "../schemas/delivery-attempts.js";
 /**
  * What one delivery attempt tells the host: one structured log event, one count by
  * outcome, one latency sample and one span. Fields are ids, numbers and failure codes only: never
@@ -31,7 +32,7 @@ export interface AttemptEnd {
 export type OutcomeClass = "1xx" | "2xx" | "3xx" | "4xx" | "5xx" | "timeout" | "network" | "refused" | "skipped";
 
 /** The class of what an attempt saw (`AttemptObservation`). */
-export function outcomeClassOf(seen: { outcome: "answered" | "failed" | "skipped"; status: number | null; errorCode: string | null }): OutcomeClass {
+export function outcomeClassOf(seen: { outcome: AttemptOutcomeKind; status: number | null; errorCode: string | null }): OutcomeClass {
   if (seen.outcome === "skipped") return "skipped";
   if (seen.outcome === "answered" && seen.status !== null) return `${Math.min(5, Math.max(1, Math.floor(seen.status / 100)))}xx` as OutcomeClass;
   if (seen.errorCode === "timeout") return "timeout";

@@ -4,7 +4,8 @@ import type { DeliveryAttempt, TaskDeliveryService } from "../services/task-deli
 import type { HttpResponse, HttpTransport } from "./egress.js";
 import { answerWords, failureCode, failureReason, statusReason, statusText, WORDS_IN_REASON } from "./failure-reason.js";
 import { parseRetryAfter, RETRY_AFTER_STATUSES, retryDelayMs } from "./retry-schedule.js";
-import { agentOf, isAgentUnavailable } from "./agent-transport.js";
+import { AgentUnavailableError, agentOf, isAgentUnavailable } from "./agent-transport.js";
+import { NO_REPORT, noReportDetail } from "../storage/outbox-rules.js";
 import { outcomeClassOf, type AttemptEnd, type AttemptOutcome, type BeginAttempt } from "./attempt-telemetry.js";
 
 /**
@@ -85,11 +86,12 @@ async function attempt(
   if (!prepared.ready) return (sent(), fail(prepared.error, null, seen({ outcome: "skipped", status: null, errorCode: null, detail: prepared.error })));
   let failure: { error: string; retryAfterMs: number | null } | null = null;
   let observed: AttemptObservation;
+  const handed = handedRecord(deliveries, prepared, seen);
   try {
     const pool = claimed.row.agentPoolId;
-    const res = await deps.transport.send({ ...prepared.request, signal, ...(pool ? { agentPoolId: pool } : {}) });
+    const res = await deps.transport.send({ ...prepared.request, signal, ...(pool ? { agentPoolId: pool, handing: handed.handing } : {}) });
     status = res.status;
-    observed = seen({ outcome: "answered", status, errorCode: null, detail: statusReason(status), response: answerOf(res), ...(res.agentId ? { agentId: res.agentId } : {}) });
+    observed = handed.seen({ outcome: "answered", status, errorCode: null, detail: statusReason(status), response: answerOf(res), ...(res.agentId ? { agentId: res.agentId } : {}) });
     if (res.status !== 200) {
       const retryAfter = RETRY_AFTER_STATUSES.has(res.status) ? parseRetryAfter(res.headers["retry-after"], deliveries.now()) : null;
       // D31: the integration's own words follow (`responded with 404: unsupported plan format ...`).
@@ -102,14 +104,14 @@ async function attempt(
     const lost = isAgentUnavailable(err) && !signal.aborted ? err.agent : undefined;
     if (lost) {
       sent();
-      const error = `no report from agent ${lost.name ?? lost.id}: the integration may have received the request`;
-      return fail(error, null, seen({ outcome: "failed", status: null, errorCode: "no-report", detail: error, agentId: lost.id }), true);
+      const error = noReportDetail(lost.name ?? lost.id);
+      return fail(error, null, handed.seen({ outcome: "failed", status: null, errorCode: NO_REPORT.code, detail: error, agentId: lost.id }), true);
     }
     // decision D34: no agent took the job: not an attempt, the row goes back at once.
     if (signal.aborted || isAgentUnavailable(err)) return (sent(), await deliveries.release(claimed.row), end("released"), "released");
     failure = { error: failureReason(err), retryAfterMs: null };
     const agentId = agentOf(err);
-    observed = seen({ outcome: "failed", status: null, errorCode: failureCode(err), detail: failure.error, ...(agentId ? { agentId } : {}) });
+    observed = handed.seen({ outcome: "failed", status: null, errorCode: failureCode(err), detail: failure.error, ...(agentId ? { agentId } : {}) });
   }
   sent();
   await failpoint("after-send-before-record");
@@ -118,6 +120,26 @@ async function attempt(
   end(held ? "delivered" : "lost", { status: 200, outcomeClass: "2xx" });
   await failpoint("after-settle-batch");
   return "delivered";
+}
+
+type Seen = (o: Omit<AttemptObservation, "startedAt" | "durationMs">) => AttemptObservation;
+
+/**
+ * decision D58: the hand-out of a pool's job writes its attempt's `under-way` record before the
+ * agent gets it (naming the agent); what the attempt then sees completes that record in place (its
+ * id and the agent's name carried on). A claim replaced meanwhile: the job is not handed out.
+ */
+function handedRecord(deliveries: AttemptDeps["deliveries"], prepared: DeliveryAttempt, seen: Seen) {
+  let record: { id: string; agentName: string | null } | undefined;
+  const handing = async (agent: { id: string; name: string | null }): Promise<void> => {
+    const detail = `handed to agent ${agent.name ?? agent.id}; no report yet`;
+    const id = await deliveries.handOut(prepared, seen({ outcome: "under-way", status: null, errorCode: null, detail, agentId: agent.id, agentName: agent.name }));
+    // Not written: another claim holds the row now; no agent gets the job (the row is not ours).
+    if (id === null) throw new AgentUnavailableError("no-agent");
+    record = { id, agentName: agent.name };
+  };
+  const seenHanded: Seen = (o) => seen(record ? { ...o, recordId: record.id, agentName: record.agentName } : o);
+  return { handing, seen: seenHanded };
 }
 
 /** What a result says when its run task was deleted before its request could be sent. */

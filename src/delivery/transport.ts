@@ -16,6 +16,11 @@ export interface HttpRequest {
    * the platform's own egress refuses a request that names one.
    */
   agentPoolId?: string;
+  /**
+   * decision D58: the agent transport calls it with the agent chosen, before the agent gets the
+   * request (the attempt's record is written then); other transports ignore it.
+   */
+  handing?: (agent: { id: string; name: string | null }) => Promise<void>;
 }
 
 export interface HttpResponse {

@@ -58,7 +58,7 @@ function retryButton(form: RetryForm): Html {
 
 /** The delivery part of a result; `retry` only when the caller may resend and a retry can start now. */
 export function deliverySection(model: DeliveryModel, retry: RetryForm | null): Html {
-  const tone = model.state.kind === "ended" ? model.state.status : "retrying";
+  const tone = model.state.kind === "ended" ? model.state.status : model.state.kind === "handed" ? "pending" : "retrying";
   const canRetry = model.state.kind === "retrying" && !model.state.underWay;
   return html`<div class="delivery">
 <p class="delivery-state status-${tone}">${deliverySentence(model)}</p>

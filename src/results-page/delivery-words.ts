@@ -13,12 +13,15 @@ import { clockTime } from "./time.js";
 /** What one attempt came to: `401 Unauthorized`, `no answer: the connection failed (ECONNREFUSED)`. */
 export function attemptOutcome(a: Pick<DeliveryAttemptRecord, "outcome" | "status" | "detail">): string {
   if (a.outcome === "answered" && a.status !== null) return statusText(a.status);
+  // decision D58: handed to an agent (the row names it), its report not in yet.
+  if (a.outcome === "under-way") return "under way: no report yet";
   return a.outcome === "skipped" ? `not sent: ${a.detail}` : `no answer: ${a.detail}`;
 }
 
 /** The newest attempt's answer, else the delivery's last error; null when neither is known. */
 function lastAnswer(model: DeliveryModel): string | null {
-  const newest = model.attempts[0];
+  // decision D58: an attempt under way has no answer yet; the one before it speaks.
+  const newest = model.attempts.find((a) => a.outcome !== "under-way");
   if (newest?.outcome === "answered" && newest.status !== null) return `last answer ${statusText(newest.status)}`;
   if (newest) return newest.outcome === "skipped" ? `last try not sent: ${newest.detail}` : `last try: ${newest.detail}`;
   return model.lastError ? `last error: ${model.lastError}` : null;
@@ -51,6 +54,12 @@ export function deliverySentence(model: DeliveryModel): Html {
         : `attempt ${state.attempt} of at most ${state.bound}`;
       const next = state.underWay ? null : wait > 0 ? `next try in ${waitText(wait)}` : "next try due now";
       return html`Retrying: ${join([attempt, last, next, html`gives up at ${clockTime(state.deadlineAt, now)}`])}.`;
+    }
+    case "handed": {
+      // decision D58: the request went to an agent; what it sent is known only from its report.
+      const a = model.attempts[0]!;
+      const agent = a.agentName ?? (a.agentId ? (model.agentNames?.[a.agentId] ?? a.agentId) : "an agent");
+      return html`Under way: attempt ${state.attempt} was handed to agent ${agent} at ${clockTime(a.startedAt, now)}; no report from it yet.`;
     }
     case "exhausted":
       return html`Not delivered: attempt ${state.attempt} was the last one before the deadline${last ? `, ${last}` : ""}; the result becomes unreachable at ${clockTime(state.deadlineAt, now)}.`;

@@ -18,7 +18,9 @@ export type DeliveryState =
   | { kind: "retrying"; attempt: number; bound: number; nextAt: string; underWay: boolean; deadlineAt: string }
   /** Still `pending`, but the next wait would end past the deadline: the sweep makes it unreachable then. */
   | { kind: "exhausted"; attempt: number; deadlineAt: string }
-  | { kind: "ended"; status: "unreachable" | "errored" };
+  | { kind: "ended"; status: "unreachable" | "errored" }
+  /** decision D58: a first attempt an agent took, no report yet (not failing: shown from the hand-out). */
+  | { kind: "handed"; attempt: number };
 
 export interface DeliveryModel {
   state: DeliveryState;
@@ -45,7 +47,7 @@ const ENDED: readonly ResultStatus[] = ["unreachable", "errored"];
 const WATCHED: readonly ResultStatus[] = ["pending", ...ENDED];
 
 /** Pure: the failing state of a result's request, or null when its integration is not failing. */
-export function deliveryState(s: DeliveryStatus): DeliveryState | null {
+export function deliveryState(s: DeliveryStatus): FailingState | null {
   if (s.resultStatus === "unreachable" || s.resultStatus === "errored") return { kind: "ended", status: s.resultStatus };
   // Not yet sent, first attempt under way, or accepted: nothing has failed.
   if (s.resultStatus !== "pending" || s.deadlineAt === null || s.delivered || s.attempts === 0) return null;
@@ -56,13 +58,25 @@ export function deliveryState(s: DeliveryStatus): DeliveryState | null {
   return { kind: "retrying", attempt: s.attempts, bound, nextAt: s.nextAt, underWay: s.underWay, deadlineAt: s.deadlineAt };
 }
 
-/** The delivery model of a result whose integration is failing, else null. */
-export async function loadDelivery(source: ResultsPageSource, result: Pick<TaskResultView, "id" | "status" | "message">): Promise<DeliveryModel | null> {
+/**
+ * decision D58: a pool result's first attempt is worth reading while an agent holds it (it is a
+ * record from the hand-out on); a direct one's, or one with attempts counted, is not asked here.
+ */
+const mayBeHanded = (s: DeliveryStatus, result: { agentPoolId?: string | null }): boolean =>
+  !!result.agentPoolId && s.resultStatus === "pending" && s.attempts === 0 && !s.delivered;
+
+/**
+ * The delivery model of a result whose integration is failing, or (decision D58) whose first
+ * attempt an agent took and has not reported; else null.
+ */
+export async function loadDelivery(source: ResultsPageSource, result: Pick<TaskResultView, "id" | "status" | "message"> & Partial<Pick<TaskResultView, "agentPoolId">>): Promise<DeliveryModel | null> {
   if (!WATCHED.includes(result.status)) return null;
   const status = await source.runTasks.deliveryStatus(result.id);
-  const state = status ? deliveryState(status) : null;
-  if (!status || !state) return null;
+  const failing = status ? deliveryState(status) : null;
+  if (!status || (!failing && !mayBeHanded(status, result))) return null;
   const { items, total } = await source.runTasks.listDeliveryAttempts(result.id, { offset: 0, limit: ATTEMPT_LIMITS.perResult });
+  if (!failing && items[0]?.outcome !== "under-way") return null;
+  const state: DeliveryState = failing ?? { kind: "handed", attempt: items[0]!.number };
   const agentIds = items.flatMap((a) => (a.agentId ? [a.agentId] : []));
   const agentNames = agentIds.length > 0 ? await source.runTasks.agentNames(agentIds) : {};
   return { state, now: status.now, attempts: items, total, lastError: status.lastError, noAgent: endedWithoutAgent(result), agentNames };
@@ -71,11 +85,15 @@ export async function loadDelivery(source: ResultsPageSource, result: Pick<TaskR
 /** One failing integration of a run, for the runs lists' mark: `scanner: retrying`. */
 export interface FailingIntegration {
   taskName: string;
-  state: Exclude<DeliveryState["kind"], "ended"> | "unreachable" | "errored" | "no-agent";
+  state: Exclude<DeliveryState["kind"], "ended" | "handed"> | "unreachable" | "errored" | "no-agent";
 }
 
+/** A failing state (decision D58: an attempt handed to an agent is not one). */
+export type FailingState = Exclude<DeliveryState, { kind: "handed" }>;
+export const isFailing = (state: DeliveryState): state is FailingState => state.kind !== "handed";
+
 /** How the runs lists and the verdict name a failing state. */
-export const markOf = (state: DeliveryState, noAgent = false): FailingIntegration["state"] => (noAgent ? "no-agent" : state.kind === "ended" ? state.status : state.kind);
+export const markOf = (state: FailingState, noAgent = false): FailingIntegration["state"] => (noAgent ? "no-agent" : state.kind === "ended" ? state.status : state.kind);
 
 /**
  * The failing integrations of a run from its stages: a started stage's results that ended

@@ -8,52 +8,12 @@ import type { AgentJob, JobResult } from "../schemas/agent-protocol.js";
  * a row with one host at a time.
  */
 
-/** An agent that has polled this host. */
-export interface AgentSession {
-  agentId: string;
-  /** What the agent calls itself (its `--name`), when known: its lost jobs' attempts name it (D45). */
-  name?: string | null;
-  agentPoolId: string;
-  tokenId: string;
-  /** Real time (ms) of its latest request. */
-  lastSeen: number;
-  waiting: Set<Waiter>;
-  jobs: Set<string>;
-  /** The status last written to the agent's record, and when (real time, ms). */
-  written?: { status: string; at: number };
-}
+import type { AgentSession, JobAgent, JobOutcome, JobRequest, PollEnd, Waiter } from "./agent-hub-types.js";
 
-/** How a poll ended: a job, or why none. */
-export type PollEnd = { job: AgentJob } | { job: null; reason: "timeout" | "revoked" | "ended" };
+export type { AgentSession, JobAgent, JobOutcome, JobRequest, PollEnd } from "./agent-hub-types.js";
 
-interface Waiter {
-  session: AgentSession;
-  settle(end: PollEnd): void;
-  /** The poll's request was abandoned by the client (when the server says so). */
-  gone(): boolean;
-}
-
-/** A built, signed request to hand to an agent. */
-export interface JobRequest {
-  url: string;
-  headers: Record<string, string>;
-  body: Uint8Array | string;
-  /** The attempt's budget, which the agent's egress enforces. */
-  timeoutMs: number;
-  /** How much longer than `timeoutMs` the host waits for the report before giving the row back. */
-  marginMs: number;
-}
-
-/**
- * A job's end: the agent's report, or `no-agent` (none waiting) / `lost` (no report in time, or the
- * session ended; decision D45: the agent that held it, whose attempt it was).
- */
-export type JobOutcome =
-  | { ok: true; agentId: string; result: JobResult }
-  | { ok: false; reason: "no-agent" }
-  | { ok: false; reason: "lost"; agent: { id: string; name: string | null } };
-
-const lostBy = (session: AgentSession): JobOutcome => ({ ok: false, reason: "lost", agent: { id: session.agentId, name: session.name ?? null } });
+const agentOf = (session: AgentSession): JobAgent => ({ id: session.agentId, name: session.name ?? null });
+const lostBy = (session: AgentSession): JobOutcome => ({ ok: false, reason: "lost", agent: agentOf(session) });
 
 interface PendingJob {
   session: AgentSession;
@@ -118,7 +78,7 @@ function endSession(state: HubState, agentId: string, why: "revoked" | "ended"):
  */
 function pollOn(state: HubState, session: AgentSession, waitMs: number, signal?: AbortSignal): Promise<PollEnd> {
   return new Promise<PollEnd>((resolve) => {
-    const leave = (): void => (unqueue(state, waiter), waiter.settle({ job: null, reason: "timeout" }));
+    const leave = (): void => void (!waiter.held && (unqueue(state, waiter), waiter.settle({ job: null, reason: "timeout" })));
     const cut = (): void => (leave(), goneUnlessBack(state, session));
     const timer = setTimeout(leave, waitMs);
     const settle = (e: PollEnd): void => {
@@ -167,14 +127,41 @@ function toJob(id: string, request: JobRequest): AgentJob {
   };
 }
 
-/** Hands `request` to the oldest waiting poll of `pool` and resolves its report, or why there is none. */
-function dispatchTo(state: HubState, newId: (prefix: string) => string, pool: string, request: JobRequest): Promise<JobOutcome> {
+/** The oldest live waiting poll of `pool`, out of the queue; undefined when none. */
+function takeWaiter(state: HubState, pool: string): Waiter | undefined {
   const q = state.waiters.get(pool) ?? [];
   let waiter = q.shift();
   while (waiter && waiter.gone()) waiter.session.waiting.delete(waiter), (waiter = q.shift());
-  if (!waiter) return Promise.resolve({ ok: false, reason: "no-agent" });
-  const taken = waiter;
-  taken.session.waiting.delete(taken);
+  waiter?.session.waiting.delete(waiter);
+  return waiter;
+}
+
+/**
+ * decision D58: runs `request.handing` for the agent of `taken` before the job is handed out. The
+ * poll is held meanwhile (its wait running out does not end it). A rejection ends the poll without
+ * a job and rethrows; a poll gone or a session ended meanwhile is a lost job (its record exists).
+ */
+async function beforeHanding(state: HubState, taken: Waiter, request: JobRequest): Promise<JobOutcome | null> {
+  if (!request.handing) return null;
+  const { session } = taken;
+  taken.held = true;
+  try {
+    await request.handing(agentOf(session));
+  } catch (err) {
+    taken.settle({ job: null, reason: "timeout" });
+    throw err;
+  }
+  if (!taken.gone() && state.sessions.get(session.agentId) === session) return null;
+  taken.settle({ job: null, reason: "ended" });
+  return lostBy(session);
+}
+
+/** Hands `request` to the oldest waiting poll of `pool` and resolves its report, or why there is none. */
+async function dispatchTo(state: HubState, newId: (prefix: string) => string, pool: string, request: JobRequest): Promise<JobOutcome> {
+  const taken = takeWaiter(state, pool);
+  if (!taken) return { ok: false, reason: "no-agent" };
+  const lost = await beforeHanding(state, taken, request);
+  if (lost) return lost;
   const { session } = taken;
   const job = toJob(`job-${state.tag}${newId("job").slice(4)}`, request);
   return new Promise<JobOutcome>((resolve) => {

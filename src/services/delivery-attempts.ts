@@ -25,6 +25,10 @@ export interface AttemptObservation {
   detail: string;
   /** decision D34: the agent that sent the request, when one did. */
   agentId?: string;
+  /** decision D58: that agent's `--name` when it took the job (null: none given). */
+  agentName?: string | null;
+  /** decision D58: the id of the attempt's `under-way` record, which its end completes in place. */
+  recordId?: string;
   /** The answer, when one came: the body as the egress read it (at most 64 KiB). */
   response?: { body: string; contentType: string | undefined; truncated: boolean };
 }
@@ -38,7 +42,7 @@ export function excerptOf(attempt: DeliveryAttempt, seen: AttemptObservation): E
 /** The stored form of an attempt, with its excerpt (by default the one `excerptOf` cuts). */
 export function attemptRecord(ctx: Pick<ServiceContext, "newId">, attempt: DeliveryAttempt, seen: AttemptObservation, excerpt: Excerpt = excerptOf(attempt, seen)): DeliveryAttemptRecord {
   return {
-    id: ctx.newId("tda"),
+    id: seen.recordId ?? ctx.newId("tda"),
     taskResultId: attempt.row.taskResultId,
     deliveryId: attempt.row.id,
     number: attempt.row.attempt + 1,
@@ -51,6 +55,7 @@ export function attemptRecord(ctx: Pick<ServiceContext, "newId">, attempt: Deliv
     excerpt: excerpt.text,
     excerptTruncated: excerpt.truncated,
     agentId: seen.agentId ?? null,
+    agentName: seen.agentName ?? null,
   };
 }
 

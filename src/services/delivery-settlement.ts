@@ -1,7 +1,7 @@
 import { transitionResult } from "../domain/stage-machine.js";
 import type { DeliveryAttemptRecord } from "../schemas/delivery-attempts.js";
 import type { TaskDeliveryRecord } from "../schemas/run-task-records.js";
-import type { ClaimedResult, DeliverySettlement, ResultAdvance } from "../storage/types.js";
+import type { ClaimedResult, DeliverySettlement, ResultAdvance, SettleOutcome } from "../storage/types.js";
 import type { ServiceContext } from "./context.js";
 import { attemptRecord, excerptOf, type AttemptObservation } from "./delivery-attempts.js";
 import type { DeliveryAttempt } from "./delivery-request.js";
@@ -38,6 +38,18 @@ function advanceOnDelivery(attempt: DeliveryAttempt, now: Date): ResultAdvance |
   const expected = { statuses: [result.status], version: result.version };
   return { id: attempt.row.taskResultId, expected, status: t.status, statusTimestamps: t.statusTimestamps, version: result.version + 1, updatedAt: now.toISOString() };
 }
+
+/**
+ * decision D58: the job of `attempt` was handed to an agent: its `under-way` record is stored at
+ * once (guarded by the row's token, the lease kept). Resolves the record's id, which the attempt's
+ * end completes in place, or null when the claim was replaced.
+ */
+const handOutVia = (ctx: Pick<ServiceContext, "newId">, push: (entry: DeliverySettlement) => Promise<SettleOutcome>) =>
+  async (attempt: DeliveryAttempt, observed: AttemptObservation): Promise<string | null> => {
+    const record = attemptRecord(ctx, attempt, observed, { text: null, truncated: false });
+    const { id, fencingToken } = attempt.row;
+    return (await push({ id, fencingToken, type: "hand-out", record })).written ? record.id : null;
+  };
 
 /**
  * How an attempt's end is written (decisions D15, D31): settlements queue up and the ones that end
@@ -107,6 +119,7 @@ export function createDeliverySettlement(ctx: ServiceContext, stages: Pick<TaskS
     close,
     succeed,
     fail,
+    handOut: handOutVia(ctx, push),
     /**
      * decision D40: this host lacks the key the row's payload (or its task's HMAC key) was sealed
      * with: the row goes back due in KEY_WAIT_MS for the hosts that hold it, its attempt count as it

@@ -3,6 +3,13 @@ import type { TaskResultRecord } from "../schemas/run-task-records.js";
 import type { ServiceContext } from "./context.js";
 import type { TaskStageService } from "./task-stages.js";
 import { noAgentMessage, readPoolPresence } from "./pool-presence.js";
+import { noReportDetail } from "../storage/outbox-rules.js";
+
+/** decision D58: the no-report words of a result's newest attempt when an agent took it and it is still under way. */
+async function unclosedHandOut(s: ServiceContext["storage"], resultId: string): Promise<string | null> {
+  const [newest] = (await s.deliveryAttempts.list(resultId, { offset: 0, limit: 1 })).items;
+  return newest?.outcome === "under-way" ? noReportDetail(newest.agentName ?? newest.agentId ?? "") : null;
+}
 
 /** Compare-and-set retries before giving up under extreme contention. */
 const MAX_ATTEMPTS = 16;
@@ -43,11 +50,13 @@ export function createResultExpiry(ctx: ServiceContext, stages: Pick<TaskStageSe
    */
   async function expire(result: TaskResultRecord): Promise<TaskResultRecord | null> {
     const rows = await s.taskDeliveries.listByResult(result.id);
-    const lastError = rows.map((r) => r.lastError).filter((e) => e !== null).at(-1);
+    const pool = result.agentPoolId ?? null;
+    // decision D58: an attempt an agent took whose host died before closing it (no claim since).
+    const handed = pool !== null && rows.every((r) => r.attempt === 0) ? await unclosedHandOut(s, result.id) : null;
+    const lastError = handed ?? rows.map((r) => r.lastError).filter((e) => e !== null).at(-1);
     // decision D34: a pool's request no agent ever took was never sent: the message says so, not
     // that the integration refused it.
-    const pool = result.agentPoolId ?? null;
-    const untaken = pool !== null && rows.every((r) => r.attempt === 0) ? noAgentMessage(await readPoolPresence(s, pool, ctx.now()), pool) : null;
+    const untaken = pool !== null && handed === null && rows.every((r) => r.attempt === 0) ? noAgentMessage(await readPoolPresence(s, pool, ctx.now()), pool) : null;
     const message = (r: TaskResultRecord) =>
       r.status === "running" ? TIMED_OUT_MESSAGE : (untaken ?? `Task request was not delivered before the deadline${lastError ? `: ${lastError}` : ""}.`);
     const due = (r: TaskResultRecord, now: Date) => r.deadlineAt !== null && now.getTime() >= Date.parse(r.deadlineAt);

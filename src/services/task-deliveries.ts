@@ -119,6 +119,7 @@ export function createTaskDeliveryService(
 
     succeed: settlement.succeed,
     fail: settlement.fail,
+    handOut: settlement.handOut,
     /**
      * decision D27: wake-ups from every process sharing the storage (`Storage.listen`), when it
      * offers them. Resolves a function that stops them, or null without.

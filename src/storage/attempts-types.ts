@@ -4,7 +4,9 @@ import type { Page, PageRequest } from "../schemas/records.js";
 /**
  * Delivery attempts (decision D31). The general rules of `Storage` hold. Attempts are
  * written only by `TaskDeliveryStore.settle`, in the step that settles their row (an entry's
- * `record`); they never change afterwards.
+ * `record`); they never change afterwards, but for one `under-way` (decision D58), completed in
+ * its place by its attempt's end (`settle`) or closed as `no-report` by the claim that re-takes
+ * its row.
  *
  * A result keeps at most `ATTEMPT_LIMITS.perResult` (20) attempts: an attempt takes the place of
  * the one of the same result whose `number` is lower by a multiple of 20, and never gives its place

@@ -29,6 +29,16 @@ export function assertDistinctIds(batch: readonly DeliverySettlement[]): void {
  */
 export const attemptSlot = (number: number): number => (number - 1) % ATTEMPT_LIMITS.perResult;
 
-/** An attempt may take a place held by `stored` (none, or an older number). */
-export const takesSlot = (next: { number: number }, stored: { number: number } | undefined): boolean =>
-  stored === undefined || next.number > stored.number;
+/**
+ * An attempt may take a place held by `stored`: none, an older number, or (decision D58) the same
+ * attempt still `under-way`, which its end completes in place.
+ */
+export const takesSlot = (next: { number: number }, stored: { number: number; outcome: string } | undefined): boolean =>
+  stored === undefined || next.number > stored.number || (next.number === stored.number && stored.outcome === "under-way");
+
+/**
+ * decision D45, D58: the words of an attempt whose agent never reported (the agent's `--name`,
+ * else its id), split so the SQL adapters spell the same sentence in their claim.
+ */
+export const NO_REPORT = { code: "no-report", before: "no report from agent ", after: ": the integration may have received the request" } as const;
+export const noReportDetail = (agent: string): string => `${NO_REPORT.before}${agent}${NO_REPORT.after}`;

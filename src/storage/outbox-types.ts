@@ -89,6 +89,8 @@ export type DeliverySettlement = { id: string; fencingToken: number } & (
   | { type: "close"; fields: DeliveryCompletion; result?: ResultAdvance; record?: DeliveryAttemptRecord }
   | { type: "retry"; fields: DeliveryRetry; record?: DeliveryAttemptRecord }
   | { type: "release" }
+  /** decision D58: a job handed to an agent: its `under-way` record, the row and its lease kept as they are. */
+  | { type: "hand-out"; record: DeliveryAttemptRecord }
 );
 
 /** What `settle` did with one entry of its batch. */
@@ -121,6 +123,12 @@ export interface TaskDeliveryStore {
    * as stored, each with its result and task as stored after the step. Of concurrent claims (other
    * connections and processes included) no two ever get the same row with the same lease: a row is
    * held by at most one owner at a time.
+   *
+   * decision D58: a claimed row with a pool whose attempt `attempt + 1` is stored `under-way` (an
+   * agent took it and its report never came: the host that handed it out died, or gave the row
+   * back) has that attempt closed in the same step: outcome `failed`, `errorCode` `no-report`,
+   * `detail` `noReportDetail(agentName ?? agentId)`, `durationMs` from its `startedAt` to `now`;
+   * the row's `attempt` counts it (one more) and its `lastError` is that detail, as returned.
    */
   claim(request: DeliveryClaim): Promise<ClaimedDelivery[]>;
   /**
@@ -129,7 +137,8 @@ export interface TaskDeliveryStore {
    * that entry is written (`written: false`) and the other entries are unaffected. `close` sets
    * `attempt`, `closedAt`, `deliveredAt` and `lastError`; `retry` sets `attempt`, `dueAt` and
    * `lastError`, so the row is claimable again from `dueAt`; `release` leaves those alone. All three
-   * clear `leaseOwner` and `leaseExpiresAt`. A close's `result` advance is written only when the
+   * clear `leaseOwner` and `leaseExpiresAt`; a `hand-out` (decision D58) changes nothing of the row
+   * and stores its `record` only. A close's `result` advance is written only when the
    * row's write was and the result still matches `expected` (status and version); it writes the
    * result's `status`, `statusTimestamps`, `version` and `updatedAt` and nothing else. An entry's
    * `record` (decision D31) is stored, as `DeliveryAttemptStore` keeps attempts, only when the

@@ -10,13 +10,14 @@ import { attachTask } from "../helpers/run-tasks.js";
 
 // Decision D34 with several hosts on one PostgreSQL schema: work created on host B reaches an agent
 // waiting on host A at once (B's stage start wakes A, D27), and when A dies mid-job its lease runs
-// out and host B, with an agent of the pool, delivers the row: one attempt recorded.
+// out and host B, with an agent of the pool, delivers the row. decision D58: A recorded the attempt
+// when it handed the job out; B's claim closes it as no report before its own: two attempts.
 
 const reachable = await postgresReachable("agent failover");
 const { t, startHostA } = twoHostsOnPostgres();
 
 describe.skipIf(!reachable)("agents with several hosts on PostgreSQL", () => {
-  it("delivers work created on host B through an agent waiting on host A, and after A dies mid-job through B, once", async () => {
+  it("delivers work created on host B through an agent waiting on host A, and after A dies mid-job through B, both attempts recorded", async () => {
     const key = generateKey();
     t.schema = uniqueSchema("agents");
     // Verifications 200; the second run's request is never answered (host A dies holding it).
@@ -64,6 +65,7 @@ describe.skipIf(!reachable)("agents with several hosts on PostgreSQL", () => {
     await running(second.resultId);
     expect(sentFor(second.resultId)).toHaveLength(2);
     const attempts = await t.b.runplane.runTasks.listDeliveryAttempts(second.resultId, { offset: 0, limit: 20 });
-    expect(attempts.items.map((x) => [x.number, x.status])).toStrictEqual([[1, 200]]);
-  });
+    expect(attempts.items.map((x) => [x.number, x.status, x.errorCode])).toStrictEqual([[2, 200, null], [1, null, "no-report"]]);
+    expect(attempts.items[1]!.detail).toBe("no report from agent on-a: the integration may have received the request");
+  }, 60_000);
 });

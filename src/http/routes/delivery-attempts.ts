@@ -42,6 +42,7 @@ const attemptData = (a: DeliveryAttemptRecord, answers: boolean) => ({
   responseExcerpt: answers ? a.excerpt : null,
   responseExcerptTruncated: answers ? a.excerptTruncated : false,
   agentId: a.agentId ?? null,
+  agentName: a.agentName ?? null,
   taskResult: a.taskResultId,
 });
 

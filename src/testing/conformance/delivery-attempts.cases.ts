@@ -22,6 +22,7 @@ export function attemptRecord(overrides: Partial<DeliveryAttemptRecord> = {}): D
     excerpt: '404 Bad Request: unsupported plan format version: expected "0.1", got "1.2" ✓\n\tat line 2',
     excerptTruncated: true,
     agentId: null,
+    agentName: null,
     ...overrides,
   };
 }

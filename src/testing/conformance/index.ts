@@ -16,6 +16,7 @@ import { describeRevisionCases } from "./revisions.cases.js";
 import { describeTaskSettleCases } from "./task-settle.cases.js";
 import { describeCommentCases } from "./comments.cases.js";
 import { describeDeliveryAttemptCases } from "./delivery-attempts.cases.js";
+import { describeHandOutCases } from "./hand-out.cases.js";
 import { describeRetryNowCases } from "./retry-now.cases.js";
 
 export type { ConformanceContext, ConformanceHandle, ConformanceSetup } from "./context.js";
@@ -74,6 +75,7 @@ export function runStorageConformance(name: string, setup: ConformanceSetup): vo
     describeRevisionCases(ctx);
     describeCommentCases(ctx);
     describeDeliveryAttemptCases(ctx);
+    describeHandOutCases(ctx);
     describeRetryNowCases(ctx);
     describeHostCases(ctx);
     describeAgentCases(ctx);
