@@ -32,6 +32,31 @@ export const REVISIONS_MIGRATION: Migration = {
   ].join("\n"),
 };
 
+/**
+ * decision D60: whether anything may have been committed since the last call (true on the first).
+ * `PRAGMA data_version` moves when another connection commits (another process, the writer thread,
+ * another storage on the file) and `total_changes()` when this one writes, the host's own SQL and
+ * the counters' triggers included. Both are per connection and read no table: about 4 µs here,
+ * against 8-11 µs for reading the counters themselves.
+ */
+function changeSignal(db: SqliteDatabase): () => boolean {
+  const version = db.prepare("PRAGMA data_version");
+  const changes = db.prepare("SELECT total_changes() AS n");
+  let lastVersion = -1;
+  let lastChanges = -1;
+  return () => {
+    const v = (version.get() as { data_version: number }).data_version;
+    const c = (changes.get() as { n: number }).n;
+    if (v === lastVersion && c === lastChanges) return false;
+    lastVersion = v;
+    lastChanges = c;
+    return true;
+  };
+}
+
+/** Counters remembered between changes: bounded, a workspace's scope is small but there may be many. */
+const MAX_KNOWN_SCOPES = 4096;
+
 export function createRevisionStore(db: SqliteDatabase): RevisionStore {
   // One statement per scope count, each scalar subquery a primary-key lookup: one round trip.
   const statements = new Map<number, SqliteStatement>();
@@ -44,11 +69,21 @@ export function createRevisionStore(db: SqliteDatabase): RevisionStore {
     }
     return statement;
   };
+  const changed = changeSignal(db);
+  // Counters read since the signal last moved. The signal is read before the counters, so a commit
+  // landing between the two leaves counters at least as new as the signal says, and the next call
+  // sees the signal move: an answer is never older than the commits before its call.
+  let known = new Map<string, number>();
   return {
     async read(scopes) {
       if (scopes.length === 0) return [];
-      const row = statementFor(scopes.length).get(...scopes) as Record<string, number | null>;
-      return scopes.map((_, i) => row[`r${i}`] ?? 0);
+      if (changed() || known.size > MAX_KNOWN_SCOPES) known = new Map();
+      const missing = [...new Set(scopes.filter((scope) => !known.has(scope)))];
+      if (missing.length > 0) {
+        const row = statementFor(missing.length).get(...missing) as Record<string, number | null>;
+        missing.forEach((scope, i) => known.set(scope, row[`r${i}`] ?? 0));
+      }
+      return scopes.map((scope) => known.get(scope)!);
     },
   };
 }
