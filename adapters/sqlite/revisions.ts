@@ -32,33 +32,23 @@ export const REVISIONS_MIGRATION: Migration = {
   ].join("\n"),
 };
 
-/**
- * decision D60: whether anything may have been committed since the last call (true on the first).
- * `PRAGMA data_version` moves when another connection commits (another process, the writer thread,
- * another storage on the file) and `total_changes()` when this one writes, the host's own SQL and
- * the counters' triggers included. Both are per connection and read no table: about 4 µs here,
- * against 8-11 µs for reading the counters themselves.
- */
-function changeSignal(db: SqliteDatabase): () => boolean {
-  const version = db.prepare("PRAGMA data_version");
-  const changes = db.prepare("SELECT total_changes() AS n");
-  let lastVersion = -1;
-  let lastChanges = -1;
-  return () => {
-    const v = (version.get() as { data_version: number }).data_version;
-    const c = (changes.get() as { n: number }).n;
-    if (v === lastVersion && c === lastChanges) return false;
-    lastVersion = v;
-    lastChanges = c;
-    return true;
-  };
+/** Scopes per counter statement: one prepared statement per count up to this. */
+const SCOPES_PER_STATEMENT = 32;
+
+interface Waiting {
+  scopes: readonly string[];
+  resolve: (counters: number[]) => void;
+  reject: (error: unknown) => void;
 }
 
-/** Counters remembered between changes: bounded, a workspace's scope is small but there may be many. */
-const MAX_KNOWN_SCOPES = 4096;
-
-export function createRevisionStore(db: SqliteDatabase): RevisionStore {
-  // One statement per scope count, each scalar subquery a primary-key lookup: one round trip.
+/**
+ * decision D60: the reads asked in one event-loop turn share one statement, run once that turn's
+ * requests have all asked (`schedule`, `setImmediate` by default, as PostgreSQL's read group), so
+ * each still sees every commit made before it asked: another process's, the writer thread's, this
+ * connection's. The turn's cached answers then leave together instead of one per turn.
+ */
+export function createRevisionStore(db: SqliteDatabase, schedule: (flush: () => void) => unknown = setImmediate): RevisionStore {
+  // One statement per scope count, each scalar subquery a primary-key lookup.
   const statements = new Map<number, SqliteStatement>();
   const statementFor = (count: number): SqliteStatement => {
     let statement = statements.get(count);
@@ -69,21 +59,36 @@ export function createRevisionStore(db: SqliteDatabase): RevisionStore {
     }
     return statement;
   };
-  const changed = changeSignal(db);
-  // Counters read since the signal last moved. The signal is read before the counters, so a commit
-  // landing between the two leaves counters at least as new as the signal says, and the next call
-  // sees the signal move: an answer is never older than the commits before its call.
-  let known = new Map<string, number>();
+  const counters = (scopes: readonly string[]): Map<string, number> => {
+    const unique = [...new Set(scopes)];
+    const read = new Map<string, number>();
+    for (let at = 0; at < unique.length; at += SCOPES_PER_STATEMENT) {
+      const chunk = unique.slice(at, at + SCOPES_PER_STATEMENT);
+      const row = statementFor(chunk.length).get(...chunk) as Record<string, number | null>;
+      chunk.forEach((scope, i) => read.set(scope, row[`r${i}`] ?? 0));
+    }
+    return read;
+  };
+  let waiting: Waiting[] = [];
+  const flush = (): void => {
+    const batch = waiting;
+    waiting = [];
+    let read: Map<string, number>;
+    try {
+      read = counters(batch.flatMap((w) => w.scopes));
+    } catch (error) {
+      for (const w of batch) w.reject(error);
+      return;
+    }
+    for (const w of batch) w.resolve(w.scopes.map((scope) => read.get(scope)!));
+  };
   return {
-    async read(scopes) {
-      if (scopes.length === 0) return [];
-      if (changed() || known.size > MAX_KNOWN_SCOPES) known = new Map();
-      const missing = [...new Set(scopes.filter((scope) => !known.has(scope)))];
-      if (missing.length > 0) {
-        const row = statementFor(missing.length).get(...missing) as Record<string, number | null>;
-        missing.forEach((scope, i) => known.set(scope, row[`r${i}`] ?? 0));
-      }
-      return scopes.map((scope) => known.get(scope)!);
+    read(scopes) {
+      if (scopes.length === 0) return Promise.resolve([]);
+      return new Promise((resolve, reject) => {
+        if (waiting.length === 0) schedule(flush);
+        waiting.push({ scopes, resolve, reject });
+      });
     },
   };
 }

@@ -19,9 +19,9 @@ const directory = async (storage: Storage): Promise<number> => (await storage.re
 const insertOrganization = (name: string): string => `INSERT INTO organizations (name, email) VALUES ('${name}', NULL)`;
 
 /**
- * decision D60: the SQLite revision store reads its counters again only when the connection's change
- * signal moved. Every commit it could miss is made here somewhere else than through the storage, and
- * the very next read must show it.
+ * decision D60: the SQLite revision store answers the reads of one event-loop turn with one
+ * statement, run after they all asked. Every commit it could miss is made here somewhere else than
+ * through the storage, and the very next read must show it.
  */
 describe("sqlite revisions: a commit made anywhere moves the next read", () => {
   const file = useTempSqliteFile("rp-revisions-");
@@ -48,7 +48,7 @@ describe("sqlite revisions: a commit made anywhere moves the next read", () => {
     expect(await directory(storage)).toBeGreaterThan(before + 1);
   });
 
-  it("sees the host's own SQL on the storage's connection, which the other connections' signal does not show", async () => {
+  it("sees the host's own SQL on the storage's connection", async () => {
     const db = file.connect();
     const storage = createSqliteStorage(db);
     const before = await directory(storage);
@@ -63,24 +63,51 @@ describe("sqlite revisions: a commit made anywhere moves the next read", () => {
     expect(await directory(storage)).toBeGreaterThan(before);
   });
 
-  it("reads no counter while nothing was committed", async () => {
-    const counters: string[] = [];
+  /** The connection as the adapter sees it, noting each run of a statement whose text has `marker`. */
+  function watched(marker: string): { db: SqliteDatabase; runs: string[] } {
+    const runs: string[] = [];
     const db = file.connect();
-    // The connection as the adapter sees it, noting every statement that reads the counters table.
-    const watched: SqliteDatabase = Object.assign(Object.create(db) as SqliteDatabase, {
+    const wrapped: SqliteDatabase = Object.assign(Object.create(db) as SqliteDatabase, {
       prepare(source: string): SqliteStatement {
         const inner = db.prepare(source);
-        if (!source.includes("FROM revisions")) return inner;
-        return { run: (...p) => inner.run(...p), all: (...p) => inner.all(...p), get: (...p) => (counters.push(source), inner.get(...p)) };
+        if (!source.includes(marker)) return inner;
+        return { run: (...p) => inner.run(...p), all: (...p) => inner.all(...p), get: (...p) => (runs.push(source), inner.get(...p)) };
       },
     });
-    const storage = createSqliteStorage(watched);
+    return { db: wrapped, runs };
+  }
+
+  it("sees a commit made after an earlier read of the same turn was asked", async () => {
+    const storage = createSqliteStorage(file.connect());
+    const other = file.connect();
+    const before = await directory(storage);
+    const early = directory(storage);
+    other.exec(insertOrganization("between"));
+    const late = directory(storage);
+    expect(await late).toBeGreaterThan(before);
+    expect(await early).toBeGreaterThanOrEqual(before);
+  });
+
+  it("reads the counters once for all the reads asked in one event-loop turn", async () => {
+    const { db, runs } = watched("FROM revisions");
+    const storage = createSqliteStorage(db);
     await directory(storage);
-    const read = counters.length;
-    for (let i = 0; i < 10; i++) await directory(storage);
-    expect(counters.length).toBe(read);
-    file.connect().exec(insertOrganization("moved"));
+    const before = runs.length;
+    const reads = await Promise.all(Array.from({ length: 20 }, () => directory(storage)));
+    expect(new Set(reads).size).toBe(1);
+    expect(runs.length).toBe(before + 1);
+    // The next turn reads again: nothing is remembered between turns.
     await directory(storage);
-    expect(counters.length).toBe(read + 1);
+    expect(runs.length).toBe(before + 2);
+  });
+
+  it("answers each scope asked in a turn, 0 for one never written, many scopes at once", async () => {
+    const storage = createSqliteStorage(file.connect());
+    await storage.organizations.insert({ name: "acme", email: null });
+    const scopes = Array.from({ length: 70 }, (_, i) => `vars:workspace:ws-${i}`);
+    const [all, again] = await Promise.all([storage.revisions!.read([DIRECTORY_SCOPE, ...scopes]), storage.revisions!.read([scopes[3]!, DIRECTORY_SCOPE])]);
+    expect(all![0]).toBeGreaterThan(0);
+    expect(all!.slice(1)).toStrictEqual(scopes.map(() => 0));
+    expect(again).toStrictEqual([0, all![0]]);
   });
 });
