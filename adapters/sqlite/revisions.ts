@@ -32,8 +32,23 @@ export const REVISIONS_MIGRATION: Migration = {
   ].join("\n"),
 };
 
-export function createRevisionStore(db: SqliteDatabase): RevisionStore {
-  // One statement per scope count, each scalar subquery a primary-key lookup: one round trip.
+/** Scopes per counter statement: one prepared statement per count up to this. */
+const SCOPES_PER_STATEMENT = 32;
+
+interface Waiting {
+  scopes: readonly string[];
+  resolve: (counters: number[]) => void;
+  reject: (error: unknown) => void;
+}
+
+/**
+ * decision D60: the reads asked in one event-loop turn share one statement, run once that turn's
+ * requests have all asked (`schedule`, `setImmediate` by default, as PostgreSQL's read group), so
+ * each still sees every commit made before it asked: another process's, the writer thread's, this
+ * connection's. The turn's cached answers then leave together instead of one per turn.
+ */
+export function createRevisionStore(db: SqliteDatabase, schedule: (flush: () => void) => unknown = setImmediate): RevisionStore {
+  // One statement per scope count, each scalar subquery a primary-key lookup.
   const statements = new Map<number, SqliteStatement>();
   const statementFor = (count: number): SqliteStatement => {
     let statement = statements.get(count);
@@ -44,11 +59,36 @@ export function createRevisionStore(db: SqliteDatabase): RevisionStore {
     }
     return statement;
   };
+  const counters = (scopes: readonly string[]): Map<string, number> => {
+    const unique = [...new Set(scopes)];
+    const read = new Map<string, number>();
+    for (let at = 0; at < unique.length; at += SCOPES_PER_STATEMENT) {
+      const chunk = unique.slice(at, at + SCOPES_PER_STATEMENT);
+      const row = statementFor(chunk.length).get(...chunk) as Record<string, number | null>;
+      chunk.forEach((scope, i) => read.set(scope, row[`r${i}`] ?? 0));
+    }
+    return read;
+  };
+  let waiting: Waiting[] = [];
+  const flush = (): void => {
+    const batch = waiting;
+    waiting = [];
+    let read: Map<string, number>;
+    try {
+      read = counters(batch.flatMap((w) => w.scopes));
+    } catch (error) {
+      for (const w of batch) w.reject(error);
+      return;
+    }
+    for (const w of batch) w.resolve(w.scopes.map((scope) => read.get(scope)!));
+  };
   return {
-    async read(scopes) {
-      if (scopes.length === 0) return [];
-      const row = statementFor(scopes.length).get(...scopes) as Record<string, number | null>;
-      return scopes.map((_, i) => row[`r${i}`] ?? 0);
+    read(scopes) {
+      if (scopes.length === 0) return Promise.resolve([]);
+      return new Promise((resolve, reject) => {
+        if (waiting.length === 0) schedule(flush);
+        waiting.push({ scopes, resolve, reject });
+      });
     },
   };
 }

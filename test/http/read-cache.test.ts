@@ -1,3 +1,5 @@
+import { execFileSync } from "node:child_process";
+import { fileURLToPath } from "node:url";
 import { describe, expect, it, vi } from "vitest";
 import { createMemoryStorage } from "../../adapters/memory/index.js";
 import { createSqliteStorage } from "../../adapters/sqlite/index.js";
@@ -146,7 +148,24 @@ describe("read cache: two instances sharing one SQLite file", () => {
     expect((await reader.call("GET", LIST)).status).toBe(401);
     await writer.close();
   });
+
+  it("sees a variable changed and a token revoked by another process at the very next request (D60)", async () => {
+    const reader = await createTestApp({ storage: createSqliteStorage(file.connect()) });
+    await reader.runplane.variables.create("ws-a", { key: "before", value: "1", category: "env" });
+    for (let i = 0; i < 3; i++) expect(keysOf((await reader.call("GET", LIST)).json)).toEqual(["before"]);
+    inAnotherProcess(file.path, "UPDATE variables SET key = 'after'");
+    expect(keysOf((await reader.call("GET", LIST)).json)).toEqual(["after"]);
+    const { digest } = (await reader.runplane.directory.findApiToken(reader.ownerToken))!;
+    inAnotherProcess(file.path, `DELETE FROM api_tokens WHERE digest = '${digest}'`);
+    expect((await reader.call("GET", LIST)).status).toBe(401);
+  });
 });
+
+/** Runs `sql` against the SQLite file from a separate node process with its own better-sqlite3 connection. */
+function inAnotherProcess(path: string, sql: string): void {
+  const script = "const D = require('better-sqlite3'); const db = new D(process.argv[1]); db.pragma('busy_timeout = 5000'); db.exec(process.argv[2]); db.close();";
+  execFileSync(process.execPath, ["-e", script, path, sql], { cwd: fileURLToPath(new URL("../../", import.meta.url)), stdio: "pipe" });
+}
 
 describe("createReadCache", () => {
   const cache = (maxBytes: number, now = () => 0, maxAgeMs = 60_000) => createReadCache({ maxBytes, maxAgeMs, now });
