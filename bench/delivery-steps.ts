@@ -21,6 +21,9 @@ import type { ClaimedDelivery, DeliverySettlement, Storage } from "../src/storag
 import type { GuardedResultWrite } from "../src/storage/types.js";
 import { startServer } from "./lib/child-server.js";
 import { createRuns } from "./lib/delivery-workloads.js";
+import { profileWindow } from "./lib/profile-window.js";
+import { Session } from "node:inspector/promises";
+import { writeFileSync } from "node:fs";
 
 /**
  * CPU per delivery, step by step: `nice npx tsx --expose-gc bench/delivery-steps.ts [rounds]`.
@@ -30,7 +33,8 @@ import { createRuns } from "./lib/delivery-workloads.js";
  * rows): what the steps do not account for is overhead. The undici POST to a receiver in its own
  * process (and the same through runplane's guarded egress) is measured apart: it is not in the
  * in-process total. Each figure is the median of the rounds. `STEPS_RUNS` (default 500) runs x 10
- * tasks per fan-out; `STEPS_TOTAL_ONLY=1` measures only the total (before/after comparisons).
+ * tasks per fan-out; `STEPS_TOTAL_ONLY=1` measures only the total (before/after comparisons);
+ * `BENCH_PROFILE_DIR=/tmp/prof` writes each measured fan-out's CPU profile there.
  */
 const ROUNDS = Number(process.argv[2] ?? 5);
 const RUNS = Number(process.env.STEPS_RUNS ?? 500);
@@ -98,12 +102,34 @@ async function fanOutTotal(rp: Runplane): Promise<number> {
       if (mine.has(e.runId) && e.from === "pending" && e.to === "running" && ++recorded === RUNS * TASKS) resolve();
     });
   });
+  // With BENCH_PROFILE_DIR, each measured fan-out's CPU profile is written there (fanout-<n>.cpuprofile).
+  const profiled = await profileWindow("fanout");
+  const allocations = await allocationWindow();
   const us = await perUnit(RUNS * TASKS, async () => {
     await Promise.all(ids.map((id) => rp.runTasks.startStage(id, STAGE)));
     await all;
   });
+  await profiled();
+  await allocations();
   off();
   return us;
+}
+
+/**
+ * With STEPS_ALLOC_PROFILE=<file>, the window's sampled allocations, including those already
+ * collected (young garbage is what a fan-out's scavenges pay for), as a `.heapprofile`.
+ */
+async function allocationWindow(): Promise<() => Promise<void>> {
+  const file = process.env.STEPS_ALLOC_PROFILE;
+  if (!file) return async () => undefined;
+  const session = new Session();
+  session.connect();
+  await session.post("HeapProfiler.startSampling", { samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true } as never);
+  return async () => {
+    const { profile } = await session.post("HeapProfiler.stopSampling");
+    writeFileSync(file, JSON.stringify(profile));
+    session.disconnect();
+  };
 }
 
 /** The stage's request template input, as `deliveryBuilder` makes it from a stored run. */
