@@ -58,7 +58,9 @@ export function createDeliverySettlement(ctx: ServiceContext, stages: Pick<TaskS
   async function recordOf(attempt: DeliveryAttempt, observed: AttemptObservation | undefined): Promise<{ attempt: DeliveryAttempt; record?: DeliveryAttemptRecord }> {
     if (!observed) return { attempt };
     const excerpt = excerptOf(attempt, observed);
-    const token = attempt.ready ? attempt.accessToken() : "";
+    // The token is read back from the request's bytes (a JSON parse of the whole payload) only
+    // when the answer spelled a secret: most answers have no body at all.
+    const token = attempt.ready && excerpt.found !== undefined && excerpt.found.length > 0 ? attempt.accessToken() : "";
     if (token === "" || !excerpt.found?.includes(token)) return { attempt, record: attemptRecord(ctx, attempt, observed, excerpt) };
     const burned = await burnCallbackToken(ctx, attempt.row.taskResultId, token);
     if (!burned) return { attempt, record: attemptRecord(ctx, attempt, observed, { text: null, truncated: false }) };
