@@ -24,7 +24,8 @@ export function createMemoryAttemptStore(): MemoryAttemptStore {
       let slots = byResult.get(attempt.taskResultId);
       if (!slots) byResult.set(attempt.taskResultId, (slots = new Map()));
       const slot = attemptSlot(attempt.number);
-      if (takesSlot(attempt, slots.get(slot))) slots.set(slot, { ...clone(attempt), agentId: attempt.agentId ?? null });
+      // Every field of an attempt is a string, a number, a boolean or null: a spread copies it whole.
+      if (takesSlot(attempt, slots.get(slot))) slots.set(slot, { ...attempt, agentId: attempt.agentId ?? null });
     },
     async list(taskResultId, page) {
       const items = [...(byResult.get(taskResultId)?.values() ?? [])].sort(newestFirst);

@@ -55,16 +55,19 @@ function waitingByPool(open: ReadonlyMap<string, TaskDeliveryRecord>, now: strin
   return [...pools.values()].sort((a, b) => (a.agentPoolId < b.agentPoolId ? -1 : 1)).slice(0, limit);
 }
 
-/** decision D16: a claimed row's pending result without a deadline gets its window now. */
-function openWindow(result: TaskResultRecord | undefined, request: DeliveryClaim): void {
-  if (!result || result.status !== "pending" || result.deadlineAt !== null) return;
+/** decision D16: the window a claim at `request.now` opens, the same for every row it claims. */
+function windowOf(request: DeliveryClaim): Pick<TaskResultRecord, "deadlineAt" | "deadlineMaxAt" | "updatedAt"> {
   const { ms, maxMs } = request.window;
-  Object.assign(result, {
-    deadlineAt: plusMs(request.now, ms),
-    deadlineMaxAt: maxMs === null ? null : plusMs(request.now, maxMs),
-    version: result.version + 1,
-    updatedAt: request.now,
-  });
+  return { deadlineAt: plusMs(request.now, ms), deadlineMaxAt: maxMs === null ? null : plusMs(request.now, maxMs), updatedAt: request.now };
+}
+
+/** decision D16: a claimed row's pending result without a deadline gets its window now. */
+function openWindow(result: TaskResultRecord | undefined, window: ReturnType<typeof windowOf>): void {
+  if (!result || result.status !== "pending" || result.deadlineAt !== null) return;
+  result.deadlineAt = window.deadlineAt;
+  result.deadlineMaxAt = window.deadlineMaxAt;
+  result.updatedAt = window.updatedAt;
+  result.version++;
 }
 
 /**
@@ -173,10 +176,13 @@ export function createMemoryDeliveryStore({ deliveries, results, tasks }: Memory
     async claim(request) {
       const leaseExpiresAt = plusMs(request.now, request.leaseMs);
       const due = queue.take(request.now, request.limit, request.pools);
+      const window = windowOf(request);
       for (const d of due) {
-        Object.assign(d, { leaseOwner: request.owner, leaseExpiresAt, fencingToken: d.fencingToken + 1 });
+        d.leaseOwner = request.owner;
+        d.leaseExpiresAt = leaseExpiresAt;
+        d.fencingToken++;
         queue.file(d);
-        openWindow(results.get(d.taskResultId), request);
+        openWindow(results.get(d.taskResultId), window);
       }
       return due.map((d) => claimedOf(d, { results, tasks }));
     },
