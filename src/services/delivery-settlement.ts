@@ -3,6 +3,7 @@ import type { DeliveryAttemptRecord } from "../schemas/delivery-attempts.js";
 import type { TaskDeliveryRecord } from "../schemas/run-task-records.js";
 import type { ClaimedResult, DeliverySettlement, ResultAdvance } from "../storage/types.js";
 import type { ServiceContext } from "./context.js";
+import type { Excerpt } from "../domain/response-excerpt.js";
 import { attemptRecord, excerptOf, type AttemptObservation } from "./delivery-attempts.js";
 import type { DeliveryAttempt } from "./delivery-request.js";
 import { createSettleQueue } from "./settle-queue.js";
@@ -17,6 +18,9 @@ export interface DeliveryFailure {
   /** decision D31: what the attempt saw, recorded with its settlement. */
   observed?: AttemptObservation;
 }
+
+/** An attempt as its settlement writes it, with its record (decision D31) when it was observed. */
+type Recorded = { attempt: DeliveryAttempt; record?: DeliveryAttemptRecord };
 
 /** What a claim reads of a result, from the result as a write left it. */
 const pickClaimed = (r: ClaimedResult): ClaimedResult => ({ status: r.status, statusTimestamps: r.statusTimestamps, deadlineAt: r.deadlineAt, version: r.version, updatedAt: r.updatedAt });
@@ -55,13 +59,17 @@ export function createDeliverySettlement(ctx: ServiceContext, stages: Pick<TaskS
    * first; `attempt` then comes back with its result as the burn left it (a 200 advances from there).
    * When the burn cannot be written the answer is not kept.
    */
-  async function recordOf(attempt: DeliveryAttempt, observed: AttemptObservation | undefined): Promise<{ attempt: DeliveryAttempt; record?: DeliveryAttemptRecord }> {
+  function recordOf(attempt: DeliveryAttempt, observed: AttemptObservation | undefined): Recorded | Promise<Recorded> {
     if (!observed) return { attempt };
     const excerpt = excerptOf(attempt, observed);
     // The token is read back from the request's bytes (a JSON parse of the whole payload) only
     // when the answer spelled a secret: most answers have no body at all.
     const token = attempt.ready && excerpt.found !== undefined && excerpt.found.length > 0 ? attempt.accessToken() : "";
     if (token === "" || !excerpt.found?.includes(token)) return { attempt, record: attemptRecord(ctx, attempt, observed, excerpt) };
+    return burnThenRecord(attempt, observed, excerpt, token);
+  }
+
+  async function burnThenRecord(attempt: DeliveryAttempt, observed: AttemptObservation, excerpt: Excerpt, token: string): Promise<Recorded> {
     const burned = await burnCallbackToken(ctx, attempt.row.taskResultId, token);
     if (!burned) return { attempt, record: attemptRecord(ctx, attempt, observed, { text: null, truncated: false }) };
     return { attempt: { ...attempt, result: { ...attempt.result, ...pickClaimed(burned) } }, record: attemptRecord(ctx, attempt, observed, excerpt) };
@@ -73,12 +81,16 @@ export function createDeliverySettlement(ctx: ServiceContext, stages: Pick<TaskS
    * claim. Resolves whether the row was still held.
    */
   async function succeed(claimed: DeliveryAttempt, observed?: AttemptObservation): Promise<boolean> {
-    const { attempt, record } = await recordOf(claimed, observed);
+    // Awaited only when a burn had to be written first: every delivery passes here.
+    const recorded = recordOf(claimed, observed);
+    const { attempt, record } = recorded instanceof Promise ? await recorded : recorded;
     const now = ctx.now();
     const at = now.toISOString();
     const result = advanceOnDelivery(attempt, now);
-    const fields = { attempt: attempt.row.attempt + 1, closedAt: at, deliveredAt: at, lastError: null };
-    const outcome = await push({ ...lease(attempt.row), type: "close", fields, ...(result ? { result } : {}), ...(record ? { record } : {}) });
+    const entry: DeliverySettlement & { type: "close" } = { ...lease(attempt.row), type: "close", fields: { attempt: attempt.row.attempt + 1, closedAt: at, deliveredAt: at, lastError: null } };
+    if (result) entry.result = result;
+    if (record) entry.record = record;
+    const outcome = await push(entry);
     const { row } = attempt;
     const before = { id: row.taskResultId, stageId: row.stageId, runId: row.runId, stage: row.stage, status: attempt.result.status, updatedAt: attempt.result.updatedAt };
     // When the advance did not land, the result left `pending` after the claim (only a callback,
