@@ -123,9 +123,6 @@ export function createMemoryDeliveryStore({ deliveries, results, tasks }: Memory
   const attempts = createMemoryAttemptStore();
   const queue = createPoolQueues(open);
 
-
-
-
   function settleOne(e: DeliverySettlement): SettleOutcome {
     const row = open.get(e.id);
     if (!row || row.fencingToken !== e.fencingToken) return { written: false, result: false };

@@ -44,6 +44,29 @@ function advanceOnDelivery(attempt: DeliveryAttempt, now: Date): ResultAdvance |
 }
 
 /**
+ * decision D31: the record of an attempt that was observed (the dispatcher's attempts are; a
+ * host's own calls may not be). decision D42: an answer that spelled the callback token burns it
+ * first; `attempt` then comes back with its result as the burn left it (a 200 advances from there).
+ * When the burn cannot be written the answer is not kept.
+ */
+function recordOf(ctx: ServiceContext, attempt: DeliveryAttempt, observed: AttemptObservation | undefined): Recorded | Promise<Recorded> {
+  if (!observed) return { attempt };
+  const excerpt = excerptOf(attempt, observed);
+  // The token is read back from the request's bytes (a JSON parse of the whole payload) only
+  // when the answer spelled a secret: most answers have no body at all.
+  const token = attempt.ready && excerpt.found !== undefined && excerpt.found.length > 0 ? attempt.accessToken() : "";
+  if (token === "" || !excerpt.found?.includes(token)) return { attempt, record: attemptRecord(ctx, attempt, observed, excerpt) };
+  return burnThenRecord(ctx, attempt, observed, excerpt, token);
+}
+
+/** decision D42: the answer spelled the callback token: burned first, then recorded. */
+async function burnThenRecord(ctx: ServiceContext, attempt: DeliveryAttempt, observed: AttemptObservation, excerpt: Excerpt, token: string): Promise<Recorded> {
+  const burned = await burnCallbackToken(ctx, attempt.row.taskResultId, token);
+  if (!burned) return { attempt, record: attemptRecord(ctx, attempt, observed, { text: null, truncated: false }) };
+  return { attempt: { ...attempt, result: { ...attempt.result, ...pickClaimed(burned) } }, record: attemptRecord(ctx, attempt, observed, excerpt) };
+}
+
+/**
  * How an attempt's end is written (decisions D15, D31): settlements queue up and the ones that end
  * together are stored as one `settle` batch, each guarded by its row's fencing token.
  */
@@ -54,35 +77,13 @@ export function createDeliverySettlement(ctx: ServiceContext, stages: Pick<TaskS
   const close = async (row: TaskDeliveryRecord, lastError: string | null, deliveredAt: string | null = null, attempt = row.attempt, record?: DeliveryAttemptRecord) =>
     (await push({ ...lease(row), type: "close", fields: { attempt, closedAt: ctx.now().toISOString(), deliveredAt, lastError }, ...(record ? { record } : {}) })).written;
   /**
-   * decision D31: the record of an attempt that was observed (the dispatcher's attempts are; a
-   * host's own calls may not be). decision D42: an answer that spelled the callback token burns it
-   * first; `attempt` then comes back with its result as the burn left it (a 200 advances from there).
-   * When the burn cannot be written the answer is not kept.
-   */
-  function recordOf(attempt: DeliveryAttempt, observed: AttemptObservation | undefined): Recorded | Promise<Recorded> {
-    if (!observed) return { attempt };
-    const excerpt = excerptOf(attempt, observed);
-    // The token is read back from the request's bytes (a JSON parse of the whole payload) only
-    // when the answer spelled a secret: most answers have no body at all.
-    const token = attempt.ready && excerpt.found !== undefined && excerpt.found.length > 0 ? attempt.accessToken() : "";
-    if (token === "" || !excerpt.found?.includes(token)) return { attempt, record: attemptRecord(ctx, attempt, observed, excerpt) };
-    return burnThenRecord(attempt, observed, excerpt, token);
-  }
-
-  async function burnThenRecord(attempt: DeliveryAttempt, observed: AttemptObservation, excerpt: Excerpt, token: string): Promise<Recorded> {
-    const burned = await burnCallbackToken(ctx, attempt.row.taskResultId, token);
-    if (!burned) return { attempt, record: attemptRecord(ctx, attempt, observed, { text: null, truncated: false }) };
-    return { attempt: { ...attempt, result: { ...attempt.result, ...pickClaimed(burned) } }, record: attemptRecord(ctx, attempt, observed, excerpt) };
-  }
-
-  /**
    * The integration answered exactly 200 (spec 4.1): one write closes the row as delivered and
    * moves the result `pending -> running` (`deliver-ok`) unless a callback moved it since the
    * claim. Resolves whether the row was still held.
    */
   async function succeed(claimed: DeliveryAttempt, observed?: AttemptObservation): Promise<boolean> {
     // Awaited only when a burn had to be written first: every delivery passes here.
-    const recorded = recordOf(claimed, observed);
+    const recorded = recordOf(ctx, claimed, observed);
     const { attempt, record } = recorded instanceof Promise ? await recorded : recorded;
     const now = ctx.now();
     const at = now.toISOString();
@@ -107,7 +108,7 @@ export function createDeliverySettlement(ctx: ServiceContext, stages: Pick<TaskS
    */
   async function fail(attempt: DeliveryAttempt, failure: DeliveryFailure): Promise<"retry" | "closed" | "lost"> {
     const { row } = attempt;
-    const { record } = await recordOf(attempt, failure.observed);
+    const { record } = await recordOf(ctx, attempt, failure.observed);
     const dueAt = plus(ctx.now(), Math.max(0, failure.delayMs));
     if (Date.parse(dueAt) >= Date.parse(attempt.deadlineAt)) {
       return (await close(row, failure.error, null, row.attempt + 1, record)) ? "closed" : "lost";
