@@ -40,12 +40,22 @@ export function createConsoleLogger(options: ConsoleLoggerOptions = {}): Logger 
   const out = options.write ?? ((line: string) => void process.stderr.write(line));
   const make = (level: LogLevel) =>
     LOG_LEVELS.indexOf(level) < min
-      ? () => undefined
+      ? LOG_OFF
       : (message: string, fields?: Record<string, unknown>) => out(`${JSON.stringify({ level, time: new Date().toISOString(), message, ...fields })}\n`);
   return { debug: make("debug"), info: make("info"), warn: make("warn"), error: make("error") };
 }
 
-export const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() {} };
+/**
+ * The method of runplane's own loggers for a level they do not write. Hot paths (every delivery
+ * attempt, every status change) compare against it before building a log event's fields, which
+ * cost more than the call they feed; any other logger is always called.
+ */
+export const LOG_OFF = (): void => undefined;
+
+/** Whether `logger` would write at `level`: false only for runplane's own loggers below their level. */
+export const logs = (logger: Logger, level: LogLevel): boolean => logger[level] !== LOG_OFF;
+
+export const silentLogger: Logger = { debug: LOG_OFF, info: LOG_OFF, warn: LOG_OFF, error: LOG_OFF };
 
 function isPinoLike(logger: Logger | PinoLikeLogger): logger is PinoLikeLogger {
   const l = logger as Partial<PinoLikeLogger>;

@@ -1,7 +1,8 @@
 import { Writable } from "node:stream";
 import pino from "pino";
 import { describe, expect, it } from "vitest";
-import { createConsoleLogger, createRunplane } from "../src/index.js";
+import { createConsoleLogger, createRunplane, silentLogger } from "../src/index.js";
+import { logs } from "../src/logger.js";
 import { createMemoryStorage } from "../adapters/memory/index.js";
 
 const collect = () => {
@@ -28,6 +29,14 @@ describe("console logger", () => {
     log.debug("d");
     log.info("i");
     expect(out.lines.map((l) => l.level)).toEqual(["debug", "info"]);
+  });
+
+  it("says which levels it writes, so hot paths skip building events it would drop; any other logger is always called", () => {
+    const log = createConsoleLogger({ level: "warn", write: () => undefined });
+    expect(["debug", "info", "warn", "error"].map((level) => logs(log, level as never))).toEqual([false, false, true, true]);
+    expect(logs(silentLogger, "error")).toBe(false);
+    const host = { debug() {}, info() {}, warn() {}, error() {} };
+    expect(logs(host, "debug")).toBe(true);
   });
 
   it("refuses an unknown level", () => {

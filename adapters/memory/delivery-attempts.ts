@@ -29,7 +29,8 @@ export function createMemoryAttemptStore(): MemoryAttemptStore {
       let slots = byResult.get(attempt.taskResultId);
       if (!slots) byResult.set(attempt.taskResultId, (slots = new Map()));
       const slot = attemptSlot(attempt.number);
-      if (takesSlot(attempt, slots.get(slot))) slots.set(slot, { ...clone(attempt), agentId: attempt.agentId ?? null, agentName: attempt.agentName ?? null });
+      // Every field of an attempt is a string, a number, a boolean or null: a spread copies it whole.
+      if (takesSlot(attempt, slots.get(slot))) slots.set(slot, { ...attempt, agentId: attempt.agentId ?? null, agentName: attempt.agentName ?? null });
     },
     closeUnreported(taskResultId, deliveryId, number, now) {
       const a = byResult.get(taskResultId)?.get(attemptSlot(number));

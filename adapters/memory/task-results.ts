@@ -1,7 +1,14 @@
+import type { TaskResultRecord } from "../../src/schemas/run-task-records.js";
 import type { TaskResultOutcomeStore, TaskResultStore } from "../../src/storage/run-tasks-types.js";
 import { clone } from "./clone.js";
 import { cmp, page } from "./ordering.js";
 import { holds, OPEN_RESULT, type RunTaskState } from "./run-task-state.js";
+
+/**
+ * A copy of a stored result: its only field that is not a string, a number, a boolean or null is
+ * its map of status times (strings). A stage start reads every result of its stage.
+ */
+export const copyResult = (r: TaskResultRecord): TaskResultRecord => ({ ...r, statusTimestamps: { ...r.statusTimestamps } });
 
 /** Task results; a transition stores the outcomes it adds in the same step. */
 export function createMemoryTaskResultStore(state: RunTaskState): TaskResultStore {
@@ -9,17 +16,17 @@ export function createMemoryTaskResultStore(state: RunTaskState): TaskResultStor
   return {
     async get(id) {
       const row = results.get(id);
-      return row ? clone(row) : null;
+      return row ? copyResult(row) : null;
     },
     async listByStage(stageId) {
       return each(results, resultsByStage.ids(stageId))
         .sort((a, b) => cmp(a.position, b.position) || cmp(a.id, b.id))
-        .map(clone);
+        .map(copyResult);
     },
     async findByTokenDigest(digest) {
       const [id] = resultsByDigest.ids(digest);
       const row = id === undefined ? undefined : results.get(id);
-      return row ? clone(row) : null;
+      return row ? copyResult(row) : null;
     },
     async transition(id, expected, next, added = []) {
       if (next.id !== id) throw new Error("transition: next.id must equal id");

@@ -5,7 +5,7 @@ import type { AttemptOutcomeKind } from "../schemas/delivery-attempts.js";
  * the URL, payload, token or HMAC key.
  */
 import { SpanKind, SpanStatusCode } from "@opentelemetry/api";
-import type { Logger } from "../logger.js";
+import { logs, type Logger } from "../logger.js";
 import type { TaskDeliveryRecord } from "../schemas/run-task-records.js";
 import { createDeliveryMetrics } from "../telemetry/metrics.js";
 import { GLOBAL_TELEMETRY, type Telemetry } from "../telemetry/providers.js";
@@ -78,6 +78,7 @@ export function createAttemptTelemetry(logger: Logger, attempted: AttemptListene
         if (detail.status !== undefined) span.setAttribute("http.response.status_code", detail.status);
         if (detail.error !== undefined) span.setStatus({ code: SpanStatusCode.ERROR, message: detail.error });
         span.end();
+        if (!logs(logger, LEVEL[outcome])) return;
         logger[LEVEL[outcome]](`run task delivery ${outcome}`, {
           event: `delivery.${outcome}`,
           deliveryId: row.id,

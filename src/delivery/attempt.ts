@@ -24,6 +24,9 @@ export type DispatcherFailpoint = (typeof DISPATCHER_FAILPOINTS)[number];
 
 export type Outcome = "skipped" | "delivered" | "failed" | "released";
 
+// What a 200 ends an attempt with, the same every time (the telemetry only reads it).
+const ANSWERED_200: AttemptEnd = Object.freeze({ status: 200, outcomeClass: "2xx" });
+
 export interface AttemptDeps {
   deliveries: TaskDeliveryService;
   transport: HttpTransport;
@@ -63,7 +66,9 @@ async function attempt(
   end: (outcome: AttemptOutcome, detail?: AttemptEnd) => void,
 ): Promise<Outcome> {
   const { deliveries, failpoint } = deps;
-  await failpoint("after-claim");
+  // A failpoint is awaited only when a test's hook returned a promise: three awaits an attempt otherwise.
+  const hook = failpoint("after-claim");
+  if (hook) await hook;
   const prepared = await deliveries.prepare(claimed);
   if (!prepared) return (sent(), end("skipped"), "skipped");
   // decision D31: what this attempt saw, recorded with its settlement.
@@ -89,7 +94,7 @@ async function attempt(
   const handed = handedRecord(deliveries, prepared, seen);
   try {
     const pool = claimed.row.agentPoolId;
-    const res = await deps.transport.send({ ...prepared.request, signal, ...(pool ? { agentPoolId: pool, handing: handed.handing } : {}) });
+    const res = await deps.transport.send(pool ? { ...prepared.request, signal, agentPoolId: pool, handing: handed.handing } : { ...prepared.request, signal });
     status = res.status;
     observed = handed.seen({ outcome: "answered", status, errorCode: null, detail: statusReason(status), response: answerOf(res), ...(res.agentId ? { agentId: res.agentId } : {}) });
     if (res.status !== 200) {
@@ -114,11 +119,13 @@ async function attempt(
     observed = handed.seen({ outcome: "failed", status: null, errorCode: failureCode(err), detail: failure.error, ...(agentId ? { agentId } : {}) });
   }
   sent();
-  await failpoint("after-send-before-record");
+  const recording = failpoint("after-send-before-record");
+  if (recording) await recording;
   if (failure !== null) return fail(failure.error, failure.retryAfterMs, observed);
   const held = await deliveries.succeed(prepared as DeliveryAttempt, observed);
-  end(held ? "delivered" : "lost", { status: 200, outcomeClass: "2xx" });
-  await failpoint("after-settle-batch");
+  end(held ? "delivered" : "lost", ANSWERED_200);
+  const settled = failpoint("after-settle-batch");
+  if (settled) await settled;
   return "delivered";
 }
 
@@ -168,6 +175,12 @@ const WITHHELD_BY_AGENT = "body not kept by the agent's own egress: it keeps onl
  */
 function answerOf(res: HttpResponse): NonNullable<AttemptObservation["response"]> {
   if (res.bodyWithheld) return { body: `HTTP ${statusText(res.status)} (${res.agentId ? WITHHELD_BY_AGENT : WITHHELD_BY_EGRESS})`, contentType: "text/plain", truncated: false };
-  const type = Object.entries(res.headers).find(([name]) => name.toLowerCase() === "content-type")?.[1];
+  let type: string | undefined;
+  for (const name of Object.keys(res.headers)) {
+    if (name.toLowerCase() === "content-type") {
+      type = res.headers[name];
+      break;
+    }
+  }
   return { body: res.body, contentType: type, truncated: res.bodyTruncated };
 }

@@ -42,16 +42,25 @@ export function createLauncher(deps: AttemptDeps, limits: { concurrency: number;
     const once = (): void => {
       if (!freed) (freed = true), free();
     };
-    const done = runAttempt(deps, claimed, abandon.signal, once)
-      .catch(async (err: unknown) => {
-        // A storage or keyring failure: give the lease back so another pass can try, and say so.
-        log.error("run task delivery attempt failed", { deliveryId: row.id, error: err instanceof Error ? err.name : typeof err });
-        await deliveries.release(row).catch(() => false);
-        return "released" as const;
-      })
-      .finally(once);
+    const done = attemptOrRelease(claimed, once);
     inflight.set(row.id, done);
-    return done.finally(() => inflight.delete(row.id));
+    return done;
+  }
+
+  /** One attempt in one promise (a chain of catch and finally was three more per delivery). */
+  async function attemptOrRelease(claimed: ClaimedDelivery, once: () => void): Promise<Outcome> {
+    const { row } = claimed;
+    try {
+      return await runAttempt(deps, claimed, abandon.signal, once);
+    } catch (err) {
+      // A storage or keyring failure: give the lease back so another pass can try, and say so.
+      log.error("run task delivery attempt failed", { deliveryId: row.id, error: err instanceof Error ? err.name : typeof err });
+      await deliveries.release(row).catch(() => false);
+      return "released";
+    } finally {
+      once();
+      inflight.delete(row.id);
+    }
   }
 
   async function runAll(rows: ClaimedDelivery[]): Promise<Outcome[]> {

@@ -9,7 +9,6 @@ export interface ResultFields {
 
 /** Keys whose values a template splices in, in the order JSON.stringify writes them (D14). */
 const SPLICED = ["access_token", "task_result_callback_url", "task_result_enforcement_level", "task_result_id"] as const;
-type Spliced = (typeof SPLICED)[number];
 
 /**
  * The serialized request of every result of one stage (decision D14) from one `JSON.stringify`:
@@ -38,17 +37,18 @@ export function runTaskRequestTemplate(stage: Omit<RunTaskRequestInput, keyof Re
   const callback = buildRunTaskRequest({ ...stage, accessToken: "", taskResult: { id: probe, enforcementLevel: "advisory" } }).task_result_callback_url;
   const before = callback.slice(0, callback.lastIndexOf(probe));
   const after = callback.slice(callback.lastIndexOf(probe) + probe.length);
+  // Each piece after the first starts with the closing `""` of its blank value: cut once, here.
+  const [head, afterToken, afterCallback, afterLevel, afterId] = [pieces[0]!, ...pieces.slice(1).map((p) => p.slice(2))] as [string, string, string, string, string];
   const value = (s: string): string => JSON.stringify(s);
-  return (r) => {
-    const values: Record<Spliced, string> = {
-      access_token: value(r.accessToken),
-      task_result_callback_url: value(`${before}${encodeURIComponent(r.taskResult.id)}${after}`),
-      task_result_enforcement_level: value(r.taskResult.enforcementLevel),
-      task_result_id: value(r.taskResult.id),
-    };
-    let out = pieces[0]!;
-    // Each piece after the first starts with the closing `""` of its blank value: replace it.
-    SPLICED.forEach((key, i) => (out += values[key] + pieces[i + 1]!.slice(2)));
-    return out;
-  };
+  // In SPLICED order: access_token, task_result_callback_url, task_result_enforcement_level, task_result_id.
+  return (r) =>
+    head +
+    value(r.accessToken) +
+    afterToken +
+    value(`${before}${encodeURIComponent(r.taskResult.id)}${after}`) +
+    afterCallback +
+    value(r.taskResult.enforcementLevel) +
+    afterLevel +
+    value(r.taskResult.id) +
+    afterId;
 }

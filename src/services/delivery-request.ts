@@ -54,6 +54,23 @@ function accessTokenOf(body: Uint8Array): string {
   }
 }
 
+type NotReady = { ready: false; error: string; lacksKey?: string };
+
+/**
+ * decision D40: sealed under a key this keyring does not hold (even after reading its source
+ * again, `holdKeysOf`): not this host's to attempt. Null when the keyring holds it.
+ */
+function lacking(ctx: ServiceContext, sealed: string | null | undefined): NotReady | null {
+  const id = sealed ? ctx.keyring.keyIdOf(sealed) : null;
+  return id !== null && !ctx.keyring.keyIds.includes(id) ? { ready: false, error: `this host lacks key ${id}`, lacksKey: id } : null;
+}
+
+/** A row this host cannot build the request of, logged. */
+function notReady(ctx: ServiceContext, row: TaskDeliveryRecord, error: string): NotReady {
+  ctx.logger.error("run task request cannot be built", { deliveryId: row.id, taskResultId: row.taskResultId, reason: error });
+  return { ready: false, error };
+}
+
 /**
  * Turns a claimed outbox row into its signed request (D14): the payload opened (or this process's
  * own fresh text of it), the task's HMAC key opened once per sealed string, the headers signed.
@@ -74,43 +91,32 @@ export function createRequestBuilder(ctx: ServiceContext, settings: RunTaskSetti
   /** Builds the signed request (D14) from what the claim read; throws nothing. */
   function build(claimed: ClaimedDelivery, result: ClaimedResult, deadlineAt: string): DeliveryAttempt {
     const { row, task } = claimed;
-    const base = { row, result, deadlineAt };
-    const notReady = (error: string): DeliveryAttempt => {
-      ctx.logger.error("run task request cannot be built", { deliveryId: row.id, taskResultId: row.taskResultId, reason: error });
-      return { ...base, ready: false, error };
-    };
-    // decision D40: sealed under a key this keyring does not hold (even after reading its source
-    // again, `holdKeysOf`): not this host's to attempt.
-    const lacking = (sealed: string | null | undefined): DeliveryAttempt | null => {
-      const id = sealed ? ctx.keyring.keyIdOf(sealed) : null;
-      return id !== null && !ctx.keyring.keyIds.includes(id) ? { ...base, ready: false, error: `this host lacks key ${id}`, lacksKey: id } : null;
-    };
     let body: Uint8Array;
     let key: string | null;
     const fromHere = fresh?.take(row.id);
     if (fromHere === undefined) {
-      const missing = lacking(row.payload);
-      if (missing) return missing;
+      const missing = lacking(ctx, row.payload);
+      if (missing) return { row, result, deadlineAt, ...missing };
     }
     try {
       body = encoder.encode(fromHere ?? ctx.keyring.open(row.payload, deliveryPayloadBinding(row.id)));
     } catch {
-      return notReady("the request payload could not be opened");
+      return { row, result, deadlineAt, ...notReady(ctx, row, "the request payload could not be opened") };
     }
     // Not an error of this host or of the integration: the task is gone (no error log).
-    if (!task) return { ...base, ready: false, error: "the run task was deleted", taskDeleted: true };
-    const missingKey = lacking(task.hmacKey);
-    if (missingKey) return missingKey;
+    if (!task) return { row, result, deadlineAt, ready: false, error: "the run task was deleted", taskDeleted: true };
+    const missingKey = lacking(ctx, task.hmacKey);
+    if (missingKey) return { row, result, deadlineAt, ...missingKey };
     try {
       key = task.hmacKey === null ? null : openKey(row.taskId, task.hmacKey);
     } catch {
-      return notReady("the run task's HMAC key could not be opened");
+      return { row, result, deadlineAt, ...notReady(ctx, row, "the run task's HMAC key could not be opened") };
     }
     const headers = runTaskRequestHeaders({ bytes: body, key, dialect: ctx.dialect, userAgent: settings.userAgent });
     // Read only when an answer has a body to excerpt: most answers have none.
     const accessToken = () => accessTokenOf(body);
     const secrets = () => [accessToken(), key ?? "", headers[SIGNATURE_HEADERS[ctx.dialect]] ?? ""];
-    return { ...base, ready: true, request: { url: row.url, headers, body }, secrets, accessToken };
+    return { row, result, deadlineAt, ready: true, request: { url: row.url, headers, body }, secrets, accessToken };
   }
 
   return build;

@@ -3,6 +3,7 @@ import type { DeliveryAttemptRecord } from "../schemas/delivery-attempts.js";
 import type { TaskDeliveryRecord } from "../schemas/run-task-records.js";
 import type { ClaimedResult, DeliverySettlement, ResultAdvance, SettleOutcome } from "../storage/types.js";
 import type { ServiceContext } from "./context.js";
+import type { Excerpt } from "../domain/response-excerpt.js";
 import { attemptRecord, excerptOf, type AttemptObservation } from "./delivery-attempts.js";
 import type { DeliveryAttempt } from "./delivery-request.js";
 import { createSettleQueue } from "./settle-queue.js";
@@ -17,6 +18,9 @@ export interface DeliveryFailure {
   /** decision D31: what the attempt saw, recorded with its settlement. */
   observed?: AttemptObservation;
 }
+
+/** An attempt as its settlement writes it, with its record (decision D31) when it was observed. */
+type Recorded = { attempt: DeliveryAttempt; record?: DeliveryAttemptRecord };
 
 /** What a claim reads of a result, from the result as a write left it. */
 const pickClaimed = (r: ClaimedResult): ClaimedResult => ({ status: r.status, statusTimestamps: r.statusTimestamps, deadlineAt: r.deadlineAt, version: r.version, updatedAt: r.updatedAt });
@@ -52,6 +56,29 @@ const handOutVia = (ctx: Pick<ServiceContext, "newId">, push: (entry: DeliverySe
   };
 
 /**
+ * decision D31: the record of an attempt that was observed (the dispatcher's attempts are; a
+ * host's own calls may not be). decision D42: an answer that spelled the callback token burns it
+ * first; `attempt` then comes back with its result as the burn left it (a 200 advances from there).
+ * When the burn cannot be written the answer is not kept.
+ */
+function recordOf(ctx: ServiceContext, attempt: DeliveryAttempt, observed: AttemptObservation | undefined): Recorded | Promise<Recorded> {
+  if (!observed) return { attempt };
+  const excerpt = excerptOf(attempt, observed);
+  // The token is read back from the request's bytes (a JSON parse of the whole payload) only
+  // when the answer spelled a secret: most answers have no body at all.
+  const token = attempt.ready && excerpt.found !== undefined && excerpt.found.length > 0 ? attempt.accessToken() : "";
+  if (token === "" || !excerpt.found?.includes(token)) return { attempt, record: attemptRecord(ctx, attempt, observed, excerpt) };
+  return burnThenRecord(ctx, attempt, observed, excerpt, token);
+}
+
+/** decision D42: the answer spelled the callback token: burned first, then recorded. */
+async function burnThenRecord(ctx: ServiceContext, attempt: DeliveryAttempt, observed: AttemptObservation, excerpt: Excerpt, token: string): Promise<Recorded> {
+  const burned = await burnCallbackToken(ctx, attempt.row.taskResultId, token);
+  if (!burned) return { attempt, record: attemptRecord(ctx, attempt, observed, { text: null, truncated: false }) };
+  return { attempt: { ...attempt, result: { ...attempt.result, ...pickClaimed(burned) } }, record: attemptRecord(ctx, attempt, observed, excerpt) };
+}
+
+/**
  * How an attempt's end is written (decisions D15, D31): settlements queue up and the ones that end
  * together are stored as one `settle` batch, each guarded by its row's fencing token.
  */
@@ -62,33 +89,21 @@ export function createDeliverySettlement(ctx: ServiceContext, stages: Pick<TaskS
   const close = async (row: TaskDeliveryRecord, lastError: string | null, deliveredAt: string | null = null, attempt = row.attempt, record?: DeliveryAttemptRecord) =>
     (await push({ ...lease(row), type: "close", fields: { attempt, closedAt: ctx.now().toISOString(), deliveredAt, lastError }, ...(record ? { record } : {}) })).written;
   /**
-   * decision D31: the record of an attempt that was observed (the dispatcher's attempts are; a
-   * host's own calls may not be). decision D42: an answer that spelled the callback token burns it
-   * first; `attempt` then comes back with its result as the burn left it (a 200 advances from there).
-   * When the burn cannot be written the answer is not kept.
-   */
-  async function recordOf(attempt: DeliveryAttempt, observed: AttemptObservation | undefined): Promise<{ attempt: DeliveryAttempt; record?: DeliveryAttemptRecord }> {
-    if (!observed) return { attempt };
-    const excerpt = excerptOf(attempt, observed);
-    const token = attempt.ready ? attempt.accessToken() : "";
-    if (token === "" || !excerpt.found?.includes(token)) return { attempt, record: attemptRecord(ctx, attempt, observed, excerpt) };
-    const burned = await burnCallbackToken(ctx, attempt.row.taskResultId, token);
-    if (!burned) return { attempt, record: attemptRecord(ctx, attempt, observed, { text: null, truncated: false }) };
-    return { attempt: { ...attempt, result: { ...attempt.result, ...pickClaimed(burned) } }, record: attemptRecord(ctx, attempt, observed, excerpt) };
-  }
-
-  /**
    * The integration answered exactly 200 (spec 4.1): one write closes the row as delivered and
    * moves the result `pending -> running` (`deliver-ok`) unless a callback moved it since the
    * claim. Resolves whether the row was still held.
    */
   async function succeed(claimed: DeliveryAttempt, observed?: AttemptObservation): Promise<boolean> {
-    const { attempt, record } = await recordOf(claimed, observed);
+    // Awaited only when a burn had to be written first: every delivery passes here.
+    const recorded = recordOf(ctx, claimed, observed);
+    const { attempt, record } = recorded instanceof Promise ? await recorded : recorded;
     const now = ctx.now();
     const at = now.toISOString();
     const result = advanceOnDelivery(attempt, now);
-    const fields = { attempt: attempt.row.attempt + 1, closedAt: at, deliveredAt: at, lastError: null };
-    const outcome = await push({ ...lease(attempt.row), type: "close", fields, ...(result ? { result } : {}), ...(record ? { record } : {}) });
+    const entry: DeliverySettlement & { type: "close" } = { ...lease(attempt.row), type: "close", fields: { attempt: attempt.row.attempt + 1, closedAt: at, deliveredAt: at, lastError: null } };
+    if (result) entry.result = result;
+    if (record) entry.record = record;
+    const outcome = await push(entry);
     const { row } = attempt;
     const before = { id: row.taskResultId, stageId: row.stageId, runId: row.runId, stage: row.stage, status: attempt.result.status, updatedAt: attempt.result.updatedAt };
     // When the advance did not land, the result left `pending` after the claim (only a callback,
@@ -105,7 +120,7 @@ export function createDeliverySettlement(ctx: ServiceContext, stages: Pick<TaskS
    */
   async function fail(attempt: DeliveryAttempt, failure: DeliveryFailure): Promise<"retry" | "closed" | "lost"> {
     const { row } = attempt;
-    const { record } = await recordOf(attempt, failure.observed);
+    const { record } = await recordOf(ctx, attempt, failure.observed);
     const dueAt = plus(ctx.now(), Math.max(0, failure.delayMs));
     if (Date.parse(dueAt) >= Date.parse(attempt.deadlineAt)) {
       return (await close(row, failure.error, null, row.attempt + 1, record)) ? "closed" : "lost";

@@ -124,7 +124,8 @@ export function createKeyringControl(
     reload,
     ready: () => starting,
     async holdKeysOf(values) {
-      if (!holdsUnknownKey(keyring, values) || !keyring.source) return;
+      // Without a source there is nothing to read again: no value needs scanning (each claim passes its rows here).
+      if (!keyring.source || !holdsUnknownKey(keyring, values)) return;
       try {
         await reload();
       } catch (error) {

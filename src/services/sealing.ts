@@ -4,13 +4,20 @@ import { SEALED_COLUMNS, type SealedColumn } from "../storage/sealed-values.js";
 import type { Storage } from "../storage/types.js";
 import type { ServiceContext } from "./context.js";
 
+const BINDING_PREFIXES = new Map<SealedColumn, string>();
+
 /**
  * The associated data of a sealed value (D11), and the only way the core builds one: a value sealed
  * anywhere is therefore of a kind in SEALED_COLUMNS, which `reencrypt` and `doctor` walk (D29).
  */
 export function sealedBinding(column: SealedColumn, id: string): string {
-  const [table, name] = column.split(".") as [string, string];
-  return rowBinding(table, name, id);
+  // Every sealed payload of the outbox is bound here, twice a delivery: the column's part once per column.
+  let prefix = BINDING_PREFIXES.get(column);
+  if (prefix === undefined) {
+    const [table, name] = column.split(".") as [string, string];
+    BINDING_PREFIXES.set(column, (prefix = rowBinding(table, name, "")));
+  }
+  return prefix + id;
 }
 
 /** How many stored values each key id seals, by kind: `{ k1: { "vars.value": 2, ... } }` (kinds with none left out). */

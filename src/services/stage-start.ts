@@ -62,6 +62,7 @@ export function createStageStart(ctx: ServiceContext, settings: RunTaskSettings,
     const build = deliveryBuilder(ctx, settings, run, stage, workspace, now);
     const poolOf = taskPools(ctx);
     const opened = poolWindow(settings, now);
+    const updatedAt = now.toISOString();
     for (const result of await s.taskResults.listByStage(current.id)) {
       const token = randomSecret();
       const agentPoolId = await poolOf(result);
@@ -71,7 +72,7 @@ export function createStageStart(ctx: ServiceContext, settings: RunTaskSettings,
         ...(agentPoolId !== null && result.deadlineAt === null ? opened : {}),
         accessTokenDigest: sha256Hex(token),
         version: result.version + 1,
-        updatedAt: now.toISOString(),
+        updatedAt,
       };
       writes.push({ next, expected: { statuses: ["pending"], version: result.version } });
       built.push(build(next, token));

@@ -4,7 +4,7 @@
  * logs and measures its own.
  */
 import { isFinalStageStatus, timestampKey } from "../domain/stage-machine.js";
-import type { Logger } from "../logger.js";
+import { logs, type Logger } from "../logger.js";
 import type { TaskResultRecord, TaskStageRecord } from "../schemas/run-task-records.js";
 import { createStageMetrics } from "../telemetry/metrics.js";
 import type { Telemetry } from "../telemetry/providers.js";
@@ -40,6 +40,7 @@ export function createStageTelemetry(logger: Logger, telemetry: Telemetry) {
       logger[level(after.status)](`task stage ${after.status}`, durationMs === undefined ? fields : { ...fields, durationMs });
     },
     result(before: ResultState, after: ResultState): void {
+      if (!logs(logger, level(after.status))) return;
       const fields = { event: "result.status", taskResultId: after.id, stageId: after.stageId, runId: after.runId, from: before.status, to: after.status };
       logger[level(after.status)](`task result ${after.status}`, fields);
     },
