@@ -1,7 +1,7 @@
-import type { AuditEntry, AuditEvent } from "../../src/schemas/audit.js";
-import { GENESIS_DIGEST, linkEvent } from "../../src/storage/audit-chain.js";
+import type { AuditEvent } from "../../src/schemas/audit.js";
+import { GENESIS_DIGEST, linkPieces } from "../../src/storage/audit-chain.js";
 import type { AuditStore } from "../../src/storage/audit-types.js";
-import { fromAuditRow, prunedEnds, toAuditHead, toAuditRow, type AuditHeadRow, type AuditRow } from "../sql/audit-rows.js";
+import { fromAuditRow, prunedEnds, toAuditHead, type AuditHeadRow, type AuditRow } from "../sql/audit-rows.js";
 import { retrying, rowsOf, run, sql, transaction, type PgPoolLike, type Queryable } from "./driver.js";
 import type { PgMigration } from "./migration.js";
 import { TEXT } from "./sql.js";
@@ -32,23 +32,49 @@ export const AUDIT_MIGRATION: PgMigration = {
   `,
 };
 
+/**
+ * decision D59: recording costs one insert. The head row keeps its previous digest (`prev`), so the
+ * statement that advances it can answer the link the event needs; the index that served pruning
+ * goes (every event wrote a page of it): pruning seeks each organization's oldest events by
+ * `audit_events_by_time`.
+ */
+export const AUDIT_ONE_INSERT_MIGRATION: PgMigration = {
+  name: "0019-audit-one-insert",
+  up: (q) => `
+    ALTER TABLE ${q}audit_heads ADD COLUMN prev ${TEXT} NOT NULL DEFAULT '${GENESIS_DIGEST}';
+    DROP INDEX ${q}audit_events_for_pruning;
+  `,
+};
+
+/** The canonical text of the linked event, from linkPieces' pieces and the head's values (D59). */
+const linked = (at: string, prev: string, seq: string) => `@p0::text || ${at} || @p1::text || ${prev} || @p2::text || ${seq} || @p3::text`;
+const digest = (text: string) => `encode(sha256(convert_to(${text}, 'UTF8')), 'hex')`;
+
 function auditStatements(q: string) {
   return {
-    // The head row is the organization's lock: every append takes it in its transaction (created on
-    // first use; the no-op update locks an existing one and returns it), so appends of one
-    // organization, from any host, extend the chain one at a time. One round trip.
-    lockHead: sql(`INSERT INTO ${q}audit_heads (organization, seq, digest, at, pruned_seq, pruned_digest)
-      VALUES (@organization, 0, '${GENESIS_DIGEST}', 0, 0, '${GENESIS_DIGEST}')
-      ON CONFLICT (organization) DO UPDATE SET organization = excluded.organization RETURNING *`),
+    // decision D59: one statement, one round trip. The head row is the organization's lock: the
+    // upsert creates it with the first event or takes it (waiting for another host's append to
+    // commit, then reading what it wrote), advances it and digests the linked text; the event is
+    // inserted from what it answers. Appends of one organization, from any host, extend one chain.
+    insert: sql(`WITH head AS (
+        INSERT INTO ${q}audit_heads AS h (organization, seq, digest, at, pruned_seq, pruned_digest, prev)
+        VALUES (@organization, 1, ${digest(linked("@at::bigint", `'${GENESIS_DIGEST}'`, "1"))}, @at::bigint, 0, '${GENESIS_DIGEST}', '${GENESIS_DIGEST}')
+        ON CONFLICT (organization) DO UPDATE SET seq = h.seq + 1, at = greatest(h.at, excluded.at), prev = h.digest,
+          digest = ${digest(linked("greatest(h.at, excluded.at)", "h.digest", "(h.seq + 1)"))}
+        RETURNING seq, at, prev, digest)
+      INSERT INTO ${q}audit_events (organization, seq, id, at, body, digest)
+        SELECT @organization, seq, @id, at, ${linked("at", "prev", "seq")}, digest FROM head
+      RETURNING body, digest`),
     head: sql(`SELECT * FROM ${q}audit_heads WHERE organization = @organization AND seq > 0`),
-    // The event and the head's advance in one statement: one more round trip per audited write.
-    insert: sql(`WITH event AS (INSERT INTO ${q}audit_events (organization, seq, id, at, body, digest) VALUES (@organization, @seq, @id, @at, @body, @digest))
-      UPDATE ${q}audit_heads SET seq = @seq, digest = @digest, at = @at WHERE organization = @organization`),
     firstAfter: sql(`SELECT seq FROM ${q}audit_events WHERE organization = @organization AND at > @since ORDER BY at, seq LIMIT 1`),
     first: sql(`SELECT seq FROM ${q}audit_events WHERE organization = @organization ORDER BY seq LIMIT 1`),
     fromSeq: sql(`SELECT body, digest FROM ${q}audit_events WHERE organization = @organization AND seq >= @seq ORDER BY seq LIMIT @limit`),
     organizations: sql(`SELECT organization FROM ${q}audit_heads WHERE seq > 0 ORDER BY organization`),
-    oldest: sql(`SELECT organization, seq, digest FROM ${q}audit_events WHERE at < @before ORDER BY at, organization, seq LIMIT @limit`),
+    // Each organization's oldest events by audit_events_by_time, organization after organization,
+    // until the batch is full: a seek per organization with a trail, at most @limit rows.
+    oldest: sql(`SELECT e.organization, e.seq, e.digest FROM (SELECT organization FROM ${q}audit_heads ORDER BY organization) AS h
+      CROSS JOIN LATERAL (SELECT organization, seq, digest FROM ${q}audit_events AS e WHERE e.organization = h.organization AND e.at < @before ORDER BY at, seq LIMIT @limit) AS e
+      LIMIT @limit`),
     prunePrefix: sql(`DELETE FROM ${q}audit_events WHERE organization = @organization AND seq <= @seq`),
     markPruned: sql(`UPDATE ${q}audit_heads SET pruned_seq = @seq, pruned_digest = @digest WHERE organization = @organization AND pruned_seq < @seq`),
   };
@@ -61,21 +87,19 @@ const statementsFor = (q: string) => {
   return s;
 };
 
-/** Appends `event` inside the caller's transaction on `client`, holding the organization's head row. */
-export async function appendAuditEvent(client: Queryable, q: string, event: AuditEvent): Promise<AuditEntry> {
-  const s = statementsFor(q);
-  const organization = event.organization;
-  const [row] = await rowsOf<AuditHeadRow>(client, s.lockHead, { organization });
-  const { entry, text } = linkEvent(event, toAuditHead(row!));
-  await run(client, s.insert, toAuditRow(entry, text));
-  return entry;
+/** Appends `event` inside the caller's transaction on `client`, holding the organization's head row; resolves the stored row. */
+export async function appendAuditEvent(client: Queryable, q: string, event: AuditEvent): Promise<AuditRow> {
+  const [p0, p1, p2, p3] = linkPieces(event);
+  const [row] = await rowsOf<AuditRow>(client, statementsFor(q).insert, { organization: event.organization, id: event.id, at: event.at, p0, p1, p2, p3 });
+  return row!;
 }
 
 export function createPostgresAuditStore(pool: PgPoolLike, q: string): AuditStore {
   const s = statementsFor(q);
   const entries = (rows: AuditRow[]) => rows.map(fromAuditRow);
   return {
-    append: (event) => retrying(() => transaction(pool, (client) => appendAuditEvent(client, q, event))),
+    // One statement: autocommitted, it is its own transaction.
+    append: async (event) => fromAuditRow(await retrying(() => appendAuditEvent(pool, q, event))),
     async list(organization, { sinceMs, offset, limit }) {
       // Pages are seq ranges (seq is dense from the pruned prefix on): page 1 and the last cost alike.
       const [head] = await rowsOf<AuditHeadRow>(pool, s.head, { organization });

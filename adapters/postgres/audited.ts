@@ -9,7 +9,7 @@ export type StoreFactory = (pool: PgPoolLike) => AnyStore;
 
 /**
  * decision D53: a write with a pending audit event runs on one connection inside one transaction,
- * through a copy of its store built over that connection, and its event is appended in the same
+ * through a copy of its store pinned to that connection (reused, D59), and its event is appended in the same
  * transaction when it applied. The store's own transactions become savepoints of it, its grouped
  * statements run alone: the write behaves as it always does, and commits with its event or not at
  * all. A write without an event takes the store's usual path (its groups included).
@@ -21,17 +21,20 @@ export function withPostgresAudit<S extends Storage>(storage: S, pool: PgPoolLik
     const factory = factories[name];
     if (!store || !factory) continue;
     const copy: AnyStore = { ...store };
+    const pinned = pinnedCopies(factory);
     for (const method of methods) {
       const write = store[method]!.bind(store);
       copy[method] = async (...args: unknown[]) => {
         const event = takeAuditEvent();
         if (!event) return write(...args);
         return retrying(() =>
-          transaction(pool, async (client) => {
-            const result = await factory(pinnedPool(client))[method]!(...args);
-            if (isApplied(result)) await appendAuditEvent(client, q, event);
-            return result;
-          }),
+          transaction(pool, (client) =>
+            pinned(client, async (pinnedStore) => {
+              const result = await pinnedStore[method]!(...args);
+              if (isApplied(result)) await appendAuditEvent(client, q, event);
+              return result;
+            }),
+          ),
         );
       };
     }
@@ -40,25 +43,61 @@ export function withPostgresAudit<S extends Storage>(storage: S, pool: PgPoolLik
   return wrapped as S;
 }
 
+/** Copies kept for reuse per store: about the audited writes one host runs at once. */
+const MAX_IDLE_COPIES = 16;
+
+/**
+ * decision D59: the store copies an audited write runs through, built once and reused (building
+ * one compiles its statements: about 50 us a write). A copy serves one write at a time, so its
+ * write groups only ever hold that write's statements, as a fresh copy's did.
+ */
+function pinnedCopies(factory: StoreFactory) {
+  const idle: { slot: Slot; store: AnyStore }[] = [];
+  return async <R>(client: Queryable, use: (store: AnyStore) => Promise<R>): Promise<R> => {
+    const copy = idle.pop() ?? newCopy(factory);
+    copy.slot.client = client;
+    try {
+      return await use(copy.store);
+    } finally {
+      copy.slot.client = undefined;
+      if (idle.length < MAX_IDLE_COPIES) idle.push(copy);
+    }
+  };
+}
+
+function newCopy(factory: StoreFactory) {
+  const slot: Slot = {};
+  return { slot, store: factory(pinnedPool(slot)) };
+}
+
+/** The connection of the transaction a copy serves now. */
+interface Slot {
+  client?: Queryable;
+}
+
 const TX = /^\s*(BEGIN|COMMIT|ROLLBACK)\s*;?\s*$/i;
 
 /**
- * A pool whose every connection is `client`, inside the transaction the caller holds: BEGIN,
- * COMMIT and ROLLBACK become a savepoint, its release and a rollback to it; release and close do
- * nothing (the caller's transaction owns the connection).
+ * A pool whose every connection is `slot`'s client, inside the transaction the caller holds:
+ * BEGIN, COMMIT and ROLLBACK become a savepoint, its release and a rollback to it; release and
+ * close do nothing (the caller's transaction owns the connection).
  */
-export function pinnedPool(client: Queryable): PgPoolLike {
+export function pinnedPool(slot: Slot): PgPoolLike {
   let depth = 0;
+  const client = (): Queryable => {
+    if (!slot.client) throw new Error("runplane postgres: an audited store copy used outside its write");
+    return slot.client;
+  };
   const connection = (): PgPoolClientLike => {
     const names: string[] = [];
     return {
       query(config: PgQueryConfig) {
         const verb = TX.exec(config.text)?.[1]?.toUpperCase();
-        if (!verb) return client.query(config);
+        if (!verb) return client().query(config);
         if (verb === "BEGIN") names.push(`rp_audit_${++depth}`);
         const name = verb === "BEGIN" ? names.at(-1)! : names.pop() ?? "rp_audit_0";
         const text = verb === "BEGIN" ? `SAVEPOINT ${name}` : verb === "COMMIT" ? `RELEASE SAVEPOINT ${name}` : `ROLLBACK TO SAVEPOINT ${name}`;
-        return client.query({ text });
+        return client().query({ text });
       },
       on: (() => undefined) as PgPoolClientLike["on"],
       removeListener: () => undefined,
@@ -66,7 +105,7 @@ export function pinnedPool(client: Queryable): PgPoolLike {
     };
   };
   return {
-    query: (config) => client.query(config),
+    query: (config) => client().query(config),
     connect: async () => connection(),
     on: () => undefined,
     removeListener: () => undefined,

@@ -4,7 +4,7 @@ import type { PgPoolLike, Queryable } from "./driver.js";
 import { transaction } from "./driver.js";
 import { AGENTS_MIGRATION } from "./agents.js";
 import { ATTEMPT_AGENTS_MIGRATION, DELIVERY_POOLS_MIGRATION } from "./task-deliveries.js";
-import { AUDIT_MIGRATION } from "./audit.js";
+import { AUDIT_MIGRATION, AUDIT_ONE_INSERT_MIGRATION } from "./audit.js";
 import { teamOwnersSql } from "../sql/team-owners.js";
 import { RUN_COMMENTS_MIGRATION } from "./comments.js";
 import { ATTEMPT_AGENT_NAMES_MIGRATION, DELIVERY_ATTEMPTS_MIGRATION } from "./delivery-attempts.js";
@@ -114,6 +114,7 @@ export const MIGRATIONS: readonly PgMigration[] = [
   // The revision triggers are deferred to COMMIT: made immediate, so the index can be built after the UPDATEs.
   { name: "0017-team-owners", up: (q) => `SET CONSTRAINTS ALL IMMEDIATE; ${teamOwnersSql(q)}` },
   ATTEMPT_AGENT_NAMES_MIGRATION,
+  AUDIT_ONE_INSERT_MIGRATION,
 ];
 
 /** Every runplane process takes this transaction-scoped lock to migrate ("runplane" in ASCII). */

@@ -1,7 +1,7 @@
 import type { AuditEntry, AuditEvent } from "../../src/schemas/audit.js";
-import { EMPTY_HEAD, linkEvent } from "../../src/storage/audit-chain.js";
+import { digestOfText, GENESIS_DIGEST, linkPieces } from "../../src/storage/audit-chain.js";
 import type { AuditStore } from "../../src/storage/audit-types.js";
-import { fromAuditHead, fromAuditRow, prunedEnds, toAuditHead, toAuditRow, type AuditHeadRow, type AuditRow } from "../sql/audit-rows.js";
+import { fromAuditRow, prunedEnds, toAuditHead, type AuditHeadRow, type AuditRow } from "../sql/audit-rows.js";
 import { appendAuditWith, deferredTx, groupedTx, type SqliteDatabase } from "./driver.js";
 import type { Migration } from "./migration.js";
 
@@ -32,38 +32,78 @@ export const AUDIT_MIGRATION: Migration = {
   `,
 };
 
+/**
+ * decision D59: recording costs one insert, and as few pages as it can. The head advances in a
+ * trigger of that insert (in the engine, no statement of its own). The events move to a rowid
+ * table: as a WITHOUT ROWID table every interior page held whole events (five to a page), so an
+ * append rewrote 2.6 pages of it on average; now its interior pages hold row ids. The index that
+ * served pruning goes (a page per event): pruning seeks each organization's oldest events by
+ * `audit_events_by_time`.
+ */
+export const AUDIT_ONE_INSERT_MIGRATION: Migration = {
+  name: "0022-audit-one-insert",
+  up: `
+    CREATE TABLE audit_events_rowid (
+      organization TEXT NOT NULL,
+      seq INTEGER NOT NULL,
+      id TEXT NOT NULL,
+      at INTEGER NOT NULL,
+      body TEXT NOT NULL,
+      digest TEXT NOT NULL,
+      PRIMARY KEY (organization, seq)
+    ) STRICT;
+    INSERT INTO audit_events_rowid (organization, seq, id, at, body, digest)
+      SELECT organization, seq, id, at, body, digest FROM audit_events ORDER BY organization, seq;
+    DROP TABLE audit_events;
+    ALTER TABLE audit_events_rowid RENAME TO audit_events;
+    CREATE INDEX audit_events_by_time ON audit_events (organization, at, seq);
+    CREATE TRIGGER audit_events_advance_head AFTER INSERT ON audit_events BEGIN
+      INSERT INTO audit_heads (organization, seq, digest, at, pruned_seq, pruned_digest)
+        VALUES (NEW.organization, NEW.seq, NEW.digest, NEW.at, 0, '${GENESIS_DIGEST}')
+        ON CONFLICT (organization) DO UPDATE SET seq = excluded.seq, digest = excluded.digest, at = excluded.at;
+    END;
+  `,
+};
+
 /** The statements, exported so the adapter tests can check their query plans. */
 export const AUDIT_SQL = {
   head: `SELECT * FROM audit_heads WHERE organization = ?`,
-  saveHead: `INSERT INTO audit_heads (organization, seq, digest, at, pruned_seq, pruned_digest)
-    VALUES (@organization, @seq, @digest, @at, @pruned_seq, @pruned_digest)
-    ON CONFLICT (organization) DO UPDATE SET seq = excluded.seq, digest = excluded.digest, at = excluded.at,
-      pruned_seq = excluded.pruned_seq, pruned_digest = excluded.pruned_digest`,
-  insert: `INSERT INTO audit_events (organization, seq, id, at, body, digest) VALUES (@organization, @seq, @id, @at, @body, @digest)`,
+  // decision D59: the event linked to the head in the statement that stores it (the caller's
+  // transaction holds the write lock): the next seq, the head's digest as prev, a time no earlier
+  // than the head's, the text from linkPieces with those filled in, and its digest.
+  insert: `INSERT INTO audit_events (organization, seq, id, at, body, digest)
+    SELECT @organization, seq, @id, at, body, rp_audit_digest(body) FROM (
+      SELECT seq, at, @p0 || at || @p1 || prev || @p2 || seq || @p3 AS body FROM (
+        SELECT coalesce(h.seq, 0) + 1 AS seq, max(CAST(@at AS INTEGER), coalesce(h.at, 0)) AS at, coalesce(h.digest, '${GENESIS_DIGEST}') AS prev
+        FROM (SELECT @organization AS organization) AS o LEFT JOIN audit_heads AS h ON h.organization = o.organization))
+    RETURNING body, digest`,
   firstAfter: `SELECT seq FROM audit_events WHERE organization = ? AND at > ? ORDER BY at, seq LIMIT 1`,
   first: `SELECT seq FROM audit_events WHERE organization = ? ORDER BY seq LIMIT 1`,
   fromSeq: `SELECT body, digest FROM audit_events WHERE organization = ? AND seq >= ? ORDER BY seq LIMIT ?`,
   organizations: `SELECT organization FROM audit_heads ORDER BY organization`,
-  oldest: `SELECT organization, seq, digest FROM audit_events WHERE at < ? ORDER BY at, organization, seq LIMIT ?`,
+  // Pruning: each organization's oldest events by audit_events_by_time, at most the batch's rest.
+  oldest: `SELECT organization, seq, digest FROM audit_events WHERE organization = ? AND at < ? ORDER BY at, seq LIMIT ?`,
   prunePrefix: `DELETE FROM audit_events WHERE organization = ? AND seq <= ?`,
   markPruned: `UPDATE audit_heads SET pruned_seq = ?, pruned_digest = ? WHERE organization = ? AND pruned_seq < ?`,
 } as const;
 
 export function createSqliteAuditStore(db: SqliteDatabase): AuditStore {
+  // decision D59: the insert digests the text it assembles; the statements below need the function.
+  db.function("rp_audit_digest", { deterministic: true }, (text: unknown) => digestOfText(String(text)));
   const s = Object.fromEntries(Object.entries(AUDIT_SQL).map(([name, sql]) => [name, db.prepare(sql)])) as Record<keyof typeof AUDIT_SQL, ReturnType<SqliteDatabase["prepare"]>>;
   const headOf = (organization: string) => {
     const row = s.head.get(organization) as AuditHeadRow | undefined;
     return row ? toAuditHead(row) : null;
   };
-  // Runs inside the caller's transaction (BEGIN IMMEDIATE holds the write lock): the head read and
-  // the insert cannot interleave with another writer's.
-  const appendRow = (event: AuditEvent): AuditEntry => {
-    const { entry, head, text } = linkEvent(event, headOf(event.organization) ?? EMPTY_HEAD);
-    s.insert.run(toAuditRow(entry, text));
-    s.saveHead.run(fromAuditHead(event.organization, head));
-    return entry;
+  // Runs inside the caller's transaction (BEGIN IMMEDIATE holds the write lock): the head the insert
+  // links to cannot move under it. The event's own transaction (`append`) wants the stored entry; an
+  // audited write does not, so it skips parsing the body back.
+  const insertRow = (event: AuditEvent): AuditRow => {
+    const [p0, p1, p2, p3] = linkPieces(event);
+    return s.insert.get({ organization: event.organization, id: event.id, at: event.at, p0, p1, p2, p3 }) as AuditRow;
   };
-  appendAuditWith(db, appendRow);
+  const appendRow = (event: AuditEvent): AuditEntry => fromAuditRow(insertRow(event));
+  appendAuditWith(db, insertRow);
   const append = groupedTx(db, appendRow, { audited: false });
   const page = deferredTx(db, (organization: string, sinceMs: number | undefined, offset: number, limit: number) => {
     const head = headOf(organization);
@@ -73,7 +113,11 @@ export function createSqliteAuditStore(db: SqliteDatabase): AuditStore {
     return { items: rows.map(fromAuditRow), total: head.seq - start.seq + 1 };
   });
   const prune = groupedTx(db, (beforeMs: number, limit: number) => {
-    const rows = s.oldest.all(beforeMs, limit) as { organization: string; seq: number; digest: string }[];
+    const rows: { organization: string; seq: number; digest: string }[] = [];
+    for (const { organization } of s.organizations.all() as { organization: string }[]) {
+      if (rows.length >= limit) break;
+      rows.push(...(s.oldest.all(organization, beforeMs, limit - rows.length) as typeof rows));
+    }
     for (const [organization, end] of prunedEnds(rows)) {
       s.prunePrefix.run(organization, end.seq);
       s.markPruned.run(end.seq, end.digest, organization, end.seq);

@@ -17,6 +17,8 @@ export interface SqliteDatabase {
   exec(source: string): unknown;
   pragma(source: string, options?: { simple?: boolean }): unknown;
   transaction<A extends any[], R>(fn: (...args: A) => R): SqliteTransaction<A, R>;
+  /** Registers a SQL function on this connection (the audit store's digest, decision D59). */
+  function(name: string, options: { deterministic?: boolean }, fn: (...args: any[]) => unknown): unknown;
   close(): unknown;
 }
 

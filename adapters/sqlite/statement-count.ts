@@ -38,6 +38,7 @@ export function countingSqlite(db: SqliteDatabase, count: StatementCount = newSt
         immediate: (...args: A) => (opened(), tx.immediate(...args)),
       };
     },
+    function: (name, options, fn) => db.function(name, options, fn),
     close: () => db.close(),
   };
   return { db: wrapped, count };

@@ -2,7 +2,6 @@ import Database from "better-sqlite3";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { AUDIT_SQL } from "../../adapters/sqlite/audit.js";
 import { createSqliteStorage } from "../../adapters/sqlite/index.js";
 import { toAuditRow } from "../../adapters/sql/audit-rows.js";
 import { EMPTY_HEAD, linkEvent } from "../../src/storage/audit-chain.js";
@@ -69,11 +68,13 @@ function writeLoad(url: string, token: string): Promise<number> {
   });
 }
 
-/** `count` events of organization acme written straight into the file, one transaction, chained as the adapter chains them. */
+/**
+ * `count` events of organization acme written straight into the file, one transaction, chained as
+ * the adapter chains them (the table's trigger advances the head, decision D59).
+ */
 function seedEvents(path: string, count: number): void {
   const db = new Database(path);
-  const insert = db.prepare(AUDIT_SQL.insert);
-  const head = db.prepare(AUDIT_SQL.saveHead);
+  const insert = db.prepare(`INSERT INTO audit_events (organization, seq, id, at, body, digest) VALUES (@organization, @seq, @id, @at, @body, @digest)`);
   db.transaction(() => {
     let current = EMPTY_HEAD;
     for (let n = 1; n <= count; n++) {
@@ -81,7 +82,6 @@ function seedEvents(path: string, count: number): void {
       insert.run(toAuditRow(entry, text));
       current = next;
     }
-    head.run({ organization: "acme", seq: current.seq, digest: current.digest, at: current.at, pruned_seq: 0, pruned_digest: current.prunedDigest });
   })();
   db.close();
 }

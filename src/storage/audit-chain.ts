@@ -56,6 +56,41 @@ export function linkEvent(event: AuditEvent, head: AuditHead): { entry: AuditEnt
   return { entry, head: { ...head, seq: entry.seq, digest: entry.digest, at: entry.at }, text };
 }
 
+/**
+ * decision D59: `linkEvent`'s text with the three values the head decides left open: four pieces
+ * that, joined around the linked `at`, `prev` and `seq` (in that order, the order of the sorted
+ * keys), are exactly that text. The SQL adapters send the pieces with their one insert: the
+ * database fills them in from the head it holds and digests the result, so linking an event costs
+ * no read of the head before it. Built key by key, never by replacing a marker in the text, so no
+ * value of the event can move a piece.
+ */
+export function linkPieces(event: AuditEvent): [string, string, string, string] {
+  const body: Record<string, unknown> = { ...event, prev: "", seq: 0 };
+  const pieces: string[] = [];
+  let text = "{";
+  let comma = "";
+  for (const key of Object.keys(body).sort()) {
+    const value = body[key];
+    if (value === undefined) continue; // JSON.stringify leaves such a key out; so does the text
+    text += `${comma}${JSON.stringify(key)}:`;
+    comma = ",";
+    if (key === "prev") {
+      pieces.push(`${text}"`);
+      text = `"`;
+    } else if (key === "at" || key === "seq") {
+      pieces.push(text);
+      text = "";
+    } else text += canonicalJson(value);
+  }
+  pieces.push(`${text}}`);
+  return pieces as [string, string, string, string];
+}
+
+/** The digest of a body's text (SHA-256, hex): what `linkEvent` computes, and SQLite's `rp_audit_digest`. */
+export function digestOfText(text: string): string {
+  return createHash("sha256").update(text).digest("hex");
+}
+
 /** The first place a chain stops holding, or null when every row links. */
 export interface ChainBreak {
   seq: number;

@@ -18,6 +18,7 @@ function counted(db: Database.Database): SqliteDatabase & { begun: number } {
     prepare: (sql: string) => db.prepare(sql),
     exec: (sql: string) => db.exec(sql),
     pragma: (sql: string) => db.pragma(sql),
+    function: (name: string, options: { deterministic?: boolean }, fn: (...args: any[]) => unknown) => db.function(name, options, fn),
     close: () => db.close(),
     transaction<A extends unknown[], R>(fn: (...args: A) => R) {
       const tx = db.transaction(fn);

@@ -79,6 +79,19 @@ function describeChainCases(ctx: ConformanceContext, audit: () => AuditStore): v
       expect(await walkChain(audit(), "acme")).toBeNull();
     });
 
+    // decision D59: the SQL adapters assemble the stored text in the database from linkPieces;
+    // what any value holds (quotes, escapes, other scripts, text that looks like a key) stays put.
+    it("stores and links an event whose values hold quotes, escapes, other scripts and key-like text", async () => {
+      const odd = '"prev":"x","seq":9,\\ \u2028 \u00e9\u00df\u4e2d \ud83d\udd11 \t\u0001 }{';
+      const event = auditEvent(1, { action: odd, resource: { type: "var", id: odd }, changes: [{ field: odd, old: odd, new: 3.5 }, { field: "k", old: null, new: true }] });
+      const stored = await audit().append(event);
+      const next = await audit().append(auditEvent(2));
+      expect(strip(stored)).toStrictEqual(event);
+      expect(next.prev).toBe(stored.digest);
+      expect((await audit().scan("acme", 0, 10)).map(strip)).toStrictEqual([event, auditEvent(2)]);
+      expect(await walkChain(audit(), "acme")).toBeNull();
+    });
+
     it("keeps its events when reopened", async () => {
       await audit().append(auditEvent(1));
       const reopened = await ctx.reopen();
