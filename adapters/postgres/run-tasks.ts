@@ -27,6 +27,8 @@ const tasks = qualified(q, RUN_TASKS);
 const wsTasks = qualified(q, WORKSPACE_TASKS);
 return {
   taskGet: sql(`SELECT ${TASK_COLUMNS} FROM ${tasks.table} WHERE id = @id`),
+  // A stage's tasks in one statement (stage start), by the primary key.
+  taskGetMany: sql(`SELECT ${TASK_COLUMNS} FROM ${tasks.table} WHERE id = ANY(@ids::text[]) ORDER BY id`),
   taskAll: sql(`SELECT ${TASK_COLUMNS} FROM ${tasks.table} WHERE organization = @organization ORDER BY created_at, id`),
   taskPage: sql(pageOf(tasks.table, TASK_COLUMNS, "organization = @organization", "created_at, id")),
   taskInsert: sql(insertSql(tasks)),
@@ -53,6 +55,8 @@ function createRunTaskStore(pool: PgPoolLike, s: RunTaskStatements): RunTaskStor
       const [row] = await rowsOf<RunTaskRow>(pool, s.taskGet, { id });
       return row ? fromRunTaskRow(row) : null;
     },
+    // PostgreSQL text cannot hold NUL (it refuses the parameter): no stored id has one.
+    getMany: async (ids) => (await rowsOf<RunTaskRow>(pool, s.taskGetMany, { ids: ids.filter((id) => !id.includes("\u0000")) })).map(fromRunTaskRow),
     async list(organization, request) {
       if (request) return pageFrom(await rowsOf<PagedRow<RunTaskRow>>(pool, s.taskPage, { organization, ...request }), fromRunTaskRow);
       const items = (await rowsOf<RunTaskRow>(pool, s.taskAll, { organization })).map(fromRunTaskRow);

@@ -5,12 +5,11 @@ import type { GuardedResult } from "../../src/storage/types.js";
 import { assertDistinctIds, byDueThenId, plusMs } from "../../src/storage/outbox-rules.js";
 import type { SqliteDatabase, SqliteStatement } from "./driver.js";
 import { groupedTx, immediateTx } from "./driver.js";
-import { DELIVERIES, fromDeliveryRow, toDeliveryRow, type DeliveryRow } from "../sql/run-task-rows.js";
-import { insertSql } from "../sql/statements.js";
+import { fromDeliveryRow, toDeliveryRow, type DeliveryRow } from "../sql/run-task-rows.js";
+import { advanceResultsSql, insertDeliveriesSql, insertPayloadsSql, recordAttemptsSql, settleInput, settleRowsSql } from "../sql/delivery-statements.js";
+import { SQLITE_DIALECT } from "./dialect.js";
 import { createAttemptStore, type SqliteAttemptStore } from "./delivery-attempts.js";
 import type { Migration } from "./migration.js";
-
-const LEASE_GUARD = `id = @id AND fencing_token = @fencing_token AND closed_at IS NULL`;
 
 /**
  * decision D15: one statement picks and leases, inside BEGIN IMMEDIATE, so of two connections
@@ -49,8 +48,9 @@ export const ATTEMPT_AGENTS_MIGRATION: Migration = {
  * once per claim.
  */
 export const TASK_DELIVERY_SQL = {
-  insert: insertSql(DELIVERIES),
-  insertPayload: `INSERT INTO task_delivery_payloads (delivery_id, payload) VALUES (@id, @payload)`,
+  // decision D57: a stage start's rows and payloads, each in one statement.
+  insert: insertDeliveriesSql(SQLITE_DIALECT),
+  insertPayloads: insertPayloadsSql(SQLITE_DIALECT),
   get: `SELECT d.*, p.payload FROM task_deliveries AS d JOIN task_delivery_payloads AS p ON p.delivery_id = d.id WHERE d.id = ?`,
   byResult: `SELECT d.*, p.payload FROM task_deliveries AS d JOIN task_delivery_payloads AS p ON p.delivery_id = d.id
     WHERE d.task_result_id = ? ORDER BY d.created_at, d.id`,
@@ -67,14 +67,11 @@ export const TASK_DELIVERY_SQL = {
     JOIN task_delivery_payloads AS p ON p.delivery_id = d.id
     LEFT JOIN task_results AS r ON r.id = d.task_result_id
     LEFT JOIN run_tasks AS t ON t.id = d.task_id`,
-  close: `UPDATE task_deliveries SET attempt = @attempt, closed_at = @closed_at, delivered_at = @delivered_at,
-    last_error = @last_error, lease_owner = NULL, lease_expires_at = NULL WHERE ${LEASE_GUARD}`,
-  retry: `UPDATE task_deliveries SET attempt = @attempt, due_at = @due_at, last_error = @last_error,
-    lease_owner = NULL, lease_expires_at = NULL WHERE ${LEASE_GUARD}`,
-  release: `UPDATE task_deliveries SET lease_owner = NULL, lease_expires_at = NULL WHERE ${LEASE_GUARD}`,
-  advanceResult: `UPDATE task_results SET status = @status, status_timestamps = @status_timestamps, version = @version,
-      updated_at = @updated_at
-    WHERE id = @id AND version = @expected_version AND status IN (SELECT value FROM json_each(@expected_statuses))`,
+  // decision D57: a settle batch in at most three statements (delivery-statements.ts): the rows,
+  // the attempts of the rows written, the results of the rows closed.
+  settleRows: settleRowsSql(SQLITE_DIALECT),
+  recordAttempts: recordAttemptsSql(SQLITE_DIALECT),
+  advanceResults: `${advanceResultsSql(SQLITE_DIALECT)} RETURNING id`,
   // decision D31: the result's retrying row, with the result's guard (D16), by task_deliveries_by_result.
   retrying: `SELECT d.id, d.lease_expires_at FROM task_deliveries AS d JOIN task_results AS r ON r.id = d.task_result_id
     WHERE d.task_result_id = @result AND d.closed_at IS NULL AND d.attempt > 0 AND r.status = 'pending' AND r.deadline_at > @now
@@ -125,37 +122,39 @@ function toClaimed(row: Omit<DeliveryRow, "payload">, extra: ClaimedExtra): Clai
   };
 }
 
-/** Writes one settlement; resolves what it did. Runs inside the batch's transaction. */
-function settleOne(s: Statements, attempts: SqliteAttemptStore, e: DeliverySettlement): SettleOutcome {
-  const lease = { id: e.id, fencing_token: e.fencingToken };
-  let changes: number;
-  if (e.type === "close") {
-    const f = e.fields;
-    changes = s.close.run({ ...lease, attempt: f.attempt, closed_at: f.closedAt, delivered_at: f.deliveredAt, last_error: f.lastError }).changes;
-  } else if (e.type === "retry") {
-    changes = s.retry.run({ ...lease, attempt: e.fields.attempt, due_at: e.fields.dueAt, last_error: e.fields.lastError }).changes;
-  } else {
-    changes = s.release.run(lease).changes;
+/**
+ * Groups of advances in which each result appears once, in batch order: a result named by two
+ * closes of one batch (never, in practice) is advanced by the first, and the second is then
+ * checked against what the first wrote, as if each had been its own statement.
+ */
+function rounds<A extends { result_id: string }>(advances: readonly A[]): A[][] {
+  const out: A[][] = [];
+  const seen = new Map<string, number>();
+  for (const a of advances) {
+    const round = seen.get(a.result_id) ?? 0;
+    seen.set(a.result_id, round + 1);
+    (out[round] ??= []).push(a);
   }
-  if (changes !== 1) return { written: false, result: false };
-  if (e.type !== "release" && e.record) attempts.record(e.record);
-  if (e.type !== "close" || !e.result) return { written: true, result: false };
-  const r = e.result;
-  const advanced = s.advanceResult.run({
-    id: r.id,
-    status: r.status,
-    status_timestamps: JSON.stringify(r.statusTimestamps),
-    version: r.version,
-    updated_at: r.updatedAt,
-    expected_version: r.expected.version,
-    expected_statuses: JSON.stringify(r.expected.statuses),
-  }).changes;
-  return { written: true, result: advanced === 1 };
+  return out;
+}
+
+/** Writes a batch; resolves per entry what it did. Runs inside the batch's transaction. */
+function settleAll(s: Statements, batch: readonly DeliverySettlement[]): SettleOutcome[] {
+  const rows = s.settleRows.all({ entries: JSON.stringify(settleInput(batch).entries) }) as { id: string }[];
+  const written = new Set(rows.map((r) => r.id));
+  const { advances, attempts } = settleInput(batch.filter((e) => written.has(e.id)));
+  if (attempts.length > 0) s.recordAttempts.run({ attempts: JSON.stringify(attempts) });
+  const advanced = new Set<string>();
+  for (const round of rounds(advances)) {
+    const moved = new Set((s.advanceResults.all({ advances: JSON.stringify(round) }) as { id: string }[]).map((r) => r.id));
+    for (const a of round) if (moved.has(a.result_id)) advanced.add(a.delivery_id);
+  }
+  return batch.map((e) => ({ written: written.has(e.id), result: advanced.has(e.id) }));
 }
 
 export interface SqliteDeliveryStore extends TaskDeliveryStore {
-  /** Inserts rows and their payloads; called inside `TaskStageStore.start`'s transaction. */
-  insertAll(rows: readonly TaskDeliveryRecord[]): void;
+  /** Inserts a stage's rows and their payloads; called inside `TaskStageStore.start`'s transaction. */
+  insertAll(stageId: string, rows: readonly TaskDeliveryRecord[]): void;
   /** The attempts `settle` records (decision D31): `Storage.deliveryAttempts`. */
   attempts: SqliteAttemptStore;
 }
@@ -179,7 +178,7 @@ export function createTaskDeliveryStore(db: SqliteDatabase): SqliteDeliveryStore
   });
 
   const attempts = createAttemptStore(db);
-  const settle = groupedTx(db, (batch: readonly DeliverySettlement[]): SettleOutcome[] => batch.map((e) => settleOne(s, attempts, e)));
+  const settle = groupedTx(db, (batch: readonly DeliverySettlement[]): SettleOutcome[] => settleAll(s, batch));
   // One BEGIN IMMEDIATE: no claim can lease the row between the check and the move.
   const expedite = immediateTx(db, (result: string, now: string): GuardedResult<"not-retrying" | "leased"> => {
     const row = s.retrying.get({ result, now }) as { id: string; lease_expires_at: string | null } | undefined;
@@ -192,11 +191,10 @@ export function createTaskDeliveryStore(db: SqliteDatabase): SqliteDeliveryStore
   const joined = (row: unknown): TaskDeliveryRecord | null => (row ? fromDeliveryRow(row as DeliveryRow) : null);
   return {
     attempts,
-    insertAll(rows) {
-      for (const d of rows) {
-        s.insert.run(toDeliveryRow(d));
-        s.insertPayload.run({ id: d.id, payload: d.payload });
-      }
+    insertAll(stageId, rows) {
+      if (rows.length === 0) return;
+      s.insert.run({ rows: JSON.stringify(rows.map(toDeliveryRow)) });
+      s.insertPayloads.run({ payloads: JSON.stringify(rows.map((d) => ({ id: d.id, stage_id: stageId, payload: d.payload }))) });
     },
     get: async (id) => joined(s.get.get(id)),
     listByResult: async (taskResultId) => (s.byResult.all(taskResultId) as DeliveryRow[]).map(fromDeliveryRow),

@@ -80,10 +80,11 @@ describe("sqlite outbox", () => {
     createSqliteStorage(db);
     const columns = (db.prepare("SELECT name FROM pragma_table_info('task_deliveries')").all() as { name: string }[]).map((c) => c.name);
     expect(columns).not.toContain("payload");
-    for (const sql of [TASK_DELIVERY_SQL.claim, TASK_DELIVERY_SQL.close, TASK_DELIVERY_SQL.retry, TASK_DELIVERY_SQL.release]) {
-      const set = /SET ([\s\S]*?) WHERE/.exec(sql)![1]!;
+    // The claim, and the settle batch's one statement for closes, retries and releases (D57).
+    for (const sql of [TASK_DELIVERY_SQL.claim, TASK_DELIVERY_SQL.settleRows]) {
+      const set = /SET\s([\s\S]*?)\s(WHERE|FROM)\s/.exec(sql)![1]!;
       expect(set).not.toMatch(/payload|task_result_id|stage_id|run_id|url|created_at/);
     }
-    expect(/SET ([\s\S]*?) WHERE/.exec(TASK_DELIVERY_SQL.advanceResult)![1]!.match(/\w+ =/g)).toStrictEqual(["status =", "status_timestamps =", "version =", "updated_at ="]);
+    expect(/SET\s([\s\S]*?)\sFROM\s/.exec(TASK_DELIVERY_SQL.advanceResults)![1]!.match(/\w+ =/g)).toStrictEqual(["status =", "status_timestamps =", "version =", "updated_at ="]);
   });
 });
