@@ -2,13 +2,13 @@ import type { ResultStatus } from "../../src/schemas/run-tasks.js";
 import type { ClaimedDelivery, DeliverySettlement, SettleOutcome, TaskDeliveryStore } from "../../src/storage/run-tasks-types.js";
 import { assertDistinctIds, plusMs } from "../../src/storage/outbox-rules.js";
 import { DELIVERIES, fromDeliveryRow, type DeliveryRow } from "../sql/run-task-rows.js";
-import { ATTEMPTS, toAttemptRow, upsertAttemptSql } from "../sql/attempt-rows.js";
+import { advanceResultsSql, recordAttemptsSql, settleInput, settleRowsSql, SETTLE_ENTRY } from "../sql/delivery-statements.js";
 import type { PgPoolLike, Statement } from "./driver.js";
 import { changed, retrying, rowsOf, sql, transaction } from "./driver.js";
 import { MARK_ORIGIN } from "./events.js";
 import { NOTIFY_SQL } from "./notify.js";
 import type { PgMigration } from "./migration.js";
-import { TEXT } from "./sql.js";
+import { pgDialect, TEXT } from "./sql.js";
 
 /**
  * decision D34: outbox rows carry the agent pool that delivers them (null: the platform itself);
@@ -204,50 +204,21 @@ function claimSql(q: string, pools: string): string {
 }
 
 /**
- * One statement for a whole batch: each entry's row write is guarded by its fencing token and an
- * open row; a close's result advance runs only for rows written and results still as expected
- * (and carries the origin to the status event trigger, events.ts). Rows are found by primary key:
- * the open check is spelled so that it does not imply `task_deliveries_open_by_due`'s predicate,
- * an index the planner would otherwise read whole (every open row) when statistics undercount it.
- * It answers with the ids of the rows written (`row`) and of the entries whose result advanced,
- * and wakes listeners (`woke`) when a retry or a release made a row claimable again.
+ * One statement for a whole batch, composed of the shared batch statements (D57,
+ * delivery-statements.ts): each entry's row write, guarded by its fencing token and an open row;
+ * a close's result advance, only for rows written and results still as expected (it carries the
+ * origin to the status event trigger, events.ts); the attempts of the rows written (D31). It
+ * answers with the ids of the rows written (`row`) and of the entries whose result advanced, and
+ * wakes listeners (`woke`) when a retry or a release made a row claimable again.
  */
 function settleSql(q: string): string {
-  return `WITH input AS (
-      SELECT * FROM unnest(@ids::text[], @tokens::int[], @types::text[], @attempts::int[], @closed_at::text[],
-        @delivered_at::text[], @due_at::text[], @last_error::text[])
-        AS i(id, token, type, attempt, closed_at, delivered_at, due_at, last_error)),
-    written AS (
-      UPDATE ${q}task_deliveries AS d SET
-        attempt = CASE WHEN i.type = 'release' THEN d.attempt ELSE i.attempt END,
-        closed_at = CASE WHEN i.type = 'close' THEN i.closed_at ELSE d.closed_at END,
-        delivered_at = CASE WHEN i.type = 'close' THEN i.delivered_at ELSE d.delivered_at END,
-        due_at = CASE WHEN i.type = 'retry' THEN i.due_at ELSE d.due_at END,
-        last_error = CASE WHEN i.type = 'release' THEN d.last_error ELSE i.last_error END,
-        lease_owner = NULL, lease_expires_at = NULL
-      FROM input i
-      WHERE d.id = i.id AND d.fencing_token = i.token AND coalesce(d.closed_at, '') = ''
-      RETURNING d.id),
-    advances AS (
-      SELECT * FROM unnest(@adv_delivery::text[], @adv_result::text[], @adv_expected_version::int[],
-        @adv_expected_statuses::text[], @adv_status::text[], @adv_timestamps::text[], @adv_version::int[], @adv_updated_at::text[])
-        AS a(delivery_id, result_id, expected_version, expected_statuses, status, status_timestamps, version, updated_at)),
-    advanced AS (
-      UPDATE ${q}task_results AS r
-      SET status = a.status, status_timestamps = a.status_timestamps, version = a.version, updated_at = a.updated_at
-      FROM advances a
-      WHERE a.delivery_id IN (SELECT id FROM written) AND r.id = a.result_id
-        AND r.version = a.expected_version AND a.expected_statuses::jsonb ? r.status AND ${MARK_ORIGIN}
-      RETURNING a.delivery_id),
+  const d = pgDialect(q);
+  const written = "(SELECT id FROM written)";
+  return `WITH written AS (${settleRowsSql(d)}),
+    advanced AS (${advanceResultsSql(d, ` AND a.delivery_id IN ${written} AND ${MARK_ORIGIN}`)} RETURNING a.delivery_id),
     woke AS (
-      ${NOTIFY_SQL} WHERE EXISTS (SELECT 1 FROM written w JOIN input i ON i.id = w.id WHERE i.type <> 'close')),
-    -- decision D31: the attempts of the rows written take their results' places (attempt-rows.ts);
-    -- of two in one batch for one place, the newer.
-    recorded AS (${upsertAttemptSql(`${q}delivery_attempts`, `SELECT DISTINCT ON (a.task_result_id, a.slot) ${ATTEMPTS.columns.map((c) => `a.${c}`).join(", ")}
-        FROM json_populate_recordset(NULL::${q}delivery_attempts, @records::json) AS a
-        WHERE a.delivery_id IN (SELECT id FROM written)
-        ORDER BY a.task_result_id, a.slot, a.number DESC`)}
-      RETURNING 1)
+      ${NOTIFY_SQL} WHERE EXISTS (SELECT 1 FROM written w JOIN ${d.records("entries", "i", SETTLE_ENTRY)} ON i.id = w.id WHERE i.type <> 'close')),
+    recorded AS (${recordAttemptsSql(d, `a.delivery_id IN ${written}`)} RETURNING 1)
     SELECT 'row' AS kind, id FROM written
     UNION ALL SELECT 'result', delivery_id FROM advanced
     UNION ALL SELECT 'woke', NULL FROM woke`;
@@ -273,25 +244,6 @@ function expediteSql(q: string): string {
 }
 
 function settleParams(batch: readonly DeliverySettlement[]) {
-  const field = <T>(pick: (entry: DeliverySettlement) => T) => batch.map(pick);
-  const advances = batch.flatMap((entry) => (entry.type === "close" && entry.result ? [{ delivery: entry.id, ...entry.result }] : []));
-  return {
-    ids: field((e) => e.id),
-    tokens: field((e) => e.fencingToken),
-    types: field((e) => e.type),
-    attempts: field((e) => (e.type === "release" ? null : e.fields.attempt)),
-    closed_at: field((e) => (e.type === "close" ? e.fields.closedAt : null)),
-    delivered_at: field((e) => (e.type === "close" ? e.fields.deliveredAt : null)),
-    due_at: field((e) => (e.type === "retry" ? e.fields.dueAt : null)),
-    last_error: field((e) => (e.type === "release" ? null : e.fields.lastError)),
-    adv_delivery: advances.map((a) => a.delivery),
-    adv_result: advances.map((a) => a.id),
-    adv_expected_version: advances.map((a) => a.expected.version),
-    adv_expected_statuses: advances.map((a) => JSON.stringify(a.expected.statuses)),
-    adv_status: advances.map((a) => a.status),
-    adv_timestamps: advances.map((a) => JSON.stringify(a.statusTimestamps)),
-    adv_version: advances.map((a) => a.version),
-    adv_updated_at: advances.map((a) => a.updatedAt),
-    records: JSON.stringify(batch.flatMap((e) => (e.type !== "release" && e.record ? [toAttemptRow(e.record)] : []))),
-  };
+  const { entries, advances, attempts } = settleInput(batch);
+  return { entries: JSON.stringify(entries), advances: JSON.stringify(advances), attempts: JSON.stringify(attempts) };
 }

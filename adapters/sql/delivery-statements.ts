@@ -123,8 +123,8 @@ export const PAYLOAD: readonly Column[] = [
   ["stage_id", "text"],
   ["payload", "text"],
 ];
-export const insertPayloadsSql = (d: SqlDialect, where = "true"): string => `INSERT INTO ${d.q}task_delivery_payloads (delivery_id, payload)
-  SELECT p.id, p.payload FROM ${d.records("payloads", "p", PAYLOAD)} WHERE ${where}`;
+export const insertPayloadsSql = (d: SqlDialect, where = "true", from = d.records("payloads", "p", PAYLOAD)): string =>
+  `INSERT INTO ${d.q}task_delivery_payloads (delivery_id, payload) SELECT p.id, p.payload FROM ${from} WHERE ${where}`;
 
 /** A settle batch as the JSON parameters of the statements above (`entries`, `advances`, `attempts`). */
 export function settleInput(batch: readonly DeliverySettlement[]) {

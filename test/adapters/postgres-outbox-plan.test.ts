@@ -89,7 +89,7 @@ if (await postgresReachable("postgres outbox plans")) {
       expect(claimed).toHaveLength(50);
       expect(settled.every((s) => s.written)).toBe(true);
       const claimPlan = await planOf(pool, sent.find((s) => s.config.text.includes("WITH picked AS"))!);
-      const settlePlan = await planOf(pool, sent.find((s) => s.config.text.includes("WITH input AS"))!);
+      const settlePlan = await planOf(pool, sent.find((s) => s.config.text.includes("WITH written AS"))!);
       expect(onDeliveries(claimPlan).map((n) => `${n["Node Type"]} ${n["Index Name"] ?? ""}`)).toStrictEqual([
         "Index Scan task_deliveries_open_by_due",
         "Index Scan task_deliveries_pkey",
