@@ -41,4 +41,6 @@ export const pgDialect = (q: string): SqlDialect => ({
     `json_to_recordset(@${param}::json) AS ${alias}(${columns.map(([c, type]) => `${c} ${type === "int" ? "int" : TEXT}`).join(", ")})`,
   inJson: (value, array) => `${array}::jsonb ? ${value}`,
   returning: (alias, column) => `RETURNING ${alias}.${column}`,
+  // decision D27: rows another claim holds are passed over, never waited for.
+  skipLocked: "\n    FOR UPDATE SKIP LOCKED",
 });

@@ -2,7 +2,7 @@ import type { ResultStatus } from "../../src/schemas/run-tasks.js";
 import type { ClaimedDelivery, DeliverySettlement, SettleOutcome, TaskDeliveryStore } from "../../src/storage/run-tasks-types.js";
 import { assertDistinctIds, plusMs } from "../../src/storage/outbox-rules.js";
 import { DELIVERIES, fromDeliveryRow, type DeliveryRow } from "../sql/run-task-rows.js";
-import { advanceResultsSql, recordAttemptsSql, settleInput, settleRowsSql, SETTLE_ENTRY } from "../sql/delivery-statements.js";
+import { advanceResultsSql, LEASE_SET, openWindowsSql, pickSql, recordAttemptsSql, settleInput, settleRowsSql, SETTLE_ENTRY } from "../sql/delivery-statements.js";
 import type { PgPoolLike, Statement } from "./driver.js";
 import { changed, retrying, rowsOf, sql, transaction } from "./driver.js";
 import { MARK_ORIGIN } from "./events.js";
@@ -172,20 +172,13 @@ const outboxStatement = <Row>(pool: PgPoolLike, statement: Statement, params: ob
  * RETURNING (the statement's snapshot predates it), any other as the snapshot holds it.
  */
 function claimSql(q: string, pools: string): string {
-  return `WITH picked AS (
-      SELECT id FROM ${q}task_deliveries
-      WHERE closed_at IS NULL AND ${pools} AND due_at <= @now AND (lease_expires_at IS NULL OR lease_expires_at <= @now)
-      ORDER BY due_at, id LIMIT @limit
-      FOR UPDATE SKIP LOCKED),
+  const d = pgDialect(q);
+  return `WITH picked AS (${pickSql(d, pools)}),
     leased AS (
-      UPDATE ${q}task_deliveries AS d
-      SET lease_owner = @owner, lease_expires_at = @lease_expires_at, fencing_token = d.fencing_token + 1
+      UPDATE ${q}task_deliveries AS d SET ${LEASE_SET}
       FROM picked WHERE d.id = picked.id
       RETURNING ${ROW("d")}),
-    opened AS (
-      UPDATE ${q}task_results AS r
-      SET deadline_at = @deadline_at, deadline_max_at = @deadline_max_at::text, version = r.version + 1, updated_at = @now
-      WHERE r.id IN (SELECT task_result_id FROM leased) AND r.status = 'pending' AND r.deadline_at IS NULL
+    opened AS (${openWindowsSql(d, "SELECT task_result_id FROM leased")}
       RETURNING r.id, r.status, r.status_timestamps, r.deadline_at, r.version, r.updated_at)
     SELECT ${ROW("l")}, p.payload,
       r.id IS NOT NULL AS result_found,

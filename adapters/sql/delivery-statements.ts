@@ -22,7 +22,30 @@ export interface SqlDialect {
   inJson(value: string, array: string): string;
   /** A RETURNING clause of the updated table's `column` (SQLite names it bare, PostgreSQL by alias). */
   returning(alias: string, column: string): string;
+  /** How a claim's pick passes over rows other claims hold (PostgreSQL); empty where a writer is alone (SQLite). */
+  readonly skipLocked: string;
 }
+
+/**
+ * decision D15: a claim's pick: the open rows due and not leased, in due order, `@limit` of them
+ * (the index `task_deliveries_open_by_due`, or `_open_by_pool`). decision D34: `pools` says whose
+ * rows, the platform's own (no pool) or those of some agent pools.
+ */
+export const pickSql = (d: SqlDialect, pools: string): string => `SELECT id FROM ${d.q}task_deliveries
+    WHERE closed_at IS NULL AND ${pools} AND due_at <= @now AND (lease_expires_at IS NULL OR lease_expires_at <= @now)
+    ORDER BY due_at, id LIMIT @limit${d.skipLocked}`;
+
+/** The lease a claim writes on each row it picked: its owner, its end and a new fencing token. */
+export const LEASE_SET = `lease_owner = @owner, lease_expires_at = @lease_expires_at, fencing_token = fencing_token + 1`;
+
+/**
+ * decision D16: the window of each claimed row's result opens at its first attempt, in the claim
+ * that hands the attempt out: only a result still `pending` without a deadline. `ids` is the
+ * result ids' subquery.
+ */
+export const openWindowsSql = (d: SqlDialect, ids: string): string => `UPDATE ${d.q}task_results AS r
+    SET deadline_at = @deadline_at, deadline_max_at = CAST(@deadline_max_at AS text), version = r.version + 1, updated_at = @now
+    WHERE r.id IN (${ids}) AND r.status = 'pending' AND r.deadline_at IS NULL`;
 
 /** One settlement of `TaskDeliveryStore.settle`: its row, its lease's token and what it writes. */
 export const SETTLE_ENTRY: readonly Column[] = [

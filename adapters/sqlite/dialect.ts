@@ -11,4 +11,6 @@ export const SQLITE_DIALECT: SqlDialect = {
     `(SELECT ${columns.map(([c]) => `json_extract(value, '$.${c}') AS ${c}`).join(", ")} FROM json_each(@${param})) AS ${alias}`,
   inJson: (value, array) => `${value} IN (SELECT value FROM json_each(${array}))`,
   returning: (_alias, column) => `RETURNING ${column}`,
+  // BEGIN IMMEDIATE: one writer at a time, so no row is held by another claim while this one picks.
+  skipLocked: "",
 };

@@ -6,7 +6,7 @@ import { assertDistinctIds, byDueThenId, plusMs } from "../../src/storage/outbox
 import type { SqliteDatabase, SqliteStatement } from "./driver.js";
 import { groupedTx, immediateTx } from "./driver.js";
 import { fromDeliveryRow, toDeliveryRow, type DeliveryRow } from "../sql/run-task-rows.js";
-import { advanceResultsSql, insertDeliveriesSql, insertPayloadsSql, recordAttemptsSql, settleInput, settleRowsSql } from "../sql/delivery-statements.js";
+import { advanceResultsSql, insertDeliveriesSql, LEASE_SET, openWindowsSql, pickSql, insertPayloadsSql, recordAttemptsSql, settleInput, settleRowsSql } from "../sql/delivery-statements.js";
 import { SQLITE_DIALECT } from "./dialect.js";
 import { createAttemptStore, type SqliteAttemptStore } from "./delivery-attempts.js";
 import type { Migration } from "./migration.js";
@@ -16,11 +16,8 @@ import type { Migration } from "./migration.js";
  * (or processes) the second only ever sees the first one's leases. decision D34: `pools` says
  * whose rows: the platform's own (no pool) or those of some agent pools.
  */
-const claimSql = (pools: string): string => `UPDATE task_deliveries
-    SET lease_owner = @owner, lease_expires_at = @lease_expires_at, fencing_token = fencing_token + 1
-    WHERE id IN (SELECT id FROM task_deliveries
-      WHERE closed_at IS NULL AND ${pools} AND due_at <= @now AND (lease_expires_at IS NULL OR lease_expires_at <= @now)
-      ORDER BY due_at, id LIMIT @limit)
+const claimSql = (pools: string): string => `UPDATE task_deliveries SET ${LEASE_SET}
+    WHERE id IN (${pickSql(SQLITE_DIALECT, pools)})
     RETURNING *`;
 
 /**
@@ -58,9 +55,7 @@ export const TASK_DELIVERY_SQL = {
   // decision D34: an agent dispatcher's claim, by task_deliveries_open_by_pool.
   claimPools: claimSql("agent_pool_id IN (SELECT value FROM json_each(@pools))"),
   // decision D16: the window opens at the first attempt, in the claim that hands the attempt out.
-  openWindows: `UPDATE task_results SET deadline_at = @deadline_at, deadline_max_at = @deadline_max_at,
-      version = version + 1, updated_at = @now
-    WHERE id IN (SELECT value FROM json_each(@ids)) AND status = 'pending' AND deadline_at IS NULL`,
+  openWindows: openWindowsSql(SQLITE_DIALECT, "SELECT value FROM json_each(@ids)"),
   claimed: `SELECT d.id, p.payload, r.status, r.status_timestamps, r.deadline_at, r.version, r.updated_at,
       t.id AS task_found, t.hmac_key
     FROM json_each(@ids) AS j JOIN task_deliveries AS d ON d.id = j.value
