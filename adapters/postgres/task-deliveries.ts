@@ -2,7 +2,7 @@ import type { ResultStatus } from "../../src/schemas/run-tasks.js";
 import type { ClaimedDelivery, DeliverySettlement, SettleOutcome, TaskDeliveryStore } from "../../src/storage/run-tasks-types.js";
 import { assertDistinctIds, plusMs } from "../../src/storage/outbox-rules.js";
 import { DELIVERIES, fromDeliveryRow, type DeliveryRow } from "../sql/run-task-rows.js";
-import { advanceResultsSql, LEASE_SET, openWindowsSql, pickSql, recordAttemptsSql, settleInput, settleRowsSql, SETTLE_ENTRY } from "../sql/delivery-statements.js";
+import { advanceResultsSql, deliveryReadsSql, fromBacklogRows, fromStatsRow, LEASE_SET, type BacklogRow, type StatsRow, openWindowsSql, pickSql, recordAttemptsSql, settleInput, settleRowsSql, SETTLE_ENTRY } from "../sql/delivery-statements.js";
 import type { PgPoolLike, Statement } from "./driver.js";
 import { changed, retrying, rowsOf, sql, transaction } from "./driver.js";
 import { MARK_ORIGIN } from "./events.js";
@@ -32,9 +32,6 @@ export const ATTEMPT_AGENTS_MIGRATION: PgMigration = {
 /** The outbox row's columns, aliased; its immutable payload lives apart, in `task_delivery_payloads`. */
 const ROW = (alias: string) => DELIVERIES.columns.map((c) => `${alias}.${c}`).join(", ");
 
-/** What the stats statement counts over the open rows (counts as integers, not bigint strings). */
-type StatsRow = { due: number; leased: number; oldest_due_at: string | null; retrying: number; oldest_retrying_at: string | null };
-
 /** A claimed row joined with its payload, its result as the claim left it, and its task's key. */
 type ClaimRow = DeliveryRow & {
   result_found: boolean;
@@ -53,29 +50,17 @@ export function createTaskDeliveryStore(
   q: string,
   origin: string,
 ): TaskDeliveryStore {
-  const table = `${q}task_deliveries`;
-  const payloads = `${q}task_delivery_payloads`;
+  const reads = deliveryReadsSql(pgDialect(q));
   const s = {
-    get: sql(`SELECT ${ROW("d")}, p.payload FROM ${table} d JOIN ${payloads} p ON p.delivery_id = d.id WHERE d.id = @id`),
-    byResult: sql(`SELECT ${ROW("d")}, p.payload FROM ${table} d JOIN ${payloads} p ON p.delivery_id = d.id
-      WHERE d.task_result_id = @result ORDER BY d.created_at, d.id`),
+    get: sql(reads.get),
+    byResult: sql(reads.byResult),
+    stats: sql(reads.stats),
+    waitingByPool: sql(reads.waitingByPool),
     claim: sql(claimSql(q, "agent_pool_id IS NULL")),
     // decision D34: an agent dispatcher's claim, by task_deliveries_open_by_pool.
     claimPools: sql(claimSql(q, "agent_pool_id = ANY(@pools::text[])")),
     settle: sql(settleSql(q)),
     expedite: sql(expediteSql(q)),
-    // Open rows only, for metrics and health checks; counts arrive as integers, not bigint strings.
-    stats: sql(`SELECT
-        (count(*) FILTER (WHERE due_at <= @now AND (lease_expires_at IS NULL OR lease_expires_at <= @now)))::int AS due,
-        (count(*) FILTER (WHERE lease_expires_at > @now))::int AS leased,
-        min(due_at) FILTER (WHERE due_at <= @now AND (lease_expires_at IS NULL OR lease_expires_at <= @now)) AS oldest_due_at,
-        (count(*) FILTER (WHERE attempt > 0))::int AS retrying,
-        min(created_at) FILTER (WHERE attempt > 0) AS oldest_retrying_at
-      FROM ${table} WHERE closed_at IS NULL`),
-    // decision D34: a pool's open rows due and untaken, by task_deliveries_open_by_pool.
-    waitingByPool: sql(`SELECT agent_pool_id, count(*)::int AS due, min(due_at) AS oldest_due_at FROM ${table}
-      WHERE closed_at IS NULL AND agent_pool_id IS NOT NULL AND due_at <= @now AND (lease_expires_at IS NULL OR lease_expires_at <= @now)
-      GROUP BY agent_pool_id ORDER BY agent_pool_id LIMIT @limit`),
   };
 
   const taskDeliveries: TaskDeliveryStore = {
@@ -113,20 +98,8 @@ export function createTaskDeliveryStore(
       if (!row?.found) return { ok: false, reason: "not-retrying" };
       return row.free ? { ok: true } : { ok: false, reason: "leased" };
     },
-    async stats(now) {
-      const [row] = await rowsOf<StatsRow>(pool, s.stats, { now });
-      return {
-        due: row?.due ?? 0,
-        leased: row?.leased ?? 0,
-        oldestDueAt: row?.oldest_due_at ?? null,
-        retrying: row?.retrying ?? 0,
-        oldestRetryingAt: row?.oldest_retrying_at ?? null,
-      };
-    },
-    async waitingByPool(now, limit) {
-      const rows = await rowsOf<{ agent_pool_id: string; due: number; oldest_due_at: string }>(pool, s.waitingByPool, { now, limit });
-      return rows.map((r) => ({ agentPoolId: r.agent_pool_id, due: r.due, oldestDueAt: r.oldest_due_at }));
-    },
+    stats: async (now) => fromStatsRow((await rowsOf<StatsRow>(pool, s.stats, { now }))[0]),
+    waitingByPool: async (now, limit) => fromBacklogRows(await rowsOf<BacklogRow>(pool, s.waitingByPool, { now, limit })),
   };
   return taskDeliveries;
 }

@@ -6,7 +6,7 @@ import { assertDistinctIds, byDueThenId, plusMs } from "../../src/storage/outbox
 import type { SqliteDatabase, SqliteStatement } from "./driver.js";
 import { groupedTx, immediateTx } from "./driver.js";
 import { fromDeliveryRow, toDeliveryRow, type DeliveryRow } from "../sql/run-task-rows.js";
-import { advanceResultsSql, insertDeliveriesSql, LEASE_SET, openWindowsSql, pickSql, insertPayloadsSql, recordAttemptsSql, settleInput, settleRowsSql } from "../sql/delivery-statements.js";
+import { advanceResultsSql, deliveryReadsSql, fromBacklogRows, fromStatsRow, insertDeliveriesSql, LEASE_SET, type BacklogRow, type StatsRow, openWindowsSql, pickSql, insertPayloadsSql, recordAttemptsSql, settleInput, settleRowsSql } from "../sql/delivery-statements.js";
 import { SQLITE_DIALECT } from "./dialect.js";
 import { createAttemptStore, type SqliteAttemptStore } from "./delivery-attempts.js";
 import type { Migration } from "./migration.js";
@@ -48,9 +48,7 @@ export const TASK_DELIVERY_SQL = {
   // decision D57: a stage start's rows and payloads, each in one statement.
   insert: insertDeliveriesSql(SQLITE_DIALECT),
   insertPayloads: insertPayloadsSql(SQLITE_DIALECT),
-  get: `SELECT d.*, p.payload FROM task_deliveries AS d JOIN task_delivery_payloads AS p ON p.delivery_id = d.id WHERE d.id = ?`,
-  byResult: `SELECT d.*, p.payload FROM task_deliveries AS d JOIN task_delivery_payloads AS p ON p.delivery_id = d.id
-    WHERE d.task_result_id = ? ORDER BY d.created_at, d.id`,
+  ...deliveryReadsSql(SQLITE_DIALECT),
   claim: claimSql("agent_pool_id IS NULL"),
   // decision D34: an agent dispatcher's claim, by task_deliveries_open_by_pool.
   claimPools: claimSql("agent_pool_id IN (SELECT value FROM json_each(@pools))"),
@@ -72,18 +70,6 @@ export const TASK_DELIVERY_SQL = {
     WHERE d.task_result_id = @result AND d.closed_at IS NULL AND d.attempt > 0 AND r.status = 'pending' AND r.deadline_at > @now
     ORDER BY d.created_at, d.id LIMIT 1`,
   expedite: `UPDATE task_deliveries SET due_at = @now WHERE id = @id AND due_at > @now`,
-  // Open rows only (the partial index task_deliveries_open_by_due), for metrics and health checks.
-  stats: `SELECT
-      COALESCE(SUM(CASE WHEN due_at <= @now AND (lease_expires_at IS NULL OR lease_expires_at <= @now) THEN 1 ELSE 0 END), 0) AS due,
-      COALESCE(SUM(CASE WHEN lease_expires_at > @now THEN 1 ELSE 0 END), 0) AS leased,
-      MIN(CASE WHEN due_at <= @now AND (lease_expires_at IS NULL OR lease_expires_at <= @now) THEN due_at END) AS oldest_due_at,
-      COALESCE(SUM(CASE WHEN attempt > 0 THEN 1 ELSE 0 END), 0) AS retrying,
-      MIN(CASE WHEN attempt > 0 THEN created_at END) AS oldest_retrying_at
-    FROM task_deliveries WHERE closed_at IS NULL`,
-  // decision D34: a pool's open rows due and untaken, by the partial index on open rows by pool.
-  waitingByPool: `SELECT agent_pool_id, COUNT(*) AS due, MIN(due_at) AS oldest_due_at FROM task_deliveries
-    WHERE closed_at IS NULL AND agent_pool_id IS NOT NULL AND due_at <= @now AND (lease_expires_at IS NULL OR lease_expires_at <= @now)
-    GROUP BY agent_pool_id ORDER BY agent_pool_id LIMIT @limit`,
 } as const;
 
 type Statements = Record<keyof typeof TASK_DELIVERY_SQL, SqliteStatement>;
@@ -191,21 +177,15 @@ export function createTaskDeliveryStore(db: SqliteDatabase): SqliteDeliveryStore
       s.insert.run({ rows: JSON.stringify(rows.map(toDeliveryRow)) });
       s.insertPayloads.run({ payloads: JSON.stringify(rows.map((d) => ({ id: d.id, stage_id: stageId, payload: d.payload }))) });
     },
-    get: async (id) => joined(s.get.get(id)),
-    listByResult: async (taskResultId) => (s.byResult.all(taskResultId) as DeliveryRow[]).map(fromDeliveryRow),
+    get: async (id) => joined(s.get.get({ id })),
+    listByResult: async (taskResultId) => (s.byResult.all({ result: taskResultId }) as DeliveryRow[]).map(fromDeliveryRow),
     claim: async (request) => claim(request),
     async settle(batch) {
       assertDistinctIds(batch);
       return batch.length === 0 ? [] : settle(batch);
     },
     expedite: async (taskResultId, now) => expedite(taskResultId, now),
-    async stats(now) {
-      const row = s.stats.get({ now }) as { due: number; leased: number; oldest_due_at: string | null; retrying: number; oldest_retrying_at: string | null };
-      return { due: row.due, leased: row.leased, oldestDueAt: row.oldest_due_at, retrying: row.retrying, oldestRetryingAt: row.oldest_retrying_at };
-    },
-    async waitingByPool(now, limit) {
-      const rows = s.waitingByPool.all({ now, limit }) as { agent_pool_id: string; due: number; oldest_due_at: string }[];
-      return rows.map((r) => ({ agentPoolId: r.agent_pool_id, due: r.due, oldestDueAt: r.oldest_due_at }));
-    },
+    stats: async (now) => fromStatsRow(s.stats.get({ now }) as StatsRow),
+    waitingByPool: async (now, limit) => fromBacklogRows(s.waitingByPool.all({ now, limit }) as BacklogRow[]),
   };
 }

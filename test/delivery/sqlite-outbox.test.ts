@@ -32,6 +32,22 @@ describe("sqlite outbox", () => {
     }
   });
 
+  it("finds each row of a batch statement by its key, never scanning a table (D57)", () => {
+    const db = files.connect();
+    createSqliteStorage(db);
+    const cases: [string, string, string, object][] = [
+      [TASK_DELIVERY_SQL.settleRows, "d", "sqlite_autoindex_task_deliveries_1", { entries: "[]" }],
+      [TASK_DELIVERY_SQL.advanceResults, "r", "sqlite_autoindex_task_results_1", { advances: "[]" }],
+      [TASK_STAGE_SQL.resultsStart, "r", "sqlite_autoindex_task_results_1", { results: "[]" }],
+      [TASK_DELIVERY_SQL.openWindows, "r", "sqlite_autoindex_task_results_1", { ids: "[]", now: at(0), deadline_at: at(1), deadline_max_at: null }],
+    ];
+    for (const [sql, alias, key, params] of cases) {
+      const plan = queryPlan(db, sql, params);
+      expect(plan, sql).toContain(`SEARCH ${alias} USING INDEX ${key}`);
+      expect(plan, sql).not.toMatch(/SCAN (d|r|task_deliveries|task_results)\b/);
+    }
+  });
+
   it("never hands a row held through one connection to another", async () => {
     const one = createSqliteStorage(files.connect());
     const two = createSqliteStorage(files.connect());
