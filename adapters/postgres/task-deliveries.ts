@@ -2,7 +2,7 @@ import type { ResultStatus } from "../../src/schemas/run-tasks.js";
 import type { ClaimedDelivery, DeliverySettlement, SettleOutcome, TaskDeliveryStore } from "../../src/storage/run-tasks-types.js";
 import { assertDistinctIds, plusMs } from "../../src/storage/outbox-rules.js";
 import { DELIVERIES, fromDeliveryRow, type DeliveryRow } from "../sql/run-task-rows.js";
-import { advanceResultsSql, deliveryReadsSql, fromBacklogRows, fromStatsRow, LEASE_SET, type BacklogRow, type StatsRow, openWindowsSql, pickSql, recordAttemptsSql, settleInput, settleRowsSql, SETTLE_ENTRY } from "../sql/delivery-statements.js";
+import { advanceResultsSql, deliveryReadsSql, retryingSql, fromBacklogRows, fromStatsRow, LEASE_SET, type BacklogRow, type StatsRow, openWindowsSql, pickSql, recordAttemptsSql, settleInput, settleRowsSql, SETTLE_ENTRY } from "../sql/delivery-statements.js";
 import type { PgPoolLike, Statement } from "./driver.js";
 import { changed, retrying, rowsOf, sql, transaction } from "./driver.js";
 import { MARK_ORIGIN } from "./events.js";
@@ -197,11 +197,7 @@ function settleSql(q: string): string {
  */
 function expediteSql(q: string): string {
   const free = `t.lease_expires_at IS NULL OR t.lease_expires_at <= @now`;
-  return `WITH target AS (
-      SELECT d.id, d.lease_expires_at FROM ${q}task_deliveries d JOIN ${q}task_results r ON r.id = d.task_result_id
-      WHERE d.task_result_id = @result AND d.closed_at IS NULL AND d.attempt > 0 AND r.status = 'pending' AND r.deadline_at > @now
-      ORDER BY d.created_at, d.id LIMIT 1
-      FOR UPDATE OF d),
+  return `WITH target AS (${retryingSql(pgDialect(q), " FOR UPDATE OF d")}),
     moved AS (
       UPDATE ${q}task_deliveries AS d SET due_at = @now FROM target t WHERE d.id = t.id AND (${free}) AND d.due_at > @now RETURNING d.id),
     woke AS (${NOTIFY_SQL} WHERE EXISTS (SELECT 1 FROM target t WHERE ${free}))

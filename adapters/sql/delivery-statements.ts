@@ -181,6 +181,15 @@ export const resultStarts = (stageId: string, writes: readonly GuardedResultWrit
     return { stage_id: stageId, id: row.id, ...start, expected_version: w.expected.version, expected_statuses: JSON.stringify(w.expected.statuses) };
   });
 
+/**
+ * decision D31, retry now: the result's retrying row (open, attempted, its result pending and
+ * within its deadline, D16), by `task_deliveries_by_result`; `lock` holds it (PostgreSQL).
+ */
+export const retryingSql = (d: SqlDialect, lock = ""): string => `SELECT d.id, d.lease_expires_at
+    FROM ${d.q}task_deliveries AS d JOIN ${d.q}task_results AS r ON r.id = d.task_result_id
+    WHERE d.task_result_id = @result AND d.closed_at IS NULL AND d.attempt > 0 AND r.status = 'pending' AND r.deadline_at > @now
+    ORDER BY d.created_at, d.id LIMIT 1${lock}`;
+
 /** The outbox row's columns under `alias`, with its payload (read from its own table, `p`). */
 const joinedRow = (d: SqlDialect): string =>
   `${DELIVERIES.columns.map((c) => `d.${c}`).join(", ")}, p.payload FROM ${d.q}task_deliveries AS d JOIN ${d.q}task_delivery_payloads AS p ON p.delivery_id = d.id`;

@@ -6,7 +6,7 @@ import { assertDistinctIds, byDueThenId, plusMs } from "../../src/storage/outbox
 import type { SqliteDatabase, SqliteStatement } from "./driver.js";
 import { groupedTx, immediateTx } from "./driver.js";
 import { fromDeliveryRow, toDeliveryRow, type DeliveryRow } from "../sql/run-task-rows.js";
-import { advanceResultsSql, deliveryReadsSql, fromBacklogRows, fromStatsRow, insertDeliveriesSql, LEASE_SET, type BacklogRow, type StatsRow, openWindowsSql, pickSql, insertPayloadsSql, recordAttemptsSql, settleInput, settleRowsSql } from "../sql/delivery-statements.js";
+import { advanceResultsSql, deliveryReadsSql, retryingSql, fromBacklogRows, fromStatsRow, insertDeliveriesSql, LEASE_SET, type BacklogRow, type StatsRow, openWindowsSql, pickSql, insertPayloadsSql, recordAttemptsSql, settleInput, settleRowsSql } from "../sql/delivery-statements.js";
 import { SQLITE_DIALECT } from "./dialect.js";
 import { createAttemptStore, type SqliteAttemptStore } from "./delivery-attempts.js";
 import type { Migration } from "./migration.js";
@@ -64,11 +64,9 @@ export const TASK_DELIVERY_SQL = {
   // the attempts of the rows written, the results of the rows closed.
   settleRows: settleRowsSql(SQLITE_DIALECT),
   recordAttempts: recordAttemptsSql(SQLITE_DIALECT),
-  advanceResults: `${advanceResultsSql(SQLITE_DIALECT)} RETURNING id`,
+  advanceResults: `${advanceResultsSql(SQLITE_DIALECT)} ${SQLITE_DIALECT.returning("r", "id")}`,
   // decision D31: the result's retrying row, with the result's guard (D16), by task_deliveries_by_result.
-  retrying: `SELECT d.id, d.lease_expires_at FROM task_deliveries AS d JOIN task_results AS r ON r.id = d.task_result_id
-    WHERE d.task_result_id = @result AND d.closed_at IS NULL AND d.attempt > 0 AND r.status = 'pending' AND r.deadline_at > @now
-    ORDER BY d.created_at, d.id LIMIT 1`,
+  retrying: retryingSql(SQLITE_DIALECT),
   expedite: `UPDATE task_deliveries SET due_at = @now WHERE id = @id AND due_at > @now`,
 } as const;
 
