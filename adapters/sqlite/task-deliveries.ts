@@ -6,7 +6,23 @@ import { assertDistinctIds, byDueThenId, plusMs } from "../../src/storage/outbox
 import type { SqliteDatabase, SqliteStatement } from "./driver.js";
 import { groupedTx, immediateTx } from "./driver.js";
 import { fromDeliveryRow, toDeliveryRow, type DeliveryRow } from "../sql/run-task-rows.js";
-import { advanceResultsSql, deliveryReadsSql, retryingSql, fromBacklogRows, fromStatsRow, insertDeliveriesSql, LEASE_SET, type BacklogRow, type StatsRow, openWindowsSql, pickSql, insertPayloadsSql, recordAttemptsSql, settleInput, settleRowsSql } from "../sql/delivery-statements.js";
+import {
+  advanceResultsSql,
+  deliveryReadsSql,
+  fromBacklogRows,
+  fromStatsRow,
+  insertDeliveriesSql,
+  insertPayloadsSql,
+  LEASE_SET,
+  openWindowsSql,
+  pickSql,
+  recordAttemptsSql,
+  retryingSql,
+  settleInput,
+  settleRowsSql,
+  type BacklogRow,
+  type StatsRow,
+} from "../sql/delivery-statements.js";
 import { SQLITE_DIALECT } from "./dialect.js";
 import { createAttemptStore, type SqliteAttemptStore } from "./delivery-attempts.js";
 import type { Migration } from "./migration.js";
