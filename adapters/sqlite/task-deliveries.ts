@@ -6,23 +6,8 @@ import { assertDistinctIds, byDueThenId, plusMs } from "../../src/storage/outbox
 import type { SqliteDatabase, SqliteStatement } from "./driver.js";
 import { groupedTx, immediateTx } from "./driver.js";
 import { fromDeliveryRow, toDeliveryRow, type DeliveryRow } from "../sql/run-task-rows.js";
-import {
-  advanceResultsSql,
-  deliveryReadsSql,
-  fromBacklogRows,
-  fromStatsRow,
-  insertDeliveriesSql,
-  insertPayloadsSql,
-  LEASE_SET,
-  openWindowsSql,
-  pickSql,
-  recordAttemptsSql,
-  retryingSql,
-  settleInput,
-  settleRowsSql,
-  type BacklogRow,
-  type StatsRow,
-} from "../sql/delivery-statements.js";
+import { deliveryReadsSql, fromBacklogRows, fromStatsRow, retryingSql, type BacklogRow, type StatsRow } from "../sql/delivery-reads.js";
+import { advanceResultsSql, insertDeliveriesSql, insertPayloadsSql, LEASE_SET, openWindowsSql, pickSql, recordAttemptsSql, settleInput, settleRowsSql } from "../sql/delivery-statements.js";
 import { SQLITE_DIALECT } from "./dialect.js";
 import { createAttemptStore, type SqliteAttemptStore } from "./delivery-attempts.js";
 import type { Migration } from "./migration.js";
