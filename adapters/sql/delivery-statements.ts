@@ -5,9 +5,9 @@ import { TASK_RESULT_START, toTaskResultRow } from "./stage-rows.js";
 
 /**
  * decision D57: the delivery path's batch statements, written once for both SQL dialects. A
- * statement takes a whole batch as JSON parameters (one row per entry) and writes it in one go;
- * the dialects differ only in what `SqlDialect` says: how a JSON array becomes a table, how a
- * JSON array of statuses is tested, and what RETURNING may name. How the statements compose is
+ * statement takes a whole batch as one input table (one row per entry) and writes it in one go;
+ * the dialects differ only in what `SqlDialect` says: how the batch's rows are bound as a table,
+ * how a JSON array of statuses is tested, and what RETURNING may name. How the statements compose is
  * the adapter's: PostgreSQL joins them into one statement with data-modifying CTEs, SQLite runs
  * them one after another inside its transaction, passing what one wrote to the next.
  */
@@ -16,7 +16,10 @@ export type Column = readonly [name: string, type: "text" | "int"];
 export interface SqlDialect {
   /** The schema prefix of table names (`"runplane".`; empty on SQLite). */
   readonly q: string;
-  /** The JSON array parameter `@param` (objects) as a FROM item named `alias`, typed by `columns`. */
+  /**
+   * The batch input `param` (rows of objects) as a FROM item named `alias`, typed by `columns`:
+   * PostgreSQL binds it as one JSON parameter, SQLite as a VALUES list of the rows' values.
+   */
   records(param: string, alias: string, columns: readonly Column[]): string;
   /** Whether the text `value` is one of the JSON array of strings `array`. */
   inJson(value: string, array: string): string;
@@ -71,7 +74,7 @@ export const RESULT_ADVANCE: readonly Column[] = [
   ["updated_at", "text"],
 ];
 
-const ATTEMPT_COLUMNS: readonly Column[] = ATTEMPTS.columns.map((c) => [c, ["slot", "number", "duration_ms", "status", "excerpt_truncated"].includes(c) ? "int" : "text"]);
+export const ATTEMPT_COLUMNS: readonly Column[] = ATTEMPTS.columns.map((c) => [c, ["slot", "number", "duration_ms", "status", "excerpt_truncated"].includes(c) ? "int" : "text"]);
 
 /**
  * decision D15: every entry's row write, guarded by its fencing token and an open row (a stale
@@ -102,16 +105,20 @@ export const advanceResultsSql = (d: SqlDialect, extra = ""): string => `UPDATE 
 
 /**
  * decision D31: the attempts of the rows written take their results' places (attempt-rows.ts):
- * of two in one batch for one place, the newer (a window, not DISTINCT ON: both dialects have it).
- * `where` narrows the input (PostgreSQL: to the rows the same statement wrote).
+ * of two in one batch for one place, the newer. `where` narrows the input (PostgreSQL: to the rows
+ * the same statement wrote). PostgreSQL refuses to update one row twice in a statement, so there
+ * the newer is picked first (`newestOnly`, a window: both dialects have it); SQLite's upsert takes
+ * the rows in turn, and the newer wins by the upsert's own condition, without the window's sort.
  */
-export const recordAttemptsSql = (d: SqlDialect, where = "true"): string =>
+export const recordAttemptsSql = (d: SqlDialect, where = "true", newestOnly = true): string =>
   upsertAttemptSql(
     `${d.q}delivery_attempts`,
-    `SELECT ${ATTEMPTS.columns.join(", ")} FROM (
+    newestOnly
+      ? `SELECT ${ATTEMPTS.columns.join(", ")} FROM (
       SELECT a.*, row_number() OVER (PARTITION BY a.task_result_id, a.slot ORDER BY a.number DESC) AS newest
       FROM ${d.records("attempts", "a", ATTEMPT_COLUMNS)} WHERE ${where}) AS a
-    WHERE newest = 1`,
+    WHERE newest = 1`
+      : `SELECT ${ATTEMPTS.columns.join(", ")} FROM ${d.records("attempts", "a", ATTEMPT_COLUMNS)} WHERE ${where}`,
   );
 
 /** A starting stage's result: its new token, pool and window, and the state it must still be in. */
@@ -134,7 +141,7 @@ export const startResultsSql = (d: SqlDialect, extra = ""): string => `UPDATE ${
   WHERE r.id = i.id AND r.version = i.expected_version AND ${d.inJson("r.status", "i.expected_statuses")}${extra}`;
 
 /** The outbox row's columns with their types, as `TaskDeliveryStore` rows carry them (delivery-rows.ts). */
-const DELIVERY_COLUMNS: readonly Column[] = DELIVERIES.columns.map((c) => [c, ["attempt", "fencing_token"].includes(c) ? "int" : "text"]);
+export const DELIVERY_COLUMNS: readonly Column[] = DELIVERIES.columns.map((c) => [c, ["attempt", "fencing_token"].includes(c) ? "int" : "text"]);
 
 /** decision D15: a stage start's outbox rows, every one in one statement; `where` narrows them. */
 export const insertDeliveriesSql = (d: SqlDialect, where = "true"): string => `INSERT INTO ${d.q}task_deliveries (${DELIVERIES.columns.join(", ")})

@@ -4,11 +4,27 @@ import type { ClaimedDelivery, DeliveryClaim, DeliverySettlement, SettleOutcome,
 import type { GuardedResult } from "../../src/storage/types.js";
 import { assertDistinctIds, byDueThenId, plusMs } from "../../src/storage/outbox-rules.js";
 import type { SqliteDatabase, SqliteStatement } from "./driver.js";
+import type { SqlDialect } from "../sql/delivery-statements.js";
 import { groupedTx, immediateTx } from "./driver.js";
 import { fromDeliveryRow, toDeliveryRow, type DeliveryRow } from "../sql/run-task-rows.js";
 import { deliveryReadsSql, fromBacklogRows, fromStatsRow, retryingSql, type BacklogRow, type StatsRow } from "../sql/delivery-reads.js";
-import { advanceResultsSql, insertDeliveriesSql, insertPayloadsSql, LEASE_SET, openWindowsSql, pickSql, recordAttemptsSql, settleInput, settleRowsSql } from "../sql/delivery-statements.js";
-import { SQLITE_DIALECT } from "./dialect.js";
+import {
+  advanceResultsSql,
+  ATTEMPT_COLUMNS,
+  DELIVERY_COLUMNS,
+  insertDeliveriesSql,
+  insertPayloadsSql,
+  LEASE_SET,
+  openWindowsSql,
+  PAYLOAD,
+  pickSql,
+  recordAttemptsSql,
+  RESULT_ADVANCE,
+  SETTLE_ENTRY,
+  settleInput,
+  settleRowsSql,
+} from "../sql/delivery-statements.js";
+import { batchStatement, SQLITE_DIALECT } from "./dialect.js";
 import { createAttemptStore, type SqliteAttemptStore } from "./delivery-attempts.js";
 import type { Migration } from "./migration.js";
 
@@ -45,6 +61,21 @@ export const ATTEMPT_AGENTS_MIGRATION: Migration = {
  * Every UPDATE names only the columns it changes; the payload sits in its own table and is read
  * once per claim.
  */
+const recordAttemptsOneByOne = (d: SqlDialect): string => recordAttemptsSql(d, "true", false);
+const advanceSql = (d: SqlDialect): string => `${advanceResultsSql(d)} ${d.returning("r", "id")}`;
+
+/** The batch statements (D57), prepared per batch size; `TASK_DELIVERY_SQL` holds their text for one row. */
+function batchStatements(db: SqliteDatabase) {
+  return {
+    insert: batchStatement(db, insertDeliveriesSql, DELIVERY_COLUMNS),
+    insertPayloads: batchStatement(db, insertPayloadsSql, PAYLOAD),
+    settleRows: batchStatement(db, settleRowsSql, SETTLE_ENTRY),
+    recordAttempts: batchStatement(db, recordAttemptsOneByOne, ATTEMPT_COLUMNS),
+    advanceResults: batchStatement(db, advanceSql, RESULT_ADVANCE),
+  };
+}
+type Batches = ReturnType<typeof batchStatements>;
+
 export const TASK_DELIVERY_SQL = {
   // decision D57: a stage start's rows and payloads, each in one statement.
   insert: insertDeliveriesSql(SQLITE_DIALECT),
@@ -64,8 +95,8 @@ export const TASK_DELIVERY_SQL = {
   // decision D57: a settle batch in at most three statements (delivery-statements.ts): the rows,
   // the attempts of the rows written, the results of the rows closed.
   settleRows: settleRowsSql(SQLITE_DIALECT),
-  recordAttempts: recordAttemptsSql(SQLITE_DIALECT),
-  advanceResults: `${advanceResultsSql(SQLITE_DIALECT)} ${SQLITE_DIALECT.returning("r", "id")}`,
+  recordAttempts: recordAttemptsOneByOne(SQLITE_DIALECT),
+  advanceResults: advanceSql(SQLITE_DIALECT),
   // decision D31: the result's retrying row, with the result's guard (D16), by task_deliveries_by_result.
   retrying: retryingSql(SQLITE_DIALECT),
   expedite: `UPDATE task_deliveries SET due_at = @now WHERE id = @id AND due_at > @now`,
@@ -119,14 +150,14 @@ function rounds<A extends { result_id: string }>(advances: readonly A[]): A[][] 
 }
 
 /** Writes a batch; resolves per entry what it did. Runs inside the batch's transaction. */
-function settleAll(s: Statements, batch: readonly DeliverySettlement[]): SettleOutcome[] {
-  const rows = s.settleRows.all({ entries: JSON.stringify(settleInput(batch).entries) }) as { id: string }[];
+function settleAll(b: Batches, batch: readonly DeliverySettlement[]): SettleOutcome[] {
+  const rows = b.settleRows(settleInput(batch).entries).all() as { id: string }[];
   const written = new Set(rows.map((r) => r.id));
   const { advances, attempts } = settleInput(batch.filter((e) => written.has(e.id)));
-  if (attempts.length > 0) s.recordAttempts.run({ attempts: JSON.stringify(attempts) });
+  if (attempts.length > 0) b.recordAttempts(attempts).run();
   const advanced = new Set<string>();
   for (const round of rounds(advances)) {
-    const moved = new Set((s.advanceResults.all({ advances: JSON.stringify(round) }) as { id: string }[]).map((r) => r.id));
+    const moved = new Set((b.advanceResults(round).all() as { id: string }[]).map((r) => r.id));
     for (const a of round) if (moved.has(a.result_id)) advanced.add(a.delivery_id);
   }
   return batch.map((e) => ({ written: written.has(e.id), result: advanced.has(e.id) }));
@@ -158,7 +189,8 @@ export function createTaskDeliveryStore(db: SqliteDatabase): SqliteDeliveryStore
   });
 
   const attempts = createAttemptStore(db);
-  const settle = groupedTx(db, (batch: readonly DeliverySettlement[]): SettleOutcome[] => settleAll(s, batch));
+  const b = batchStatements(db);
+  const settle = groupedTx(db, (batch: readonly DeliverySettlement[]): SettleOutcome[] => settleAll(b, batch));
   // One BEGIN IMMEDIATE: no claim can lease the row between the check and the move.
   const expedite = immediateTx(db, (result: string, now: string): GuardedResult<"not-retrying" | "leased"> => {
     const row = s.retrying.get({ result, now }) as { id: string; lease_expires_at: string | null } | undefined;
@@ -173,8 +205,8 @@ export function createTaskDeliveryStore(db: SqliteDatabase): SqliteDeliveryStore
     attempts,
     insertAll(stageId, rows) {
       if (rows.length === 0) return;
-      s.insert.run({ rows: JSON.stringify(rows.map(toDeliveryRow)) });
-      s.insertPayloads.run({ payloads: JSON.stringify(rows.map((d) => ({ id: d.id, stage_id: stageId, payload: d.payload }))) });
+      b.insert(rows.map(toDeliveryRow)).run();
+      b.insertPayloads(rows.map((d) => ({ id: d.id, stage_id: stageId, payload: d.payload }))).run();
     },
     get: async (id) => joined(s.get.get({ id })),
     listByResult: async (taskResultId) => (s.byResult.all({ result: taskResultId }) as DeliveryRow[]).map(fromDeliveryRow),

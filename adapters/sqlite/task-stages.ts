@@ -23,8 +23,8 @@ import { createTaskDeliveryStore } from "./task-deliveries.js";
 import type { DeliveryAttemptStore } from "../../src/storage/attempts-types.js";
 import * as rows from "../sql/run-task-rows.js";
 import { insertSql, updateSql } from "../sql/statements.js";
-import { resultStarts, startResultsSql } from "../sql/delivery-statements.js";
-import { SQLITE_DIALECT } from "./dialect.js";
+import { RESULT_START, resultStarts, startResultsSql } from "../sql/delivery-statements.js";
+import { batchStatement, SQLITE_DIALECT } from "./dialect.js";
 
 /**
  * Compare-and-set guard: the status must be one of a JSON array of expected statuses and the
@@ -131,12 +131,13 @@ function createStageStore(db: SqliteDatabase, s: Statements, taskDeliveries: Ret
   const stageCas = groupedTx(db, (expected: Expected<string>, next: TaskStageRecord): boolean =>
     s.stageCas.run({ ...rows.toTaskStageRow(next), ...guard(expected) }).changes === 1,
   );
+  const resultsStart = batchStatement(db, startResultsSql, RESULT_START);
   const start = groupedTx(
     db,
     (next: TaskStageRecord, expected: Expected<string>, writes: readonly GuardedResultWrite[], deliveries: readonly TaskDeliveryRecord[]) => {
       if (s.stageCas.run({ ...rows.toTaskStageRow(next), ...guard(expected) }).changes !== 1) throw new GuardFailed();
       // decision D57: every result in one statement; one that moved since the start read it fails the start whole.
-      if (writes.length > 0 && s.resultsStart.run({ results: JSON.stringify(resultStarts(next.id, writes)) }).changes !== writes.length) throw new GuardFailed();
+      if (writes.length > 0 && resultsStart(resultStarts(next.id, writes)).run().changes !== writes.length) throw new GuardFailed();
       taskDeliveries.insertAll(next.id, deliveries);
     },
   );

@@ -35,10 +35,11 @@ describe("sqlite outbox", () => {
   it("finds each row of a batch statement by its key, never scanning a table (D57)", () => {
     const db = files.connect();
     createSqliteStorage(db);
-    const cases: [string, string, string, object][] = [
-      [TASK_DELIVERY_SQL.settleRows, "d", "sqlite_autoindex_task_deliveries_1", { entries: "[]" }],
-      [TASK_DELIVERY_SQL.advanceResults, "r", "sqlite_autoindex_task_results_1", { advances: "[]" }],
-      [TASK_STAGE_SQL.resultsStart, "r", "sqlite_autoindex_task_results_1", { results: "[]" }],
+    const nulls = (n: number): null[] => Array<null>(n).fill(null);
+    const cases: [string, string, string, unknown][] = [
+      [TASK_DELIVERY_SQL.settleRows, "d", "sqlite_autoindex_task_deliveries_1", nulls(8)],
+      [TASK_DELIVERY_SQL.advanceResults, "r", "sqlite_autoindex_task_results_1", nulls(8)],
+      [TASK_STAGE_SQL.resultsStart, "r", "sqlite_autoindex_task_results_1", nulls(10)],
       [TASK_DELIVERY_SQL.openWindows, "r", "sqlite_autoindex_task_results_1", { ids: "[]", now: at(0), deadline_at: at(1), deadline_max_at: null }],
     ];
     for (const [sql, alias, key, params] of cases) {
