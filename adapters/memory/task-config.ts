@@ -19,6 +19,9 @@ export function createMemoryRunTaskStore({ tasks, workspaceTasks }: MemoryTaskCo
       const row = tasks.get(id);
       return row ? clone(row) : null;
     },
+    async getMany(ids) {
+      return [...new Set(ids)].sort().flatMap((id) => (tasks.has(id) ? [clone(tasks.get(id)!)] : []));
+    },
     async list(organization, request) {
       return page([...tasks.values()].filter((t) => t.organization === organization).sort(byCreation), request);
     },

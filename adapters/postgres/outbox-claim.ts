@@ -1,6 +1,8 @@
 import { ATTEMPT_LIMITS } from "../../src/schemas/delivery-attempts.js";
 import { noReportSetSql } from "../sql/attempt-rows.js";
+import { LEASE_SET, openWindowsSql, pickSql } from "../sql/delivery-statements.js";
 import { DELIVERIES } from "../sql/run-task-rows.js";
+import { pgDialect } from "./sql.js";
 
 /** The outbox row's columns, aliased; its immutable payload lives apart, in `task_delivery_payloads`. */
 export const ROW = (alias: string) => DELIVERIES.columns.map((c) => `${alias}.${c}`).join(", ");
@@ -12,26 +14,24 @@ export const ROW = (alias: string) => DELIVERIES.columns.map((c) => `${alias}.${
  * deadline get their window (D16); decision D34: `pools` says whose rows (the platform's own, with
  * no pool, or those of some agent pools). A result that the window opened is read from the UPDATE's
  * RETURNING (the statement's snapshot predates it), any other as the snapshot holds it. decision D58:
- * `agents` (an agent dispatcher's claim) also closes its rows' attempts that no agent reported.
+ * `agents` (an agent dispatcher's claim) also closes its rows' attempts that no agent reported, and
+ * the lease counts them on their rows. The pick, the lease and the window are the shared statements (D57).
  */
 export function claimSql(q: string, pools: string, agents: boolean): string {
-  return `WITH picked AS (
-      SELECT id, task_result_id, attempt FROM ${q}task_deliveries
-      WHERE closed_at IS NULL AND ${pools} AND due_at <= @now AND (lease_expires_at IS NULL OR lease_expires_at <= @now)
-      ORDER BY due_at, id LIMIT @limit
-      FOR UPDATE SKIP LOCKED),
+  const d = pgDialect(q);
+  return `WITH picked AS (${pickSql(d, pools, agents ? "id, task_result_id, attempt" : "id")}),
     ${agents ? `${unreportedSql(q)},` : ""}
     leased AS (
-      UPDATE ${q}task_deliveries AS d
-      SET lease_owner = @owner, lease_expires_at = @lease_expires_at, fencing_token = d.fencing_token + 1${agents ? `,
+      UPDATE ${q}task_deliveries AS d SET ${LEASE_SET}${
+        agents
+          ? `,
         attempt = d.attempt + (CASE WHEN u.delivery_id IS NULL THEN 0 ELSE 1 END), last_error = coalesce(u.detail, d.last_error)
-      FROM picked LEFT JOIN unreported u ON u.delivery_id = picked.id` : `
-      FROM picked`} WHERE d.id = picked.id
+      FROM picked LEFT JOIN unreported u ON u.delivery_id = picked.id`
+          : `
+      FROM picked`
+      } WHERE d.id = picked.id
       RETURNING ${ROW("d")}),
-    opened AS (
-      UPDATE ${q}task_results AS r
-      SET deadline_at = @deadline_at, deadline_max_at = @deadline_max_at::text, version = r.version + 1, updated_at = @now
-      WHERE r.id IN (SELECT task_result_id FROM leased) AND r.status = 'pending' AND r.deadline_at IS NULL
+    opened AS (${openWindowsSql(d, "SELECT task_result_id FROM leased")}
       RETURNING r.id, r.status, r.status_timestamps, r.deadline_at, r.version, r.updated_at)
     SELECT ${ROW("l")}, p.payload,
       r.id IS NOT NULL AS result_found,
@@ -60,4 +60,3 @@ const unreportedSql = (q: string): string => `unreported AS (
       WHERE a.task_result_id = p.task_result_id AND a.slot = p.attempt % ${ATTEMPT_LIMITS.perResult} AND a.number = p.attempt + 1
         AND a.delivery_id = p.id AND a.outcome = 'under-way'
       RETURNING a.delivery_id, a.detail)`;
-

@@ -15,6 +15,7 @@ import type { PgPoolLike } from "./driver.js";
 import { changed, isViolation, rowsOf, sql } from "./driver.js";
 import { pageFrom, pageOf, type PagedRow } from "./pages.js";
 import { casSql, qualified } from "./sql.js";
+import { createReadGroup } from "./read-group.js";
 
 const TASK_COLUMNS = RUN_TASKS.columns.join(", ");
 const WS_COLUMNS = WORKSPACE_TASKS.columns.join(", ");
@@ -27,6 +28,8 @@ const tasks = qualified(q, RUN_TASKS);
 const wsTasks = qualified(q, WORKSPACE_TASKS);
 return {
   taskGet: sql(`SELECT ${TASK_COLUMNS} FROM ${tasks.table} WHERE id = @id`),
+  // Stages' tasks (stage start), by the primary key; keyed for a read group (read-group.ts).
+  taskGetMany: sql(`SELECT ${TASK_COLUMNS} FROM ${tasks.table} WHERE id = ANY(@keys::text[])`),
   taskAll: sql(`SELECT ${TASK_COLUMNS} FROM ${tasks.table} WHERE organization = @organization ORDER BY created_at, id`),
   taskPage: sql(pageOf(tasks.table, TASK_COLUMNS, "organization = @organization", "created_at, id")),
   taskInsert: sql(insertSql(tasks)),
@@ -48,10 +51,16 @@ type RunTaskStatements = ReturnType<typeof runTaskStatements>;
 
 /** Organization run tasks; the unique name index is the duplicate guard. */
 function createRunTaskStore(pool: PgPoolLike, s: RunTaskStatements): RunTaskStore {
+  // decision D57: the stages started together read all their tasks in one statement.
+  const readTask = createReadGroup<RunTaskRow>(pool, s.taskGetMany, (row) => row.id);
   return {
     async get(id) {
       const [row] = await rowsOf<RunTaskRow>(pool, s.taskGet, { id });
       return row ? fromRunTaskRow(row) : null;
+    },
+    async getMany(ids) {
+      const found = (await Promise.all([...new Set(ids)].map(readTask))).flat().map(fromRunTaskRow);
+      return found.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
     },
     async list(organization, request) {
       if (request) return pageFrom(await rowsOf<PagedRow<RunTaskRow>>(pool, s.taskPage, { organization, ...request }), fromRunTaskRow);

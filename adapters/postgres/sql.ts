@@ -1,3 +1,4 @@
+import type { SqlDialect } from "../sql/delivery-statements.js";
 import { updateSql, type TableColumns } from "../sql/statements.js";
 
 /**
@@ -28,3 +29,21 @@ export const EXPECTED = `version = @expected_version AND status = ANY(@expected_
 export const insertManySql = <Row>(t: TableColumns<Row>): string =>
   `INSERT INTO ${t.table} (${t.columns.join(", ")})
     SELECT ${t.columns.join(", ")} FROM json_populate_recordset(NULL::${t.table}, @rows::json)`;
+
+/**
+ * decision D57: PostgreSQL's side of the shared batch statements (adapters/sql/delivery-statements.ts):
+ * a JSON array parameter becomes a table through `json_to_recordset`, its text columns compared
+ * by code point; a status is tested against a JSON array with `?`; RETURNING names columns by alias.
+ */
+export const pgDialect = (q: string): SqlDialect => ({
+  q,
+  // The LIMIT is the array's length: the planner otherwise takes a set-returning function for 100
+  // rows and, on a table of a few thousand, prefers a sequential scan to 100 lookups by key.
+  records: (param, alias, columns) =>
+    `(SELECT * FROM json_to_recordset(@${param}::json) AS x(${columns.map(([c, type]) => `${c} ${type === "int" ? "int" : TEXT}`).join(", ")})
+      LIMIT json_array_length(@${param}::json)) AS ${alias}`,
+  inJson: (value, array) => `${array}::jsonb ? ${value}`,
+  returning: (alias, column) => `RETURNING ${alias}.${column}`,
+  // decision D27: rows another claim holds are passed over, never waited for.
+  skipLocked: "\n    FOR UPDATE SKIP LOCKED",
+});

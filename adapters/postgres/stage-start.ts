@@ -1,10 +1,11 @@
 import type { TaskDeliveryRecord, TaskStageRecord } from "../../src/schemas/run-task-records.js";
 import type { Expected, GuardedResultWrite } from "../../src/storage/run-tasks-types.js";
-import { DELIVERIES, TASK_RESULT_START, TASK_STAGE_STATE, toDeliveryRow, toTaskStageRow } from "../sql/run-task-rows.js";
+import { TASK_STAGE_STATE, toDeliveryRow, toTaskStageRow } from "../sql/run-task-rows.js";
+import { insertDeliveriesSql, insertPayloadsSql, PAYLOAD, RESULT_START, resultStarts, startResultsSql } from "../sql/delivery-statements.js";
 import type { PgPoolLike } from "./driver.js";
 import { retrying, rowsOf, sql } from "./driver.js";
 import { MARK_ORIGIN } from "./events.js";
-import { TEXT } from "./sql.js";
+import { pgDialect } from "./sql.js";
 import { NOTIFY_SQL } from "./notify.js";
 import { createWriteGroup } from "./write-group.js";
 import { deadlineOf } from "./bounded-pool.js";
@@ -32,24 +33,20 @@ const MAX_GROUP = 200;
  * Rows are locked in id order; a deadlock with another group is retried whole.
  */
 function startSql(q: string): string {
-  const cols = DELIVERIES.columns.join(", ");
+  const d = pgDialect(q);
+  const ok = "(SELECT id FROM ok)";
   return `WITH s AS MATERIALIZED (
       SELECT n.*, g.expected_version, g.expected_statuses, g.result_count
       FROM json_populate_recordset(NULL::${q}task_stages, @stages::json) AS n
       JOIN unnest(@stage_ids::text[], @stage_expected_versions::int[], @stage_expected_statuses::text[], @stage_result_counts::int[])
         AS g(id, expected_version, expected_statuses, result_count) ON g.id = n.id),
-    i AS MATERIALIZED (
-      SELECT * FROM unnest(@result_stage_ids::text[], @result_ids::text[], @result_digests::text[], @result_agent_pool_ids::text[],
-        @result_deadline_at::text[], @result_deadline_max_at::text[],
-        @result_versions::int[], @result_updated_at::text[], @result_expected_versions::int[], @result_expected_statuses::text[])
-        AS i(stage_id, id, access_token_digest, agent_pool_id, deadline_at, deadline_max_at, version, updated_at, expected_version, expected_statuses)),
     held_stages AS MATERIALIZED (
       SELECT st.id FROM ${q}task_stages AS st JOIN s ON s.id = st.id
       WHERE st.version = s.expected_version AND s.expected_statuses::jsonb ? st.status
       ORDER BY st.id FOR UPDATE OF st),
     held_results AS MATERIALIZED (
-      SELECT i.stage_id FROM ${q}task_results AS r JOIN i ON i.id = r.id
-      WHERE r.version = i.expected_version AND i.expected_statuses::jsonb ? r.status
+      SELECT i.stage_id FROM ${q}task_results AS r JOIN ${d.records("results", "i", RESULT_START)} ON i.id = r.id
+      WHERE r.version = i.expected_version AND ${d.inJson("r.status", "i.expected_statuses")}
       ORDER BY r.id FOR UPDATE OF r),
     ok AS MATERIALIZED (
       SELECT s.id FROM s
@@ -59,23 +56,15 @@ function startSql(q: string): string {
       UPDATE ${q}task_stages AS st SET ${TASK_STAGE_STATE.map((c) => `${c} = s.${c}`).join(", ")}
       FROM s WHERE st.id = s.id AND s.id IN (SELECT id FROM ok) AND ${MARK_ORIGIN}
       RETURNING st.id),
-    tokens AS (
-      UPDATE ${q}task_results AS r SET ${TASK_RESULT_START.map((c) => `${c} = i.${c}`).join(", ")}
-      FROM i WHERE r.id = i.id AND i.stage_id IN (SELECT id FROM ok)),
-    dl AS MATERIALIZED (
-      SELECT * FROM json_to_recordset(@payloads::json) AS p(id ${TEXT}, stage_id ${TEXT}, payload text)
-      WHERE p.stage_id IN (SELECT id FROM ok)),
-    deliveries AS (
-      INSERT INTO ${q}task_deliveries (${cols})
-      SELECT ${cols} FROM json_populate_recordset(NULL::${q}task_deliveries, @rows::json) AS d
-      WHERE d.id IN (SELECT id FROM dl)),
-    payloads AS (INSERT INTO ${q}task_delivery_payloads (delivery_id, payload) SELECT id, payload FROM dl),
+    tokens AS (${startResultsSql(d, ` AND i.stage_id IN ${ok}`)}),
+    dl AS MATERIALIZED (SELECT * FROM ${d.records("payloads", "p", PAYLOAD)} WHERE p.stage_id IN ${ok}),
+    deliveries AS (${insertDeliveriesSql(d, "r.id IN (SELECT id FROM dl)")}),
+    payloads AS (${insertPayloadsSql(d, "true", "dl AS p")}),
     woke AS (${NOTIFY_SQL} WHERE EXISTS (SELECT 1 FROM dl))
     SELECT id FROM started UNION ALL SELECT NULL FROM woke`;
 }
 
 function startParams(starts: readonly Start[]) {
-  const writes = starts.flatMap((s) => s.writes);
   const rows = starts.flatMap((s) => s.rows);
   return {
     stages: JSON.stringify(starts.map((s) => toTaskStageRow(s.next))),
@@ -83,16 +72,7 @@ function startParams(starts: readonly Start[]) {
     stage_expected_versions: starts.map((s) => s.expected.version),
     stage_expected_statuses: starts.map((s) => JSON.stringify(s.expected.statuses)),
     stage_result_counts: starts.map((s) => s.writes.length),
-    result_stage_ids: starts.flatMap((s) => s.writes.map(() => s.next.id)),
-    result_ids: writes.map((w) => w.next.id),
-    result_digests: writes.map((w) => w.next.accessTokenDigest),
-    result_agent_pool_ids: writes.map((w) => w.next.agentPoolId ?? null),
-    result_deadline_at: writes.map((w) => w.next.deadlineAt),
-    result_deadline_max_at: writes.map((w) => w.next.deadlineMaxAt),
-    result_versions: writes.map((w) => w.next.version),
-    result_updated_at: writes.map((w) => w.next.updatedAt),
-    result_expected_versions: writes.map((w) => w.expected.version),
-    result_expected_statuses: writes.map((w) => JSON.stringify(w.expected.statuses)),
+    results: JSON.stringify(starts.flatMap((s) => resultStarts(s.next.id, s.writes))),
     rows: JSON.stringify(rows.map(toDeliveryRow)),
     // JSON rather than a text[]: node-postgres escapes array elements character by character in
     // JavaScript, 2 kB for each of up to 2,000 payloads a statement.

@@ -2,14 +2,15 @@ import type { ResultStatus } from "../../src/schemas/run-tasks.js";
 import type { ClaimedDelivery, DeliverySettlement, SettleOutcome, TaskDeliveryStore } from "../../src/storage/run-tasks-types.js";
 import { assertDistinctIds, plusMs } from "../../src/storage/outbox-rules.js";
 import { fromDeliveryRow, type DeliveryRow } from "../sql/run-task-rows.js";
-import { ATTEMPTS, toAttemptRow, upsertAttemptSql } from "../sql/attempt-rows.js";
-import { claimSql, ROW } from "./outbox-claim.js";
+import { claimSql } from "./outbox-claim.js";
+import { deliveryReadsSql, retryingSql, fromBacklogRows, fromStatsRow, type BacklogRow, type StatsRow } from "../sql/delivery-reads.js";
+import { advanceResultsSql, heldRowsSql, recordAttemptsSql, settleInput, settleRowsSql, SETTLE_ENTRY } from "../sql/delivery-statements.js";
 import type { PgPoolLike, Statement } from "./driver.js";
 import { changed, retrying, rowsOf, sql, transaction } from "./driver.js";
 import { MARK_ORIGIN } from "./events.js";
 import { NOTIFY_SQL } from "./notify.js";
 import type { PgMigration } from "./migration.js";
-import { TEXT } from "./sql.js";
+import { pgDialect, TEXT } from "./sql.js";
 
 /**
  * decision D34: outbox rows carry the agent pool that delivers them (null: the platform itself);
@@ -30,10 +31,6 @@ export const ATTEMPT_AGENTS_MIGRATION: PgMigration = {
   up: (q) => `ALTER TABLE ${q}delivery_attempts ADD COLUMN agent_id ${TEXT};`,
 };
 
-
-/** What the stats statement counts over the open rows (counts as integers, not bigint strings). */
-type StatsRow = { due: number; leased: number; oldest_due_at: string | null; retrying: number; oldest_retrying_at: string | null };
-
 /** A claimed row joined with its payload, its result as the claim left it, and its task's key. */
 type ClaimRow = DeliveryRow & {
   result_found: boolean;
@@ -52,29 +49,17 @@ export function createTaskDeliveryStore(
   q: string,
   origin: string,
 ): TaskDeliveryStore {
-  const table = `${q}task_deliveries`;
-  const payloads = `${q}task_delivery_payloads`;
+  const reads = deliveryReadsSql(pgDialect(q));
   const s = {
-    get: sql(`SELECT ${ROW("d")}, p.payload FROM ${table} d JOIN ${payloads} p ON p.delivery_id = d.id WHERE d.id = @id`),
-    byResult: sql(`SELECT ${ROW("d")}, p.payload FROM ${table} d JOIN ${payloads} p ON p.delivery_id = d.id
-      WHERE d.task_result_id = @result ORDER BY d.created_at, d.id`),
+    get: sql(reads.get),
+    byResult: sql(reads.byResult),
+    stats: sql(reads.stats),
+    waitingByPool: sql(reads.waitingByPool),
     claim: sql(claimSql(q, "agent_pool_id IS NULL", false)),
     // decision D34: an agent dispatcher's claim, by task_deliveries_open_by_pool.
     claimPools: sql(claimSql(q, "agent_pool_id = ANY(@pools::text[])", true)),
     settle: sql(settleSql(q)),
     expedite: sql(expediteSql(q)),
-    // Open rows only, for metrics and health checks; counts arrive as integers, not bigint strings.
-    stats: sql(`SELECT
-        (count(*) FILTER (WHERE due_at <= @now AND (lease_expires_at IS NULL OR lease_expires_at <= @now)))::int AS due,
-        (count(*) FILTER (WHERE lease_expires_at > @now))::int AS leased,
-        min(due_at) FILTER (WHERE due_at <= @now AND (lease_expires_at IS NULL OR lease_expires_at <= @now)) AS oldest_due_at,
-        (count(*) FILTER (WHERE attempt > 0))::int AS retrying,
-        min(created_at) FILTER (WHERE attempt > 0) AS oldest_retrying_at
-      FROM ${table} WHERE closed_at IS NULL`),
-    // decision D34: a pool's open rows due and untaken, by task_deliveries_open_by_pool.
-    waitingByPool: sql(`SELECT agent_pool_id, count(*)::int AS due, min(due_at) AS oldest_due_at FROM ${table}
-      WHERE closed_at IS NULL AND agent_pool_id IS NOT NULL AND due_at <= @now AND (lease_expires_at IS NULL OR lease_expires_at <= @now)
-      GROUP BY agent_pool_id ORDER BY agent_pool_id LIMIT @limit`),
   };
 
   const taskDeliveries: TaskDeliveryStore = {
@@ -112,20 +97,8 @@ export function createTaskDeliveryStore(
       if (!row?.found) return { ok: false, reason: "not-retrying" };
       return row.free ? { ok: true } : { ok: false, reason: "leased" };
     },
-    async stats(now) {
-      const [row] = await rowsOf<StatsRow>(pool, s.stats, { now });
-      return {
-        due: row?.due ?? 0,
-        leased: row?.leased ?? 0,
-        oldestDueAt: row?.oldest_due_at ?? null,
-        retrying: row?.retrying ?? 0,
-        oldestRetryingAt: row?.oldest_retrying_at ?? null,
-      };
-    },
-    async waitingByPool(now, limit) {
-      const rows = await rowsOf<{ agent_pool_id: string; due: number; oldest_due_at: string }>(pool, s.waitingByPool, { now, limit });
-      return rows.map((r) => ({ agentPoolId: r.agent_pool_id, due: r.due, oldestDueAt: r.oldest_due_at }));
-    },
+    stats: async (now) => fromStatsRow((await rowsOf<StatsRow>(pool, s.stats, { now }))[0]),
+    waitingByPool: async (now, limit) => fromBacklogRows(await rowsOf<BacklogRow>(pool, s.waitingByPool, { now, limit })),
   };
   return taskDeliveries;
 }
@@ -163,55 +136,22 @@ const outboxStatement = <Row>(pool: PgPoolLike, statement: Statement, params: ob
   });
 
 /**
- * One statement for a whole batch: each entry's row write is guarded by its fencing token and an
- * open row; a close's result advance runs only for rows written and results still as expected
- * (and carries the origin to the status event trigger, events.ts). Rows are found by primary key:
- * the open check is spelled so that it does not imply `task_deliveries_open_by_due`'s predicate,
- * an index the planner would otherwise read whole (every open row) when statistics undercount it.
- * It answers with the ids of the rows written (`row`) and of the entries whose result advanced,
- * and wakes listeners (`woke`) when a retry or a release made a row claimable again.
+ * One statement for a whole batch, composed of the shared batch statements (D57,
+ * delivery-statements.ts): each entry's row write, guarded by its fencing token and an open row;
+ * a close's result advance, only for rows written and results still as expected (it carries the
+ * origin to the status event trigger, events.ts); the attempts of the rows written (D31). It
+ * answers with the ids of the rows written (`row`) and of the entries whose result advanced, and
+ * wakes listeners (`woke`) when a retry or a release made a row claimable again.
  */
 function settleSql(q: string): string {
-  return `WITH input AS (
-      SELECT * FROM unnest(@ids::text[], @tokens::int[], @types::text[], @attempts::int[], @closed_at::text[],
-        @delivered_at::text[], @due_at::text[], @last_error::text[])
-        AS i(id, token, type, attempt, closed_at, delivered_at, due_at, last_error)),
-    written AS (
-      UPDATE ${q}task_deliveries AS d SET
-        attempt = CASE WHEN i.type = 'release' THEN d.attempt ELSE i.attempt END,
-        closed_at = CASE WHEN i.type = 'close' THEN i.closed_at ELSE d.closed_at END,
-        delivered_at = CASE WHEN i.type = 'close' THEN i.delivered_at ELSE d.delivered_at END,
-        due_at = CASE WHEN i.type = 'retry' THEN i.due_at ELSE d.due_at END,
-        last_error = CASE WHEN i.type = 'release' THEN d.last_error ELSE i.last_error END,
-        lease_owner = NULL, lease_expires_at = NULL
-      FROM input i
-      WHERE d.id = i.id AND i.type <> 'hand-out' AND d.fencing_token = i.token AND coalesce(d.closed_at, '') = ''
-      RETURNING d.id),
-    -- decision D58: a hand-out's row is only checked (still held by the token), never written.
-    held AS (
-      SELECT d.id FROM ${q}task_deliveries AS d JOIN input i ON d.id = i.id
-      WHERE i.type = 'hand-out' AND d.fencing_token = i.token AND coalesce(d.closed_at, '') = ''
-      FOR SHARE OF d),
-    advances AS (
-      SELECT * FROM unnest(@adv_delivery::text[], @adv_result::text[], @adv_expected_version::int[],
-        @adv_expected_statuses::text[], @adv_status::text[], @adv_timestamps::text[], @adv_version::int[], @adv_updated_at::text[])
-        AS a(delivery_id, result_id, expected_version, expected_statuses, status, status_timestamps, version, updated_at)),
-    advanced AS (
-      UPDATE ${q}task_results AS r
-      SET status = a.status, status_timestamps = a.status_timestamps, version = a.version, updated_at = a.updated_at
-      FROM advances a
-      WHERE a.delivery_id IN (SELECT id FROM written) AND r.id = a.result_id
-        AND r.version = a.expected_version AND a.expected_statuses::jsonb ? r.status AND ${MARK_ORIGIN}
-      RETURNING a.delivery_id),
+  const d = pgDialect(q);
+  const written = "(SELECT id FROM written)";
+  return `WITH written AS (${settleRowsSql(d)}),
+    held AS (${heldRowsSql(d, " FOR SHARE OF d")}),
+    advanced AS (${advanceResultsSql(d, ` AND a.delivery_id IN ${written} AND ${MARK_ORIGIN}`)} RETURNING a.delivery_id),
     woke AS (
-      ${NOTIFY_SQL} WHERE EXISTS (SELECT 1 FROM written w JOIN input i ON i.id = w.id WHERE i.type <> 'close')),
-    -- decision D31: the attempts of the rows written take their results' places (attempt-rows.ts);
-    -- of two in one batch for one place, the newer.
-    recorded AS (${upsertAttemptSql(`${q}delivery_attempts`, `SELECT DISTINCT ON (a.task_result_id, a.slot) ${ATTEMPTS.columns.map((c) => `a.${c}`).join(", ")}
-        FROM json_populate_recordset(NULL::${q}delivery_attempts, @records::json) AS a
-        WHERE a.delivery_id IN (SELECT id FROM written UNION ALL SELECT id FROM held)
-        ORDER BY a.task_result_id, a.slot, a.number DESC`)}
-      RETURNING 1)
+      ${NOTIFY_SQL} WHERE EXISTS (SELECT 1 FROM written w JOIN ${d.records("entries", "i", SETTLE_ENTRY)} ON i.id = w.id WHERE i.type <> 'close')),
+    recorded AS (${recordAttemptsSql(d, `a.delivery_id IN (SELECT id FROM written UNION ALL SELECT id FROM held)`)} RETURNING 1)
     SELECT 'row' AS kind, id FROM written
     UNION ALL SELECT 'row', id FROM held
     UNION ALL SELECT 'result', delivery_id FROM advanced
@@ -225,11 +165,7 @@ function settleSql(q: string): string {
  */
 function expediteSql(q: string): string {
   const free = `t.lease_expires_at IS NULL OR t.lease_expires_at <= @now`;
-  return `WITH target AS (
-      SELECT d.id, d.lease_expires_at FROM ${q}task_deliveries d JOIN ${q}task_results r ON r.id = d.task_result_id
-      WHERE d.task_result_id = @result AND d.closed_at IS NULL AND d.attempt > 0 AND r.status = 'pending' AND r.deadline_at > @now
-      ORDER BY d.created_at, d.id LIMIT 1
-      FOR UPDATE OF d),
+  return `WITH target AS (${retryingSql(pgDialect(q), " FOR UPDATE OF d")}),
     moved AS (
       UPDATE ${q}task_deliveries AS d SET due_at = @now FROM target t WHERE d.id = t.id AND (${free}) AND d.due_at > @now RETURNING d.id),
     woke AS (${NOTIFY_SQL} WHERE EXISTS (SELECT 1 FROM target t WHERE ${free}))
@@ -238,25 +174,6 @@ function expediteSql(q: string): string {
 }
 
 function settleParams(batch: readonly DeliverySettlement[]) {
-  const field = <T>(pick: (entry: DeliverySettlement) => T) => batch.map(pick);
-  const advances = batch.flatMap((entry) => (entry.type === "close" && entry.result ? [{ delivery: entry.id, ...entry.result }] : []));
-  return {
-    ids: field((e) => e.id),
-    tokens: field((e) => e.fencingToken),
-    types: field((e) => e.type),
-    attempts: field((e) => ("fields" in e ? e.fields.attempt : null)),
-    closed_at: field((e) => (e.type === "close" ? e.fields.closedAt : null)),
-    delivered_at: field((e) => (e.type === "close" ? e.fields.deliveredAt : null)),
-    due_at: field((e) => (e.type === "retry" ? e.fields.dueAt : null)),
-    last_error: field((e) => ("fields" in e ? e.fields.lastError : null)),
-    adv_delivery: advances.map((a) => a.delivery),
-    adv_result: advances.map((a) => a.id),
-    adv_expected_version: advances.map((a) => a.expected.version),
-    adv_expected_statuses: advances.map((a) => JSON.stringify(a.expected.statuses)),
-    adv_status: advances.map((a) => a.status),
-    adv_timestamps: advances.map((a) => JSON.stringify(a.statusTimestamps)),
-    adv_version: advances.map((a) => a.version),
-    adv_updated_at: advances.map((a) => a.updatedAt),
-    records: JSON.stringify(batch.flatMap((e) => (e.type !== "release" && e.record ? [toAttemptRow(e.record)] : []))),
-  };
+  const { entries, advances, attempts } = settleInput(batch);
+  return { entries: JSON.stringify(entries), advances: JSON.stringify(advances), attempts: JSON.stringify(attempts) };
 }

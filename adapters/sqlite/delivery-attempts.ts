@@ -1,7 +1,7 @@
 import type { DeliveryAttemptRecord } from "../../src/schemas/delivery-attempts.js";
 import type { Page, PageRequest } from "../../src/schemas/records.js";
 import type { DeliveryAttemptStore } from "../../src/storage/attempts-types.js";
-import { ATTEMPTS, fromAttemptRow, toAttemptRow, upsertAttemptSql, type AttemptRow } from "../sql/attempt-rows.js";
+import { fromAttemptRow, type AttemptRow } from "../sql/attempt-rows.js";
 import type { SqliteDatabase, SqliteStatement } from "./driver.js";
 import { deferredTx, immediateTx } from "./driver.js";
 import type { Migration } from "./migration.js";
@@ -44,17 +44,14 @@ export const ATTEMPT_AGENT_NAMES_MIGRATION: Migration = {
 
 /** The statements, exported so the adapter tests can check their query plans. */
 export const ATTEMPT_SQL = {
-  upsert: upsertAttemptSql(ATTEMPTS.table, `VALUES (${ATTEMPTS.columns.map((c) => `@${c}`).join(", ")})`),
   count: `SELECT COUNT(*) AS total FROM delivery_attempts WHERE task_result_id = ?`,
   page: `SELECT * FROM delivery_attempts WHERE task_result_id = ? ORDER BY started_at DESC, number DESC, id DESC LIMIT ? OFFSET ?`,
   prune: `DELETE FROM delivery_attempts WHERE (task_result_id, slot) IN
     (SELECT task_result_id, slot FROM delivery_attempts WHERE started_at < ? ORDER BY started_at LIMIT ?)`,
 } as const;
 
-export interface SqliteAttemptStore extends DeliveryAttemptStore {
-  /** Stores an attempt in its place; called by `settle` inside its transaction, for rows it wrote. */
-  record(attempt: DeliveryAttemptRecord): void;
-}
+/** The attempts' reads and pruning; `settle` writes them (decision D57, delivery-statements.ts). */
+export type SqliteAttemptStore = DeliveryAttemptStore;
 
 export function createAttemptStore(db: SqliteDatabase): SqliteAttemptStore {
   const s = Object.fromEntries(Object.entries(ATTEMPT_SQL).map(([name, sql]) => [name, db.prepare(sql)])) as Record<keyof typeof ATTEMPT_SQL, SqliteStatement>;
@@ -65,7 +62,6 @@ export function createAttemptStore(db: SqliteDatabase): SqliteAttemptStore {
   }));
   const prune = immediateTx(db, (before: string, limit: number): number => s.prune.run(before, limit).changes);
   return {
-    record: (attempt) => void s.upsert.run(toAttemptRow(attempt)),
     list: async (taskResultId, request) => list(taskResultId, request),
     prune: async (before, limit) => prune(before, Math.max(0, limit)),
   };

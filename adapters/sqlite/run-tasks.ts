@@ -10,6 +10,8 @@ import { insertSql, updateSql } from "../sql/statements.js";
 /** The statements, exported so the adapter tests can check their query plans. */
 export const RUN_TASK_SQL = {
   taskGet: `SELECT * FROM run_tasks WHERE id = ?`,
+  // A stage's tasks in one statement (stage start), by the primary key.
+  taskGetMany: `SELECT * FROM run_tasks WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id`,
   taskAll: `SELECT * FROM run_tasks WHERE organization = ? ORDER BY created_at, id`,
   taskPage: `SELECT * FROM run_tasks WHERE organization = ? ORDER BY created_at, id LIMIT ? OFFSET ?`,
   taskCount: `SELECT COUNT(*) AS total FROM run_tasks WHERE organization = ?`,
@@ -66,6 +68,7 @@ function createRunTaskStore(db: SqliteDatabase, s: Statements): RunTaskStore {
   });
   return {
     get: async (id) => task(s.taskGet.get(id)),
+    getMany: async (ids) => (s.taskGetMany.all(JSON.stringify(ids)) as rows.RunTaskRow[]).map(rows.fromRunTaskRow),
     async list(organization, request) {
       if (request) return taskPage(organization, request);
       const items = (s.taskAll.all(organization) as rows.RunTaskRow[]).map(rows.fromRunTaskRow);

@@ -3,26 +3,40 @@ import type { TaskDeliveryRecord } from "../../src/schemas/run-task-records.js";
 import type { ClaimedDelivery, DeliveryClaim, DeliverySettlement, SettleOutcome, TaskDeliveryStore } from "../../src/storage/run-tasks-types.js";
 import type { GuardedResult } from "../../src/storage/types.js";
 import { assertDistinctIds, attemptSlot, byDueThenId, plusMs } from "../../src/storage/outbox-rules.js";
-import type { SqliteDatabase, SqliteStatement } from "./driver.js";
-import { groupedTx, immediateTx } from "./driver.js";
-import { DELIVERIES, fromDeliveryRow, toDeliveryRow, type DeliveryRow } from "../sql/run-task-rows.js";
-import { insertSql } from "../sql/statements.js";
-import { createAttemptStore, type SqliteAttemptStore } from "./delivery-attempts.js";
 import { noReportSetSql } from "../sql/attempt-rows.js";
+import type { SqliteDatabase, SqliteStatement } from "./driver.js";
+import type { SqlDialect } from "../sql/delivery-statements.js";
+import { groupedTx, immediateTx } from "./driver.js";
+import { fromDeliveryRow, toDeliveryRow, type DeliveryRow } from "../sql/run-task-rows.js";
+import { deliveryReadsSql, fromBacklogRows, fromStatsRow, retryingSql, type BacklogRow, type StatsRow } from "../sql/delivery-reads.js";
+import {
+  advanceResultsSql,
+  ATTEMPT_COLUMNS,
+  DELIVERY_COLUMNS,
+  heldRowsSql,
+  insertDeliveriesSql,
+  insertPayloadsSql,
+  LEASE_SET,
+  openWindowsSql,
+  PAYLOAD,
+  pickSql,
+  recordAttemptsSql,
+  RESULT_ADVANCE,
+  SETTLE_ENTRY,
+  settleInput,
+  settleRowsSql,
+} from "../sql/delivery-statements.js";
+import { batchStatement, SQLITE_DIALECT } from "./dialect.js";
+import { createAttemptStore, type SqliteAttemptStore } from "./delivery-attempts.js";
 import type { Migration } from "./migration.js";
-
-const LEASE_GUARD = `id = @id AND fencing_token = @fencing_token AND closed_at IS NULL`;
 
 /**
  * decision D15: one statement picks and leases, inside BEGIN IMMEDIATE, so of two connections
  * (or processes) the second only ever sees the first one's leases. decision D34: `pools` says
  * whose rows: the platform's own (no pool) or those of some agent pools.
  */
-const claimSql = (pools: string): string => `UPDATE task_deliveries
-    SET lease_owner = @owner, lease_expires_at = @lease_expires_at, fencing_token = fencing_token + 1
-    WHERE id IN (SELECT id FROM task_deliveries
-      WHERE closed_at IS NULL AND ${pools} AND due_at <= @now AND (lease_expires_at IS NULL OR lease_expires_at <= @now)
-      ORDER BY due_at, id LIMIT @limit)
+const claimSql = (pools: string): string => `UPDATE task_deliveries SET ${LEASE_SET}
+    WHERE id IN (${pickSql(SQLITE_DIALECT, pools)})
     RETURNING *`;
 
 /**
@@ -49,32 +63,47 @@ export const ATTEMPT_AGENTS_MIGRATION: Migration = {
  * Every UPDATE names only the columns it changes; the payload sits in its own table and is read
  * once per claim.
  */
+const recordAttemptsOneByOne = (d: SqlDialect): string => recordAttemptsSql(d, "true", false);
+const advanceSql = (d: SqlDialect): string => `${advanceResultsSql(d)} ${d.returning("r", "id")}`;
+
+/** The batch statements (D57), prepared per batch size; `TASK_DELIVERY_SQL` holds their text for one row. */
+function batchStatements(db: SqliteDatabase) {
+  return {
+    insert: batchStatement(db, insertDeliveriesSql, DELIVERY_COLUMNS),
+    insertPayloads: batchStatement(db, insertPayloadsSql, PAYLOAD),
+    settleRows: batchStatement(db, settleRowsSql, SETTLE_ENTRY),
+    // decision D58: the rows of a batch's hand-outs still held, read only when it has any.
+    heldRows: batchStatement(db, (d: SqlDialect) => heldRowsSql(d), SETTLE_ENTRY),
+    recordAttempts: batchStatement(db, recordAttemptsOneByOne, ATTEMPT_COLUMNS),
+    advanceResults: batchStatement(db, advanceSql, RESULT_ADVANCE),
+  };
+}
+type Batches = ReturnType<typeof batchStatements>;
+
 export const TASK_DELIVERY_SQL = {
-  insert: insertSql(DELIVERIES),
-  insertPayload: `INSERT INTO task_delivery_payloads (delivery_id, payload) VALUES (@id, @payload)`,
-  get: `SELECT d.*, p.payload FROM task_deliveries AS d JOIN task_delivery_payloads AS p ON p.delivery_id = d.id WHERE d.id = ?`,
-  byResult: `SELECT d.*, p.payload FROM task_deliveries AS d JOIN task_delivery_payloads AS p ON p.delivery_id = d.id
-    WHERE d.task_result_id = ? ORDER BY d.created_at, d.id`,
+  // decision D57: a stage start's rows and payloads, each in one statement.
+  insert: insertDeliveriesSql(SQLITE_DIALECT),
+  insertPayloads: insertPayloadsSql(SQLITE_DIALECT),
+  ...deliveryReadsSql(SQLITE_DIALECT),
   claim: claimSql("agent_pool_id IS NULL"),
   // decision D34: an agent dispatcher's claim, by task_deliveries_open_by_pool.
   claimPools: claimSql("agent_pool_id IN (SELECT value FROM json_each(@pools))"),
   // decision D16: the window opens at the first attempt, in the claim that hands the attempt out.
-  openWindows: `UPDATE task_results SET deadline_at = @deadline_at, deadline_max_at = @deadline_max_at,
-      version = version + 1, updated_at = @now
-    WHERE id IN (SELECT value FROM json_each(@ids)) AND status = 'pending' AND deadline_at IS NULL`,
+  openWindows: openWindowsSql(SQLITE_DIALECT, "SELECT value FROM json_each(@ids)"),
   claimed: `SELECT d.id, p.payload, r.status, r.status_timestamps, r.deadline_at, r.version, r.updated_at,
       t.id AS task_found, t.hmac_key
     FROM json_each(@ids) AS j JOIN task_deliveries AS d ON d.id = j.value
     JOIN task_delivery_payloads AS p ON p.delivery_id = d.id
     LEFT JOIN task_results AS r ON r.id = d.task_result_id
     LEFT JOIN run_tasks AS t ON t.id = d.task_id`,
-  close: `UPDATE task_deliveries SET attempt = @attempt, closed_at = @closed_at, delivered_at = @delivered_at,
-    last_error = @last_error, lease_owner = NULL, lease_expires_at = NULL WHERE ${LEASE_GUARD}`,
-  retry: `UPDATE task_deliveries SET attempt = @attempt, due_at = @due_at, last_error = @last_error,
-    lease_owner = NULL, lease_expires_at = NULL WHERE ${LEASE_GUARD}`,
-  release: `UPDATE task_deliveries SET lease_owner = NULL, lease_expires_at = NULL WHERE ${LEASE_GUARD}`,
-  // decision D58: a hand-out writes its record only, while the claim still holds the row.
-  held: `SELECT 1 AS held FROM task_deliveries WHERE ${LEASE_GUARD}`,
+  // decision D57: a settle batch in at most three statements (delivery-statements.ts): the rows,
+  // the attempts of the rows written, the results of the rows closed.
+  settleRows: settleRowsSql(SQLITE_DIALECT),
+  recordAttempts: recordAttemptsOneByOne(SQLITE_DIALECT),
+  advanceResults: advanceSql(SQLITE_DIALECT),
+  // decision D31: the result's retrying row, with the result's guard (D16), by task_deliveries_by_result.
+  retrying: retryingSql(SQLITE_DIALECT),
+  expedite: `UPDATE task_deliveries SET due_at = @now WHERE id = @id AND due_at > @now`,
   // decision D58: a re-taken pool row's attempt still under way is closed (by the primary key),
   // and counted on its row.
   closeUnreported: `UPDATE delivery_attempts
@@ -83,26 +112,6 @@ export const TASK_DELIVERY_SQL = {
       json_extract(value, '$.s'), json_extract(value, '$.d'), json_extract(value, '$.n') FROM json_each(@keys))
     RETURNING delivery_id, detail`,
   countUnreported: `UPDATE task_deliveries SET attempt = attempt + 1, last_error = @last_error WHERE id = @id`,
-  advanceResult: `UPDATE task_results SET status = @status, status_timestamps = @status_timestamps, version = @version,
-      updated_at = @updated_at
-    WHERE id = @id AND version = @expected_version AND status IN (SELECT value FROM json_each(@expected_statuses))`,
-  // decision D31: the result's retrying row, with the result's guard (D16), by task_deliveries_by_result.
-  retrying: `SELECT d.id, d.lease_expires_at FROM task_deliveries AS d JOIN task_results AS r ON r.id = d.task_result_id
-    WHERE d.task_result_id = @result AND d.closed_at IS NULL AND d.attempt > 0 AND r.status = 'pending' AND r.deadline_at > @now
-    ORDER BY d.created_at, d.id LIMIT 1`,
-  expedite: `UPDATE task_deliveries SET due_at = @now WHERE id = @id AND due_at > @now`,
-  // Open rows only (the partial index task_deliveries_open_by_due), for metrics and health checks.
-  stats: `SELECT
-      COALESCE(SUM(CASE WHEN due_at <= @now AND (lease_expires_at IS NULL OR lease_expires_at <= @now) THEN 1 ELSE 0 END), 0) AS due,
-      COALESCE(SUM(CASE WHEN lease_expires_at > @now THEN 1 ELSE 0 END), 0) AS leased,
-      MIN(CASE WHEN due_at <= @now AND (lease_expires_at IS NULL OR lease_expires_at <= @now) THEN due_at END) AS oldest_due_at,
-      COALESCE(SUM(CASE WHEN attempt > 0 THEN 1 ELSE 0 END), 0) AS retrying,
-      MIN(CASE WHEN attempt > 0 THEN created_at END) AS oldest_retrying_at
-    FROM task_deliveries WHERE closed_at IS NULL`,
-  // decision D34: a pool's open rows due and untaken, by the partial index on open rows by pool.
-  waitingByPool: `SELECT agent_pool_id, COUNT(*) AS due, MIN(due_at) AS oldest_due_at FROM task_deliveries
-    WHERE closed_at IS NULL AND agent_pool_id IS NOT NULL AND due_at <= @now AND (lease_expires_at IS NULL OR lease_expires_at <= @now)
-    GROUP BY agent_pool_id ORDER BY agent_pool_id LIMIT @limit`,
 } as const;
 
 type Statements = Record<keyof typeof TASK_DELIVERY_SQL, SqliteStatement>;
@@ -137,6 +146,22 @@ function toClaimed(row: Omit<DeliveryRow, "payload">, extra: ClaimedExtra): Clai
 }
 
 /**
+ * Groups of advances in which each result appears once, in batch order: a result named by two
+ * closes of one batch (never, in practice) is advanced by the first, and the second is then
+ * checked against what the first wrote, as if each had been its own statement.
+ */
+function rounds<A extends { result_id: string }>(advances: readonly A[]): A[][] {
+  const out: A[][] = [];
+  const seen = new Map<string, number>();
+  for (const a of advances) {
+    const round = seen.get(a.result_id) ?? 0;
+    seen.set(a.result_id, round + 1);
+    (out[round] ??= []).push(a);
+  }
+  return out;
+}
+
+/**
  * decision D58: closes the attempts of claimed pool rows that an agent took and never reported, and
  * counts each on its row (as `rows` are returned too).
  */
@@ -150,40 +175,26 @@ function closeUnreported(s: Statements, rows: Omit<DeliveryRow, "payload">[], no
   }
 }
 
-/** Writes one settlement; resolves what it did. Runs inside the batch's transaction. */
-function settleOne(s: Statements, attempts: SqliteAttemptStore, e: DeliverySettlement): SettleOutcome {
-  const lease = { id: e.id, fencing_token: e.fencingToken };
-  let changes: number;
-  if (e.type === "hand-out") {
-    changes = s.held.get(lease) === undefined ? 0 : 1;
-  } else if (e.type === "close") {
-    const f = e.fields;
-    changes = s.close.run({ ...lease, attempt: f.attempt, closed_at: f.closedAt, delivered_at: f.deliveredAt, last_error: f.lastError }).changes;
-  } else if (e.type === "retry") {
-    changes = s.retry.run({ ...lease, attempt: e.fields.attempt, due_at: e.fields.dueAt, last_error: e.fields.lastError }).changes;
-  } else {
-    changes = s.release.run(lease).changes;
+/** Writes a batch; resolves per entry what it did. Runs inside the batch's transaction. */
+function settleAll(b: Batches, batch: readonly DeliverySettlement[]): SettleOutcome[] {
+  const { entries } = settleInput(batch);
+  const rows = b.settleRows(entries).all() as { id: string }[];
+  const handOuts = entries.filter((e) => e.type === "hand-out");
+  if (handOuts.length > 0) rows.push(...(b.heldRows(handOuts).all() as { id: string }[]));
+  const written = new Set(rows.map((r) => r.id));
+  const { advances, attempts } = settleInput(batch.filter((e) => written.has(e.id)));
+  if (attempts.length > 0) b.recordAttempts(attempts).run();
+  const advanced = new Set<string>();
+  for (const round of rounds(advances)) {
+    const moved = new Set((b.advanceResults(round).all() as { id: string }[]).map((r) => r.id));
+    for (const a of round) if (moved.has(a.result_id)) advanced.add(a.delivery_id);
   }
-  if (changes !== 1) return { written: false, result: false };
-  if (e.type !== "release" && e.record) attempts.record(e.record);
-  if (e.type === "hand-out") return { written: true, result: false };
-  if (e.type !== "close" || !e.result) return { written: true, result: false };
-  const r = e.result;
-  const advanced = s.advanceResult.run({
-    id: r.id,
-    status: r.status,
-    status_timestamps: JSON.stringify(r.statusTimestamps),
-    version: r.version,
-    updated_at: r.updatedAt,
-    expected_version: r.expected.version,
-    expected_statuses: JSON.stringify(r.expected.statuses),
-  }).changes;
-  return { written: true, result: advanced === 1 };
+  return batch.map((e) => ({ written: written.has(e.id), result: advanced.has(e.id) }));
 }
 
 export interface SqliteDeliveryStore extends TaskDeliveryStore {
-  /** Inserts rows and their payloads; called inside `TaskStageStore.start`'s transaction. */
-  insertAll(rows: readonly TaskDeliveryRecord[]): void;
+  /** Inserts a stage's rows and their payloads; called inside `TaskStageStore.start`'s transaction. */
+  insertAll(stageId: string, rows: readonly TaskDeliveryRecord[]): void;
   /** The attempts `settle` records (decision D31): `Storage.deliveryAttempts`. */
   attempts: SqliteAttemptStore;
 }
@@ -208,7 +219,8 @@ export function createTaskDeliveryStore(db: SqliteDatabase): SqliteDeliveryStore
   });
 
   const attempts = createAttemptStore(db);
-  const settle = groupedTx(db, (batch: readonly DeliverySettlement[]): SettleOutcome[] => batch.map((e) => settleOne(s, attempts, e)));
+  const b = batchStatements(db);
+  const settle = groupedTx(db, (batch: readonly DeliverySettlement[]): SettleOutcome[] => settleAll(b, batch));
   // One BEGIN IMMEDIATE: no claim can lease the row between the check and the move.
   const expedite = immediateTx(db, (result: string, now: string): GuardedResult<"not-retrying" | "leased"> => {
     const row = s.retrying.get({ result, now }) as { id: string; lease_expires_at: string | null } | undefined;
@@ -221,27 +233,20 @@ export function createTaskDeliveryStore(db: SqliteDatabase): SqliteDeliveryStore
   const joined = (row: unknown): TaskDeliveryRecord | null => (row ? fromDeliveryRow(row as DeliveryRow) : null);
   return {
     attempts,
-    insertAll(rows) {
-      for (const d of rows) {
-        s.insert.run(toDeliveryRow(d));
-        s.insertPayload.run({ id: d.id, payload: d.payload });
-      }
+    insertAll(stageId, rows) {
+      if (rows.length === 0) return;
+      b.insert(rows.map(toDeliveryRow)).run();
+      b.insertPayloads(rows.map((d) => ({ id: d.id, stage_id: stageId, payload: d.payload }))).run();
     },
-    get: async (id) => joined(s.get.get(id)),
-    listByResult: async (taskResultId) => (s.byResult.all(taskResultId) as DeliveryRow[]).map(fromDeliveryRow),
+    get: async (id) => joined(s.get.get({ id })),
+    listByResult: async (taskResultId) => (s.byResult.all({ result: taskResultId }) as DeliveryRow[]).map(fromDeliveryRow),
     claim: async (request) => claim(request),
     async settle(batch) {
       assertDistinctIds(batch);
       return batch.length === 0 ? [] : settle(batch);
     },
     expedite: async (taskResultId, now) => expedite(taskResultId, now),
-    async stats(now) {
-      const row = s.stats.get({ now }) as { due: number; leased: number; oldest_due_at: string | null; retrying: number; oldest_retrying_at: string | null };
-      return { due: row.due, leased: row.leased, oldestDueAt: row.oldest_due_at, retrying: row.retrying, oldestRetryingAt: row.oldest_retrying_at };
-    },
-    async waitingByPool(now, limit) {
-      const rows = s.waitingByPool.all({ now, limit }) as { agent_pool_id: string; due: number; oldest_due_at: string }[];
-      return rows.map((r) => ({ agentPoolId: r.agent_pool_id, due: r.due, oldestDueAt: r.oldest_due_at }));
-    },
+    stats: async (now) => fromStatsRow(s.stats.get({ now }) as StatsRow),
+    waitingByPool: async (now, limit) => fromBacklogRows(s.waitingByPool.all({ now, limit }) as BacklogRow[]),
   };
 }

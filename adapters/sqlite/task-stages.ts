@@ -23,6 +23,8 @@ import { createTaskDeliveryStore } from "./task-deliveries.js";
 import type { DeliveryAttemptStore } from "../../src/storage/attempts-types.js";
 import * as rows from "../sql/run-task-rows.js";
 import { insertSql, updateSql } from "../sql/statements.js";
+import { RESULT_START, resultStarts, startResultsSql } from "../sql/delivery-statements.js";
+import { batchStatement, SQLITE_DIALECT } from "./dialect.js";
 
 /**
  * Compare-and-set guard: the status must be one of a JSON array of expected statuses and the
@@ -55,7 +57,7 @@ export const TASK_STAGE_SQL = {
   resultsByStage: `SELECT * FROM task_results WHERE stage_id = ? ORDER BY position, id`,
   resultByToken: `SELECT * FROM task_results WHERE access_token_digest = ?`,
   resultCas: updateSql(rows.TASK_RESULTS, CAS, rows.TASK_RESULT_STATE),
-  resultStart: updateSql(rows.TASK_RESULTS, CAS, rows.TASK_RESULT_START),
+  resultsStart: startResultsSql(SQLITE_DIALECT),
   outcomeInsert: insertSql(rows.OUTCOMES),
   outcomeGet: `SELECT * FROM task_result_outcomes WHERE id = ?`,
   outcomesByPosition: `SELECT * FROM task_result_outcomes WHERE ${OUTCOME_FILTER}
@@ -129,16 +131,14 @@ function createStageStore(db: SqliteDatabase, s: Statements, taskDeliveries: Ret
   const stageCas = groupedTx(db, (expected: Expected<string>, next: TaskStageRecord): boolean =>
     s.stageCas.run({ ...rows.toTaskStageRow(next), ...guard(expected) }).changes === 1,
   );
+  const resultsStart = batchStatement(db, startResultsSql, RESULT_START);
   const start = groupedTx(
     db,
     (next: TaskStageRecord, expected: Expected<string>, writes: readonly GuardedResultWrite[], deliveries: readonly TaskDeliveryRecord[]) => {
       if (s.stageCas.run({ ...rows.toTaskStageRow(next), ...guard(expected) }).changes !== 1) throw new GuardFailed();
-      for (const w of writes) {
-        const { id, access_token_digest, agent_pool_id, deadline_at, deadline_max_at, version, updated_at } = rows.toTaskResultRow(w.next);
-        const written = s.resultStart.run({ id, access_token_digest, agent_pool_id, deadline_at, deadline_max_at, version, updated_at, ...guard(w.expected) });
-        if (written.changes !== 1) throw new GuardFailed();
-      }
-      taskDeliveries.insertAll(deliveries);
+      // decision D57: every result in one statement; one that moved since the start read it fails the start whole.
+      if (writes.length > 0 && resultsStart(resultStarts(next.id, writes)).run().changes !== writes.length) throw new GuardFailed();
+      taskDeliveries.insertAll(next.id, deliveries);
     },
   );
   return {

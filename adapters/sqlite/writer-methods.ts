@@ -36,7 +36,7 @@ export const METHOD_ACCESS: { [S in StoreName]-?: MethodsOf<NonNullable<Storage[
   },
   comments: { get: "read", listByRun: "read", insert: "write" },
   hosts: { list: "read", beat: "write", remove: "write", prune: "write" },
-  runTasks: { get: "read", list: "read", countByAgentPool: "read", insert: "write", update: "write", delete: "write" },
+  runTasks: { get: "read", getMany: "read", list: "read", countByAgentPool: "read", insert: "write", update: "write", delete: "write" },
   workspaceTasks: { get: "read", list: "read", listByTask: "read", insert: "write", update: "write", delete: "write" },
   runs: { get: "read", findByArtifact: "read", listByArtifact: "read", listByWorkspace: "read", create: "write" },
   taskStages: { get: "read", getByRun: "read", listByRun: "read", listUnsettled: "read", transition: "write", start: "write" },

@@ -15,16 +15,16 @@ import { advance } from "./stage-transitions.js";
 
 /**
  * decision D34: a result goes the way its task goes when the stage starts: the task's agent pool
- * now, or the pool it had when the run was created if the task is gone. One read per task.
+ * now, or the pool it had when the run was created if the task is gone. The stage's tasks are read
+ * in one step (D57: one statement however many results), or one read per task from a storage
+ * without `getMany`.
  */
-function taskPools(ctx: ServiceContext): (result: TaskResultRecord) => Promise<string | null> {
-  const pools = new Map<string, Promise<string | null | undefined>>();
-  return async (result) => {
-    let pool = pools.get(result.taskId);
-    if (!pool) pools.set(result.taskId, (pool = ctx.storage.runTasks.get(result.taskId).then((task) => (task ? (task.agentPoolId ?? null) : undefined))));
-    const now = await pool;
-    return now === undefined ? (result.agentPoolId ?? null) : now;
-  };
+async function taskPools(ctx: ServiceContext, results: readonly TaskResultRecord[]): Promise<(result: TaskResultRecord) => string | null> {
+  const ids = [...new Set(results.map((r) => r.taskId))];
+  const store = ctx.storage.runTasks;
+  const tasks = store.getMany ? await store.getMany(ids) : (await Promise.all(ids.map((id) => store.get(id)))).filter((t) => t !== null);
+  const pools = new Map(tasks.map((t) => [t.id, t.agentPoolId ?? null]));
+  return (result) => (pools.has(result.taskId) ? pools.get(result.taskId)! : (result.agentPoolId ?? null));
 }
 
 /**
@@ -60,12 +60,13 @@ export function createStageStart(ctx: ServiceContext, settings: RunTaskSettings,
     const writes: GuardedResultWrite[] = [];
     const built: { row: TaskDeliveryRecord; text: string }[] = [];
     const build = deliveryBuilder(ctx, settings, run, stage, workspace, now);
-    const poolOf = taskPools(ctx);
+    const results = await s.taskResults.listByStage(current.id);
+    const poolOf = await taskPools(ctx, results);
     const opened = poolWindow(settings, now);
     const updatedAt = now.toISOString();
-    for (const result of await s.taskResults.listByStage(current.id)) {
+    for (const result of results) {
       const token = randomSecret();
-      const agentPoolId = await poolOf(result);
+      const agentPoolId = poolOf(result);
       const next: TaskResultRecord = {
         ...result,
         agentPoolId,

@@ -36,6 +36,11 @@ export type {
 /** Organization run tasks. `(organization, name)` is unique. */
 export interface RunTaskStore {
   get(id: string): Promise<RunTaskRecord | null>;
+  /**
+   * The tasks of `ids` that exist, ordered by id (an id twice is read once). Optional: starting a
+   * stage reads its results' tasks with it in one step, and with `get` per task without it.
+   */
+  getMany?(ids: readonly string[]): Promise<RunTaskRecord[]>;
   /** Tasks of one organization ordered by `createdAt`, then `id`; every one when `page` is omitted. */
   list(organization: string, page?: PageRequest): Promise<Page<RunTaskRecord>>;
   /** Inserts unless `(organization, name)` is taken (`duplicate-name`), checked atomically. */

@@ -18,6 +18,8 @@ describe("runplane's own storage adapters offer every optional delivery method",
     try {
       for (const method of OPTIONAL_DELIVERY_METHODS) expect(typeof storage.taskDeliveries[method], method).toBe("function");
       expect(await storage.taskDeliveries.waitingByPool!(new Date().toISOString(), 10)).toStrictEqual([]);
+      // A stage start reads its results' tasks with it in one statement (D57).
+      expect(await storage.runTasks.getMany!(["none"])).toStrictEqual([]);
     } finally {
       await storage.close();
     }

@@ -68,7 +68,7 @@ if (await postgresReachable("postgres outbox plans")) {
       await pool.end();
     });
 
-    it("claim walks the due-order index and settle finds rows by key, instead of reading every open row", async () => {
+    it("claim walks the due-order index, and stage start and settle find rows by key, instead of reading every open row", async () => {
       const storage = await createPostgresStorage(wrapped, { schema });
       // 1,000 open rows, due at once, in a schema created seconds ago (never analyzed), as after a burst.
       for (let n = 0; n < 100; n++) {
@@ -79,6 +79,12 @@ if (await postgresReachable("postgres outbox plans")) {
         await storage.runs.create(run({ id: st.runId }), [st], results);
         await storage.taskStages.start(started(st), { statuses: ["pending"], version: 1 }, writes, rows);
       }
+      // decision D57: a stage start finds its results by key, whatever the planner guesses of its JSON input.
+      const startPlan = await planOf(pool, sent.findLast((s) => s.config.text.includes("WITH s AS MATERIALIZED"))!);
+      expect(startPlan.filter((n) => n["Relation Name"] === "task_results" && n["Node Type"] !== "ModifyTable").map((n) => `${n["Node Type"]} ${n["Index Name"] ?? ""}`)).toStrictEqual([
+        "Index Scan task_results_pkey",
+        "Index Scan task_results_pkey",
+      ]);
       sent.length = 0;
 
       const claimed = await storage.taskDeliveries.claim({ now: "2100-01-01T00:00:00.000Z", owner: "host-a", leaseMs: 60_000, limit: 50, window: { ms: 600_000, maxMs: null } });
@@ -89,7 +95,7 @@ if (await postgresReachable("postgres outbox plans")) {
       expect(claimed).toHaveLength(50);
       expect(settled.every((s) => s.written)).toBe(true);
       const claimPlan = await planOf(pool, sent.find((s) => s.config.text.includes("WITH picked AS"))!);
-      const settlePlan = await planOf(pool, sent.find((s) => s.config.text.includes("WITH input AS"))!);
+      const settlePlan = await planOf(pool, sent.find((s) => s.config.text.includes("WITH written AS"))!);
       expect(onDeliveries(claimPlan).map((n) => `${n["Node Type"]} ${n["Index Name"] ?? ""}`)).toStrictEqual([
         "Index Scan task_deliveries_open_by_due",
         "Index Scan task_deliveries_pkey",

@@ -27,7 +27,7 @@ describe("sqlite adapter: run task tables", () => {
       [TASK_STAGE_SQL.resultsByStage, "task_results_by_stage", ["ts-1"]],
       [TASK_STAGE_SQL.outcomesByPosition, "task_result_outcomes_by_position", [filter]],
       [TASK_STAGE_SQL.outcomesBySeverity, "task_result_outcomes_by_severity", [filter]],
-      [TASK_DELIVERY_SQL.byResult, "task_deliveries_by_result", ["taskrs-1"]],
+      [TASK_DELIVERY_SQL.byResult, "task_deliveries_by_result", [{ result: "taskrs-1" }]],
       // decision D24: the newest run of a plan or configuration version, read backwards off the index.
       [TASK_STAGE_SQL.runByPlan, "runs_by_plan", ["plan-1", 1]],
       [TASK_STAGE_SQL.runByConfiguration, "runs_by_configuration_version", ["cv-1", 1]],

@@ -32,6 +32,23 @@ describe("sqlite outbox", () => {
     }
   });
 
+  it("finds each row of a batch statement by its key, never scanning a table (D57)", () => {
+    const db = files.connect();
+    createSqliteStorage(db);
+    const nulls = (n: number): null[] => Array<null>(n).fill(null);
+    const cases: [string, string, string, unknown][] = [
+      [TASK_DELIVERY_SQL.settleRows, "d", "sqlite_autoindex_task_deliveries_1", nulls(8)],
+      [TASK_DELIVERY_SQL.advanceResults, "r", "sqlite_autoindex_task_results_1", nulls(8)],
+      [TASK_STAGE_SQL.resultsStart, "r", "sqlite_autoindex_task_results_1", nulls(10)],
+      [TASK_DELIVERY_SQL.openWindows, "r", "sqlite_autoindex_task_results_1", { ids: "[]", now: at(0), deadline_at: at(1), deadline_max_at: null }],
+    ];
+    for (const [sql, alias, key, params] of cases) {
+      const plan = queryPlan(db, sql, params);
+      expect(plan, sql).toContain(`SEARCH ${alias} USING INDEX ${key}`);
+      expect(plan, sql).not.toMatch(/SCAN (d|r|task_deliveries|task_results)\b/);
+    }
+  });
+
   it("never hands a row held through one connection to another", async () => {
     const one = createSqliteStorage(files.connect());
     const two = createSqliteStorage(files.connect());
@@ -80,10 +97,11 @@ describe("sqlite outbox", () => {
     createSqliteStorage(db);
     const columns = (db.prepare("SELECT name FROM pragma_table_info('task_deliveries')").all() as { name: string }[]).map((c) => c.name);
     expect(columns).not.toContain("payload");
-    for (const sql of [TASK_DELIVERY_SQL.claim, TASK_DELIVERY_SQL.close, TASK_DELIVERY_SQL.retry, TASK_DELIVERY_SQL.release]) {
-      const set = /SET ([\s\S]*?) WHERE/.exec(sql)![1]!;
+    // The claim, and the settle batch's one statement for closes, retries and releases (D57).
+    for (const sql of [TASK_DELIVERY_SQL.claim, TASK_DELIVERY_SQL.settleRows]) {
+      const set = /SET\s([\s\S]*?)\s(WHERE|FROM)\s/.exec(sql)![1]!;
       expect(set).not.toMatch(/payload|task_result_id|stage_id|run_id|url|created_at/);
     }
-    expect(/SET ([\s\S]*?) WHERE/.exec(TASK_DELIVERY_SQL.advanceResult)![1]!.match(/\w+ =/g)).toStrictEqual(["status =", "status_timestamps =", "version =", "updated_at ="]);
+    expect(/SET\s([\s\S]*?)\sFROM\s/.exec(TASK_DELIVERY_SQL.advanceResults)![1]!.match(/\w+ =/g)).toStrictEqual(["status =", "status_timestamps =", "version =", "updated_at ="]);
   });
 });

@@ -71,6 +71,16 @@ function runTaskCases1(ctx: ConformanceContext, h: ReturnType<typeof runTaskHelp
       expect(await tasks().get(a.id)).toStrictEqual(a);
     });
 
+    it("reads several tasks in one call, ordered by id, an unknown or repeated id left out (optional getMany)", async ({ skip }) => {
+      if (!tasks().getMany) return skip("the adapter offers no getMany");
+      const b = runTask({ id: rid("task", 2), name: "other", organization: "other", hmacKey: null });
+      await tasks().insert(b);
+      await tasks().insert(a);
+      expect(await tasks().getMany!([b.id, "none", a.id, b.id])).toStrictEqual([a, b].sort((x, y) => (x.id < y.id ? -1 : 1)));
+      expect(await tasks().getMany!([])).toStrictEqual([]);
+      expect(await tasks().getMany!(["none"])).toStrictEqual([]);
+    });
+
     it("lets exactly one of 10 racing inserts of the same name win", async () => {
       const results = await race(10, (i) => tasks().insert(runTask({ id: rid("task", 10 + i) })));
       expect(wins(results)).toBe(1);

@@ -116,6 +116,21 @@ function settleResultAdvanceCases(ctx: ConformanceContext, h: SettleHelpers): vo
     expect((await resultOf(other!.taskResultId))?.status).toBe("pending");
   });
 
+  it("advances a result that two closes of one batch name once, and says so for one of them only", async () => {
+    const [row] = await enqueue(2, () => ({ taskResultId: rid("taskrs", 1) }));
+    const claimed = await claim(at(10));
+    const before = await resultOf(row!.taskResultId);
+    const outcomes = await deliveries().settle(
+      claimed.map((c) => {
+        const result = { id: c.row.taskResultId, expected: { statuses: ["pending" as const], version: c.result!.version }, version: c.result!.version + 1, ...RUNNING };
+        return { id: c.row.id, fencingToken: c.row.fencingToken, type: "close" as const, fields: delivered(11), result };
+      }),
+    );
+    expect(outcomes.map((o) => o.written)).toStrictEqual([true, true]);
+    expect(outcomes.filter((o) => o.result)).toHaveLength(1);
+    expect(await resultOf(row!.taskResultId)).toStrictEqual({ ...before, ...RUNNING, version: before!.version + 1 });
+  });
+
   it("leaves a result whose version moved since the claim as it is, though its status is still the expected one", async () => {
     const [row] = await enqueue(1);
     const [c] = await claim(at(10));
