@@ -3,9 +3,10 @@
  * undoes by eye or by one call are undone. Each pass decodes percent escapes of ASCII (`%41`),
  * JSON `\uXXXX`, `\xXX` of ASCII, JSON's `\\`, `\"` and `\/`, and HTML character references:
  * decimal (`&#84;`), hex (`&#x54;`) and the named ones that stand for ASCII (`&period;`, `&amp;`,
- * `&lt` without its `;` too). Two passes undo any pair of them (`%26%2384%3B`, `\u0026#84;`);
- * separators an echo may put between characters are then dropped. Every folded character keeps the
- * span [from, to) of the original text it came from. Linear in the text, two passes: bounded work.
+ * `&lt` without its `;` too). Passes repeat until nothing decodes (at most eight), so any chain of
+ * them is undone (`%26%2384%3B`, `\u0026#84;`, `%252541`); separators an echo may put between
+ * characters are then dropped. Every folded character keeps the span [from, to) of the original
+ * text it came from. Linear in the text per pass, at most eight: bounded work.
  */
 
 export interface Folded {
@@ -126,7 +127,13 @@ function dropSeparators(view: Folded): Folded {
   return { text: parts.join(""), from: from.subarray(0, n), to: to.subarray(0, n), edgeFrom: edgeFrom.subarray(0, n), edgeTo: edgeTo.subarray(0, n) };
 }
 
-/** `text` folded: two decoding passes, then without separators. */
+/**
+ * At most this many decoding passes: an escape escaped again and again (`%252525...`, found from
+ * outside) is undone as far as a reader would repeat it; each pass that decodes shrinks the text.
+ */
+const MAX_PASSES = 8;
+
+/** `text` folded: decoding passes until one changes nothing (at most MAX_PASSES), then without separators. */
 export function fold(text: string): Folded {
   const from = new Int32Array(text.length);
   const to = new Int32Array(text.length);
@@ -134,7 +141,14 @@ export function fold(text: string): Folded {
     from[i] = i;
     to[i] = i + 1;
   }
-  return dropSeparators(decodePass(decodePass({ text, from, to })));
+  let folded: Folded = { text, from, to };
+  for (let pass = 0; pass < MAX_PASSES; pass++) {
+    const next = decodePass(folded);
+    const changed = next.text !== folded.text;
+    folded = next;
+    if (!changed) break;
+  }
+  return dropSeparators(folded);
 }
 
 /** A spelling as it looks folded, by the same rules as the text. */

@@ -114,7 +114,8 @@ const MEMO_SIZE = 256;
 const MEMO = new Map<string, { within: number; forms: string[] }>();
 
 function spell(secret: string, within: number): string[] {
-  const forms = new Set([foldForm(secret)]);
+  // decision D42: written backwards too (found from outside), a reader undoes it at a glance.
+  const forms = new Set([foldForm(secret), foldForm([...secret].reverse().join(""))]);
   const ascii = /^[\x00-\x7f]*$/.test(secret);
   // The shortest byte spelling of an encoding: its base64, which folds to no less than half its length.
   const fits = (grows: number): boolean => Math.floor((secret.length * grows * 4) / 3) - 2 <= within * 2;

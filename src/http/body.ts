@@ -21,7 +21,7 @@ const tooLarge = (limit: number): ApiError =>
  * Reads and parses a JSON request body (decision D6): 415 for another media type, 413 past `limit`
  * without buffering beyond it, 400 for malformed JSON. An absent/empty body resolves `undefined`.
  */
-export async function readJsonBody(request: Request, limit: number = DEFAULT_BODY_LIMIT): Promise<unknown> {
+export async function readJsonBody(request: Request, limit: number = DEFAULT_BODY_LIMIT, relayed = false): Promise<unknown> {
   const declared = request.headers.get("content-length");
   if (declared !== null && Number(declared) > limit) throw tooLarge(limit);
   if (request.body === null) return undefined;
@@ -40,32 +40,42 @@ export async function readJsonBody(request: Request, limit: number = DEFAULT_BOD
   } catch {
     throw badRequest("The request body is not valid JSON");
   }
-  checkStructure(parsed);
+  checkStructure(parsed, relayed);
   return parsed;
 }
 
 /** decision D26: how deep a body may nest; deeper is 400. */
 export const MAX_BODY_DEPTH = 64;
 const LONE_SURROGATE = /\p{Cs}/u;
+/** Found from outside: PostgreSQL's text cannot hold U+0000, and no field of the API needs it. */
+const NUL = "\u0000";
+
+/** 400 for a text no storage can keep as it was sent: a lone surrogate, a NUL (unless `relayed`). */
+function checkText(text: string, relayed: boolean): void {
+  if (LONE_SURROGATE.test(text)) throw badRequest("The request body contains a lone UTF-16 surrogate");
+  if (!relayed && text.includes(NUL)) throw badRequest("The request body contains a NUL character (U+0000), which no text value may hold");
+}
 
 /**
  * Walks the parsed body without recursion (a 6 KB body of `[` nests 3,000 levels): 400 past
  * MAX_BODY_DEPTH, and 400 for a lone surrogate, which a `\ud800` escape parses into and storage
- * cannot keep byte-for-byte.
+ * cannot keep byte-for-byte, or a NUL, in a value or a key. `relayed`: the body carries what
+ * someone else sent (an agent's report of an integration's answer, whose excerpt drops control
+ * characters), so a NUL in it is no reason to refuse the report.
  */
-function checkStructure(body: unknown): void {
+function checkStructure(body: unknown, relayed: boolean): void {
   const stack: [unknown, number][] = [[body, 0]];
   for (let item = stack.pop(); item !== undefined; item = stack.pop()) {
     const [value, depth] = item;
     if (typeof value === "string") {
-      if (LONE_SURROGATE.test(value)) throw badRequest("The request body contains a lone UTF-16 surrogate");
+      checkText(value, relayed);
       continue;
     }
     if (value === null || typeof value !== "object") continue;
     if (depth >= MAX_BODY_DEPTH) throw badRequest(`The request body is nested deeper than ${MAX_BODY_DEPTH} levels`);
     const entries = Array.isArray(value) ? value.map((v) => ["", v] as const) : Object.entries(value);
     for (const [key, v] of entries) {
-      if (LONE_SURROGATE.test(key)) throw badRequest("The request body contains a lone UTF-16 surrogate");
+      checkText(key, relayed);
       stack.push([v, depth + 1]);
     }
   }
@@ -95,5 +105,12 @@ async function readLimited(stream: ReadableStream<Uint8Array>, limit: number): P
   } finally {
     reader.releaseLock();
   }
-  return Buffer.concat(chunks).toString("utf8");
+  try {
+    return UTF8.decode(Buffer.concat(chunks));
+  } catch {
+    throw badRequest("The request body is not valid UTF-8");
+  }
 }
+
+/** Strict: bytes that are not UTF-8 are refused, not stored as replacement characters. */
+const UTF8 = new TextDecoder("utf-8", { fatal: true });

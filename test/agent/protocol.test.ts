@@ -61,6 +61,9 @@ describe("the agent protocol", () => {
     const res = await protocol(a, "jobs/job-unknown/result", { "agent-id": agentId, "duration-ms": 5, response: { status: 200, headers: {}, body, "body-truncated": true } }, a.agentToken);
     expect(JSON.stringify(body).length).toBeGreaterThan(6 * 64 * 1024);
     expect(res.status).toBe(409); // read whole and judged: this job is not the agent's
+    // An integration's answer may hold NUL characters: its report is not refused for them.
+    const nul = await protocol(a, "jobs/job-unknown/result", { "agent-id": agentId, "duration-ms": 5, response: { status: 200, headers: {}, body: "a\u0000b", "body-truncated": false } }, a.agentToken);
+    expect(nul.status).toBe(409);
   });
 
   // Found from outside: the left-most X-Forwarded-For entry (the client's own) was taken, unchecked.

@@ -100,18 +100,32 @@ export function disguisedEchoes(name: string, secret: string): { name: string; e
     { name: `the ${name} one character apart`, echo: split(secret, " ", 1) },
     { name: `the hex of the ${name} split by colons`, echo: split(hex, ":", 2) },
     { name: `the hex of the ${name} split by spaces`, echo: split(hex, " ", 8) },
+    // Found from outside: an escape escaped again and again, and the secret written backwards.
+    { name: `every byte of the ${name} percent-escaped three times`, echo: percent(false).replace(/%/g, "%2525") },
+    { name: `every byte of the ${name} percent-escaped five times`, echo: percent(false).replace(/%/g, "%2525252525") },
+    { name: `the ${name} reversed`, echo: [...secret].reverse().join("") },
   ];
+}
+
+/** Percent escapes decoded as often as a reader would repeat it, until nothing changes. */
+function percentDecoded(text: string): string {
+  for (let round = 0; round < 16; round++) {
+    const next = text.replace(/%([0-9a-fA-F]{2})/g, (_, h: string) => String.fromCharCode(parseInt(h, 16)));
+    if (next === text) return text;
+    text = next;
+  }
+  return text;
 }
 
 /** `text` as a reader undoes a disguise: escapes decoded, separators dropped. */
 const undisguise = (text: string): string =>
-  text
-    .replace(/%([0-9a-fA-F]{2})/g, (_, h: string) => String.fromCharCode(parseInt(h, 16)))
+  percentDecoded(text)
     .replace(/\\u([0-9a-fA-F]{4})/g, (_, h: string) => String.fromCharCode(parseInt(h, 16)))
     .replace(SEPARATORS, "");
 
-/** Like {@link leakedSpellings}, after undoing every disguise in `text` and the spellings alike. */
+/** Like {@link leakedSpellings}, after undoing every disguise in `text` (reading it backwards too) and the spellings alike. */
 export function leakedUndisguised(text: string, secrets: Record<string, string>): string[] {
   const forms = Object.entries(secrets).flatMap(([name, secret]) => spellings(name, secret).map((s) => ({ name: s.name, form: undisguise(s.form) })));
-  return leakedForms(undisguise(text), forms);
+  const plain = undisguise(text);
+  return [...new Set([...leakedForms(plain, forms), ...leakedForms([...plain].reverse().join(""), forms)])];
 }

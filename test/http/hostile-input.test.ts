@@ -71,6 +71,31 @@ describe("hostile input: body limits and text", () => {
   });
 });
 
+// Found from outside: a NUL in any stored text was a 500 on PostgreSQL (its text type cannot hold
+// one), and bytes that are not UTF-8 were stored as replacement characters.
+describe("hostile input: characters no text may hold", () => {
+  it("refuses a NUL character in a value or a key (400) on every storage, storing nothing", async () => {
+    app = await createTestApp({ storage: createSqliteStorage(new Database(":memory:")) });
+    for (const raw of ['{"data":{"type":"vars","attributes":{"key":"a\\u0000b","value":"v","category":"env"}}}', '{"data":{"type":"vars","attributes":{"key":"k","value":"v\\u0000","category":"env"}}}', '{"data":{"type":"vars","attributes":{"key":"k","category":"env","x\\u0000":1}}}']) {
+      const res = await app.call("POST", "/api/v2/workspaces/ws-a/vars", { raw });
+      expect(res.status, raw).toBe(400);
+      expect(res.json.errors[0].detail).toBe("The request body contains a NUL character (U+0000), which no text value may hold");
+    }
+    expect(await app.runplane.variables.resolveForRun("ws-a")).toStrictEqual([]);
+  });
+
+  it("refuses a body that is not UTF-8 (400), storing nothing", async () => {
+    app = await createTestApp();
+    const bytes = Buffer.concat([Buffer.from('{"data":{"type":"vars","attributes":{"key":"k'), Buffer.from([0xff, 0xfe]), Buffer.from('","value":"v","category":"env"}}}')]);
+    const res = await app.runplane.handler(
+      new Request("http://localhost/api/v2/workspaces/ws-a/vars", { method: "POST", headers: { authorization: `Bearer ${app.ownerToken}`, "content-type": "application/vnd.api+json" }, body: bytes }),
+    );
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as any).errors[0].detail).toBe("The request body is not valid UTF-8");
+    expect(await app.runplane.variables.resolveForRun("ws-a")).toStrictEqual([]);
+  });
+});
+
 describe("hostile input: page numbers", () => {
   it("answers 422 to page[number] beyond 1,000,000 on a list stored in SQLite, and serves 1,000,000 itself", async () => {
     app = await createTestApp({ storage: createSqliteStorage(new Database(":memory:")) });

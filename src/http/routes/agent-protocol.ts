@@ -143,7 +143,7 @@ function createAgentEndpoints(deps: AgentProtocolDeps) {
 
   /** A job's report; with `next-wait-ms` the same request then waits for the agent's next job, as a poll does. */
   async function result(request: Request, token: string, v: VerifiedAgentToken, jobId: string): Promise<Response> {
-    const body = parseOrThrow(JobResultSchema, await readJsonBody(request, MAX_PROTOCOL_BODY_BYTES), "");
+    const body = parseOrThrow(JobResultSchema, await readJsonBody(request, MAX_PROTOCOL_BODY_BYTES, true), "");
     const session = await sessionOf(body["agent-id"], v);
     // Behind a load balancer the report may reach another host than the one holding the job: 421,
     // and the connection closed, so the agent's next try may reach the right one.
