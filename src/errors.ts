@@ -1,4 +1,4 @@
-import { isStorageUnavailableError } from "./storage/unavailable.js";
+import { isStorageBusyError, isStorageUnavailableError, type StorageUnavailableError } from "./storage/unavailable.js";
 
 /**
  * The one error class and the one code table (decision D5). Every non-2xx response is built from
@@ -123,13 +123,22 @@ export const tooManyRequests = (detail: string, waitMs: number, headers: Record<
 export const RETRY_AFTER_SECONDS = 2;
 
 /**
+ * What a 503 says of the storage (found from outside: a table lock read "cannot be reached"): busy
+ * when the database answered but a lock or load held the request past its bound, "did not answer
+ * in time" when the bound ran out with no word either way, else unreachable.
+ */
+function unavailableWords(error: StorageUnavailableError): string {
+  if (isStorageBusyError(error)) return "The storage is busy right now (a lock or load held this request past its time bound)";
+  if (error.code === "ETIMEDOUT") return "The storage did not answer in time";
+  return "The storage cannot be reached right now";
+}
+
+/**
  * Turns anything thrown into an ApiError: a storage that cannot be reached is 503 (D28), and
  * unknown errors a bare 500. Neither says more than its title (never a host, a statement or a stack).
  */
 export function toApiError(value: unknown): ApiError {
   if (isApiError(value)) return value;
-  if (isStorageUnavailableError(value)) {
-    return new ApiError("unavailable", { detail: `The storage cannot be reached right now; retry in ${RETRY_AFTER_SECONDS} seconds` });
-  }
+  if (isStorageUnavailableError(value)) return new ApiError("unavailable", { detail: `${unavailableWords(value)}; retry in ${RETRY_AFTER_SECONDS} seconds` });
   return new ApiError("internal");
 }

@@ -43,5 +43,5 @@ export async function liveHosts(storage: { hosts: { list(): Promise<HostRecord[]
  */
 export const publicUrlNote = (live: number): string =>
   live > 1
-    ? `several hosts on this database (${live} live): set PUBLIC_URL to your load balancer, so integrations call back to whichever host is up (callbacks now name this host)`
+    ? `several hosts on this database (${live} live by their heartbeats): set PUBLIC_URL to your load balancer, so integrations call back to whichever host is up (callbacks now name this host)`
     : "PUBLIC_URL is not set: callbacks name this host; set it to your load balancer before another host shares this database";

@@ -52,22 +52,24 @@ const bounded =
     }
   };
 
+/**
+ * The probe's read, bounded. A read still silent halfway through its bound is joined by a statement
+ * touching no table (`Storage.ping`): if that answered by the bound, the database is there and a
+ * lock or load holds the read (busy), else it is unreachable. Both within the one bound: a probe
+ * that waited for the ping after the read took twice as long (found from outside).
+ */
 const storageCheck = (storage: Storage): Check => async () => {
-  const reason = await bounded(() => read(storage))();
-  return reason?.startsWith(SILENT) ? busyOrUnreachable(storage, reason) : reason;
+  let pinged = false;
+  const ping = storage.ping ? setTimeout(() => void storage.ping!().then(() => (pinged = true), () => undefined), HEALTH_PROBE_TIMEOUT_MS / 2) : undefined;
+  try {
+    const reason = await bounded(() => read(storage))();
+    return reason?.startsWith(SILENT) && pinged ? `storage busy: a read waited ${HEALTH_PROBE_TIMEOUT_MS} ms while the database answers (a lock or load holds it)` : reason;
+  } finally {
+    clearTimeout(ping);
+  }
 };
 
 const SILENT = "storage unreachable: no answer";
-
-/**
- * A read that did not answer in time: a lock or load in a database that answers, or a database
- * that does not. A statement touching no table tells them apart, itself bounded.
- */
-async function busyOrUnreachable(storage: Storage, silent: string): Promise<string> {
-  if (!storage.ping) return silent;
-  const answered = await bounded(async () => ((await storage.ping!()), null))().catch(() => "failed");
-  return answered === null ? `storage busy: a read waited ${HEALTH_PROBE_TIMEOUT_MS} ms while the database answers (a lock or load holds it)` : silent;
-}
 
 const read = async (storage: Storage): Promise<string | null> => {
   try {

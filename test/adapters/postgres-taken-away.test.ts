@@ -111,6 +111,12 @@ describe.skipIf(!reachable)("a PostgreSQL database taken away by its operator (D
       expect(health.storage).toBe("busy");
       expect(health.reasons[0]).toMatch(/^storage busy: /);
       expect(health.reasons.join("\n")).not.toContain("unreachable");
+      // A write held by a lock is not applied, and its 503 does not say the storage is away.
+      await locker.query("LOCK TABLE variables IN ACCESS EXCLUSIVE MODE");
+      const held = await createVar("while_locked");
+      unavailable(held);
+      expect(held.json.errors[0].detail).not.toContain("cannot be reached");
+      expect(held.json.errors[0].detail).toMatch(/^The storage (is busy right now|did not answer in time)/);
     } finally {
       await locker.end();
     }

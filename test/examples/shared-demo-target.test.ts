@@ -41,7 +41,7 @@ describe.skipIf(!reachable)("reference hosts on one database share the demo task
     // The first host was alone: it must not claim several hosts, only say what PUBLIC_URL is for.
     expect(a.output()).not.toContain("several hosts");
     expect(a.output()).toContain("PUBLIC_URL is not set: callbacks name this host; set it to your load balancer before another host shares this database");
-    expect(b.output()).toContain("several hosts on this database (2 live): set PUBLIC_URL to your load balancer");
+    expect(b.output()).toContain("several hosts on this database (2 live by their heartbeats): set PUBLIC_URL to your load balancer");
     const headers = { authorization: `Bearer ${token}`, "content-type": "application/json" };
     for (const api of [a.api, b.api]) {
       const task = (await (await fetch(`${api}/tasks/task-demo`, { headers })).json()) as { data: { attributes: { url: string } } };
