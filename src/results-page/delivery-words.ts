@@ -83,6 +83,7 @@ const STATE_WORDS: Record<FailingIntegration["state"], string> = {
   unreachable: "unreachable",
   errored: "errored",
   "no-agent": "not sent (no agent of its pool)",
+  "agent-lost": "retrying (its agent did not report)",
 };
 
 /** `scanner retrying, linter unreachable`: the failing integrations of a run, for a list or a verdict. */

@@ -4,6 +4,7 @@ import type { ResultStatus } from "../schemas/run-tasks.js";
 import type { TaskResultView, TaskStageView } from "../schemas/task-stage-views.js";
 import type { DeliveryStatus } from "../services/delivery-status.js";
 import { NO_AGENT_PREFIX } from "../services/pool-presence.js";
+import { NO_REPORT } from "../storage/outbox-rules.js";
 import type { ResultsPageSource } from "./types.js";
 import { notReached } from "./verdict.js";
 
@@ -85,15 +86,25 @@ export async function loadDelivery(source: ResultsPageSource, result: Pick<TaskR
 /** One failing integration of a run, for the runs lists' mark: `scanner: retrying`. */
 export interface FailingIntegration {
   taskName: string;
-  state: Exclude<DeliveryState["kind"], "ended" | "handed"> | "unreachable" | "errored" | "no-agent";
+  state: Exclude<DeliveryState["kind"], "ended" | "handed"> | "unreachable" | "errored" | "no-agent" | "agent-lost";
 }
+
+/**
+ * decision D58: a result retried because the agent that held its request never reported (killed,
+ * cut off): the agent failed, not the integration, whatever it answered before.
+ */
+const lostByAgent = (lastError: string | null): boolean => lastError?.startsWith(NO_REPORT.before) ?? false;
+
+/** Marks that are the agents' doing, not the integration's: nothing says the integration fails. */
+export const isAgentSide = (f: Pick<FailingIntegration, "state">): boolean => f.state === "no-agent" || f.state === "agent-lost";
 
 /** A failing state (decision D58: an attempt handed to an agent is not one). */
 export type FailingState = Exclude<DeliveryState, { kind: "handed" }>;
 export const isFailing = (state: DeliveryState): state is FailingState => state.kind !== "handed";
 
 /** How the runs lists and the verdict name a failing state. */
-export const markOf = (state: FailingState, noAgent = false): FailingIntegration["state"] => (noAgent ? "no-agent" : state.kind === "ended" ? state.status : state.kind);
+export const markOf = (state: FailingState, noAgent = false, lastError: string | null = null): FailingIntegration["state"] =>
+  noAgent ? "no-agent" : state.kind === "ended" ? state.status : state.kind === "retrying" && lostByAgent(lastError) ? "agent-lost" : state.kind;
 
 /**
  * The failing integrations of a run from its stages: a started stage's results that ended
@@ -110,7 +121,7 @@ export async function failingIntegrations(source: ResultsPageSource, stages: rea
       if (r.status !== "pending") return null;
       const status = await source.runTasks.deliveryStatus(r.id);
       const state = status ? deliveryState(status) : null;
-      return state ? { taskName: r.taskName, state: markOf(state) } : null;
+      return state ? { taskName: r.taskName, state: markOf(state, false, status!.lastError) } : null;
     }),
   );
   return marks.filter((m): m is FailingIntegration => m !== null);

@@ -3,7 +3,7 @@ import type { TagEntry } from "../schemas/run-tasks.js";
 import type { OutcomeView, TaskResultView, TaskStageView } from "../schemas/task-stage-views.js";
 import type { OutcomeFilter, ResultModel, RunPageModel } from "./data.js";
 import type { ResultAgentFacts } from "../services/pool-presence.js";
-import { isFailing, markOf, type DeliveryModel } from "./delivery.js";
+import { isAgentSide, isFailing, markOf, type DeliveryModel } from "./delivery.js";
 import { deliverySection, type RetryForm } from "./delivery-view.js";
 import { failingText } from "./delivery-words.js";
 import { EXTERNAL_REL, html, raw, safeExternalHref, type Html } from "./escape.js";
@@ -196,7 +196,7 @@ export function runPage(chrome: Chrome, model: RunPageModel, action = `${chrome.
     model.mayRetry ? { action: `${chrome.prefix}/runs/${encodeURIComponent(run.id)}/results/${encodeURIComponent(resultId)}/retry`, back: action } : null;
   const context: SectionContext = { filtered, runCreatedAt: run.createdAt, retry, mayManage: model.mayRetry, notReachedText: notReachedText(model.stages.map((s) => s.stage)) };
   // decision D31: a stage that waits on a failing integration says so in the verdict, not only below.
-  const failing = model.stages.flatMap((s) => s.results.flatMap((m) => (m.delivery && isFailing(m.delivery.state) ? [{ taskName: m.result.taskName, state: markOf(m.delivery.state, m.delivery.noAgent) }] : [])));
+  const failing = model.stages.flatMap((s) => s.results.flatMap((m) => (m.delivery && isFailing(m.delivery.state) ? [{ taskName: m.result.taskName, state: markOf(m.delivery.state, m.delivery.noAgent, m.delivery.lastError) }] : [])));
   const where = workspace
     ? html`<a href="${workspacePath(chrome, run.organization, workspace.name)}">${run.organization} / ${workspace.name}</a>`
     : html`${run.organization} / ${run.workspaceId}`;
@@ -204,7 +204,7 @@ export function runPage(chrome: Chrome, model: RunPageModel, action = `${chrome.
 <p class="run-meta"><span class="mono">${run.id}</span><span>${where}</span>${
     run.message ? html`<span>${run.message}</span>` : null
   }<span>created ${time(run.createdAt)}</span></p>
-<p class="verdict status-${verdict.tone}" role="status">${verdict.text}${failing.length > 0 ? ` Failing integration: ${failingText(failing)}.` : ""}</p>
+<p class="verdict status-${verdict.tone}" role="status">${verdict.text}${failing.length > 0 ? ` ${failing.every(isAgentSide) ? "Waiting on agents" : "Failing integration"}: ${failingText(failing)}.` : ""}</p>
 ${model.notice ? html`<p class="notice" role="status">${model.notice}</p>` : null}
 ${filterForm(action, model)}
 ${model.stages.length === 0 ? html`<p class="empty card">This run has no run task stages.</p>` : model.stages.map((s) => stageSection(s.stage, s.results, context))}`);

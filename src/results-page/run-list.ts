@@ -2,7 +2,7 @@ import type { Workspace } from "../schemas/directory.js";
 import type { RunRecord } from "../schemas/run-task-records.js";
 import type { TaskStageView } from "../schemas/task-stage-views.js";
 import { html, type Html } from "./escape.js";
-import type { FailingIntegration } from "./delivery.js";
+import { isAgentSide, type FailingIntegration } from "./delivery.js";
 import { failingText } from "./delivery-words.js";
 import type { Chrome } from "./layout.js";
 import { statusBadge, workspacePath } from "./render.js";
@@ -27,7 +27,7 @@ export const runPath = (chrome: Chrome, { run, workspace }: Pick<RunRow, "run" |
 function failingMark(failing: readonly FailingIntegration[]): Html | null {
   if (failing.length === 0) return null;
   // decision D34: a request no agent took was never sent: the integration is not the one failing.
-  const badge = failing.every((f) => f.state === "no-agent") ? "no agent" : "integration failing";
+  const badge = failing.every(isAgentSide) ? "no agent" : "integration failing";
   return html`<span class="failing"><span class="badge status-failing">${badge}</span> <span class="failing-names">${failingText(failing)}</span></span>`;
 }
 

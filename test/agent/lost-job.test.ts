@@ -67,10 +67,16 @@ describe("a job whose agent never reports", () => {
   it("is an attempt closed as 'no report from agent NAME' when its lease runs out, before the next attempt delivers it", async () => {
     receiver = await startLoopbackServer(tasksAnswer({ kind: "respond", status: 200 }));
     a = await agentApp();
-    const { resultId, doomed } = await jobTakenAndLost(a, receiver.url("/hook"));
+    const { resultId, doomed, runId } = await jobTakenAndLost(a, receiver.url("/hook"));
     await vi.waitFor(async () => expect((await attemptsOf(resultId))[0]?.outcome).toBe("failed"), { timeout: 5_000, interval: 25 });
     expect(await attemptsOf(resultId)).toStrictEqual([{ number: 1, outcome: "failed", status: null, detail: NO_REPORT, agentId: doomed }]);
     expect((await a.storage.taskResults.get(resultId))?.status).toBe("pending");
+    // Found from outside: the run page then said "Failing integration" of an integration that
+    // answered nothing: the agent failed, not it.
+    const page = createResultsPage(a.runplane, { prefix: "/app" });
+    const html = await (await page(new Request(`http://localhost/app/runs/${runId}`, { headers: { authorization: `Bearer ${a.ownerToken}` } }))).text();
+    expect(html).not.toContain("Failing integration");
+    expect(html).toMatch(/Waiting on agents: \S+ retrying \(its agent did not report\)\./);
 
     const survivor = a.agent({ name: "survivor" });
     const survivorId = await survivor.agentId;
