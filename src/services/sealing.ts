@@ -79,10 +79,11 @@ export async function reencryptAll(ctx: Pick<ServiceContext, "storage" | "keyrin
       moved += swapped.filter(Boolean).length;
     }
   }
-  // decision D53: one event per organization says that the values moved, and to which key.
+  // decision D53: one event per organization says that the values moved, and to which key; not how
+  // many (the instance's count would tell one organization about the others').
   if (moved > 0) {
     const now = ctx.now ?? (() => new Date());
-    await recordInEveryOrganization({ storage: ctx.storage, now }, { resource: { type: "keyring", id: ctx.keyring.activeKeyId }, action: "reencrypt", changes: [{ field: "valuesMoved", new: moved }] });
+    await recordInEveryOrganization({ storage: ctx.storage, now }, { resource: { type: "keyring", id: ctx.keyring.activeKeyId }, action: "reencrypt", changes: [{ field: "sealedValues", note: "moved to the active key" }] });
   }
   return moved;
 }

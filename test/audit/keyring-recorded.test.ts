@@ -18,7 +18,10 @@ describe.each(STORAGES)("audit: keyring (%s)", (_name, makeStorage) => {
       const activation = await theEvent(app.storage, "keyring", "activate", organization);
       expect(activation.changes).toContainEqual({ field: "activeKeyId", old: "k1", new: "k2" });
       expect(activation.actor.kind).toBe("system");
-      expect((await theEvent(app.storage, "keyring", "reencrypt", organization)).resource.id).toBe("k2");
+      const reencrypt = await theEvent(app.storage, "keyring", "reencrypt", organization);
+      expect(reencrypt.resource.id).toBe("k2");
+      // Found by an auditor: the instance's count of values moved told one organization about others'.
+      expect(reencrypt.changes).toStrictEqual([{ field: "sealedValues", note: "moved to the active key" }]);
     }
     const encodings = [k1, k2].flatMap((k) => [k, Buffer.from(k, "base64").toString("hex")]);
     await expectNoSecret(app.storage, ["secret-v", ...encodings]);
