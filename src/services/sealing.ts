@@ -83,7 +83,7 @@ export async function reencryptAll(ctx: Pick<ServiceContext, "storage" | "keyrin
   // many (the instance's count would tell one organization about the others').
   if (moved > 0) {
     const now = ctx.now ?? (() => new Date());
-    await recordInEveryOrganization({ storage: ctx.storage, now }, { resource: { type: "keyring", id: ctx.keyring.activeKeyId }, action: "reencrypt", changes: [{ field: "sealedValues", note: "moved to the active key" }] });
+    await recordInEveryOrganization({ storage: ctx.storage, now }, { resource: { type: "keyring", id: ctx.keyring.activeKeyId }, action: "reencrypt", changes: [] });
   }
   return moved;
 }

@@ -21,7 +21,7 @@ describe.each(STORAGES)("audit: keyring (%s)", (_name, makeStorage) => {
       const reencrypt = await theEvent(app.storage, "keyring", "reencrypt", organization);
       expect(reencrypt.resource.id).toBe("k2");
       // Found by an auditor: the instance's count of values moved told one organization about others'.
-      expect(reencrypt.changes).toStrictEqual([{ field: "sealedValues", note: "moved to the active key" }]);
+      expect(reencrypt.changes).toStrictEqual([]);
     }
     const encodings = [k1, k2].flatMap((k) => [k, Buffer.from(k, "base64").toString("hex")]);
     await expectNoSecret(app.storage, ["secret-v", ...encodings]);
