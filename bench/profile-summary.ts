@@ -20,7 +20,7 @@ interface Profile {
 const args = process.argv.slice(2);
 const topAt = args.indexOf("--top");
 const top = topAt >= 0 ? Number(args[topAt + 1]) : 40;
-const files = args.filter((a, i) => a !== "--top" && i !== topAt + 1);
+const files = args.filter((a, i) => a !== "--top" && (topAt < 0 || i !== topAt + 1));
 
 function where(url: string): string {
   if (url === "") return "(native/gc)";

@@ -12,7 +12,8 @@ export const DEADLINE_OF = Symbol("runplane.deadlineOf");
 /** The deadline of the operation a caller asks for now, or undefined for a pool without a bound. */
 export const deadlineOf = (pool: PgPoolLike): OperationDeadline | undefined => (pool as { [DEADLINE_OF]?: () => OperationDeadline })[DEADLINE_OF]?.();
 
-export type BoundedTransaction = <R>(fn: (client: Queryable) => Promise<R>) => Promise<R>;
+/** `deadlineAt`: a group's earliest caller deadline (decision D39); without it, the request's own. */
+export type BoundedTransaction = <R>(fn: (client: Queryable) => Promise<R>, deadlineAt?: number) => Promise<R>;
 
 /**
  * decision D28 and D39: a request answers 503 within `timeoutMs` (plus a small margin) whatever the
@@ -51,7 +52,7 @@ export function boundedPool(pool: PgPoolLike, timeoutMs: number, bound: { statem
       budget?.end();
     }
   };
-  const transaction: BoundedTransaction = (fn) => operation(undefined, (client, deadline) => transact(client, deadline, margin, fn));
+  const transaction: BoundedTransaction = (fn, deadlineAt) => operation(deadlineAt, (client, deadline) => transact(client, deadline, margin, fn));
   return Object.assign(
     {
       ...forward(pool),

@@ -86,16 +86,17 @@ export function isViolation(error: unknown, constraint: string): boolean {
 export class GuardFailed extends Error {}
 
 /**
- * Runs `fn` in one READ COMMITTED transaction on one connection. While the client is checked out
+ * Runs `fn` in one READ COMMITTED transaction on one connection (under `deadlineAt` on a bounded
+ * pool, when given: a write group's earliest caller deadline). While the client is checked out
  * the pool does not listen for its errors, so a connection dropped between two statements would
  * crash the process: a listener covers that stretch, and such a client is destroyed on release.
  */
-export async function transaction<R>(pool: PgPoolLike, fn: (client: Queryable) => Promise<R>): Promise<R> {
+export async function transaction<R>(pool: PgPoolLike, fn: (client: Queryable) => Promise<R>, deadlineAt?: number): Promise<R> {
   // decision D39: a bounded pool runs it under one deadline, with the server's own timeouts.
   const bounded = (pool as { [BOUNDED_TRANSACTION]?: BoundedTransaction })[BOUNDED_TRANSACTION];
   if (bounded) {
     try {
-      return await bounded(fn);
+      return await bounded(fn, deadlineAt);
     } catch (error) {
       throw toStorageError(error);
     }

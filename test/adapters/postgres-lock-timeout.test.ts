@@ -86,6 +86,14 @@ describe.skipIf(!reachable)("a write behind a lock held past the bound (D39)", (
     expect(await count(`"${schema}".variables`)).toBe(0);
   });
 
+  it("several variable creations at once behind the audit trail's head answered 503 store nothing and record nothing (one grouped transaction, D64)", async () => {
+    const events = await count(`"${schema}".audit_events`);
+    const answers = await behindLock("audit_heads", () => Promise.all(["h1", "h2", "h3"].map(createVar)));
+    answers.forEach(unavailable);
+    expect(await count(`"${schema}".variables`)).toBe(0);
+    expect(await count(`"${schema}".audit_events`)).toBe(events);
+  });
+
   it("PATCH /workspaces/:id/vars/:id answered 503 changes nothing", async () => {
     const id = (await createVar("kept")).json.data.id as string;
     const patch = () => app.call("PATCH", `/api/v2/workspaces/ws-a/vars/${id}`, { body: varsBody({ key: "renamed" }, { id }) });
