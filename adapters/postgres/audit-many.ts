@@ -1,41 +1,53 @@
 import type { AuditEvent } from "../../src/schemas/audit.js";
 import { GENESIS_DIGEST, linkPieces } from "../../src/storage/audit-chain.js";
-import { digest, linked } from "./audit.js";
 import { run, sql, type Queryable, type Statement } from "./driver.js";
-import { TEXT } from "./sql.js";
+import type { PgMigration } from "./migration.js";
 
 /**
- * decision D64: the events of one organization a group of audited writes recorded, appended in one
- * statement. The head row is taken first (FOR UPDATE: waiting for another host's append to commit
- * reads what it wrote), the events are linked in order from it by a recursive step per event (each
- * digest covers the previous one, as one insert per event would link them), and the head advances
- * to the last. An organization without a head yet starts from the genesis digest; two hosts
- * starting one at once collide on the first seq, and the loser's group runs its writes alone.
+ * decision D64: `rp_audit_append(organization, events)` appends an organization's events, in
+ * order, in the statement that calls it: it takes the head row (FOR UPDATE, which waits for
+ * another host's append to commit and then reads what it wrote; for a first event an upsert that
+ * creates the row at seq 0 or takes the one another host just created), links each event from the one before exactly as D59's one insert links one (the text
+ * from `linkPieces`' pieces around the linked `at`, `prev` and `seq`, and its SHA-256), and
+ * advances the head to the last. A statement that writes rows can so record their events too,
+ * without a transaction around it.
  */
-function appendMany(q: string): Statement {
-  const piece = (n: number) => `i.p${n}`;
-  return sql(`WITH RECURSIVE input AS (
-      SELECT * FROM json_to_recordset(@events::json) AS x(n int, id ${TEXT}, at bigint, p0 text, p1 text, p2 text, p3 text)
-    ), locked AS (
-      SELECT seq, digest, at FROM ${q}audit_heads WHERE organization = @organization FOR UPDATE
-    ), head AS (
-      SELECT seq, digest, at FROM locked UNION ALL SELECT 0, '${GENESIS_DIGEST}', 0 WHERE NOT EXISTS (SELECT 1 FROM locked)
-    ), chain AS (
-      SELECT i.n, i.id, h.seq + 1 AS seq, greatest(h.at, i.at) AS at, h.digest AS prev,
-        ${linked("greatest(h.at, i.at)", "h.digest", "(h.seq + 1)", piece)} AS body
-        FROM input i, head h WHERE i.n = 1
-      UNION ALL
-      SELECT i.n, i.id, c.seq + 1, greatest(c.at, i.at), ${digest("c.body")},
-        ${linked("greatest(c.at, i.at)", digest("c.body"), "(c.seq + 1)", piece)}
-        FROM chain c JOIN input i ON i.n = c.n + 1
-    ), stored AS (
-      INSERT INTO ${q}audit_events (organization, seq, id, at, body, digest)
-        SELECT @organization, seq, id, at, body, ${digest("body")} FROM chain
-    )
-    INSERT INTO ${q}audit_heads AS h (organization, seq, digest, at, pruned_seq, pruned_digest, prev)
-      SELECT @organization, seq, ${digest("body")}, at, 0, '${GENESIS_DIGEST}', prev FROM chain
-        WHERE n = (SELECT max(n) FROM input)
-      ON CONFLICT (organization) DO UPDATE SET seq = excluded.seq, digest = excluded.digest, at = excluded.at, prev = excluded.prev`);
+export const AUDIT_APPEND_FUNCTION_MIGRATION: PgMigration = {
+  name: "0021-audit-append-function",
+  up: (q) => `
+    CREATE FUNCTION ${q}rp_audit_append(p_organization text, p_events json) RETURNS integer LANGUAGE plpgsql AS $fn$
+    DECLARE
+      v_seq bigint; v_digest text; v_at bigint; v_prev text; v_body text; v_event json; v_count integer := 0;
+    BEGIN
+      SELECT seq, digest, at INTO v_seq, v_digest, v_at FROM ${q}audit_heads WHERE organization = p_organization FOR UPDATE;
+      IF NOT FOUND THEN
+        -- A first event: the row at seq 0, or the one another host created meanwhile (then locked).
+        INSERT INTO ${q}audit_heads AS h (organization, seq, digest, at, pruned_seq, pruned_digest, prev)
+          VALUES (p_organization, 0, '${GENESIS_DIGEST}', 0, 0, '${GENESIS_DIGEST}', '${GENESIS_DIGEST}')
+          ON CONFLICT (organization) DO UPDATE SET organization = h.organization
+          RETURNING h.seq, h.digest, h.at INTO v_seq, v_digest, v_at;
+      END IF;
+      FOR v_event IN SELECT e.value FROM json_array_elements(p_events) WITH ORDINALITY AS e(value, n) ORDER BY e.n LOOP
+        v_seq := v_seq + 1;
+        v_at := greatest(v_at, (v_event->>'at')::bigint);
+        v_body := (v_event->>'p0') || v_at::text || (v_event->>'p1') || v_digest || (v_event->>'p2') || v_seq::text || (v_event->>'p3');
+        v_prev := v_digest;
+        v_digest := encode(sha256(convert_to(v_body, 'UTF8')), 'hex');
+        INSERT INTO ${q}audit_events (organization, seq, id, at, body, digest) VALUES (p_organization, v_seq, v_event->>'id', v_at, v_body, v_digest);
+        v_count := v_count + 1;
+      END LOOP;
+      IF v_count > 0 THEN
+        UPDATE ${q}audit_heads SET seq = v_seq, digest = v_digest, at = v_at, prev = v_prev WHERE organization = p_organization;
+      END IF;
+      RETURN v_count;
+    END $fn$;
+  `,
+};
+
+/** An event as `rp_audit_append` takes it: its id, its time and the pieces of its linked text. */
+export function appendInput(event: AuditEvent): { id: string; at: number; p0: string; p1: string; p2: string; p3: string } {
+  const [p0, p1, p2, p3] = linkPieces(event);
+  return { id: event.id, at: event.at, p0, p1, p2, p3 };
 }
 
 const cache = new Map<string, Statement>();
@@ -43,10 +55,6 @@ const cache = new Map<string, Statement>();
 /** Appends `events` (one organization's, in order) inside the caller's transaction on `client`. */
 export async function appendAuditEvents(client: Queryable, q: string, organization: string, events: readonly AuditEvent[]): Promise<void> {
   let statement = cache.get(q);
-  if (!statement) cache.set(q, (statement = appendMany(q)));
-  const rows = events.map((event, i) => {
-    const [p0, p1, p2, p3] = linkPieces(event);
-    return { n: i + 1, id: event.id, at: event.at, p0, p1, p2, p3 };
-  });
-  await run(client, statement, { organization, events: JSON.stringify(rows) });
+  if (!statement) cache.set(q, (statement = sql(`SELECT ${q}rp_audit_append(@organization, @events::json)`)));
+  await run(client, statement, { organization, events: JSON.stringify(events.map(appendInput)) });
 }

@@ -47,9 +47,8 @@ export const AUDIT_ONE_INSERT_MIGRATION: PgMigration = {
 };
 
 /** The canonical text of the linked event, from linkPieces' pieces and the head's values (D59). */
-export const linked = (at: string, prev: string, seq: string, piece = (n: number) => `@p${n}::text`) =>
-  `${piece(0)} || ${at} || ${piece(1)} || ${prev} || ${piece(2)} || ${seq} || ${piece(3)}`;
-export const digest = (text: string) => `encode(sha256(convert_to(${text}, 'UTF8')), 'hex')`;
+const linked = (at: string, prev: string, seq: string) => `@p0::text || ${at} || @p1::text || ${prev} || @p2::text || ${seq} || @p3::text`;
+const digest = (text: string) => `encode(sha256(convert_to(${text}, 'UTF8')), 'hex')`;
 
 function auditStatements(q: string) {
   return {

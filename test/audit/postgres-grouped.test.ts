@@ -35,13 +35,13 @@ describe.skipIf(!reachable)("audited writes grouped on PostgreSQL", () => {
   const audited = <R>(n: number, write: () => Promise<R>): Promise<R> => withAuditEvent(auditEvent(n, { resource: { type: "var", id: `var-${n}` } }), write);
   const recorded = async (): Promise<string[]> => (await eventsOf(storage)).map((e) => e.resource.id);
 
-  it("commit twenty writes of one turn in one transaction, each with its event, in one linear chain", async () => {
+  it("write twenty variable creations of one turn and their events in one statement, in one linear chain", async () => {
     const records = Array.from({ length: 20 }, (_, i) => variable({ id: `var-${String(i).padStart(16, "0")}`, key: `k${i}` }));
     const answers = await Promise.all(records.map((r, i) => audited(i, () => storage.variables.insert(r))));
     expect(answers.every((a) => a.ok)).toBe(true);
-    expect(count.transactions).toBe(1);
-    // One statement for the twenty rows (the store's write group), one for the twenty events.
-    expect(count.statements).toBe(2);
+    // The store's write group writes the rows and appends their events (no transaction around it).
+    expect(count.transactions).toBe(0);
+    expect(count.statements).toBe(1);
     expect(await recorded()).toStrictEqual(records.map((_, i) => `var-${i}`));
     expect((await storage.variables.list({ kind: "workspace", id: "ws-AAAAAAAAAAAAAAAA" })).total).toBe(20);
     expect(await walkChain(storage.audit!, "acme")).toBeNull();
@@ -52,14 +52,33 @@ describe.skipIf(!reachable)("audited writes grouped on PostgreSQL", () => {
     await storage.audit!.append(auditEvent(101, { organization: "globex" }));
     const records = Array.from({ length: 6 }, (_, i) => variable({ id: `var-${String(i).padStart(16, "0")}`, key: `k${i}` }));
     const organization = (i: number): string => (i % 2 === 0 ? "acme" : "globex");
+    count.statements = 0;
     await Promise.all(records.map((r, i) => withAuditEvent(auditEvent(i, { organization: organization(i) }), () => storage.variables.insert(r))));
-    expect(count.transactions).toBe(1);
+    expect(count.statements).toBe(1);
     for (const org of ["acme", "globex"]) {
       const events = await eventsOf(storage, org);
       expect(events.map((e) => e.seq)).toStrictEqual([1, 2, 3, 4]);
       expect(events.slice(1).map((e) => e.id)).toStrictEqual([0, 1, 2, 3, 4, 5].filter((i) => organization(i) === org).map((i) => auditEvent(i).id));
       expect(await walkChain(storage.audit!, org)).toBeNull();
     }
+  });
+
+  it("commit twenty other audited writes of one turn in one transaction, each with its event", async () => {
+    const grants = Array.from({ length: 20 }, (_, i) => teamProject({ id: `tprj-${String(i).padStart(16, "0")}`, projectId: `prj-${String(i).padStart(16, "0")}` }));
+    const answers = await Promise.all(grants.map((g, i) => audited(i, () => storage.teamProjects.insert(g))));
+    expect(answers.every((a) => a.ok)).toBe(true);
+    expect(count.transactions).toBe(1);
+    expect(await recorded()).toStrictEqual(grants.map((_, i) => `var-${i}`));
+    expect(await walkChain(storage.audit!, "acme")).toBeNull();
+  });
+
+  it("record no event for a variable creation refused by a taken key, and keep the others' events", async () => {
+    expect((await storage.variables.insert(variable({ id: "var-0000000000000009", key: "taken" }))).ok).toBe(true);
+    const writes = [variable({ id: "var-0000000000000001", key: "a" }), variable({ id: "var-0000000000000002", key: "taken" }), variable({ id: "var-0000000000000003", key: "b" })];
+    const answers = await Promise.all(writes.map((w, i) => audited(i, () => storage.variables.insert(w))));
+    expect(answers.map((a) => a.ok)).toStrictEqual([true, false, true]);
+    expect(await recorded()).toStrictEqual(["var-0", "var-2"]);
+    expect(await walkChain(storage.audit!, "acme")).toBeNull();
   });
 
   for (const place of ["between others", "last"]) {

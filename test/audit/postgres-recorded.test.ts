@@ -88,4 +88,22 @@ describe.skipIf(!reachable)("audit on PostgreSQL", () => {
     expect(await walkChain(hosts[1]!.audit!, "acme")).toBeNull();
     expect((await hosts[0]!.variables.list({ kind: "workspace", id: "ws-AAAAAAAAAAAAAAAA" })).total).toBe(20);
   });
+
+  it("starts the chain of a new organization once when two hosts record its first events at the same moment (D64)", async () => {
+    const hosts = [await open(DATABASE_URL), await open(DATABASE_URL)];
+    const organizations = Array.from({ length: 8 }, (_, i) => `neworg-${i}-${Date.now()}`);
+    await Promise.all(
+      organizations.flatMap((organization, o) =>
+        hosts.map((host, h) => {
+          const n = o * 2 + h;
+          const record = variable({ id: `var-first${String(n).padStart(11, "0")}`, key: `first${n}` });
+          return withAuditEvent(auditEvent(n, { organization }), () => host.variables.insert(record));
+        }),
+      ),
+    );
+    for (const organization of organizations) {
+      expect((await eventsOf(hosts[0]!, organization)).map((e) => e.seq)).toStrictEqual([1, 2]);
+      expect(await walkChain(hosts[1]!.audit!, organization)).toBeNull();
+    }
+  });
 });
