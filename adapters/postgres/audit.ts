@@ -47,6 +47,16 @@ export const AUDIT_ONE_INSERT_MIGRATION: PgMigration = {
   `,
 };
 
+/**
+ * decision D59 (change of 2026-11-29): the index by time goes; every event wrote a page of it. `at`
+ * never decreases along a chain and seq is dense, so `since` and pruning find their rows through the
+ * primary key (`../sql/audit-statements.ts`).
+ */
+export const AUDIT_BY_SEQ_MIGRATION: PgMigration = {
+  name: "0020-audit-by-seq",
+  up: (q) => `DROP INDEX ${q}audit_events_by_time;`,
+};
+
 /** The canonical text of the linked event, from linkPieces' pieces and the head's values (D59). */
 const linked = (at: string, prev: string, seq: string) => `@p0::text || ${at} || @p1::text || ${prev} || @p2::text || ${seq} || @p3::text`;
 const digest = (text: string) => `encode(sha256(convert_to(${text}, 'UTF8')), 'hex')`;

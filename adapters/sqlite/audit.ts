@@ -66,6 +66,16 @@ export const AUDIT_ONE_INSERT_MIGRATION: Migration = {
   `,
 };
 
+/**
+ * decision D59 (change of 2026-11-29): the index by time goes; every event wrote a page of it. `at`
+ * never decreases along a chain and seq is dense, so `since` and pruning find their rows through the
+ * primary key (`../sql/audit-statements.ts`).
+ */
+export const AUDIT_BY_SEQ_MIGRATION: Migration = {
+  name: "0023-audit-by-seq",
+  up: `DROP INDEX audit_events_by_time;`,
+};
+
 /** The statements, exported so the adapter tests can check their query plans. */
 export const AUDIT_SQL = {
   head: `SELECT * FROM audit_heads WHERE organization = ?`,
