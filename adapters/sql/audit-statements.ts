@@ -11,8 +11,9 @@ const mid = (lo: string, hi: string): string => `(${lo} + (${hi} - ${lo}) / 2)`;
 
 /**
  * One step's look: the first stored event of [from, to) by seq, answered as its seq when its time
- * is not after @since (the first later one is past it), else 0 (it is at or before it); 0 too when
- * none is stored there. A seek rather than a point lookup, so a missing row cannot stop the search.
+ * is not after @since (so the first later event comes after it), else 0 (the first later event is
+ * this one or an earlier one), and 0 when none is stored there. A seek rather than a point lookup,
+ * so a missing row cannot derail the search.
  */
 const probe = (q: string, from: string, to: string): string => `coalesce((SELECT CASE WHEN p.at > @since THEN 0 ELSE p.seq END
         FROM ${q}audit_events AS p WHERE p.organization = @organization AND p.seq >= ${from} AND p.seq < ${to}
@@ -23,7 +24,7 @@ const probe = (q: string, from: string, to: string): string => `coalesce((SELECT
  * [first stored seq, head seq + 1), one step a row of the recursive query: each row carries its
  * bounds and the look at their middle (-1 on the first row, which has looked at nothing), and the
  * next narrows them by it (stored events below `lo` are at or before @since, those from `hi` on
- * later). About 2 + log2(events) seeks, each a descent of the primary key: the same answer the
+ * later). log2(events) + 3 seeks, each a descent of the primary key: the same answer the
  * index on (organization, at, seq) gave, ties of `at` and clamped (clock-lagging) times included,
  * since the first later event by seq is the first by time.
  */
