@@ -2,6 +2,7 @@ import type { AuditEvent } from "../../src/schemas/audit.js";
 import { GENESIS_DIGEST, linkPieces } from "../../src/storage/audit-chain.js";
 import type { AuditStore } from "../../src/storage/audit-types.js";
 import { fromAuditRow, prunedEnds, toAuditHead, type AuditHeadRow, type AuditRow } from "../sql/audit-rows.js";
+import { firstAfterSql, oldestSql } from "../sql/audit-statements.js";
 import { retrying, rowsOf, run, sql, transaction, type PgPoolLike, type Queryable } from "./driver.js";
 import type { PgMigration } from "./migration.js";
 import { TEXT } from "./sql.js";
@@ -46,6 +47,16 @@ export const AUDIT_ONE_INSERT_MIGRATION: PgMigration = {
   `,
 };
 
+/**
+ * decision D59 (change of 2026-11-29): the index by time goes; every event wrote a page of it. `at`
+ * never decreases along a chain and seq is dense, so `since` and pruning find their rows through the
+ * primary key (`../sql/audit-statements.ts`).
+ */
+export const AUDIT_BY_SEQ_MIGRATION: PgMigration = {
+  name: "0020-audit-by-seq",
+  up: (q) => `DROP INDEX ${q}audit_events_by_time;`,
+};
+
 /** The canonical text of the linked event, from linkPieces' pieces and the head's values (D59). */
 const linked = (at: string, prev: string, seq: string) => `@p0::text || ${at} || @p1::text || ${prev} || @p2::text || ${seq} || @p3::text`;
 const digest = (text: string) => `encode(sha256(convert_to(${text}, 'UTF8')), 'hex')`;
@@ -66,14 +77,16 @@ function auditStatements(q: string) {
         SELECT @organization, seq, @id, at, ${linked("at", "prev", "seq")}, digest FROM head
       RETURNING body, digest`),
     head: sql(`SELECT * FROM ${q}audit_heads WHERE organization = @organization AND seq > 0`),
-    firstAfter: sql(`SELECT seq FROM ${q}audit_events WHERE organization = @organization AND at > @since ORDER BY at, seq LIMIT 1`),
+    // A binary search over seq by the primary key (no index by time).
+    firstAfter: sql(firstAfterSql(q)),
     first: sql(`SELECT seq FROM ${q}audit_events WHERE organization = @organization ORDER BY seq LIMIT 1`),
     fromSeq: sql(`SELECT body, digest FROM ${q}audit_events WHERE organization = @organization AND seq >= @seq ORDER BY seq LIMIT @limit`),
     organizations: sql(`SELECT organization FROM ${q}audit_heads WHERE seq > 0 ORDER BY organization`),
-    // Each organization's oldest events by audit_events_by_time, organization after organization,
-    // until the batch is full: a seek per organization with a trail, at most @limit rows.
-    oldest: sql(`SELECT e.organization, e.seq, e.digest FROM (SELECT organization FROM ${q}audit_heads ORDER BY organization) AS h
-      CROSS JOIN LATERAL (SELECT organization, seq, digest FROM ${q}audit_events AS e WHERE e.organization = h.organization AND e.at < @before ORDER BY at, seq LIMIT @limit) AS e
+    // Each organization's oldest events, organization after organization, until the batch is full:
+    // per organization a walk by seq that stops at the first event not old enough (one row read
+    // when nothing is), in one statement.
+    oldest: sql(`SELECT w.organization, w.seq, w.digest FROM (SELECT organization FROM ${q}audit_heads ORDER BY organization) AS h
+      CROSS JOIN LATERAL (${oldestSql(q, "h.organization")}) AS w
       LIMIT @limit`),
     prunePrefix: sql(`DELETE FROM ${q}audit_events WHERE organization = @organization AND seq <= @seq`),
     markPruned: sql(`UPDATE ${q}audit_heads SET pruned_seq = @seq, pruned_digest = @digest WHERE organization = @organization AND pruned_seq < @seq`),

@@ -4,7 +4,7 @@ import type { PgPoolLike, Queryable } from "./driver.js";
 import { transaction } from "./driver.js";
 import { AGENTS_MIGRATION } from "./agents.js";
 import { ATTEMPT_AGENTS_MIGRATION, DELIVERY_POOLS_MIGRATION } from "./task-deliveries.js";
-import { AUDIT_MIGRATION, AUDIT_ONE_INSERT_MIGRATION } from "./audit.js";
+import { AUDIT_BY_SEQ_MIGRATION, AUDIT_MIGRATION, AUDIT_ONE_INSERT_MIGRATION } from "./audit.js";
 import { AUDIT_APPEND_FUNCTION_MIGRATION } from "./audit-many.js";
 import { teamOwnersSql } from "../sql/team-owners.js";
 import { RUN_COMMENTS_MIGRATION } from "./comments.js";
@@ -116,6 +116,7 @@ export const MIGRATIONS: readonly PgMigration[] = [
   { name: "0017-team-owners", up: (q) => `SET CONSTRAINTS ALL IMMEDIATE; ${teamOwnersSql(q)}` },
   ATTEMPT_AGENT_NAMES_MIGRATION,
   AUDIT_ONE_INSERT_MIGRATION,
+  AUDIT_BY_SEQ_MIGRATION,
   AUDIT_APPEND_FUNCTION_MIGRATION,
 ];
 

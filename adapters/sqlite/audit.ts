@@ -2,6 +2,7 @@ import type { AuditEntry, AuditEvent } from "../../src/schemas/audit.js";
 import { digestOfText, GENESIS_DIGEST, linkPieces } from "../../src/storage/audit-chain.js";
 import type { AuditStore } from "../../src/storage/audit-types.js";
 import { fromAuditRow, prunedEnds, toAuditHead, type AuditHeadRow, type AuditRow } from "../sql/audit-rows.js";
+import { firstAfterSql, oldestSql } from "../sql/audit-statements.js";
 import { appendAuditWith, deferredTx, groupedTx, type SqliteDatabase } from "./driver.js";
 import type { Migration } from "./migration.js";
 
@@ -65,6 +66,16 @@ export const AUDIT_ONE_INSERT_MIGRATION: Migration = {
   `,
 };
 
+/**
+ * decision D59 (change of 2026-11-29): the index by time goes; every event wrote a page of it. `at`
+ * never decreases along a chain and seq is dense, so `since` and pruning find their rows through the
+ * primary key (`../sql/audit-statements.ts`).
+ */
+export const AUDIT_BY_SEQ_MIGRATION: Migration = {
+  name: "0023-audit-by-seq",
+  up: `DROP INDEX audit_events_by_time;`,
+};
+
 /** The statements, exported so the adapter tests can check their query plans. */
 export const AUDIT_SQL = {
   head: `SELECT * FROM audit_heads WHERE organization = ?`,
@@ -77,12 +88,13 @@ export const AUDIT_SQL = {
         SELECT coalesce(h.seq, 0) + 1 AS seq, max(CAST(@at AS INTEGER), coalesce(h.at, 0)) AS at, coalesce(h.digest, '${GENESIS_DIGEST}') AS prev
         FROM (SELECT @organization AS organization) AS o LEFT JOIN audit_heads AS h ON h.organization = o.organization))
     RETURNING body, digest`,
-  firstAfter: `SELECT seq FROM audit_events WHERE organization = ? AND at > ? ORDER BY at, seq LIMIT 1`,
+  // decision D59 (change of 2026-11-29): a binary search over seq by the primary key (no index by time).
+  firstAfter: firstAfterSql(""),
   first: `SELECT seq FROM audit_events WHERE organization = ? ORDER BY seq LIMIT 1`,
   fromSeq: `SELECT body, digest FROM audit_events WHERE organization = ? AND seq >= ? ORDER BY seq LIMIT ?`,
   organizations: `SELECT organization FROM audit_heads ORDER BY organization`,
-  // Pruning: each organization's oldest events by audit_events_by_time, at most the batch's rest.
-  oldest: `SELECT organization, seq, digest FROM audit_events WHERE organization = ? AND at < ? ORDER BY at, seq LIMIT ?`,
+  // Pruning: each organization's oldest events, a walk by seq that stops at the first not old enough.
+  oldest: oldestSql("", "@organization"),
   prunePrefix: `DELETE FROM audit_events WHERE organization = ? AND seq <= ?`,
   markPruned: `UPDATE audit_heads SET pruned_seq = ?, pruned_digest = ? WHERE organization = ? AND pruned_seq < ?`,
 } as const;
@@ -107,7 +119,7 @@ export function createSqliteAuditStore(db: SqliteDatabase): AuditStore {
   const append = groupedTx(db, appendRow, { audited: false });
   const page = deferredTx(db, (organization: string, sinceMs: number | undefined, offset: number, limit: number) => {
     const head = headOf(organization);
-    const start = (sinceMs === undefined ? s.first.get(organization) : s.firstAfter.get(organization, sinceMs)) as { seq: number } | undefined;
+    const start = (sinceMs === undefined ? s.first.get(organization) : s.firstAfter.get({ organization, since: sinceMs })) as { seq: number } | undefined;
     if (!head || !start) return { items: [], total: 0 };
     const rows = s.fromSeq.all(organization, start.seq + offset, limit) as AuditRow[];
     return { items: rows.map(fromAuditRow), total: head.seq - start.seq + 1 };
@@ -116,7 +128,7 @@ export function createSqliteAuditStore(db: SqliteDatabase): AuditStore {
     const rows: { organization: string; seq: number; digest: string }[] = [];
     for (const { organization } of s.organizations.all() as { organization: string }[]) {
       if (rows.length >= limit) break;
-      rows.push(...(s.oldest.all(organization, beforeMs, limit - rows.length) as typeof rows));
+      rows.push(...(s.oldest.all({ organization, before: beforeMs, limit: limit - rows.length }) as typeof rows));
     }
     for (const [organization, end] of prunedEnds(rows)) {
       s.prunePrefix.run(organization, end.seq);

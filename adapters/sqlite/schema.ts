@@ -4,7 +4,7 @@ import type { SqliteDatabase } from "./driver.js";
 import { immediateTx } from "./driver.js";
 import { AGENTS_MIGRATION } from "./agents.js";
 import { ATTEMPT_AGENTS_MIGRATION, DELIVERY_POOLS_MIGRATION } from "./task-deliveries.js";
-import { AUDIT_MIGRATION, AUDIT_ONE_INSERT_MIGRATION } from "./audit.js";
+import { AUDIT_BY_SEQ_MIGRATION, AUDIT_MIGRATION, AUDIT_ONE_INSERT_MIGRATION } from "./audit.js";
 import { RUN_COMMENTS_MIGRATION } from "./comments.js";
 import { ATTEMPT_AGENT_NAMES_MIGRATION, DELIVERY_ATTEMPTS_MIGRATION } from "./delivery-attempts.js";
 import { HOSTS_MIGRATION } from "./hosts.js";
@@ -192,6 +192,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { name: "0020-team-owners", up: teamOwnersSql("") },
   ATTEMPT_AGENT_NAMES_MIGRATION,
   AUDIT_ONE_INSERT_MIGRATION,
+  AUDIT_BY_SEQ_MIGRATION,
 ];
 
 /**

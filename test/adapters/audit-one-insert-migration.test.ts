@@ -4,14 +4,12 @@ import { afterAll, describe, expect, it } from "vitest";
 import { createPostgresStorage } from "../../adapters/postgres/index.js";
 import { migrate as migratePostgres, MIGRATIONS as PG_MIGRATIONS } from "../../adapters/postgres/schema.js";
 import { toAuditRow } from "../../adapters/sql/audit-rows.js";
-import { AUDIT_SQL } from "../../adapters/sqlite/audit.js";
 import { createSqliteStorage } from "../../adapters/sqlite/index.js";
 import { migrate as migrateSqlite, MIGRATIONS as SQLITE_MIGRATIONS } from "../../adapters/sqlite/schema.js";
 import { EMPTY_HEAD, GENESIS_DIGEST, linkEvent, type AuditHead } from "../../src/storage/audit-chain.js";
 import type { Storage } from "../../src/storage/types.js";
 import { auditEvent, walkChain } from "../../src/testing/conformance/audit.cases.js";
 import { DATABASE_URL, dropSchema, postgresReachable, uniqueSchema } from "../helpers/postgres.js";
-import { queryPlan } from "../helpers/sqlite-files.js";
 
 /**
  * decision D59: the `audit-one-insert` migration. A trail stored before it (three events of acme,
@@ -52,12 +50,6 @@ describe("sqlite: 0022-audit-one-insert", () => {
     const storage = createSqliteStorage(db);
     await expectCarriedOver(storage, head);
     await storage.close();
-  });
-
-  it("prunes by audit_events_by_time, never a scan of the events", () => {
-    const db = new Database(":memory:");
-    createSqliteStorage(db);
-    expect(queryPlan(db, AUDIT_SQL.oldest, "acme", 0, 10)).toContain("USING INDEX audit_events_by_time");
   });
 });
 

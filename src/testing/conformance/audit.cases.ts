@@ -3,6 +3,7 @@ import type { AuditEntry, AuditEvent } from "../../schemas/audit.js";
 import { createChainWalker, GENESIS_DIGEST } from "../../storage/audit-chain.js";
 import { withAuditEvent } from "../../storage/audit-scope.js";
 import type { AuditStore } from "../../storage/audit-types.js";
+import { describeAuditSinceCases } from "./audit-since.cases.js";
 import { race, type ConformanceContext } from "./context.js";
 import { variable } from "./fixtures.js";
 
@@ -48,6 +49,7 @@ export function describeAuditCases(ctx: ConformanceContext): void {
   };
   describeChainCases(ctx, audit);
   describeListCases(audit);
+  describeAuditSinceCases(audit);
   describeRecordedCases(ctx, audit);
 }
 
