@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { AuditEntry } from "../../schemas/audit.js";
 import type { AuditStore } from "../../storage/audit-types.js";
-import { auditEvent, walkChain } from "./audit.cases.js";
+import { auditEvent, walkChain } from "./audit-fixtures.js";
 
 const T0 = Date.UTC(2026, 0, 1);
 
