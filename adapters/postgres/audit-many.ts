@@ -9,8 +9,8 @@ import type { PgMigration } from "./migration.js";
  * another host's append to commit and then reads what it wrote; for a first event an upsert that
  * creates the row at seq 0 or takes the one another host just created), links each event from the one before exactly as D59's one insert links one (the text
  * from `linkPieces`' pieces around the linked `at`, `prev` and `seq`, and its SHA-256), and
- * advances the head to the last. A statement that writes rows can so record their events too,
- * without a transaction around it.
+ * advances the head to the last. Called inside the group's transaction, never by an autocommit
+ * statement of a write: a cut connection lets such a statement commit while runplane answers 503.
  */
 export const AUDIT_APPEND_FUNCTION_MIGRATION: PgMigration = {
   name: "0021-audit-append-function",
@@ -45,7 +45,7 @@ export const AUDIT_APPEND_FUNCTION_MIGRATION: PgMigration = {
 };
 
 /** An event as `rp_audit_append` takes it: its id, its time and the pieces of its linked text. */
-export function appendInput(event: AuditEvent): { id: string; at: number; p0: string; p1: string; p2: string; p3: string } {
+function appendInput(event: AuditEvent): { id: string; at: number; p0: string; p1: string; p2: string; p3: string } {
   const [p0, p1, p2, p3] = linkPieces(event);
   return { id: event.id, at: event.at, p0, p1, p2, p3 };
 }

@@ -26,7 +26,6 @@ export function withPostgresAudit<S extends Storage>(storage: S, pool: PgPoolLik
     const pinned = pinnedCopies(factory);
     const concurrent = new Set<string>(CONCURRENT_WRITES[name] ?? []);
     for (const method of methods) {
-      if (SELF_RECORDED[name]?.includes(method)) continue;
       const write = store[method]!.bind(store);
       copy[method] = async (...args: unknown[]) => {
         const event = takeAuditEvent();
@@ -45,16 +44,7 @@ export function withPostgresAudit<S extends Storage>(storage: S, pool: PgPoolLik
  * and another write's statements between its SAVEPOINT and a ROLLBACK TO it would be undone too.
  */
 const CONCURRENT_WRITES: Partial<Record<keyof typeof AUDITED_WRITES, readonly string[]>> = {
-  variables: ["update", "deleteByOwner"],
-};
-
-/**
- * decision D64: the writes whose own statement records their event (adapters/postgres/variable-writes.ts):
- * the store's write group takes the pending event and its one statement appends it, so they join
- * the unaudited writes of their turn in one autocommit statement, without a transaction.
- */
-const SELF_RECORDED: Partial<Record<keyof typeof AUDITED_WRITES, readonly string[]>> = {
-  variables: ["insert", "delete"],
+  variables: ["insert", "update", "delete", "deleteByOwner"],
 };
 
 /** Copies kept for reuse per store: about the audited writes one host runs at once. */

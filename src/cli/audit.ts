@@ -20,7 +20,7 @@ export async function audit(args: string[], out: (line: string) => void): Promis
     if (results.length === 0) out("no audit events");
     for (const result of results) out(describe(result));
     return results.every((r) => r.broken === null);
-  });
+  }, { keyring: false });
 }
 
 const WHY = {

@@ -9,8 +9,7 @@ import { writeRouteWorld } from "./write-routes.js";
  * PostgreSQL, in steady state (the same route answered once before, so caches and prepared
  * statements are warm). The budgets are today's counts, the audit trail's one insert in the
  * write's own transaction (D53, D59: the chain's link and head advance happen inside that
- * statement; on PostgreSQL a variable's create and delete record theirs in their one statement,
- * D64) included: a change that adds a statement to a request fails here. Lower a
+ * statement) included: a change that adds a statement to a request fails here. Lower a
  * budget when a change lowers the count (the test prints the table; `BUDGET_TEXTS=1` also prints
  * each route's statements).
  */
@@ -42,13 +41,13 @@ const BUDGET: Record<"sqlite" | "postgres", Record<string, Cost>> = {
     "POST /runs/:run_id/comments": [5, 1],
   },
   postgres: {
-    "POST /workspaces/:workspace_id/vars": [3, 0],
-    "POST /workspaces/:workspace_id/vars (sensitive)": [3, 0],
+    "POST /workspaces/:workspace_id/vars": [4, 1],
+    "POST /workspaces/:workspace_id/vars (sensitive)": [4, 1],
     "PATCH /workspaces/:workspace_id/vars/:variable_id": [5, 1],
-    "DELETE /workspaces/:workspace_id/vars/:variable_id": [4, 0],
-    "POST /policy-sets/:policy_set_id/parameters": [4, 0],
+    "DELETE /workspaces/:workspace_id/vars/:variable_id": [5, 1],
+    "POST /policy-sets/:policy_set_id/parameters": [5, 1],
     "PATCH /policy-sets/:policy_set_id/parameters/:parameter_id": [5, 1],
-    "DELETE /policy-sets/:policy_set_id/parameters/:parameter_id": [4, 0],
+    "DELETE /policy-sets/:policy_set_id/parameters/:parameter_id": [5, 1],
     "POST /team-projects": [12, 1],
     "PATCH /team-projects/:id": [15, 1],
     "DELETE /team-projects/:id": [13, 1],

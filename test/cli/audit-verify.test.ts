@@ -1,3 +1,4 @@
+import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import pg from "pg";
@@ -43,6 +44,16 @@ describe("runplane audit verify on SQLite", () => {
     expect(broken.stdout).toMatch(/^globex: 1 event verified/m);
     expect(broken.code).toBe(1);
   }, 60_000);
+
+  it("reads only the database: it writes no keyring into a data directory that has none (found from outside)", async () => {
+    const dir = made();
+    await seed(createSqliteStorage(new Database(join(dir, "runplane.db"))));
+    const before = readdirSync(dir).sort();
+    const verified = await run(["audit", "verify", "--data-dir", dir]);
+    expect([verified.code, verified.stderr]).toStrictEqual([0, ""]);
+    expect(readdirSync(dir).filter((f) => !/^runplane\.db(-wal|-shm)?$/.test(f))).toStrictEqual(before.filter((f) => f !== "runplane.db"));
+    expect(existsSync(join(dir, "keyring.json"))).toBe(false);
+  }, 60_000);
 });
 
 // Under CI a missing database fails (postgresReachable), never skips.
@@ -71,5 +82,17 @@ describe.skipIf(!reachable)("runplane audit verify on PostgreSQL", () => {
     expect(broken.code).toBe(1);
     const other = await run(["audit", "verify", "--organization", "globex", "--data-dir", dir], env);
     expect([other.code, other.stdout]).toStrictEqual([0, expect.stringMatching(/^globex: 1 event verified, head [0-9a-f]{64}\n$/)]);
+    expect(existsSync(join(dir, "keyring.json"))).toBe(false);
+  }, 60_000);
+
+  it("needs no data directory and no keyring: only the database (found from outside)", async () => {
+    const schema = uniqueSchema("auditverify");
+    schemas.push(schema);
+    await seed(await createPostgresStorage(pool, { schema }));
+    const nowhere = join(made(), "no-such-dir");
+    const verified = await run(["audit", "verify", "--data-dir", nowhere], { DATABASE_URL, DATABASE_SCHEMA: schema });
+    expect([verified.code, verified.stderr]).toStrictEqual([0, ""]);
+    expect(verified.stdout).toMatch(/^acme: 3 events verified, head [0-9a-f]{64}\n/);
+    expect(existsSync(nowhere)).toBe(false);
   }, 60_000);
 });
