@@ -60,21 +60,26 @@ export const QUOTE_LIMIT = 100;
 /** decision D5: the longest detail or pointer any error carries, a backstop for a value quoted whole. */
 export const MAX_DETAIL_LENGTH = 1_000;
 
-/** `value` cut to `limit` characters with an ellipsis, never splitting a surrogate pair. */
-function cut(value: string, limit: number): string {
+
+/** decision D5: what an error detail writes of a value the request sent: at most QUOTE_LIMIT characters. */
+/**
+ * `value` cut to at most `limit` UTF-16 units with an ellipsis after the cut, never splitting a
+ * surrogate pair: half of a character is text no JSON parser that checks Unicode reads back (and
+ * runplane itself refuses in a request body). Values within the limit are returned as they are.
+ */
+export function cutText(value: string, limit: number): string {
   if (value.length <= limit) return value;
   const code = value.charCodeAt(limit - 1);
   const end = code >= 0xd800 && code <= 0xdbff ? limit - 1 : limit;
   return `${value.slice(0, end)}…`;
 }
 
-/** decision D5: what an error detail writes of a value the request sent: at most QUOTE_LIMIT characters. */
-export const quote = (value: string): string => cut(value, QUOTE_LIMIT);
+export const quote = (value: string): string => cutText(value, QUOTE_LIMIT);
 
 const bounded = (item: ApiErrorItem): ApiErrorItem => ({
   ...item,
-  ...(item.detail !== undefined ? { detail: cut(item.detail, MAX_DETAIL_LENGTH) } : {}),
-  ...(item.pointer !== undefined ? { pointer: cut(item.pointer, MAX_DETAIL_LENGTH) } : {}),
+  ...(item.detail !== undefined ? { detail: cutText(item.detail, MAX_DETAIL_LENGTH) } : {}),
+  ...(item.pointer !== undefined ? { pointer: cutText(item.pointer, MAX_DETAIL_LENGTH) } : {}),
 });
 
 export interface ApiErrorItem {

@@ -1,5 +1,6 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { randomUUID } from "node:crypto";
+import { cutText } from "../errors.js";
 import type { AuditActor } from "../schemas/audit.js";
 import type { Principal } from "../schemas/common.js";
 import type { ApiTokenRecord } from "../schemas/records.js";
@@ -65,6 +66,6 @@ export function actorOfPrincipal(principal: Principal): AuditActor {
 export function actorOfToken(record: ApiTokenRecord, kind: "token" | "session" = "token"): AuditActor {
   const admin = record.description === "ADMIN_TOKEN";
   const tokenKind = kind === "session" ? "session" : admin ? "admin" : record.kind;
-  const description = kind === "session" ? "results page session" : (record.description || `${record.kind} token`).slice(0, 128);
+  const description = kind === "session" ? "results page session" : cutText(record.description || `${record.kind} token`, 128);
   return { kind, tokenId: record.id, tokenKind, userId: record.userId, teamId: record.teamId, description };
 }

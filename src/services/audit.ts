@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { cutText } from "../errors.js";
 import type { AuditChange, AuditEvent } from "../schemas/audit.js";
 import { isApplied, withAuditEvent } from "../storage/audit-scope.js";
 import type { Storage } from "../storage/types.js";
@@ -28,7 +29,7 @@ export function auditListenersOf(storage: Storage): Set<AuditListener> {
 const MAX_TEXT = 256;
 const MAX_CHANGES = 32;
 
-const bounded = (text: string): string => (text.length <= MAX_TEXT ? text : `${text.slice(0, MAX_TEXT)}…`);
+const bounded = (text: string): string => cutText(text, MAX_TEXT);
 
 /** A value as the trail keeps it: primitives as they are (strings bounded), anything else as bounded JSON text. */
 function boundedValue(value: unknown): unknown {

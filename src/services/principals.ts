@@ -3,6 +3,7 @@ import type { Team } from "../schemas/directory.js";
 import type { ApiTokenRecord } from "../schemas/records.js";
 import { isoNow, type ServiceContext } from "./context.js";
 import { sha256Hex, safeEqual } from "../crypto/random.js";
+import { cutText } from "../errors.js";
 
 /** `last-used-at` is written at most this often per token: a write per request would dominate reads. */
 export const TOUCH_INTERVAL_MS = 60_000;
@@ -31,7 +32,7 @@ const ADMIN_TOKEN_DESCRIPTION = "ADMIN_TOKEN";
 /** decision D53: what the audit trail says of the credential: its id and kind, never its secret. */
 function tokenIdentity(record: ApiTokenRecord): Pick<Principal, "tokenId" | "tokenKind" | "tokenDescription"> {
   const admin = record.description === ADMIN_TOKEN_DESCRIPTION;
-  return { tokenId: record.id, tokenKind: admin ? "admin" : record.kind, tokenDescription: (record.description || `${record.kind} token`).slice(0, 128) };
+  return { tokenId: record.id, tokenKind: admin ? "admin" : record.kind, tokenDescription: cutText(record.description || `${record.kind} token`, 128) };
 }
 
 async function principalOfRecord(ctx: ServiceContext, record: ApiTokenRecord): Promise<Principal | null> {

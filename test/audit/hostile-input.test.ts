@@ -27,4 +27,23 @@ describe.each(STORAGES)("audit: hostile input (%s)", (_name, makeStorage) => {
     const change = (await theEvent(app.storage, "var", "create")).changes.find((c) => c.field === "value")!;
     expect(change.new).toBe(`${"d".repeat(256)}…`);
   });
+
+  // Found from outside: the cut at 256 UTF-16 units kept half of an emoji, which no JSON parser
+  // that checks Unicode reads back (and runplane itself refuses in a request).
+  it("never cuts a character in two: a value and a token description cut at an emoji keep it whole or drop it", async () => {
+    const app = await createTestApp({ storage: makeStorage() });
+    const lone = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+    const value = `${"D".repeat(255)}\u{1F600}tail`;
+    expect((await app.call("POST", VARS, { body: { data: { type: "vars", attributes: { key: "e", value, description: value, category: "env" } } } })).status).toBe(201);
+    const event = await theEvent(app.storage, "var", "create");
+    for (const field of ["value", "description"]) {
+      const change = event.changes.find((c) => c.field === field)!;
+      expect(change.new).toBe(`${"D".repeat(255)}…`);
+    }
+    const { token } = await app.runplane.directory.createApiToken({ organization: "acme", kind: "team", teamId: "team-owners", description: `${"D".repeat(127)}\u{1F600}tail` });
+    expect((await app.call("POST", VARS, { token, body: { data: { type: "vars", attributes: { key: "f", value: "v", category: "env" } } } })).status).toBe(201);
+    const byToken = (await app.storage.audit!.list("acme", { offset: 0, limit: 100 })).items.at(-1)!;
+    expect(byToken.actor.description).toBe(`${"D".repeat(127)}…`);
+    expect(JSON.stringify((await app.storage.audit!.list("acme", { offset: 0, limit: 100 })).items)).not.toMatch(lone);
+  });
 });
