@@ -1,5 +1,5 @@
 import { ApiError } from "../errors.js";
-import { actorOfPrincipal, inAuditRequest, noteAuditActor } from "../services/audit-request.js";
+import { actorOfPrincipal, currentAuditRequest, inAuditRequest, noteAuditActor } from "../services/audit-request.js";
 import type { Connection } from "./client-address.js";
 import type { Principal } from "../schemas/common.js";
 import { readJsonBody } from "./body.js";
@@ -80,9 +80,11 @@ export function createHandler(app: HttpApp, routes: readonly Route[], authentica
       const quota: Quota = {};
       // decision D39: the storage work of one request shares one deadline.
       const response = await withRequestDeadline(() => serve(req, labels, quota));
-      if (!quota.admission) return response;
+      // The id the audit trail records for this request, so a client can find its events (D53).
+      const id = { "x-request-id": currentAuditRequest()?.requestId ?? "" };
+      if (!quota.admission) return withHeaders(response, id);
       quota.admission.answered(response.status);
-      return withHeaders(response, quota.admission.headers);
+      return withHeaders(response, { ...quota.admission.headers, ...id });
     }));
 }
 

@@ -46,4 +46,18 @@ describe.each(STORAGES)("audit: hostile input (%s)", (_name, makeStorage) => {
     expect(byToken.actor.description).toBe(`${"D".repeat(127)}…`);
     expect(JSON.stringify((await app.storage.audit!.list("acme", { offset: 0, limit: 100 })).items)).not.toMatch(lone);
   });
+
+  // Found from outside: the trail records a request id the client never saw, so no client could
+  // tie its answer to its event.
+  it("answers every request with the request id the trail records for it, the client's own when plain", async () => {
+    const app = await createTestApp({ storage: makeStorage() });
+    const created = await app.call("POST", VARS, { body: { data: { type: "vars", attributes: { key: "g", value: "v", category: "env" } } } });
+    const event = await theEvent(app.storage, "var", "create");
+    expect(created.headers.get("x-request-id")).toBe(event.request.id);
+    const chosen = await app.call("GET", VARS, { headers: { "x-request-id": "deploy-42.step:7" } });
+    expect(chosen.headers.get("x-request-id")).toBe("deploy-42.step:7");
+    const replaced = await app.call("GET", `${VARS}/var-missing`, { headers: { "x-request-id": "<bad id>" } });
+    expect(replaced.status).toBe(404);
+    expect(replaced.headers.get("x-request-id")).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+  });
 });
