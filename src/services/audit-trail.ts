@@ -35,7 +35,8 @@ const ISO_UTC = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,9})?(Z|[+-]00:?00)$/;
 export function parseSince(since: string | undefined): number | undefined {
   if (since === undefined) return undefined;
   const ms = ISO_UTC.test(since) ? Date.parse(since) : Number.NaN;
-  if (Number.isNaN(ms)) throw badRequest("since must be an ISO-8601 UTC time such as 2026-01-02T03:04:05.000Z", "since");
+  // Date.parse rolls a day the month does not have (February 30) over into the next month.
+  if (Number.isNaN(ms) || new Date(ms).toISOString().slice(0, 19) !== since.slice(0, 19)) throw badRequest("since must be an ISO-8601 UTC time such as 2026-01-02T03:04:05.000Z", "since");
   return ms;
 }
 
