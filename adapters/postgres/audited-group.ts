@@ -77,7 +77,24 @@ const alone = (pool: PgPoolLike, q: string, write: AuditedWrite, at: number | un
     }, at),
   );
 
-async function together(client: Queryable, q: string, writes: readonly AuditedWrite[]): Promise<unknown[]> {
+/**
+ * `client` sending one statement at a time: the writes of one store run at once, and their write
+ * groups may flush in the same turn. node-postgres queues a second query itself, but warns that
+ * doing so is deprecated (it printed under load, found from outside), and pg 9 will refuse it.
+ */
+function oneAtATime(client: Queryable): Queryable {
+  let tail: Promise<unknown> = Promise.resolve();
+  return {
+    query(config) {
+      const sent = tail.then(() => client.query(config));
+      tail = sent.catch(() => undefined);
+      return sent;
+    },
+  };
+}
+
+async function together(transaction: Queryable, q: string, writes: readonly AuditedWrite[]): Promise<unknown[]> {
+  const client = oneAtATime(transaction);
   const values = new Map<AuditedWrite, unknown>();
   // Concurrent writes of one store through one copy: its write groups join them.
   const byStore = new Map<Pinned, AuditedWrite[]>();

@@ -2,6 +2,7 @@ import pg from "pg";
 import { afterAll, beforeEach, describe, expect, it } from "vitest";
 import { createPostgresStorage } from "../../adapters/postgres/index.js";
 import { countingPool } from "../../adapters/postgres/statement-count.js";
+import type { PgPoolClientLike, PgPoolLike, PgQueryConfig } from "../../adapters/postgres/driver.js";
 import { withAuditEvent } from "../../src/storage/audit-scope.js";
 import type { Storage } from "../../src/storage/types.js";
 import { auditEvent, walkChain } from "../../src/testing/conformance/audit.cases.js";
@@ -79,6 +80,41 @@ describe.skipIf(!reachable)("audited writes grouped on PostgreSQL", () => {
     expect(answers.map((a) => a.ok)).toStrictEqual([true, false, true]);
     expect(await recorded()).toStrictEqual(["var-0", "var-2"]);
     expect(await walkChain(storage.audit!, "acme")).toBeNull();
+  });
+
+  // Found from outside: the writes of one store ran at once on the group's connection, and
+  // node-postgres warned that queuing a query on a busy client is deprecated (pg 9 refuses it).
+  it("send one statement at a time on the group's connection, creations and deletions of one turn together", async () => {
+    let inFlight = 0;
+    let most = 0;
+    const tracking: PgPoolLike = {
+      ...(pool as unknown as PgPoolLike),
+      query: (config) => pool.query(config as never) as never,
+      async connect() {
+        const client = await pool.connect();
+        const tracked = Object.create(client) as PgPoolClientLike;
+        tracked.query = ((config: PgQueryConfig) => {
+          most = Math.max(most, ++inFlight);
+          return (client.query(config as never) as unknown as Promise<unknown>).finally(() => inFlight--);
+        }) as never;
+        return tracked;
+      },
+      on: () => undefined as never,
+      removeListener: () => undefined as never,
+      end: async () => undefined,
+    };
+    const own = await createPostgresStorage(tracking, { schema });
+    const kept = Array.from({ length: 10 }, (_, i) => variable({ id: `var-kept${String(i).padStart(12, "0")}`, key: `kept${i}` }));
+    for (const v of kept) await own.variables.insert(v);
+    most = 0;
+    const created = Array.from({ length: 10 }, (_, i) => variable({ id: `var-new${String(i).padStart(13, "0")}`, key: `new${i}` }));
+    await Promise.all([
+      ...created.map((v, i) => audited(i, () => own.variables.insert(v))),
+      ...kept.map((v, i) => audited(100 + i, () => own.variables.delete(WS_OWNER, v.id))),
+    ]);
+    expect(most).toBe(1);
+    expect((await own.variables.list(WS_OWNER)).items.map((v) => v.key).sort()).toStrictEqual(created.map((v) => v.key).sort());
+    expect(await walkChain(own.audit!, "acme")).toBeNull();
   });
 
   for (const place of ["between others", "last"]) {
