@@ -1,5 +1,6 @@
 import type { TaskDeliveryService } from "../services/task-deliveries.js";
 import type { ClaimedDelivery } from "../storage/types.js";
+import { isStorageUnavailableError } from "../storage/unavailable.js";
 import type { Launcher } from "./launcher.js";
 import { ATTEMPT_PRUNE_MS, UNSETTLED_SCAN_MS, type createSweeper } from "./sweeper.js";
 
@@ -25,6 +26,26 @@ function sweepClock(sweeper: PassLoopParts["sweeper"], pollIntervalMs: number): 
     const prune = now - last.prune >= ATTEMPT_PRUNE_MS;
     if (prune) last.prune = now;
     await sweeper.sweep({ unsettled, prune });
+  };
+}
+
+/**
+ * What the loop logs of failed passes. A storage that cannot be reached fails every pass until it
+ * is back: that is one warning with its reason when the first pass fails and one line when a pass
+ * succeeds again (an outage logged 77 error lines a host, each without a reason, found from
+ * outside). Anything else is an error, each time.
+ */
+function passFailures(logger: TaskDeliveryService["logger"]) {
+  let failed = 0;
+  return {
+    failed(err: unknown): void {
+      if (!isStorageUnavailableError(err)) return logger.error("run task dispatcher pass failed", { error: err instanceof Error ? err.name : typeof err });
+      if (failed++ === 0) logger.warn("run task dispatcher pass failed", { error: err.name, reason: err.reason });
+    },
+    passed(): void {
+      if (failed > 0) logger.info("run task dispatcher passes again", { failedPasses: failed });
+      failed = 0;
+    },
   };
 }
 
@@ -59,6 +80,7 @@ export function createPassLoop(parts: PassLoopParts) {
   let pass: Promise<void> | null = null;
   let again = false;
   const sweepWhenDue = sweepClock(sweeper, pollIntervalMs);
+  const failures = passFailures(deliveries.logger);
   // The last claim found fewer rows than it asked for: until a poll or a started stage says
   // otherwise, a finished attempt does not claim again.
   let drained = false;
@@ -97,8 +119,9 @@ export function createPassLoop(parts: PassLoopParts) {
         }
         pump();
         await sweepWhenDue();
+        failures.passed();
       } catch (err) {
-        deliveries.logger.error("run task dispatcher pass failed", { error: err instanceof Error ? err.name : typeof err });
+        failures.failed(err);
       }
     })().finally(() => {
       pass = null;
