@@ -14,8 +14,12 @@ export class BodyAbortedError extends ApiError {
   }
 }
 
+/**
+ * The rest of the body is never read, so the connection cannot carry another request: the answer
+ * says it closes (a client that reused it got ECONNRESET on its next request, found from outside).
+ */
 const tooLarge = (limit: number): ApiError =>
-  new ApiError("payload-too-large", { detail: `Request body exceeds the limit of ${limit} bytes` });
+  new ApiError("payload-too-large", { detail: `Request body exceeds the limit of ${limit} bytes` }, { connection: "close" });
 
 /**
  * Reads and parses a JSON request body (decision D6): 415 for another media type, 413 past `limit`

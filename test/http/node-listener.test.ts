@@ -109,6 +109,17 @@ describe("toNodeListener on node:http", () => {
     expect(wrongMethod.headers["content-type"]).toBe("application/vnd.api+json");
   });
 
+  // Found from outside: a 413 said keep-alive, then node dropped the connection mid-upload, and a
+  // client reusing it for its next request got ECONNRESET.
+  it("closes the connection after refusing a body past the limit with 413, and says so", async () => {
+    const app = await createTestApp();
+    const port = await listen(app.runplane.handler);
+    const big = JSON.stringify({ data: { type: "vars", attributes: { key: "k", value: "v".repeat(2 * 1024 * 1024), category: "env" } } });
+    const refused = await request(port, "POST", "/api/v2/workspaces/ws-a/vars", { authorization: `Bearer ${app.ownerToken}`, "content-type": "application/vnd.api+json" }, big);
+    expect(refused.status).toBe(413);
+    expect(refused.headers.connection).toBe("close");
+  });
+
   it("answers runplane's ping with 204 and an empty body", async () => {
     const app = await createTestApp();
     const port = await listen(app.runplane.handler);
