@@ -5,6 +5,7 @@ import { isStorageUnavailableError } from "../storage/unavailable.js";
 import { BodyAbortedError } from "./body.js";
 import { errorDocument, MEDIA_TYPE, type JsonApiDocument } from "./jsonapi.js";
 import type { HttpApp } from "./types.js";
+import { currentAuditRequest } from "../services/audit-request.js";
 
 /** The handler's own answers: JSON:API bodies, errors as documents, and the headers added last. */
 
@@ -26,11 +27,12 @@ export function errorAnswer(app: HttpApp, request: Request, url: URL, error: unk
   if (apiError.code === "unavailable") {
     // decision D28: the storage is away, not broken: a warning, and a 503 the client retries.
     const reason = isStorageUnavailableError(error) ? error.reason : "unavailable";
-    app.logger.warn("storage unavailable", { method: request.method, path, reason });
+    // The request id ties the line to the answer's X-Request-Id and the audit trail (found from outside).
+    app.logger.warn("storage unavailable", { method: request.method, path, reason, requestId: currentAuditRequest()?.requestId });
     return json(apiError.status, errorDocument(apiError), { "retry-after": String(RETRY_AFTER_SECONDS) });
   }
   if (apiError.status >= 500) {
-    app.logger.error("request failed", { method: request.method, path, error: error instanceof Error ? error.name : typeof error });
+    app.logger.error("request failed", { method: request.method, path, error: error instanceof Error ? error.name : typeof error, requestId: currentAuditRequest()?.requestId });
     // The stack helps the host's developers; it goes to debug only and never into a response.
     app.logger.debug("request failure detail", { stack: failureFrames(error) });
   }
