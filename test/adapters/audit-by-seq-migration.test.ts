@@ -3,13 +3,13 @@ import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
 import { createPostgresStorage } from "../../adapters/postgres/index.js";
 import { migrate as migratePostgres, MIGRATIONS as PG_MIGRATIONS } from "../../adapters/postgres/schema.js";
-import { toAuditRow } from "../../adapters/sql/audit-rows.js";
 import { AUDIT_SQL } from "../../adapters/sqlite/audit.js";
 import { createSqliteStorage } from "../../adapters/sqlite/index.js";
 import { migrate as migrateSqlite, MIGRATIONS as SQLITE_MIGRATIONS } from "../../adapters/sqlite/schema.js";
-import { EMPTY_HEAD, GENESIS_DIGEST, linkEvent, type AuditHead } from "../../src/storage/audit-chain.js";
+import type { AuditHead } from "../../src/storage/audit-chain.js";
 import type { Storage } from "../../src/storage/types.js";
 import { auditEvent, walkChain } from "../../src/testing/conformance/audit.cases.js";
+import { legacyTrail, migrationsBefore, storeLegacyPostgres, storeLegacySqlite } from "./legacy-audit-trail.js";
 import { DATABASE_URL, dropSchema, postgresReachable, uniqueSchema } from "../helpers/postgres.js";
 import { queryPlan } from "../helpers/sqlite-files.js";
 
@@ -18,24 +18,11 @@ import { queryPlan } from "../helpers/sqlite-files.js";
  * stored before it (ties of time, a clock-lagging event) still lists by `since`, prunes and verifies
  * after it; the index is gone; `since` and pruning read the events by their primary key only.
  */
-const before = <M extends { name: string }>(list: readonly M[]) => list.slice(0, list.findIndex((m) => m.name.endsWith("-audit-by-seq")));
-const INSERT = (q: string) => `INSERT INTO ${q}audit_events (organization, seq, id, at, body, digest) VALUES ($1, $2, $3, $4, $5, $6)`;
-const HEAD = (q: string) => `INSERT INTO ${q}audit_heads (organization, seq, digest, at, pruned_seq, pruned_digest) VALUES ($1, $2, $3, $4, 0, '${GENESIS_DIGEST}')`;
+const before = <M extends { name: string }>(list: readonly M[]) => migrationsBefore(list, "-audit-by-seq");
 const T0 = Date.UTC(2026, 0, 1);
 const SECONDS = [1, 2, 2, 3, 1, 4];
-
 /** Six chained rows of acme (times 1, 2, 2, 3, 3 clamped from 1, 4 seconds) and their head. */
-function legacyTrail(): { rows: unknown[][]; head: AuditHead } {
-  let head = EMPTY_HEAD;
-  const rows: unknown[][] = [];
-  for (const [i, s] of SECONDS.entries()) {
-    const linked = linkEvent(auditEvent(i + 1, { at: T0 + s * 1000 }), head);
-    const row = toAuditRow(linked.entry, linked.text);
-    rows.push([row.organization, row.seq, row.id, row.at, row.body, row.digest]);
-    head = linked.head;
-  }
-  return { rows, head };
-}
+const legacy = () => legacyTrail(SECONDS.map((s, i) => auditEvent(i + 1, { at: T0 + s * 1000 })));
 
 async function expectCarriedOver(storage: Storage, head: AuditHead): Promise<void> {
   const audit = storage.audit!;
@@ -55,9 +42,10 @@ describe("sqlite: 0023-audit-by-seq", () => {
   it("keeps a trail stored before it listing by since, pruning and verifiable", async () => {
     const db = new Database(":memory:");
     migrateSqlite(db, before(SQLITE_MIGRATIONS));
-    const { rows, head } = legacyTrail();
+    const trail = legacy();
     // The table's trigger (0022) advances the head.
-    for (const row of rows) db.prepare(INSERT("").replace(/\$\d/g, "?")).run(...row);
+    storeLegacySqlite(db, trail, { head: false });
+    const { head } = trail;
     const storage = createSqliteStorage(db);
     await expectCarriedOver(storage, head);
     await storage.close();
@@ -96,9 +84,9 @@ describe.skipIf(!reachable)("postgres: 0020-audit-by-seq", () => {
     const schema = uniqueSchema("auditseq");
     schemas.push(schema);
     await migratePostgres(pool, schema, before(PG_MIGRATIONS));
-    const { rows, head } = legacyTrail();
-    for (const row of rows) await pool.query(INSERT(`"${schema}".`), row);
-    await pool.query(HEAD(`"${schema}".`), ["acme", head.seq, head.digest, head.at]);
+    const trail = legacy();
+    await storeLegacyPostgres(pool, schema, trail);
+    const { head } = trail;
     const storage = await createPostgresStorage(pool, { schema });
     const { rows: indexes } = await pool.query<{ indexname: string }>(`SELECT indexname FROM pg_indexes WHERE schemaname = $1 AND tablename = 'audit_events'`, [schema]);
     expect(indexes.map((i) => i.indexname)).toStrictEqual(["audit_events_pkey"]);

@@ -3,34 +3,21 @@ import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
 import { createPostgresStorage } from "../../adapters/postgres/index.js";
 import { migrate as migratePostgres, MIGRATIONS as PG_MIGRATIONS } from "../../adapters/postgres/schema.js";
-import { toAuditRow } from "../../adapters/sql/audit-rows.js";
 import { createSqliteStorage } from "../../adapters/sqlite/index.js";
 import { migrate as migrateSqlite, MIGRATIONS as SQLITE_MIGRATIONS } from "../../adapters/sqlite/schema.js";
-import { EMPTY_HEAD, GENESIS_DIGEST, linkEvent, type AuditHead } from "../../src/storage/audit-chain.js";
+import type { AuditHead } from "../../src/storage/audit-chain.js";
 import type { Storage } from "../../src/storage/types.js";
 import { auditEvent, walkChain } from "../../src/testing/conformance/audit.cases.js";
+import { legacyTrail, migrationsBefore, storeLegacyPostgres, storeLegacySqlite } from "./legacy-audit-trail.js";
 import { DATABASE_URL, dropSchema, postgresReachable, uniqueSchema } from "../helpers/postgres.js";
 
 /**
  * decision D59: the `audit-one-insert` migration. A trail stored before it (three events of acme,
  * their head) still verifies after it, lists alike, and the next event links to its head.
  */
-const before = <M extends { name: string }>(list: readonly M[]) => list.slice(0, list.findIndex((m) => m.name.endsWith("-audit-one-insert")));
-const INSERT = (q: string) => `INSERT INTO ${q}audit_events (organization, seq, id, at, body, digest) VALUES ($1, $2, $3, $4, $5, $6)`;
-const HEAD = (q: string) => `INSERT INTO ${q}audit_heads (organization, seq, digest, at, pruned_seq, pruned_digest) VALUES ($1, $2, $3, $4, 0, '${GENESIS_DIGEST}')`;
-
+const before = <M extends { name: string }>(list: readonly M[]) => migrationsBefore(list, "-audit-one-insert");
 /** Three chained rows and their head, as D53's adapters stored them. */
-function legacyTrail(): { rows: unknown[][]; head: AuditHead } {
-  let head = EMPTY_HEAD;
-  const rows: unknown[][] = [];
-  for (let n = 1; n <= 3; n++) {
-    const linked = linkEvent(auditEvent(n), head);
-    const row = toAuditRow(linked.entry, linked.text);
-    rows.push([row.organization, row.seq, row.id, row.at, row.body, row.digest]);
-    head = linked.head;
-  }
-  return { rows, head };
-}
+const legacy = () => legacyTrail([1, 2, 3].map((n) => auditEvent(n)));
 
 async function expectCarriedOver(storage: Storage, head: AuditHead): Promise<void> {
   expect(await walkChain(storage.audit!, "acme")).toBeNull();
@@ -44,9 +31,9 @@ describe("sqlite: 0022-audit-one-insert", () => {
   it("keeps a trail stored before it verifiable, and links the next event to its head", async () => {
     const db = new Database(":memory:");
     migrateSqlite(db, before(SQLITE_MIGRATIONS));
-    const { rows, head } = legacyTrail();
-    for (const row of rows) db.prepare(INSERT("").replace(/\$\d/g, "?")).run(...row);
-    db.prepare(HEAD("").replace(/\$\d/g, "?")).run("acme", head.seq, head.digest, head.at);
+    const trail = legacy();
+    storeLegacySqlite(db, trail);
+    const { head } = trail;
     const storage = createSqliteStorage(db);
     await expectCarriedOver(storage, head);
     await storage.close();
@@ -68,9 +55,9 @@ describe.skipIf(!reachable)("postgres: 0019-audit-one-insert", () => {
     const schema = uniqueSchema("auditmig");
     schemas.push(schema);
     await migratePostgres(pool, schema, before(PG_MIGRATIONS));
-    const { rows, head } = legacyTrail();
-    for (const row of rows) await pool.query(INSERT(`"${schema}".`), row);
-    await pool.query(HEAD(`"${schema}".`), ["acme", head.seq, head.digest, head.at]);
+    const trail = legacy();
+    await storeLegacyPostgres(pool, schema, trail);
+    const { head } = trail;
     const storage = await createPostgresStorage(pool, { schema });
     await expectCarriedOver(storage, head);
     await storage.close();
