@@ -39,23 +39,29 @@ function boundedValue(value: unknown): unknown {
   return bounded(JSON.stringify(value) ?? "null");
 }
 
-/** The event of `draft` now, as the current request's actor (or the system outside any request). */
+/**
+ * The event of `draft` now, as the current request's actor (or the system outside any request).
+ * Every object lists its keys in sorted order, so its canonical JSON (the chain's digest, D59) is
+ * plain JSON.stringify.
+ */
 export function auditEventOf(ctx: Pick<ServiceContext, "now">, draft: AuditDraft): AuditEvent {
   const request = currentAuditRequest();
+  const a = request?.actor ?? SYSTEM_ACTOR;
   return {
+    action: bounded(draft.action),
+    actor: { description: a.description, kind: a.kind, teamId: a.teamId, tokenId: a.tokenId, tokenKind: a.tokenKind, userId: a.userId },
+    at: ctx.now().getTime(),
+    changes: (draft.changes ?? []).slice(0, MAX_CHANGES).map(boundedChange),
     id: randomUUID(),
     organization: draft.organization,
-    at: ctx.now().getTime(),
-    actor: request?.actor ?? SYSTEM_ACTOR,
-    request: { id: request?.requestId ?? null, clientAddress: request?.clientAddress ?? null },
-    resource: { type: bounded(draft.resource.type), id: bounded(draft.resource.id) },
-    action: bounded(draft.action),
-    changes: (draft.changes ?? []).slice(0, MAX_CHANGES).map((c) =>
-      c.note
-        ? { field: bounded(c.field), note: c.note }
-        : { field: bounded(c.field), ...("old" in c ? { old: boundedValue(c.old) } : {}), ...("new" in c ? { new: boundedValue(c.new) } : {}) },
-    ),
+    request: { clientAddress: request?.clientAddress ?? null, id: request?.requestId ?? null },
+    resource: { id: bounded(draft.resource.id), type: bounded(draft.resource.type) },
   };
+}
+
+function boundedChange(c: AuditChange): AuditChange {
+  if (c.note) return { field: bounded(c.field), note: c.note };
+  return { field: bounded(c.field), ...("new" in c ? { new: boundedValue(c.new) } : {}), ...("old" in c ? { old: boundedValue(c.old) } : {}) };
 }
 
 /**

@@ -22,13 +22,27 @@ export interface AuditHead {
 export const EMPTY_HEAD: AuditHead = { seq: 0, digest: GENESIS_DIGEST, at: 0, prunedSeq: 0, prunedDigest: GENESIS_DIGEST };
 
 /**
- * JSON with object keys sorted (code-unit order), so the same event always has the same bytes.
- * Through JSON.stringify's replacer: five times faster than building the text by hand, and it writes
- * values exactly as JSON.stringify does. (An event's objects never have integer-like keys, which a
- * JS object would list first.)
+ * JSON with object keys sorted (code-unit order), so the same event always has the same bytes. A
+ * value whose objects already list their keys in that order (the core builds events so) is plain
+ * JSON.stringify, six times faster than re-sorting; any other goes through a replacer that sorts.
+ * (An event's objects never have integer-like keys, which a JS object would list first.)
  */
 export function canonicalJson(value: unknown): string {
-  return JSON.stringify(value, sortedKeys) ?? "null";
+  return (inCanonicalOrder(value) ? JSON.stringify(value) : JSON.stringify(value, sortedKeys)) ?? "null";
+}
+
+/** Whether JSON.stringify would already write `value` canonically: own keys in sorted order all the way down, no toJSON. */
+function inCanonicalOrder(value: unknown): boolean {
+  if (value === null || typeof value !== "object") return true;
+  if (Array.isArray(value)) return value.every(inCanonicalOrder);
+  if (typeof (value as { toJSON?: unknown }).toJSON === "function") return false;
+  let previous: string | undefined;
+  for (const key in value) {
+    if (!Object.hasOwn(value, key) || (previous !== undefined && !(previous < key))) return false;
+    if (!inCanonicalOrder((value as Record<string, unknown>)[key])) return false;
+    previous = key;
+  }
+  return true;
 }
 
 function sortedKeys(_key: string, value: unknown): unknown {
@@ -65,19 +79,22 @@ export function linkEvent(event: AuditEvent, head: AuditHead): { entry: AuditEnt
  * value of the event can move a piece.
  */
 export function linkPieces(event: AuditEvent): [string, string, string, string] {
-  const body: Record<string, unknown> = { ...event, prev: "", seq: 0 };
+  const keys = Object.keys(event);
+  if (!Object.hasOwn(event, "prev")) keys.push("prev");
+  if (!Object.hasOwn(event, "seq")) keys.push("seq");
   const pieces: string[] = [];
   let text = "{";
   let comma = "";
-  for (const key of Object.keys(body).sort()) {
-    const value = body[key];
-    if (value === undefined) continue; // JSON.stringify leaves such a key out; so does the text
+  for (const key of keys.sort()) {
+    const value = (event as unknown as Record<string, unknown>)[key];
+    const open = key === "prev" || key === "seq" || key === "at";
+    if (value === undefined && !open) continue; // JSON.stringify leaves such a key out; so does the text
     text += `${comma}${JSON.stringify(key)}:`;
     comma = ",";
     if (key === "prev") {
       pieces.push(`${text}"`);
       text = `"`;
-    } else if (key === "at" || key === "seq") {
+    } else if (open) {
       pieces.push(text);
       text = "";
     } else text += canonicalJson(value);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { digestOfText, EMPTY_HEAD, linkEvent, linkPieces } from "../../src/storage/audit-chain.js";
+import type { AuditEvent } from "../../src/schemas/audit.js";
+import { canonicalJson, digestOfText, EMPTY_HEAD, linkEvent, linkPieces } from "../../src/storage/audit-chain.js";
 import { auditEvent } from "../../src/testing/conformance/audit.cases.js";
 
 // decision D59: the SQL adapters link an event in its one insert: the database joins linkPieces'
@@ -11,6 +12,7 @@ describe("linkPieces", () => {
 
   it.each([
     ["a plain event", auditEvent(3)],
+    ["an event whose objects list their keys in sorted order (canonicalJson's fast path)", JSON.parse(canonicalJson(auditEvent(3))) as AuditEvent],
     ["an event whose time is before the head's", auditEvent(1)],
     ["values that look like the keys the database fills in", auditEvent(9, { action: '"prev":"0","seq":1,"at":2', changes: [{ field: '"seq":', old: "}{", new: 1.5 }] })],
     ["other scripts and escapes", auditEvent(9, { resource: { type: "v\u00e9r \u4e2d \ud83d\udd11", id: 'a\\"b\n\u2028' } })],
