@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { hash } from "node:crypto";
 import type { AuditEntry, AuditEvent } from "../schemas/audit.js";
 
 /**
@@ -54,7 +54,7 @@ function sortedKeys(_key: string, value: unknown): unknown {
 
 /** The digest of an entry's body: everything but the digest itself. */
 export function digestOf(entry: Omit<AuditEntry, "digest">): string {
-  return createHash("sha256").update(canonicalJson(entry)).digest("hex");
+  return digestOfText(canonicalJson(entry));
 }
 
 /**
@@ -66,7 +66,7 @@ export function linkEvent(event: AuditEvent, head: AuditHead): { entry: AuditEnt
   const body = { ...event, at: Math.max(event.at, head.at), seq: head.seq + 1, prev: head.digest };
   // `text` is what the digest covers; SQL adapters store it as the row's body (no second serialization).
   const text = canonicalJson(body);
-  const entry: AuditEntry = { ...body, digest: createHash("sha256").update(text).digest("hex") };
+  const entry: AuditEntry = { ...body, digest: digestOfText(text) };
   return { entry, head: { ...head, seq: entry.seq, digest: entry.digest, at: entry.at }, text };
 }
 
@@ -105,7 +105,8 @@ export function linkPieces(event: AuditEvent): [string, string, string, string] 
 
 /** The digest of a body's text (SHA-256, hex): what `linkEvent` computes, and SQLite's `rp_audit_digest`. */
 export function digestOfText(text: string): string {
-  return createHash("sha256").update(text).digest("hex");
+  // One-shot (Node >= 20.12, the engines' floor): no Hash object per event.
+  return hash("sha256", text, "hex");
 }
 
 /** The first place a chain stops holding, or null when every row links. */
