@@ -3,6 +3,7 @@ import { digestOfText, GENESIS_DIGEST, linkPieces } from "../../src/storage/audi
 import type { AuditStore } from "../../src/storage/audit-types.js";
 import { fromAuditRow, prunedEnds, toAuditHead, type AuditHeadRow, type AuditRow } from "../sql/audit-rows.js";
 import { firstAfterSql, oldestSql } from "../sql/audit-statements.js";
+import { createAuditRecorder, LINKED_INSERT } from "./audit-record.js";
 import { appendAuditWith, deferredTx, groupedTx, type SqliteDatabase } from "./driver.js";
 import type { Migration } from "./migration.js";
 
@@ -76,21 +77,11 @@ export const AUDIT_BY_SEQ_MIGRATION: Migration = {
   up: `DROP INDEX audit_events_by_time;`,
 };
 
-// decision D59: the event linked to the head in the statement that stores it (the caller's
-// transaction holds the write lock): the next seq, the head's digest as prev, a time no earlier than
-// the head's, the text from linkPieces with those filled in, and its digest.
-const LINKED_INSERT = `INSERT INTO audit_events (organization, seq, id, at, body, digest)
-    SELECT @organization, seq, @id, at, body, rp_audit_digest(body) FROM (
-      SELECT seq, at, @p0 || at || @p1 || prev || @p2 || seq || @p3 AS body FROM (
-        SELECT coalesce(h.seq, 0) + 1 AS seq, max(CAST(@at AS INTEGER), coalesce(h.at, 0)) AS at, coalesce(h.digest, '${GENESIS_DIGEST}') AS prev
-        FROM (SELECT @organization AS organization) AS o LEFT JOIN audit_heads AS h ON h.organization = o.organization))`;
-
 /** The statements, exported so the adapter tests can check their query plans. */
 export const AUDIT_SQL = {
   head: `SELECT * FROM audit_heads WHERE organization = ?`,
+  // The event's own transaction (`append`) returns what it stored; audited writes use audit-record.ts.
   insert: `${LINKED_INSERT} RETURNING body, digest`,
-  // An audited write never reads its event back: returning the texts to JS cost about 3 us an event.
-  record: LINKED_INSERT,
   // decision D59 (change of 2026-11-29): a binary search over seq by the primary key (no index by time).
   firstAfter: firstAfterSql(""),
   first: `SELECT seq FROM audit_events WHERE organization = ? ORDER BY seq LIMIT 1`,
@@ -111,14 +102,16 @@ export function createSqliteAuditStore(db: SqliteDatabase): AuditStore {
     return row ? toAuditHead(row) : null;
   };
   // Runs inside the caller's transaction (BEGIN IMMEDIATE holds the write lock): the head the insert
-  // links to cannot move under it. The event's own transaction (`append`) wants the stored entry; an
-  // audited write does not, so its insert returns nothing.
-  const linked = (event: AuditEvent) => {
+  // links to cannot move under it. An audited write's event goes through the recorder; the event's
+  // own transaction (`append`) wants the stored entry back.
+  const recorder = createAuditRecorder(db);
+  appendAuditWith(db, recorder.record);
+  const appendRow = (event: AuditEvent): AuditEntry => {
     const [p0, p1, p2, p3] = linkPieces(event);
-    return { organization: event.organization, id: event.id, at: event.at, p0, p1, p2, p3 };
+    const entry = fromAuditRow(s.insert.get({ organization: event.organization, id: event.id, at: event.at, p0, p1, p2, p3 }) as AuditRow);
+    recorder.remember(entry.organization, entry);
+    return entry;
   };
-  const appendRow = (event: AuditEvent): AuditEntry => fromAuditRow(s.insert.get(linked(event)) as AuditRow);
-  appendAuditWith(db, (event) => s.record.run(linked(event)));
   const append = groupedTx(db, appendRow, { audited: false });
   const page = deferredTx(db, (organization: string, sinceMs: number | undefined, offset: number, limit: number) => {
     const head = headOf(organization);
