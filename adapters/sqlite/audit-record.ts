@@ -15,7 +15,7 @@ export const LINKED_INSERT = `INSERT INTO audit_events (organization, seq, id, a
         FROM (SELECT @organization AS organization) AS o LEFT JOIN audit_heads AS h ON h.organization = o.organization))`;
 
 /**
- * decision D59 (change of 2026-11-30): an event linked in JS to the head this connection expects,
+ * decision D59 (second change of 2026-11-29): an event linked in JS to the head this connection expects,
  * stored only when the head is still exactly that one (its seq and digest; the digest covers its
  * time). Nothing of the event is assembled or digested in SQL.
  */

@@ -6,7 +6,7 @@ import { digestOfText } from "../../src/storage/audit-chain.js";
 import { auditEvent, walkChain } from "../../src/testing/conformance/audit-fixtures.js";
 import { useTempSqliteFile } from "../helpers/sqlite-files.js";
 
-// decision D59 (change of 2026-11-30): an audited write links its event in JS to the head its
+// decision D59 (second change of 2026-11-29): an audited write links its event in JS to the head its
 // connection expects, and the insert stores it only when the head is still that one. The guess may
 // be stale (another connection appended, a transaction rolled back): the chain must stay linear
 // and dense whatever the guess.

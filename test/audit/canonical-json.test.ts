@@ -14,7 +14,7 @@ function reference(value: unknown): string {
   return `{${entries.join(",")}}`;
 }
 
-// decision D59 (change of 2026-11-30): canonicalJson takes plain JSON.stringify when every object
+// decision D59 (second change of 2026-11-29): canonicalJson takes plain JSON.stringify when every object
 // already lists its keys in sorted order. Whatever the order a value arrives in, the text (and so
 // every digest of the chain) must be the same.
 describe("canonicalJson", () => {
