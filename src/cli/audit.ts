@@ -2,24 +2,33 @@ import type { AuditVerification } from "../services/audit-trail.js";
 import { DATA_FLAGS, parse } from "./args.js";
 import { withServerData } from "./open.js";
 
-const USAGE = "usage: runplane audit verify [--organization <name>] (runplane audit --help for its flags)";
+const USAGE = "usage: runplane audit verify [--organization <name> [--expect-head <digest>]] (runplane audit --help for its flags)";
 
 /**
  * `runplane audit verify [--organization <name>]` (decision D53): walks each organization's hash
  * chain in the server's data and names the first break (an edited row, a deleted one, a row linked
  * to the wrong predecessor, newest rows gone). Prints each chain's head digest, to keep where the
- * database's writers cannot reach. Exit 1 when any chain is broken.
+ * database's writers cannot reach, and `--expect-head` checks such a kept digest is still in the
+ * chain (a chain rewritten whole links again; only an outside copy tells). Exit 1 when any chain is
+ * broken, a kept head is missing, or the organization named has no trail (a misspelt name must not
+ * pass as verified).
  */
 export async function audit(args: string[], out: (line: string) => void): Promise<boolean> {
   const [subcommand, ...rest] = args;
   if (subcommand !== "verify") throw new Error(subcommand === undefined ? USAGE : `unknown subcommand ${subcommand}; ${USAGE}`);
-  const { values, env } = parse(rest, { organization: { type: "string" } }, DATA_FLAGS);
+  const { values, env } = parse(rest, { organization: { type: "string" }, "expect-head": { type: "string" } }, DATA_FLAGS);
   const organization = typeof values.organization === "string" ? values.organization : undefined;
+  const expect = typeof values["expect-head"] === "string" ? values["expect-head"] : undefined;
+  if (expect !== undefined && (organization === undefined || !/^[0-9a-f]{64}$/.test(expect))) throw new Error(`--expect-head takes a head digest (64 hex characters) printed by an earlier verify, with --organization; ${USAGE}`);
   return withServerData(env, async (runplane) => {
-    const results = await runplane.audit.verify(organization);
+    const results = await runplane.audit.verify(organization, expect === undefined ? {} : { expect });
     if (results.length === 0) out("no audit events");
     for (const result of results) out(describe(result));
-    return results.every((r) => r.broken === null);
+    if (organization !== undefined && results[0]?.headDigest === null) {
+      out(`no organization named ${JSON.stringify(organization)} has a trail here (run without --organization to list those that have one)`);
+      return false;
+    }
+    return results.every((r) => r.broken === null && r.expected?.seq !== null);
   }, { keyring: false });
 }
 
@@ -31,7 +40,9 @@ const WHY = {
 } as const;
 
 function describe(r: AuditVerification): string {
+  if (r.expected?.seq === null && r.headDigest !== null && !r.broken) return `${r.organization}: BROKEN: the head kept elsewhere (${r.expected.digest}) is not in the chain (the chain was rewritten, or pruned past it); ${r.events} event${r.events === 1 ? "" : "s"} otherwise verified`;
   if (r.broken) return `${r.organization}: BROKEN at event ${r.broken.seq}: ${WHY[r.broken.reason]}; ${r.events} event${r.events === 1 ? "" : "s"} before it verified`;
   if (r.headDigest === null) return `${r.organization}: no audit events`;
-  return `${r.organization}: ${r.events} event${r.events === 1 ? "" : "s"} verified, head ${r.headDigest}`;
+  const kept = r.expected?.seq ? `, the head kept elsewhere is event ${r.expected.seq}` : "";
+  return `${r.organization}: ${r.events} event${r.events === 1 ? "" : "s"} verified, head ${r.headDigest}${kept}`;
 }

@@ -26,6 +26,11 @@ export interface AuditVerification {
   /** The newest event's digest: keep it somewhere the database's writers cannot reach (D53). */
   headDigest: string | null;
   broken: ChainBreak | null;
+  /**
+   * Asked with a digest kept elsewhere (a head printed earlier): the seq of the event that has it,
+   * or null when no event of the chain has it (the chain was rewritten, or pruned past it).
+   */
+  expected?: { digest: string; seq: number | null };
 }
 
 // Strict ISO-8601 UTC with optional fraction: anything looser is a clear 400, never a guess.
@@ -73,12 +78,16 @@ export function createAuditTrail(ctx: ServiceContext) {
       listeners.add(listener);
       return () => void listeners.delete(listener);
     },
-    /** Walks the chain of `organization` (every organization when omitted) and names the first break of each. */
-    async verify(organization?: string): Promise<AuditVerification[]> {
+    /**
+     * Walks the chain of `organization` (every organization when omitted) and names the first break
+     * of each. `expect`: a head digest kept elsewhere, which the chain must still hold (a chain
+     * rewritten whole, head included, links again; only an outside copy tells).
+     */
+    async verify(organization?: string, options: { expect?: string } = {}): Promise<AuditVerification[]> {
       const audit = store();
       const organizations = organization === undefined ? await audit.organizations() : [organization];
       const out: AuditVerification[] = [];
-      for (const name of organizations) out.push(await verifyOne(audit, name));
+      for (const name of organizations) out.push(await verifyOne(audit, name, options.expect));
       return out;
     },
     /** Removes events older than `retentionDays`, at most `batch` per call; resolves how many went. */
@@ -93,20 +102,23 @@ export type AuditTrail = ReturnType<typeof createAuditTrail>;
 
 const SCAN = 1_000;
 
-async function verifyOne(audit: NonNullable<ServiceContext["storage"]["audit"]>, organization: string): Promise<AuditVerification> {
+async function verifyOne(audit: NonNullable<ServiceContext["storage"]["audit"]>, organization: string, expect?: string): Promise<AuditVerification> {
   const head = await audit.head(organization);
-  if (!head) return { organization, events: 0, headDigest: null, broken: null };
+  const expected = expect === undefined ? undefined : { digest: expect, seq: head && head.prunedSeq > 0 && head.prunedDigest === expect ? head.prunedSeq : null };
+  const answer = (events: number, broken: ChainBreak | null): AuditVerification => ({ organization, events, headDigest: head?.digest ?? null, broken, ...(expected ? { expected } : {}) });
+  if (!head) return answer(0, null);
   const walker = createChainWalker(head);
   let events = 0;
   for (let after = head.prunedSeq; ; ) {
     const rows = await audit.scan(organization, after, SCAN);
     for (const row of rows) {
       const broken = walker.next(row);
-      if (broken) return { organization, events, headDigest: head.digest, broken };
+      if (broken) return answer(events, broken);
+      if (expected && row.digest === expect) expected.seq = row.seq;
       events++;
     }
     if (rows.length < SCAN) break;
     after = rows.at(-1)!.seq;
   }
-  return { organization, events, headDigest: head.digest, broken: walker.end() };
+  return answer(events, walker.end());
 }

@@ -6,6 +6,8 @@ import { afterAll, describe, expect, it } from "vitest";
 import { createPostgresStorage } from "../../adapters/postgres/index.js";
 import { createSqliteStorage } from "../../adapters/sqlite/index.js";
 import type { Storage } from "../../src/storage/types.js";
+import { toAuditRow } from "../../adapters/sql/audit-rows.js";
+import { EMPTY_HEAD, linkEvent } from "../../src/storage/audit-chain.js";
 import { auditEvent } from "../../src/testing/conformance/audit.cases.js";
 import { DATABASE_URL, dropSchema, postgresReachable, uniqueSchema } from "../helpers/postgres.js";
 import { run, scratchDirs } from "./helpers.js";
@@ -53,6 +55,55 @@ describe("runplane audit verify on SQLite", () => {
     expect([verified.code, verified.stderr]).toStrictEqual([0, ""]);
     expect(readdirSync(dir).filter((f) => !/^runplane\.db(-wal|-shm)?$/.test(f))).toStrictEqual(before.filter((f) => f !== "runplane.db"));
     expect(existsSync(join(dir, "keyring.json"))).toBe(false);
+  }, 60_000);
+});
+
+// Found from outside (an auditor): a chain rewritten whole, head included, links again, and a
+// misspelt organization passed as verified.
+describe("runplane audit verify against a head kept elsewhere", () => {
+  it("catches a chain rewritten whole with --expect-head, and finds an older kept head as the chain grows", async () => {
+    const dir = made();
+    const path = join(dir, "runplane.db");
+    await seed(createSqliteStorage(new Database(path)));
+    const first = await run(["audit", "verify", "--organization", "acme", "--data-dir", dir]);
+    const kept = /head ([0-9a-f]{64})/.exec(first.stdout)![1]!;
+    // An attacker with the database rewrites event 2 and links it and event 3 again, head included.
+    const db = new Database(path);
+    db.exec(`DELETE FROM audit_events WHERE organization = 'acme' AND seq >= 2`);
+    const one = db.prepare(`SELECT seq, digest, at FROM audit_events WHERE organization = 'acme' AND seq = 1`).get() as { seq: number; digest: string; at: number };
+    let head = { ...EMPTY_HEAD, ...one };
+    const insert = db.prepare(`INSERT INTO audit_events (organization, seq, id, at, body, digest) VALUES (@organization, @seq, @id, @at, @body, @digest)`);
+    for (const event of [auditEvent(2, { action: "delete" }), auditEvent(3)]) {
+      const linked = linkEvent(event, head);
+      insert.run(toAuditRow(linked.entry, linked.text));
+      head = linked.head;
+    }
+    db.close();
+    const plain = await run(["audit", "verify", "--organization", "acme", "--data-dir", dir]);
+    expect([plain.code, plain.stdout]).toStrictEqual([0, expect.stringMatching(/^acme: 3 events verified/)]);
+    const checked = await run(["audit", "verify", "--organization", "acme", "--expect-head", kept, "--data-dir", dir]);
+    expect(checked.stdout).toBe(`acme: BROKEN: the head kept elsewhere (${kept}) is not in the chain (the chain was rewritten, or pruned past it); 3 events otherwise verified\n`);
+    expect(checked.code).toBe(1);
+    // An intact chain that grew since the head was kept still holds it.
+    const honest = made();
+    const storage = createSqliteStorage(new Database(join(honest, "runplane.db")));
+    for (let n = 1; n <= 3; n++) await storage.audit!.append(auditEvent(n));
+    const earlier = /head ([0-9a-f]{64})/.exec((await run(["audit", "verify", "--data-dir", honest])).stdout)![1]!;
+    await storage.audit!.append(auditEvent(4));
+    await storage.close();
+    const grown = await run(["audit", "verify", "--organization", "acme", "--expect-head", earlier, "--data-dir", honest]);
+    expect([grown.code, grown.stdout]).toStrictEqual([0, expect.stringMatching(/^acme: 4 events verified, head [0-9a-f]{64}, the head kept elsewhere is event 3\n$/)]);
+  }, 60_000);
+
+  it("fails for an organization with no trail (a misspelt name), and refuses a malformed kept head", async () => {
+    const dir = made();
+    await seed(createSqliteStorage(new Database(join(dir, "runplane.db"))));
+    const misspelt = await run(["audit", "verify", "--organization", "acne", "--data-dir", dir]);
+    expect(misspelt.code).toBe(1);
+    expect(misspelt.stdout).toBe('acne: no audit events\nno organization named "acne" has a trail here (run without --organization to list those that have one)\n');
+    const malformed = await run(["audit", "verify", "--organization", "acme", "--expect-head", "abc", "--data-dir", dir]);
+    expect(malformed.code).not.toBe(0);
+    expect(malformed.stderr).toMatch(/--expect-head takes a head digest \(64 hex characters\)/);
   }, 60_000);
 });
 
