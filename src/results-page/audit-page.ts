@@ -34,6 +34,13 @@ export function matchesAudit(entry: AuditEntry, f: AuditFilters): boolean {
   );
 }
 
+// Bidi controls, zero-width and other invisible format characters: in a trail they could make a
+// recorded value read as another (found from outside). Shown, never interpreted or dropped.
+const INVISIBLE = /[\u061C\u200B-\u200F\u202A-\u202E\u2060-\u2069\uFEFF]/g;
+
+/** `text` with every invisible format character written out as ⟨U+XXXX⟩. */
+export const visible = (text: string): string => text.replace(INVISIBLE, (c) => `⟨U+${c.charCodeAt(0).toString(16).toUpperCase().padStart(4, "0")}⟩`);
+
 function changeText(entry: AuditEntry): string {
   return entry.changes
     .map((c) => (c.note ? `${c.field}: ${c.note}` : `${c.field}: ${"old" in c ? JSON.stringify(c.old) : "-"} → ${"new" in c ? JSON.stringify(c.new) : "-"}`))
@@ -41,15 +48,15 @@ function changeText(entry: AuditEntry): string {
 }
 
 function row(entry: AuditEntry): Html {
-  const who = entry.actor.kind === "system" ? "runplane" : `${entry.actor.description} (${entry.actor.tokenId ?? "-"})`;
-  const behind = entry.actor.userId ?? entry.actor.teamId ?? "";
+  const who = visible(entry.actor.kind === "system" ? "runplane" : `${entry.actor.description} (${entry.actor.tokenId ?? "-"})`);
+  const behind = visible(entry.actor.userId ?? entry.actor.teamId ?? "");
   return html`<tr>
 <td><time datetime="${new Date(entry.at).toISOString()}">${new Date(entry.at).toISOString()}</time></td>
 <td>${who}${behind ? html`<br><span class="muted">${behind}</span>` : ""}</td>
-<td>${entry.resource.type}<br><span class="muted">${entry.resource.id}</span></td>
-<td>${entry.action}</td>
-<td>${changeText(entry)}</td>
-<td>${entry.request.clientAddress ?? ""}</td>
+<td>${visible(entry.resource.type)}<br><span class="muted">${visible(entry.resource.id)}</span></td>
+<td>${visible(entry.action)}</td>
+<td>${visible(changeText(entry))}</td>
+<td>${visible(entry.request.clientAddress ?? "")}</td>
 </tr>`;
 }
 

@@ -9,6 +9,7 @@ beforeAll(async () => {
   const vars = "/api/v2/workspaces/ws-a/vars";
   await seeded.app.call("POST", vars, { body: { data: { type: "vars", attributes: { key: "<script>alert(1)</script>", value: "hidden-secret-1", category: "env", sensitive: true } } } });
   await seeded.app.call("POST", vars, { body: { data: { type: "vars", attributes: { key: "region", value: "eu", category: "env" } } } });
+  await seeded.app.call("POST", vars, { body: { data: { type: "vars", attributes: { key: "spoof", value: "safe\u202Eexe.txt\u200B", category: "env" } } } });
 });
 afterAll(() => seeded.dispose());
 
@@ -28,6 +29,13 @@ describe("results page: the audit view", () => {
     expect(body).toContain("value: value changed");
   });
 
+  // Found from outside: a bidi override in a recorded value reversed the text after it in the view.
+  it("writes out bidi and invisible format characters instead of letting them act", async () => {
+    const body = await (await view(seeded.app.ownerToken, "?resource=var")).text();
+    expect(body).toContain("safe⟨U+202E⟩exe.txt⟨U+200B⟩");
+    expect(body).not.toMatch(/[\u202E\u200B]/);
+  });
+
   it("filters by resource, action and actor", async () => {
     const tasks = await (await view(seeded.app.ownerToken, "?resource=workspace-task&action=create")).text();
     expect(tasks).toMatch(/2 newest matching events/);
@@ -35,7 +43,7 @@ describe("results page: the audit view", () => {
     const none = await (await view(seeded.app.ownerToken, "?actor=nobody-like-this")).text();
     expect(none).toContain("No events match");
     const byOwner = await (await view(seeded.app.ownerToken, "?actor=user-owner&resource=var")).text();
-    expect(byOwner).toMatch(/2 newest matching events/);
+    expect(byOwner).toMatch(/3 newest matching events/);
   });
 
   it("is 404 to anyone but the organization's owners, and asks a visitor to sign in", async () => {
