@@ -1,12 +1,14 @@
 import { defineConfig } from "vitest/config";
+import { CLI } from "./vitest.cli.config.js";
 import { MULTIHOST } from "./vitest.multihost.config.js";
 
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts", "examples/**/*.test.ts"],
-    // The shipped-package test and the multi-host suites run on their own, in CI after npm test:
-    // `npm run test:shipped` (vitest.shipped.config.ts) and `npm run test:multihost` (vitest.multihost.config.ts).
-    exclude: ["**/node_modules/**", "test/packed-tarball.test.ts", ...MULTIHOST],
+    // The shipped-package test, the multi-host suites and the command-line suites run on their own,
+    // in CI after npm test: `npm run test:shipped` (vitest.shipped.config.ts), `npm run
+    // test:multihost` (vitest.multihost.config.ts) and `npm run test:cli` (vitest.cli.config.ts).
+    exclude: ["**/node_modules/**", "test/packed-tarball.test.ts", ...MULTIHOST, ...CLI],
     environment: "node",
     testTimeout: 20_000,
     hookTimeout: 30_000,
