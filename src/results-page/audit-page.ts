@@ -24,6 +24,15 @@ export function auditFiltersOf(url: URL): AuditFilters {
 const has = (haystack: readonly (string | null)[], needle: string): boolean =>
   needle === "" || haystack.some((h) => h !== null && h.toLowerCase().includes(needle.toLowerCase()));
 
+/**
+ * `before`: the view shows events older than that seq (its "Older events" link). Anything but a
+ * plain number of up to 15 digits is no bound: the newest events, as without it.
+ */
+export function auditBeforeOf(url: URL): number | undefined {
+  const value = url.searchParams.get("before") ?? "";
+  return /^[1-9]\d{0,14}$/.test(value) ? Number(value) : undefined;
+}
+
 /** Whether an event passes the filters: actor by token id, user, team or description; resource by type or id. */
 export function matchesAudit(entry: AuditEntry, f: AuditFilters): boolean {
   const { actor } = entry;
@@ -61,22 +70,38 @@ function row(entry: AuditEntry): Html {
 }
 
 /** decision D53: an organization's audit view for its owners, newest first, with its filters. */
-export function auditPage(chrome: Chrome, organization: string, filters: AuditFilters, rows: readonly AuditEntry[], scanned: { events: number; complete: boolean }): string {
+export function auditPage(
+  chrome: Chrome,
+  organization: string,
+  filters: AuditFilters,
+  rows: readonly AuditEntry[],
+  scanned: { events: number; complete: boolean; before?: number | undefined; next?: number | undefined },
+): string {
   const input = (name: keyof AuditFilters, label: string) => html`<label>${label} <input name="${name}" value="${filters[name]}" maxlength="${FILTER_MAX}"></label>`;
-  const limit = scanned.complete ? "" : ` (the newest ${scanned.events} events searched)`;
+  const older = scanned.before === undefined ? "" : ` older than event ${scanned.before}`;
+  const limit = scanned.complete ? "" : ` (${scanned.events} events searched)`;
+  // Links keep the filters; "Older events" continues where this view stopped reading.
+  const query = (before?: number) => {
+    const q = new URLSearchParams(Object.entries(filters).filter(([, v]) => v !== ""));
+    if (before !== undefined) q.set("before", String(before));
+    const text = q.toString();
+    return text === "" ? "?" : `?${text}`;
+  };
+  const nav = html`<nav class="pager">${scanned.next === undefined ? "" : html`<a href="${query(scanned.next)}" rel="next">Older events</a>`}${scanned.before === undefined ? "" : html` <a href="${query()}">Newest events</a>`}</nav>`;
   return layout(chrome, `${organization} audit trail`, html`<h1>${organization}: audit trail</h1>
 <section class="card">
 <form method="get" class="filters">${input("actor", "Actor")} ${input("resource", "Resource")} ${input("action", "Action")} <button type="submit">Filter</button></form>
 ${
   rows.length === 0
-    ? html`<p class="empty">No events match${limit}.</p>`
+    ? html`<p class="empty">No events${older} match${limit}.</p>`
     : html`<table class="run-list audit">
-<caption>${rows.length} newest matching event${rows.length === 1 ? "" : "s"}${limit}</caption>
+<caption>${rows.length} newest matching event${rows.length === 1 ? "" : "s"}${older}${limit}</caption>
 <thead><tr><th scope="col">Time (UTC)</th><th scope="col">Actor</th><th scope="col">Resource</th><th scope="col">Action</th><th scope="col">Changes</th><th scope="col">Client</th></tr></thead>
 <tbody>
 ${rows.map(row)}
 </tbody>
 </table>`
 }
+${nav}
 </section>`);
 }

@@ -9,7 +9,7 @@ import { page, unauthorized } from "./responses.js";
 import { mayRetry, noticeOf } from "./retry-action.js";
 import type { Caller } from "./sign-in.js";
 import type { ResultsPageSource, RunTarget } from "./types.js";
-import { AUDIT_VIEW_ROWS, AUDIT_VIEW_SCAN, auditFiltersOf, auditPage, matchesAudit, type AuditFilters } from "./audit-page.js";
+import { AUDIT_VIEW_ROWS, AUDIT_VIEW_SCAN, auditBeforeOf, auditFiltersOf, auditPage, matchesAudit, type AuditFilters } from "./audit-page.js";
 import type { AuditEntry } from "../schemas/audit.js";
 import { findWorkspace, loadWorkspacePage, parsePageNumber, workspacePage } from "./workspace.js";
 
@@ -76,8 +76,9 @@ export function createReadRoutes({ source, prefix, maxOutcomes, secure }: PagePa
       return page(404, notFoundPage(chrome, "organization"));
     }
     const filters = auditFiltersOf(url);
-    const { rows, events, complete } = await newestMatching(trail, organization, filters);
-    return page(200, auditPage(chrome, organization, filters, rows, { events, complete }));
+    const before = auditBeforeOf(url);
+    const { rows, events, complete, next } = await newestMatching(trail, organization, filters, before);
+    return page(200, auditPage(chrome, organization, filters, rows, { events, complete, before, next }));
   }
 
   return { runRoute, workspaceRoute, homeRoute, organizationRoute, auditRoute };
@@ -85,19 +86,32 @@ export function createReadRoutes({ source, prefix, maxOutcomes, secure }: PagePa
 
 const AUDIT_PAGE = 1_000;
 
-/** The newest events that pass `filters`, reading back a page of 1,000 at a time, at most AUDIT_VIEW_SCAN events. */
-async function newestMatching(trail: NonNullable<ResultsPageSource["audit"]>, organization: string, filters: AuditFilters) {
+/**
+ * The newest events that pass `filters` (older than seq `before`, when given), reading back a page
+ * of 1,000 at a time, at most AUDIT_VIEW_SCAN events. An organization's stored seqs are dense from
+ * its first, so the page that holds a seq is found by arithmetic. `next`: where older events
+ * continue, when some are left unread.
+ */
+async function newestMatching(trail: NonNullable<ResultsPageSource["audit"]>, organization: string, filters: AuditFilters, before: number | undefined) {
   const first = await trail.list(organization, { page: { number: 1, size: 1 } });
-  const pages = Math.ceil(first.total / AUDIT_PAGE);
+  const firstSeq = first.items[0]?.seq ?? 1;
+  // Positions (0 = the first stored event) still to read, newest first: below `before`'s.
+  const end = Math.min(first.total, before === undefined ? first.total : Math.max(0, before - firstSeq));
   const rows: AuditEntry[] = [];
   let events = 0;
-  for (let number = pages; number >= 1 && rows.length < AUDIT_VIEW_ROWS && events < AUDIT_VIEW_SCAN; number--) {
+  let position = end;
+  while (position > 0 && rows.length < AUDIT_VIEW_ROWS && events < AUDIT_VIEW_SCAN) {
+    const number = Math.floor((position - 1) / AUDIT_PAGE) + 1;
     const { items } = await trail.list(organization, { page: { number, size: AUDIT_PAGE } });
-    for (const entry of [...items].reverse()) {
+    const upto = position - (number - 1) * AUDIT_PAGE;
+    for (const entry of items.slice(0, upto).reverse()) {
       events++;
+      position--;
       if (matchesAudit(entry, filters)) rows.push(entry);
-      if (rows.length >= AUDIT_VIEW_ROWS) break;
+      if (rows.length >= AUDIT_VIEW_ROWS || events >= AUDIT_VIEW_SCAN) break;
     }
+    if (items.length < upto) break; // pruned meanwhile: nothing older to read
   }
-  return { rows, events, complete: events >= first.total || rows.length >= AUDIT_VIEW_ROWS };
+  // `complete`: the page is full or nothing older is left (else the scan's bound stopped it).
+  return { rows, events, complete: position <= 0 || rows.length >= AUDIT_VIEW_ROWS, next: position > 0 ? firstSeq + position : undefined };
 }

@@ -46,6 +46,26 @@ describe("results page: the audit view", () => {
     expect(byOwner).toMatch(/3 newest matching events/);
   });
 
+  // Found from outside: the view showed the newest 100 events and no way to the older ones.
+  it("pages back through older events with its filters kept, and back to the newest", async () => {
+    for (let i = 0; i < 105; i++) await seeded.app.call("POST", "/api/v2/workspaces/ws-a/vars", { body: { data: { type: "vars", attributes: { key: `paged_${i}`, value: "v", category: "env" } } } });
+    const first = await (await view(seeded.app.ownerToken, "?resource=var&action=create")).text();
+    expect(first).toMatch(/100 newest matching events/);
+    expect(first).toContain("paged_104");
+    expect(first).not.toContain("paged_4<"); // the fifth-oldest of the batch is on the next page
+    const older = /href="([^"]+)" rel="next">Older events/.exec(first)?.[1]?.replace(/&amp;/g, "&");
+    expect(older).toMatch(/^\?resource=var&action=create&before=\d+$/);
+    const second = await (await view(seeded.app.ownerToken, older!)).text();
+    const shown = [...second.matchAll(/paged_(\d+)/g)].map((m) => Number(m[1]));
+    expect(shown.slice(0, 5)).toStrictEqual([4, 3, 2, 1, 0]);
+    expect(second).toMatch(/newest matching events? older than event \d+/);
+    expect(second).toContain("region"); // the older events before the batch, still filtered
+    expect(second).not.toContain('rel="next"'); // nothing older is left
+    expect(second).toContain('href="?resource=var&amp;action=create">Newest events');
+    // A malformed bound is no bound.
+    expect(await (await view(seeded.app.ownerToken, "?resource=var&action=create&before=-1e9")).text()).toMatch(/100 newest matching events<\/caption>/);
+  });
+
   it("is 404 to anyone but the organization's owners, and asks a visitor to sign in", async () => {
     expect((await view(seeded.app.devToken)).status).toBe(404);
     expect((await view(seeded.app.otherOrgToken)).status).toBe(404);
