@@ -1,7 +1,7 @@
 import type { AuditEvent } from "../../src/schemas/audit.js";
 import { GENESIS_DIGEST, linkPieces } from "../../src/storage/audit-chain.js";
 import type { AuditStore } from "../../src/storage/audit-types.js";
-import { fromAuditRow, prunedEnds, toAuditHead, type AuditHeadRow, type AuditRow } from "../sql/audit-rows.js";
+import { fromAuditRow, prunedEnds, toAuditHead, verifiedPrefix, type AuditHeadRow, type AuditRow } from "../sql/audit-rows.js";
 import { firstAfterSql, oldestSql } from "../sql/audit-statements.js";
 import { retrying, rowsOf, run, sql, transaction, type PgPoolLike, type Queryable } from "./driver.js";
 import type { PgMigration } from "./migration.js";
@@ -85,8 +85,8 @@ function auditStatements(q: string) {
     // Each organization's oldest events, organization after organization, until the batch is full:
     // per organization a walk by seq that stops at the first event not old enough (one row read
     // when nothing is), in one statement.
-    oldest: sql(`SELECT w.organization, w.seq, w.digest FROM (SELECT organization FROM ${q}audit_heads ORDER BY organization) AS h
-      CROSS JOIN LATERAL (${oldestSql(q, "h.organization")}) AS w
+    oldest: sql(`SELECT w.organization, w.seq, w.digest, w.body FROM (SELECT organization FROM ${q}audit_heads ORDER BY organization) AS h
+      CROSS JOIN LATERAL (${oldestSql(q, "h.organization", (e) => `(${e}.body::json->>'at')::bigint`)}) AS w
       LIMIT @limit`),
     prunePrefix: sql(`DELETE FROM ${q}audit_events WHERE organization = @organization AND seq <= @seq`),
     markPruned: sql(`UPDATE ${q}audit_heads SET pruned_seq = @seq, pruned_digest = @digest WHERE organization = @organization AND pruned_seq < @seq`),
@@ -135,7 +135,7 @@ export function createPostgresAuditStore(pool: PgPoolLike, q: string): AuditStor
     prune: (beforeMs, limit) =>
       retrying(() =>
         transaction(pool, async (client) => {
-          const rows = await rowsOf<{ organization: string; seq: string; digest: string }>(client, s.oldest, { before: beforeMs, limit });
+          const rows = verifiedPrefix(await rowsOf<{ organization: string; seq: string; digest: string; body: string }>(client, s.oldest, { before: beforeMs, limit }));
           for (const [organization, end] of prunedEnds(rows)) {
             await run(client, s.prunePrefix, { organization, seq: end.seq });
             await run(client, s.markPruned, { organization, seq: end.seq, digest: end.digest });

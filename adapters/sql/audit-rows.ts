@@ -1,5 +1,5 @@
 import type { AuditEntry } from "../../src/schemas/audit.js";
-import type { AuditHead } from "../../src/storage/audit-chain.js";
+import { digestOfText, type AuditHead } from "../../src/storage/audit-chain.js";
 
 /**
  * decision D53: how both SQL adapters store the audit trail. An event row keeps its JSON body (the
@@ -52,6 +52,27 @@ export const fromAuditHead = (organization: string, head: AuditHead): AuditHeadR
   pruned_seq: head.prunedSeq,
   pruned_digest: head.prunedDigest,
 });
+
+/**
+ * The rows to prune, each organization's up to (not including) the first whose body does not match
+ * its digest or whose `seq` breaks the run: an edited row is never removed (verify names it), nor
+ * anything after it. Rows come oldest first per organization (`oldestSql`).
+ */
+export function verifiedPrefix<R extends { organization: string; seq: number | string; digest: string; body: string }>(rows: readonly R[]): R[] {
+  const stopped = new Set<string>();
+  const last = new Map<string, number>();
+  return rows.filter((row) => {
+    if (stopped.has(row.organization)) return false;
+    const seq = Number(row.seq);
+    const before = last.get(row.organization);
+    if (digestOfText(row.body) !== row.digest || (before !== undefined && seq !== before + 1)) {
+      stopped.add(row.organization);
+      return false;
+    }
+    last.set(row.organization, seq);
+    return true;
+  });
+}
 
 /** The last pruned row of each organization among rows picked oldest first: where each chain now starts. */
 export function prunedEnds(rows: readonly { organization: string; seq: number | string; digest: string }[]): Map<string, { seq: number; digest: string }> {

@@ -44,16 +44,19 @@ export function firstAfterSql(q: string): string {
  * Pruning: the oldest events of one organization (`organization`, a parameter or a column of an
  * outer query), walked by the primary key in seq order from the first stored one and stopping at
  * the first whose time is not before @before, or after @limit rows. Reads at most @limit + 1 rows,
- * one when nothing is old: no scan of the organization's trail.
+ * one when nothing is old: no scan of the organization's trail. The time is the digested body's
+ * (`bodyAt`, the dialect's JSON read of `$.at`), never the `at` column, which no digest covers: an
+ * edited column must not make recent events look old (found from outside). The rows come with
+ * their bodies, so the caller prunes only those that match their digest (`verifiedPrefix`).
  */
-export function oldestSql(q: string, organization: string): string {
-  return `WITH RECURSIVE walk(organization, seq, digest, n) AS (
-      SELECT e.organization, e.seq, e.digest, 1 FROM ${q}audit_events AS e
-        WHERE e.organization = ${organization} AND e.at < @before
+export function oldestSql(q: string, organization: string, bodyAt: (alias: string) => string): string {
+  return `WITH RECURSIVE walk(organization, seq, digest, body, n) AS (
+      SELECT e.organization, e.seq, e.digest, e.body, 1 FROM ${q}audit_events AS e
+        WHERE e.organization = ${organization} AND ${bodyAt("e")} < @before
           AND e.seq = (SELECT f.seq FROM ${q}audit_events AS f WHERE f.organization = ${organization} ORDER BY f.seq LIMIT 1)
       UNION ALL
-      SELECT e.organization, e.seq, e.digest, w.n + 1 FROM walk AS w
+      SELECT e.organization, e.seq, e.digest, e.body, w.n + 1 FROM walk AS w
         JOIN ${q}audit_events AS e ON e.organization = w.organization AND e.seq = w.seq + 1
-        WHERE e.at < @before AND w.n < @limit)
-    SELECT organization, seq, digest FROM walk`;
+        WHERE ${bodyAt("e")} < @before AND w.n < @limit)
+    SELECT organization, seq, digest, body FROM walk`;
 }

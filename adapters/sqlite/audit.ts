@@ -1,7 +1,7 @@
 import type { AuditEntry, AuditEvent } from "../../src/schemas/audit.js";
 import { digestOfText, GENESIS_DIGEST, linkPieces } from "../../src/storage/audit-chain.js";
 import type { AuditStore } from "../../src/storage/audit-types.js";
-import { fromAuditRow, prunedEnds, toAuditHead, type AuditHeadRow, type AuditRow } from "../sql/audit-rows.js";
+import { fromAuditRow, prunedEnds, toAuditHead, verifiedPrefix, type AuditHeadRow, type AuditRow } from "../sql/audit-rows.js";
 import { firstAfterSql, oldestSql } from "../sql/audit-statements.js";
 import { createAuditRecorder, LINKED_INSERT } from "./audit-record.js";
 import { appendAuditWith, deferredTx, groupedTx, type SqliteDatabase } from "./driver.js";
@@ -88,7 +88,7 @@ export const AUDIT_SQL = {
   fromSeq: `SELECT body, digest FROM audit_events WHERE organization = ? AND seq >= ? ORDER BY seq LIMIT ?`,
   organizations: `SELECT organization FROM audit_heads ORDER BY organization`,
   // Pruning: each organization's oldest events, a walk by seq that stops at the first not old enough.
-  oldest: oldestSql("", "@organization"),
+  oldest: oldestSql("", "@organization", (e) => `json_extract(${e}.body, '$.at')`),
   prunePrefix: `DELETE FROM audit_events WHERE organization = ? AND seq <= ?`,
   markPruned: `UPDATE audit_heads SET pruned_seq = ?, pruned_digest = ? WHERE organization = ? AND pruned_seq < ?`,
 } as const;
@@ -121,10 +121,10 @@ export function createSqliteAuditStore(db: SqliteDatabase): AuditStore {
     return { items: rows.map(fromAuditRow), total: head.seq - start.seq + 1 };
   });
   const prune = groupedTx(db, (beforeMs: number, limit: number) => {
-    const rows: { organization: string; seq: number; digest: string }[] = [];
+    const rows: { organization: string; seq: number; digest: string; body: string }[] = [];
     for (const { organization } of s.organizations.all() as { organization: string }[]) {
       if (rows.length >= limit) break;
-      rows.push(...(s.oldest.all({ organization, before: beforeMs, limit: limit - rows.length }) as typeof rows));
+      rows.push(...verifiedPrefix(s.oldest.all({ organization, before: beforeMs, limit: limit - rows.length }) as typeof rows));
     }
     for (const [organization, end] of prunedEnds(rows)) {
       s.prunePrefix.run(organization, end.seq);

@@ -44,5 +44,7 @@ function describe(r: AuditVerification): string {
   if (r.broken) return `${r.organization}: BROKEN at event ${r.broken.seq}: ${WHY[r.broken.reason]}; ${r.events} event${r.events === 1 ? "" : "s"} before it verified`;
   if (r.headDigest === null) return `${r.organization}: no audit events`;
   const kept = r.expected?.seq ? `, the head kept elsewhere is event ${r.expected.seq}` : "";
-  return `${r.organization}: ${r.events} event${r.events === 1 ? "" : "s"} verified, head ${r.headDigest}${kept}`;
+  // Named, so a prefix deleted and passed off as retention shows (found from outside).
+  const pruned = r.pruned > 0 ? ` (events 1-${r.pruned} pruned)` : "";
+  return `${r.organization}: ${r.events} event${r.events === 1 ? "" : "s"} verified${pruned}, head ${r.headDigest}${kept}`;
 }

@@ -27,6 +27,11 @@ export interface AuditVerification {
   headDigest: string | null;
   broken: ChainBreak | null;
   /**
+   * The events before the chain's stored start, removed by retention (0: none). Anyone who can write
+   * the database can claim more were pruned than the retention allowed; compare with what you expect.
+   */
+  pruned: number;
+  /**
    * Asked with a digest kept elsewhere (a head printed earlier): the seq of the event that has it,
    * or null when no event of the chain has it (the chain was rewritten, or pruned past it).
    */
@@ -105,7 +110,7 @@ const SCAN = 1_000;
 async function verifyOne(audit: NonNullable<ServiceContext["storage"]["audit"]>, organization: string, expect?: string): Promise<AuditVerification> {
   const head = await audit.head(organization);
   const expected = expect === undefined ? undefined : { digest: expect, seq: head && head.prunedSeq > 0 && head.prunedDigest === expect ? head.prunedSeq : null };
-  const answer = (events: number, broken: ChainBreak | null): AuditVerification => ({ organization, events, headDigest: head?.digest ?? null, broken, ...(expected ? { expected } : {}) });
+  const answer = (events: number, broken: ChainBreak | null): AuditVerification => ({ organization, events, headDigest: head?.digest ?? null, broken, pruned: head?.prunedSeq ?? 0, ...(expected ? { expected } : {}) });
   if (!head) return answer(0, null);
   const walker = createChainWalker(head);
   let events = 0;

@@ -23,7 +23,7 @@ describe.each(STORAGES)("audit: retention and listeners ($name)", (setup) => {
     await createDispatcher(a.runplane).tick();
     const left = await a.runplane.audit.list("acme");
     expect(left.items.map((e) => e.changes.find((c) => c.field === "key")?.new)).toStrictEqual(["recent"]);
-    expect(await a.runplane.audit.verify("acme")).toStrictEqual([{ organization: "acme", events: 1, headDigest: left.items[0]!.digest, broken: null }]);
+    expect(await a.runplane.audit.verify("acme")).toStrictEqual([{ organization: "acme", events: 1, headDigest: left.items[0]!.digest, broken: null, pruned: 3 }]);
   });
 
   it("keeps events as long as audit.retention says", async () => {

@@ -90,8 +90,11 @@ describe("runplane audit verify against a head kept elsewhere", () => {
     const again = createSqliteStorage(new Database(path));
     const reopened = createRunplane({ storage: again, logger: silentLogger, keyring: { keys: [{ id: "k", key: generateKey() }] } });
     const [plain] = await reopened.audit.verify("acme");
-    expect(plain).toMatchObject({ events: 3, broken: null });
-    expect((await reopened.audit.verify("acme", { expect: kept!.headDigest! }))[0]).toMatchObject({ events: 3, broken: null, expected: { seq: null } });
+    expect(plain).toMatchObject({ events: 3, broken: null, pruned: 0 });
+    // Pruning is named: a deleted prefix passed off as retention shows in what verify says.
+    await again.audit!.prune(auditEvent(1).at + 1, 10);
+    expect((await reopened.audit.verify("acme"))[0]).toMatchObject({ events: 2, broken: null, pruned: 1 });
+    expect((await reopened.audit.verify("acme", { expect: kept!.headDigest! }))[0]).toMatchObject({ events: 2, broken: null, expected: { seq: null } });
     await reopened.close();
   });
 
