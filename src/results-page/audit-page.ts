@@ -43,9 +43,9 @@ export function matchesAudit(entry: AuditEntry, f: AuditFilters): boolean {
   );
 }
 
-// Bidi controls, zero-width and other invisible format characters: in a trail they could make a
+// Bidi controls, zero-width and other invisible format characters, line and paragraph separators: in a trail they could make a
 // recorded value read as another (found from outside). Shown, never interpreted or dropped.
-const INVISIBLE = /[\u061C\u200B-\u200F\u202A-\u202E\u2060-\u2069\uFEFF]/g;
+const INVISIBLE = /[\u061C\u200B-\u200F\u2028-\u202E\u2060-\u2069\uFEFF]/g;
 
 /** `text` with every invisible format character written out as ⟨U+XXXX⟩. */
 export const visible = (text: string): string => text.replace(INVISIBLE, (c) => `⟨U+${c.charCodeAt(0).toString(16).toUpperCase().padStart(4, "0")}⟩`);
