@@ -55,22 +55,15 @@ export const fromAuditHead = (organization: string, head: AuditHead): AuditHeadR
 
 /**
  * The rows to prune, each organization's up to (not including) the first whose body does not match
- * its digest or whose `seq` breaks the run: an edited row is never removed (verify names it), nor
- * anything after it. Rows come oldest first per organization (`oldestSql`).
+ * its digest: an edited row is never removed (verify names it), nor anything after it. Rows come
+ * oldest first per organization, seq after seq (`oldestSql`'s walk).
  */
-export function verifiedPrefix<R extends { organization: string; seq: number | string; digest: string; body: string }>(rows: readonly R[]): R[] {
+export function verifiedPrefix<R extends { organization: string; digest: string; body: string }>(rows: readonly R[]): R[] {
   const stopped = new Set<string>();
-  const last = new Map<string, number>();
   return rows.filter((row) => {
-    if (stopped.has(row.organization)) return false;
-    const seq = Number(row.seq);
-    const before = last.get(row.organization);
-    if (digestOfText(row.body) !== row.digest || (before !== undefined && seq !== before + 1)) {
-      stopped.add(row.organization);
-      return false;
-    }
-    last.set(row.organization, seq);
-    return true;
+    if (!stopped.has(row.organization) && digestOfText(row.body) === row.digest) return true;
+    stopped.add(row.organization);
+    return false;
   });
 }
 

@@ -1,3 +1,4 @@
+import { INVISIBLE_FORMAT } from "./invisible.js";
 import { ATTEMPT_LIMITS } from "../schemas/delivery-attempts.js";
 import { redactLogCapabilities } from "./log-capability.js";
 import { fold } from "./fold.js";
@@ -46,8 +47,8 @@ const SHORT_SECRET: Excerpt = {
 
 // text/*, JSON, XML, forms, JavaScript and YAML, and their `+json`/`+xml` kin; no type: judged by its bytes.
 const TEXTUAL = /^(text\/[\w.+-]+|application\/(json|xml|x-www-form-urlencoded|javascript|x-yaml|yaml|graphql|[\w.-]+\+(json|xml)))$/i;
-// Controls except tab and newline, DEL, C1, bidi and zero-width format characters, line separators, BOM.
-const CONTROL = /[\u0000-\u0008\u000B-\u001F\u007F-\u009F\u200B-\u200F\u2028-\u202E\u2060-\u2069\uFEFF]/g;
+// Controls except tab and newline, DEL, C1, and the invisible format characters (bidi, zero-width, separators, BOM).
+const CONTROL = new RegExp(`[\\u0000-\\u0008\\u000B-\\u001F\\u007F-\\u009F${INVISIBLE_FORMAT}]`, "g");
 
 const mediaType = (contentType: string): string => contentType.split(";")[0]!.trim();
 

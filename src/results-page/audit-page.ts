@@ -1,3 +1,4 @@
+import { INVISIBLE_FORMAT } from "../domain/invisible.js";
 import type { AuditEntry } from "../schemas/audit.js";
 import { html, type Html } from "./escape.js";
 import { layout, type Chrome } from "./layout.js";
@@ -45,7 +46,7 @@ export function matchesAudit(entry: AuditEntry, f: AuditFilters): boolean {
 
 // Bidi controls, zero-width and other invisible format characters, line and paragraph separators: in a trail they could make a
 // recorded value read as another (found from outside). Shown, never interpreted or dropped.
-const INVISIBLE = /[\u061C\u200B-\u200F\u2028-\u202E\u2060-\u2069\uFEFF]/g;
+const INVISIBLE = new RegExp(`[${INVISIBLE_FORMAT}]`, "g");
 
 /** `text` with every invisible format character written out as ⟨U+XXXX⟩. */
 export const visible = (text: string): string => text.replace(INVISIBLE, (c) => `⟨U+${c.charCodeAt(0).toString(16).toUpperCase().padStart(4, "0")}⟩`);

@@ -9,7 +9,7 @@ beforeAll(async () => {
   const vars = "/api/v2/workspaces/ws-a/vars";
   await seeded.app.call("POST", vars, { body: { data: { type: "vars", attributes: { key: "<script>alert(1)</script>", value: "hidden-secret-1", category: "env", sensitive: true } } } });
   await seeded.app.call("POST", vars, { body: { data: { type: "vars", attributes: { key: "region", value: "eu", category: "env" } } } });
-  await seeded.app.call("POST", vars, { body: { data: { type: "vars", attributes: { key: "spoof", value: "safe\u202Eexe.txt\u200B\u2028", category: "env" } } } });
+  await seeded.app.call("POST", vars, { body: { data: { type: "vars", attributes: { key: "spoof", value: "safe\u202Eexe.txt\u200B\u2028\u061C", category: "env" } } } });
 });
 afterAll(() => seeded.dispose());
 
@@ -32,7 +32,7 @@ describe("results page: the audit view", () => {
   // Found from outside: a bidi override in a recorded value reversed the text after it in the view.
   it("writes out bidi and invisible format characters instead of letting them act", async () => {
     const body = await (await view(seeded.app.ownerToken, "?resource=var")).text();
-    expect(body).toContain("safe⟨U+202E⟩exe.txt⟨U+200B⟩⟨U+2028⟩");
+    expect(body).toContain("safe⟨U+202E⟩exe.txt⟨U+200B⟩⟨U+2028⟩⟨U+061C⟩");
     expect(body).not.toMatch(/[\u202E\u200B\u2028]/);
   });
 

@@ -57,7 +57,7 @@ describe("response excerpt (D31)", () => {
   });
 
   it("removes control and bidi characters but keeps lines and tabs", () => {
-    expect(excerpt("a\u0000b\u001b[31mred\r\n\tc\u202Ed\u0085e\u2028f", { contentType: "text/plain" }).text).toBe("ab[31mred\n\tcdef");
+    expect(excerpt("a\u0000b\u001b[31mred\r\n\tc\u202Ed\u0085e\u2028f\u061Cg", { contentType: "text/plain" }).text).toBe("ab[31mred\n\tcdefg");
   });
 
   it("keeps nothing of an empty, binary or undecodable answer", () => {
