@@ -28,6 +28,9 @@ export type { PgPoolClientLike, PgPoolLike, PgQueryConfig, PgQueryResult } from 
 export { PostgresStorageError } from "./driver.js";
 export type { StatusChange, StatusChangeFeed, StopListening } from "../../src/storage/types.js";
 
+/** decision D53: the directory stores whose writes record events (a team raised to owners). */
+const DIRECTORY_AUDITED = ["teams", "projects", "workspaces", "policySets", "agentPools"] as const;
+
 /** A `Storage` on PostgreSQL, with both cross-process members of the contract (decision D27). */
 export interface PostgresStorage extends Storage {
   /**
@@ -122,6 +125,7 @@ export async function createPostgresStorage(poolOrUrl: PgPoolLike | string, opti
     workspaceTasks: (p) => createRunTaskStores(p, q).workspaceTasks as never,
     taskStages: (p) => createTaskStageStores(p, q, schema, origin).taskStages as never,
     sealedValues: (p) => createSealedValueStore(p, q) as never,
+    ...Object.fromEntries(DIRECTORY_AUDITED.map((name) => [name, (p: PgPoolLike) => createDirectoryStores(p, q)[name] as never])),
   };
   return withPostgresAudit({
     ...createDirectoryStores(pool, q),

@@ -35,6 +35,8 @@ function ownedAggregate<S extends OwnedSchema>(
   store: DirectoryStore<z.output<S>>,
   schema: S,
   prefix: string,
+  /** decision D53: the resource type its events name. */
+  resourceType: string,
   hooks: {
     cleanup?: (id: string) => Promise<void>;
     refuseDelete?: (record: z.output<S>) => Promise<void>;
@@ -43,13 +45,21 @@ function ownedAggregate<S extends OwnedSchema>(
   } = {},
 ) {
   const createSchema = schema.extend({ id: z.string().min(1).optional() });
+  // decision D53: every field but the keys, as the record holds them (a team's members, its owners flag).
+  const fields = Object.keys(schema.shape).filter((f) => f !== "id" && f !== "organization") as (keyof z.output<S> & string)[];
+  const draft = (record: z.output<S>, action: string, before: z.output<S> | null, after: z.output<S> | null) => ({
+    organization: record.organization,
+    resource: { type: resourceType, id: record.id },
+    action,
+    changes: changesOf(before, after, fields),
+  });
   return {
     async create(input: Omit<z.input<S>, "id"> & { id?: string }): Promise<z.output<S>> {
       const parsed = parseOrThrow(createSchema, input, "");
       const record = { ...parsed, id: parsed.id ?? ctx.newId(prefix) } as z.output<S>;
       await ensureOrganization(ctx, record.organization);
       await hooks.refuseTaken?.(record);
-      if (!(await store.insert(record))) {
+      if (!(await audited(ctx, draft(record, "create", null, record), () => store.insert(record)))) {
         // The storage's own guard (a unique index) may have refused a name taken meanwhile.
         await hooks.refuseTaken?.(record);
         throw new ApiError("conflict", { detail: `${prefix} ${quote(record.id)} already exists` });
@@ -64,7 +74,7 @@ function ownedAggregate<S extends OwnedSchema>(
       if (!current) throw notFound();
       const next = parseOrThrow(schema, { ...current, ...patch, id, organization: current.organization }, "");
       await hooks.refuseTaken?.(next);
-      const replaced = await store.replace(next).catch(async (error: unknown) => {
+      const replaced = await audited(ctx, draft(next, "update", current, next), () => store.replace(next)).catch(async (error: unknown) => {
         await hooks.refuseTaken?.(next); // a name taken meanwhile: the storage's unique index refused it
         throw error;
       });
@@ -72,9 +82,10 @@ function ownedAggregate<S extends OwnedSchema>(
       return next;
     },
     async delete(id: string): Promise<boolean> {
-      const current = hooks.refuseDelete ? await store.get(id) : null;
-      if (current) await hooks.refuseDelete!(current);
-      const removed = await store.delete(id);
+      const current = await store.get(id);
+      if (!current) return false;
+      await hooks.refuseDelete?.(current);
+      const removed = await audited(ctx, draft(current, "destroy", current, null), () => store.delete(id));
       if (removed && hooks.cleanup) await hooks.cleanup(id);
       return removed;
     },
@@ -197,11 +208,11 @@ export function createDirectory(ctx: ServiceContext) {
     organizations: organizationRecords(s),
     // A deleted team or project takes its grants along: a team recreated with the same id must not
     // inherit them, and no grant of a vanished team stays listed (the service also 404s orphans).
-    projects: ownedAggregate(ctx, s.projects, ProjectSchema, "prj", { cleanup: async (id) => void (await s.teamProjects.deleteByProject(id)) }),
-    workspaces: ownedAggregate(ctx, s.workspaces, WorkspaceSchema, "ws", { cleanup: dropVars("workspace") }),
-    teams: ownedAggregate(ctx, s.teams, TeamSchema, "team", { cleanup: async (id) => void (await s.teamProjects.deleteByTeam(id)), refuseTaken: refuseTakenTeamName(s) }),
-    policySets: ownedAggregate(ctx, s.policySets, PolicySetSchema, "polset", { cleanup: dropVars("policy-set") }),
-    agentPools: ownedAggregate(ctx, s.agentPools, AgentPoolSchema, "apool", { refuseDelete: refuseNamedPool(s), cleanup: dropPoolTokens(s) }),
+    projects: ownedAggregate(ctx, s.projects, ProjectSchema, "prj", "project", { cleanup: async (id) => void (await s.teamProjects.deleteByProject(id)) }),
+    workspaces: ownedAggregate(ctx, s.workspaces, WorkspaceSchema, "ws", "workspace", { cleanup: dropVars("workspace") }),
+    teams: ownedAggregate(ctx, s.teams, TeamSchema, "team", "team", { cleanup: async (id) => void (await s.teamProjects.deleteByTeam(id)), refuseTaken: refuseTakenTeamName(s) }),
+    policySets: ownedAggregate(ctx, s.policySets, PolicySetSchema, "polset", "policy-set", { cleanup: dropVars("policy-set") }),
+    agentPools: ownedAggregate(ctx, s.agentPools, AgentPoolSchema, "apool", "agent-pool", { refuseDelete: refuseNamedPool(s), cleanup: dropPoolTokens(s) }),
     users: userRecords(ctx),
 
     /**

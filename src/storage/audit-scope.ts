@@ -52,4 +52,10 @@ export const AUDITED_WRITES = {
   workspaceTasks: ["insert", "update", "delete"],
   taskStages: ["transition"],
   sealedValues: ["replace"],
+  // decision D53 (change of 2026-11-29): the host's directory (a team raised to owners, its members).
+  teams: ["insert", "replace", "delete"],
+  projects: ["insert", "replace", "delete"],
+  workspaces: ["insert", "replace", "delete"],
+  policySets: ["insert", "replace", "delete"],
+  agentPools: ["insert", "replace", "delete"],
 } as const;

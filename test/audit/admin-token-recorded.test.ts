@@ -17,7 +17,7 @@ describe("audit: ADMIN_TOKEN rotation", () => {
     await runplane.directory.teams.create({ id: DEMO.ownersTeam, name: "owners", organization: DEMO.organization });
     const dataDir = { lastTokenId: () => null, forgetTokenId: () => undefined, rememberTokenId: () => undefined } as unknown as Parameters<typeof ownersToken>[2];
     await ownersToken(runplane, storage, dataDir, FIRST);
-    const first = (await eventsOf(storage, DEMO.organization)).find((e) => e.action === "create")!;
+    const first = (await eventsOf(storage, DEMO.organization)).find((e) => e.resource.type === "api-token" && e.action === "create")!;
     expect(first.changes).toContainEqual({ field: "description", new: "ADMIN_TOKEN" });
     const { revoked } = await ownersToken(runplane, storage, dataDir, SECOND);
     expect(revoked).toStrictEqual([{ id: first.resource.id, was: "ADMIN_TOKEN" }]);

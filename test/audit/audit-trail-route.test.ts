@@ -44,19 +44,23 @@ async function withChanges(app: TestApp, count: number): Promise<void> {
 describe.each(STORAGES)("GET /organization/audit-trail (%s)", (_name, makeStorage) => {
   it("answers HCP's shape, which go-tfe's AuditTrailList decodes", async () => {
     const app = await createTestApp({ storage: makeStorage() });
+    // The test app's setup: its project, workspaces, policy set, teams and tokens.
+    const setup = GoTfeAuditTrailList.parse((await app.call("GET", ROUTE)).json).pagination.total_count;
     await withChanges(app, 3);
     const res = await app.call("GET", `${ROUTE}?page[size]=2`);
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toBe("application/json");
     const list = GoTfeAuditTrailList.parse(res.json);
-    expect(list.pagination).toStrictEqual({ current_page: 1, prev_page: null, next_page: 2, total_pages: 3, total_count: 5 });
-    expect(list.data.map((e) => e.resource.type)).toStrictEqual(["api-token", "api-token"]);
+    const total = setup + 3;
+    expect(list.pagination).toStrictEqual({ current_page: 1, prev_page: null, next_page: 2, total_pages: Math.ceil(total / 2), total_count: total });
+    expect(list.data.map((e) => e.resource.type)).toStrictEqual(["project", "workspace"]);
     const created = GoTfeAuditTrailList.parse((await app.call("GET", ROUTE)).json).data.filter((e) => e.resource.type === "var");
     expect(created).toHaveLength(3);
     expect(created[0]).toMatchObject({ version: "0", type: "Resource", resource: { action: "create" }, auth: { type: "Client", organization_id: "acme" } });
-    const last = GoTfeAuditTrailList.parse((await app.call("GET", `${ROUTE}?page[size]=2&page[number]=3`)).json);
-    expect(last.data).toHaveLength(1);
-    expect(last.pagination).toMatchObject({ current_page: 3, prev_page: 2, next_page: null });
+    const pages = Math.ceil(total / 2);
+    const last = GoTfeAuditTrailList.parse((await app.call("GET", `${ROUTE}?page[size]=2&page[number]=${pages}`)).json);
+    expect(last.data).toHaveLength(total % 2 || 2);
+    expect(last.pagination).toMatchObject({ current_page: pages, prev_page: pages - 1, next_page: null });
   });
 
   it("lists only events after since", async () => {

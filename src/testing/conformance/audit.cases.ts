@@ -6,7 +6,7 @@ import type { AuditStore } from "../../storage/audit-types.js";
 import { auditEvent, T0, walkChain } from "./audit-fixtures.js";
 import { describeAuditSinceCases } from "./audit-since.cases.js";
 import { race, type ConformanceContext } from "./context.js";
-import { variable } from "./fixtures.js";
+import { organization, team, variable } from "./fixtures.js";
 
 export { auditEvent, walkChain } from "./audit-fixtures.js";
 
@@ -132,6 +132,17 @@ function describeRecordedCases(ctx: ConformanceContext, audit: () => AuditStore)
       expect(await withAuditEvent(auditEvent(2), () => ctx.storage.variables.update(record, "stale-version"))).toStrictEqual({ ok: false, reason: "stale" });
       expect(await withAuditEvent(auditEvent(3), () => ctx.storage.variables.delete({ kind: "workspace", id: "ws-none" }, record.id))).toBe(false);
       expect((await audit().list("acme", { offset: 0, limit: 10 })).total).toBe(0);
+    });
+
+    it("records a directory write's event with it: a team created, changed and deleted, and not a refused one", async () => {
+      await ctx.storage.organizations.insert(organization("acme"));
+      const record = team("team-ops", "acme");
+      expect(await withAuditEvent(auditEvent(1), () => ctx.storage.teams.insert(record))).toBe(true);
+      expect(await withAuditEvent(auditEvent(2), () => ctx.storage.teams.insert(record))).toBe(false);
+      expect(await withAuditEvent(auditEvent(3), () => ctx.storage.teams.replace({ ...record, owners: true }))).toBe(true);
+      expect(await withAuditEvent(auditEvent(4), () => ctx.storage.teams.delete(record.id))).toBe(true);
+      expect(await withAuditEvent(auditEvent(5), () => ctx.storage.teams.delete(record.id))).toBe(false);
+      expect((await audit().list("acme", { offset: 0, limit: 10 })).items.map((e) => e.id)).toStrictEqual([1, 3, 4].map((n) => auditEvent(n).id));
     });
 
     it("gives the event to one write only", async () => {
