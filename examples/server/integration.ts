@@ -136,7 +136,8 @@ const NAMED = 5;
 export async function demoTasksNote(runplane: Runplane): Promise<string> {
   const { items } = await runplane.runTasks.workspaceTasks.list(DEMO.workspace).catch(() => ({ items: [] }));
   if (items.length === 0) return `no run task attached to ${DEMO.workspace} (the demo tasks were deleted or detached)`;
-  const named = items.slice(0, NAMED).map((w) => `${w.taskId}, ${w.enforcementLevel} at ${w.stages.join(" and ")}`);
+  // By task id: attachments made in one millisecond (the demo's two) list in no fixed order.
+  const named = [...items].sort((a, b) => (a.taskId < b.taskId ? -1 : 1)).slice(0, NAMED).map((w) => `${w.taskId}, ${w.enforcementLevel} at ${w.stages.join(" and ")}`);
   if (items.length > NAMED) named.push(`${items.length - NAMED} more`);
   const list = named.length === 1 ? named[0] : `${named.slice(0, -1).join(", ")}, and ${named.at(-1)}`;
   return `run task${items.length === 1 ? "" : "s"} ${list}, on ${DEMO.workspace}`;
