@@ -6,11 +6,14 @@ import * as z from "zod";
  * id, client address). The core builds and bounds it; an adapter stores it and adds only the chain
  * fields (`seq`, `prev`, `digest`).
  */
-export const AUDIT_ACTOR_KINDS = ["token", "session", "system"] as const;
+export const AUDIT_ACTOR_KINDS = ["token", "session", "system", "host"] as const;
 export const AUDIT_TOKEN_KINDS = ["organization", "team", "user", "admin", "agent", "session"] as const;
 
 export const AuditActorSchema = z.object({
-  /** `token`: an API or agent credential; `session`: a results-page sign-in; `system`: the library itself. */
+  /**
+   * `token`: an API or agent credential; `session`: a results-page sign-in; `system`: the library
+   * itself; `host`: whoever the host named with `runplane.audit.as` (its own user or service).
+   */
   kind: z.enum(AUDIT_ACTOR_KINDS),
   /** The credential's id (`at-...`, `admin`), never its secret; null for `system`. */
   tokenId: z.string().nullable(),

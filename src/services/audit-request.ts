@@ -53,6 +53,35 @@ export function asAuditActor<R>(actor: AuditActor, fn: () => R): R {
   return requests.run({ requestId: current?.requestId ?? null, clientAddress: current?.clientAddress ?? null, actor }, fn);
 }
 
+/** Who the host says acts through its own code (`runplane.audit.as`, decision D53). */
+export interface HostActor {
+  /** A readable name: "alice (admin console)", "provisioning job". Required; cut to 256 characters. */
+  description: string;
+  /** The host's user or team behind it, if any (cut to 256 characters). */
+  userId?: string;
+  teamId?: string;
+  /** The host's request id for the change (letters, digits, `._:-`, at most 128), and its client's address. */
+  requestId?: string;
+  clientAddress?: string;
+}
+
+const bounded = (text: string | undefined): string | null => (text === undefined ? null : cutText(text, 256));
+
+/**
+ * Runs `fn` with `actor` as the actor of every change it records (inside an HTTP request too: the
+ * host's word replaces the credential's). Throws a TypeError for an actor it cannot record truly.
+ */
+export function asHostActor<R>(actor: HostActor, fn: () => R): R {
+  if (typeof actor?.description !== "string" || actor.description.trim() === "") throw new TypeError("audit.as: description must name who acts");
+  if (actor.requestId !== undefined && !REQUEST_ID.test(actor.requestId)) throw new TypeError("audit.as: requestId must be 1-128 letters, digits or ._:-");
+  const current = requests.getStore();
+  const named: AuditActor = { kind: "host", tokenId: null, tokenKind: null, userId: bounded(actor.userId), teamId: bounded(actor.teamId), description: cutText(actor.description, 256) };
+  return requests.run(
+    { ...current, requestId: actor.requestId ?? current?.requestId ?? null, clientAddress: bounded(actor.clientAddress) ?? current?.clientAddress ?? null, actor: named },
+    fn,
+  );
+}
+
 /** The actor behind a principal: its credential's id and kind, and the user or team behind it. */
 export function actorOfPrincipal(principal: Principal): AuditActor {
   const tokenId = principal.tokenId ?? null;

@@ -3,6 +3,7 @@ import type { AuditEntry } from "../schemas/audit.js";
 import { createChainWalker, type ChainBreak } from "../storage/audit-chain.js";
 import type { Page } from "../schemas/records.js";
 import { auditListenersOf, type AuditListener } from "./audit.js";
+import { asHostActor, type HostActor } from "./audit-request.js";
 import type { ServiceContext } from "./context.js";
 
 /** HCP Terraform's audit trail: pages up to 1,000 events, 1,000 when not asked. */
@@ -75,6 +76,13 @@ export function createAuditTrail(ctx: ServiceContext) {
       const page = pageOf(options.page);
       const result = await store().list(organization, { ...(sinceMs === undefined ? {} : { sinceMs }), offset: (page.number - 1) * page.size, limit: page.size });
       return { ...result, page };
+    },
+    /**
+     * Runs `fn` with `actor` (the host's own user or service) as the actor of every change it makes
+     * (a team raised to owners through `runplane.directory`): recorded as kind `host`, never `system`.
+     */
+    as<R>(actor: HostActor, fn: () => R): R {
+      return asHostActor(actor, fn);
     },
     /** Calls `listener` with every event recorded through this instance; resolves a function that stops it. */
     on(event: "audit", listener: AuditListener): () => void {

@@ -19,7 +19,8 @@ export function auditTrailItem(entry: AuditEntry) {
     type: "Resource",
     timestamp: new Date(entry.at).toISOString(),
     auth: {
-      accessor_id: actor.tokenId ?? "runplane",
+      // A host-named actor (D53) has no credential: the user or team it named stands for it.
+      accessor_id: actor.tokenId ?? actor.userId ?? actor.teamId ?? "runplane",
       description: actor.description,
       type: actor.kind === "system" ? "System" : "Client",
       impersonator_id: null,
