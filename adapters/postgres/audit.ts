@@ -1,7 +1,7 @@
 import type { AuditEvent } from "../../src/schemas/audit.js";
 import { GENESIS_DIGEST, linkPieces } from "../../src/storage/audit-chain.js";
 import type { AuditStore } from "../../src/storage/audit-types.js";
-import { fromAuditRow, prunedEnds, toAuditHead, verifiedPrefix, type AuditHeadRow, type AuditRow } from "../sql/audit-rows.js";
+import { fromAuditRow, fromScannedRow, prunedEnds, SCANNED_COLUMNS, toAuditHead, verifiedPrefix, type AuditHeadRow, type AuditRow } from "../sql/audit-rows.js";
 import { firstAfterSql, oldestSql } from "../sql/audit-statements.js";
 import { retrying, rowsOf, run, sql, transaction, type PgPoolLike, type Queryable } from "./driver.js";
 import type { PgMigration } from "./migration.js";
@@ -81,6 +81,7 @@ function auditStatements(q: string) {
     firstAfter: sql(firstAfterSql(q)),
     first: sql(`SELECT seq FROM ${q}audit_events WHERE organization = @organization ORDER BY seq LIMIT 1`),
     fromSeq: sql(`SELECT body, digest FROM ${q}audit_events WHERE organization = @organization AND seq >= @seq ORDER BY seq LIMIT @limit`),
+    scan: sql(`SELECT ${SCANNED_COLUMNS} FROM ${q}audit_events WHERE organization = @organization AND seq >= @seq ORDER BY seq LIMIT @limit`),
     organizations: sql(`SELECT organization FROM ${q}audit_heads WHERE seq > 0 ORDER BY organization`),
     // Each organization's oldest events, organization after organization, until the batch is full:
     // per organization a walk by seq that stops at the first event not old enough (one row read
@@ -123,7 +124,7 @@ export function createPostgresAuditStore(pool: PgPoolLike, q: string): AuditStor
       return { items: entries(rows), total: Math.max(0, Number(head.seq) - from + 1) };
     },
     async scan(organization, afterSeq, limit) {
-      return entries(await rowsOf<AuditRow>(pool, s.fromSeq, { organization, seq: afterSeq + 1, limit }));
+      return (await rowsOf<AuditRow>(pool, s.scan, { organization, seq: afterSeq + 1, limit })).map(fromScannedRow);
     },
     async head(organization) {
       const [row] = await rowsOf<AuditHeadRow>(pool, s.head, { organization });

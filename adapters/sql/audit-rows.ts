@@ -1,5 +1,6 @@
 import type { AuditEntry } from "../../src/schemas/audit.js";
 import { digestOfText, type AuditHead } from "../../src/storage/audit-chain.js";
+import type { ScannedAuditEntry } from "../../src/storage/audit-types.js";
 
 /**
  * decision D53: how both SQL adapters store the audit trail. An event row keeps its JSON body (the
@@ -34,6 +35,14 @@ export function toAuditRow(entry: AuditEntry, text?: string): AuditRow {
 export function fromAuditRow(row: Pick<AuditRow, "body" | "digest">): AuditEntry {
   return { ...(JSON.parse(row.body) as Omit<AuditEntry, "digest">), digest: row.digest };
 }
+
+/** A row as `scan` reads it for verify: its entry and the columns beside the body (decision D53). */
+export function fromScannedRow(row: AuditRow): ScannedAuditEntry {
+  return { ...fromAuditRow(row), stored: { seq: Number(row.seq), id: row.id, at: Number(row.at) } };
+}
+
+/** The columns `scan` reads (`fromScannedRow`). */
+export const SCANNED_COLUMNS = "seq, id, at, body, digest";
 
 // PostgreSQL answers bigint as a string.
 export const toAuditHead = (row: AuditHeadRow): AuditHead => ({

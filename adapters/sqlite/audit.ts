@@ -1,7 +1,7 @@
 import type { AuditEntry, AuditEvent } from "../../src/schemas/audit.js";
 import { digestOfText, GENESIS_DIGEST, linkPieces } from "../../src/storage/audit-chain.js";
 import type { AuditStore } from "../../src/storage/audit-types.js";
-import { fromAuditRow, prunedEnds, toAuditHead, verifiedPrefix, type AuditHeadRow, type AuditRow } from "../sql/audit-rows.js";
+import { fromAuditRow, fromScannedRow, prunedEnds, SCANNED_COLUMNS, toAuditHead, verifiedPrefix, type AuditHeadRow, type AuditRow } from "../sql/audit-rows.js";
 import { firstAfterSql, oldestSql } from "../sql/audit-statements.js";
 import { createAuditRecorder, LINKED_INSERT } from "./audit-record.js";
 import { appendAuditWith, deferredTx, groupedTx, type SqliteDatabase } from "./driver.js";
@@ -86,6 +86,7 @@ export const AUDIT_SQL = {
   firstAfter: firstAfterSql(""),
   first: `SELECT seq FROM audit_events WHERE organization = ? ORDER BY seq LIMIT 1`,
   fromSeq: `SELECT body, digest FROM audit_events WHERE organization = ? AND seq >= ? ORDER BY seq LIMIT ?`,
+  scan: `SELECT ${SCANNED_COLUMNS} FROM audit_events WHERE organization = ? AND seq >= ? ORDER BY seq LIMIT ?`,
   organizations: `SELECT organization FROM audit_heads ORDER BY organization`,
   // Pruning: each organization's oldest events, a walk by seq that stops at the first not old enough.
   oldest: oldestSql("", "@organization", (e) => `json_extract(${e}.body, '$.at')`),
@@ -138,7 +139,7 @@ export function createSqliteAuditStore(db: SqliteDatabase): AuditStore {
       return page(organization, sinceMs, offset, limit);
     },
     async scan(organization, afterSeq, limit) {
-      return (s.fromSeq.all(organization, afterSeq + 1, limit) as AuditRow[]).map(fromAuditRow);
+      return (s.scan.all(organization, afterSeq + 1, limit) as AuditRow[]).map(fromScannedRow);
     },
     async head(organization) {
       return headOf(organization);

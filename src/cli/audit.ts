@@ -41,6 +41,12 @@ const WHY = {
 
 function describe(r: AuditVerification): string {
   if (r.expected?.seq === null && r.headDigest !== null && !r.broken) return `${r.organization}: BROKEN: the head kept elsewhere (${r.expected.digest}) is not in the chain (the chain was rewritten, or pruned past it); ${r.events} event${r.events === 1 ? "" : "s"} otherwise verified`;
+  // A link that does not hold says nothing of which side changed: both rows may have been rewritten.
+  if (r.broken?.reason === "relinked") {
+    const { seq } = r.broken;
+    const before = Math.max(0, r.events - 1);
+    return `${r.organization}: BROKEN between events ${seq - 1} and ${seq}: event ${seq} does not link to event ${seq - 1} (one of the two was rewritten with a fresh digest, or rows were replaced or reordered); ${before} event${before === 1 ? "" : "s"} before them verified`;
+  }
   if (r.broken) return `${r.organization}: BROKEN at event ${r.broken.seq}: ${WHY[r.broken.reason]}; ${r.events} event${r.events === 1 ? "" : "s"} before it verified`;
   if (r.headDigest === null) return `${r.organization}: no audit events`;
   const kept = r.expected?.seq ? `, the head kept elsewhere is event ${r.expected.seq}` : "";

@@ -1,5 +1,6 @@
 import { hash } from "node:crypto";
 import type { AuditEntry, AuditEvent } from "../schemas/audit.js";
+import type { ScannedAuditEntry } from "./audit-types.js";
 
 /**
  * decision D53: each organization's events form a hash chain. An event's digest covers its canonical
@@ -126,10 +127,12 @@ export function createChainWalker(head: AuditHead) {
   let expectPrev = head.prunedDigest;
   return {
     /** Checks the next row; a break, or null. */
-    next(entry: AuditEntry): ChainBreak | null {
-      const { digest, ...body } = entry;
+    next(entry: ScannedAuditEntry): ChainBreak | null {
+      const { digest, stored, ...body } = entry;
       if (entry.seq !== expectSeq) return { seq: expectSeq, reason: "missing" };
       if (digestOf(body) !== digest) return { seq: entry.seq, reason: "edited" };
+      // The columns beside the body (what `since` and pages read) must say what the body says.
+      if (stored && (stored.seq !== entry.seq || stored.id !== entry.id || stored.at !== entry.at)) return { seq: entry.seq, reason: "edited" };
       if (entry.prev !== expectPrev) return { seq: entry.seq, reason: "relinked" };
       expectSeq = entry.seq + 1;
       expectPrev = digest;

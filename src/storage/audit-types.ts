@@ -18,6 +18,11 @@ export interface AuditListQuery {
  * while holding the organization's head, so concurrent writers (other hosts included) extend one
  * linear chain; every other field is stored as given.
  */
+/** An entry as `scan` reads it: the body's fields and, in a SQL adapter, the row's own columns. */
+export interface ScannedAuditEntry extends AuditEntry {
+  stored?: { seq: number; id: string; at: number };
+}
+
 export interface AuditStore {
   /** Appends one event alone, in its own transaction; resolves the stored entry. */
   append(event: AuditEvent): Promise<AuditEntry>;
@@ -26,8 +31,12 @@ export interface AuditStore {
    * Reads by index whatever the page: page 1 and the last page of a million events cost alike.
    */
   list(organization: string, query: AuditListQuery): Promise<Page<AuditEntry>>;
-  /** Up to `limit` stored entries with `seq > afterSeq`, by `seq`, exactly as stored (for `verify`). */
-  scan(organization: string, afterSeq: number, limit: number): Promise<AuditEntry[]>;
+  /**
+   * Up to `limit` stored entries with `seq > afterSeq`, by `seq`, exactly as stored (for `verify`),
+   * each with the columns a SQL adapter keeps beside its digested body (`stored`), which verify
+   * checks against it: `since` and pages read those columns, and no digest covers them.
+   */
+  scan(organization: string, afterSeq: number, limit: number): Promise<ScannedAuditEntry[]>;
   /** Where the organization's chain stands, or null when it has no event yet. */
   head(organization: string): Promise<AuditHead | null>;
   /** Every organization with a chain, ordered by name. */

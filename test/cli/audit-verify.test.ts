@@ -8,7 +8,7 @@ import { createSqliteStorage } from "../../adapters/sqlite/index.js";
 import type { Storage } from "../../src/storage/types.js";
 import { toAuditRow } from "../../adapters/sql/audit-rows.js";
 import { createRunplane, generateKey, silentLogger } from "../../src/index.js";
-import { EMPTY_HEAD, linkEvent } from "../../src/storage/audit-chain.js";
+import { digestOfText, EMPTY_HEAD, linkEvent } from "../../src/storage/audit-chain.js";
 import { auditEvent } from "../../src/testing/conformance/audit.cases.js";
 import { DATABASE_URL, dropSchema, postgresReachable, uniqueSchema } from "../helpers/postgres.js";
 import { run, scratchDirs } from "./helpers.js";
@@ -97,6 +97,22 @@ describe("runplane audit verify against a head kept elsewhere", () => {
     expect((await reopened.audit.verify("acme", { expect: kept!.headDigest! }))[0]).toMatchObject({ events: 2, broken: null, expected: { seq: null } });
     await reopened.close();
   });
+
+  // Found from outside: a row edited and given a fresh digest read "BROKEN at event 3: does not
+  // link", naming the event after the edited one as if it were the one at fault.
+  it("names both events of a link that does not hold: either one was rewritten with a fresh digest", async () => {
+    const dir = made();
+    const path = join(dir, "runplane.db");
+    await seed(createSqliteStorage(new Database(path)));
+    const db = new Database(path);
+    const row = db.prepare(`SELECT body FROM audit_events WHERE organization = 'acme' AND seq = 2`).get() as { body: string };
+    const body = row.body.replace("team owners", "team devs");
+    db.prepare(`UPDATE audit_events SET body = ?, digest = ? WHERE organization = 'acme' AND seq = 2`).run(body, digestOfText(body));
+    db.close();
+    const broken = await run(["audit", "verify", "--organization", "acme", "--data-dir", dir]);
+    expect(broken.stdout).toBe("acme: BROKEN between events 2 and 3: event 3 does not link to event 2 (one of the two was rewritten with a fresh digest, or rows were replaced or reordered); 1 event before them verified\n");
+    expect(broken.code).toBe(1);
+  }, 60_000);
 
   it("exits 1 naming the kept head a rewritten chain lacks, and for an organization with no trail", async () => {
     const dir = made();
