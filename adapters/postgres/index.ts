@@ -29,7 +29,7 @@ export { PostgresStorageError } from "./driver.js";
 export type { StatusChange, StatusChangeFeed, StopListening } from "../../src/storage/types.js";
 
 /** decision D53: the directory stores whose writes record events (a team raised to owners). */
-const DIRECTORY_AUDITED = ["teams", "projects", "workspaces", "policySets", "agentPools"] as const;
+const DIRECTORY_AUDITED = ["organizations", "teams", "projects", "workspaces", "policySets", "agentPools"] as const;
 
 /** A `Storage` on PostgreSQL, with both cross-process members of the contract (decision D27). */
 export interface PostgresStorage extends Storage {

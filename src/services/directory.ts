@@ -127,12 +127,26 @@ export type ApiTokenRequest = z.input<typeof ApiTokenRequestSchema>;
 export type ApiTokenView = Omit<ApiTokenRecord, "digest">;
 const toApiTokenView = ({ digest: _digest, ...view }: ApiTokenRecord): ApiTokenView => view;
 
-/** Organizations, addressed by their unique name. */
-function organizationRecords(s: Storage) {
+/** decision D53: what an organization's events name. */
+const ORGANIZATION_FIELDS = ["email"] as const;
+
+/**
+ * Organizations, addressed by their unique name. decision D53: each write is recorded in the
+ * organization's own trail (its creation is the trail's first event; its deletion the last, and the
+ * trail stays).
+ */
+function organizationRecords(ctx: ServiceContext) {
+  const s = ctx.storage;
+  const draft = (name: string, action: string, before: Organization | null, after: Organization | null) => ({
+    organization: name,
+    resource: { type: "organization", id: name },
+    action,
+    changes: changesOf(before, after, ORGANIZATION_FIELDS),
+  });
   return {
     async create(input: z.input<typeof OrganizationSchema>): Promise<Organization> {
       const record = parseOrThrow(OrganizationSchema, input, "");
-      if (!(await s.organizations.insert(record))) throw new ApiError("conflict", { detail: `organization ${quote(record.name)} already exists` });
+      if (!(await audited(ctx, draft(record.name, "create", null, record), () => s.organizations.insert(record)))) throw new ApiError("conflict", { detail: `organization ${quote(record.name)} already exists` });
       return record;
     },
     get: (name: string) => s.organizations.get(name),
@@ -140,10 +154,14 @@ function organizationRecords(s: Storage) {
       const current = await s.organizations.get(name);
       if (!current) throw notFound();
       const next = parseOrThrow(OrganizationSchema, { ...current, ...patch, name }, "");
-      await s.organizations.replace(next);
+      await audited(ctx, draft(name, "update", current, next), () => s.organizations.replace(next));
       return next;
     },
-    delete: (name: string) => s.organizations.delete(name),
+    async delete(name: string): Promise<boolean> {
+      const current = await s.organizations.get(name);
+      if (!current) return false;
+      return audited(ctx, draft(name, "destroy", current, null), () => s.organizations.delete(name));
+    },
   };
 }
 
@@ -205,7 +223,7 @@ export function createDirectory(ctx: ServiceContext) {
   };
 
   return {
-    organizations: organizationRecords(s),
+    organizations: organizationRecords(ctx),
     // A deleted team or project takes its grants along: a team recreated with the same id must not
     // inherit them, and no grant of a vanished team stays listed (the service also 404s orphans).
     projects: ownedAggregate(ctx, s.projects, ProjectSchema, "prj", "project", { cleanup: async (id) => void (await s.teamProjects.deleteByProject(id)) }),

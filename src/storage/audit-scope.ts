@@ -53,6 +53,7 @@ export const AUDITED_WRITES = {
   taskStages: ["transition"],
   sealedValues: ["replace"],
   // decision D53 (change of 2026-11-29): the host's directory (a team raised to owners, its members).
+  organizations: ["insert", "replace", "delete"],
   teams: ["insert", "replace", "delete"],
   projects: ["insert", "replace", "delete"],
   workspaces: ["insert", "replace", "delete"],

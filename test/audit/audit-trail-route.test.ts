@@ -44,7 +44,7 @@ async function withChanges(app: TestApp, count: number): Promise<void> {
 describe.each(STORAGES)("GET /organization/audit-trail (%s)", (_name, makeStorage) => {
   it("answers HCP's shape, which go-tfe's AuditTrailList decodes", async () => {
     const app = await createTestApp({ storage: makeStorage() });
-    // The test app's setup: its project, workspaces, policy set, teams and tokens.
+    // The test app's setup: its organization, project, workspaces, policy set, teams and tokens.
     const setup = GoTfeAuditTrailList.parse((await app.call("GET", ROUTE)).json).pagination.total_count;
     await withChanges(app, 3);
     const res = await app.call("GET", `${ROUTE}?page[size]=2`);
@@ -53,7 +53,7 @@ describe.each(STORAGES)("GET /organization/audit-trail (%s)", (_name, makeStorag
     const list = GoTfeAuditTrailList.parse(res.json);
     const total = setup + 3;
     expect(list.pagination).toStrictEqual({ current_page: 1, prev_page: null, next_page: 2, total_pages: Math.ceil(total / 2), total_count: total });
-    expect(list.data.map((e) => e.resource.type)).toStrictEqual(["project", "workspace"]);
+    expect(list.data.map((e) => e.resource.type)).toStrictEqual(["organization", "project"]);
     const created = GoTfeAuditTrailList.parse((await app.call("GET", ROUTE)).json).data.filter((e) => e.resource.type === "var");
     expect(created).toHaveLength(3);
     expect(created[0]).toMatchObject({ version: "0", type: "Resource", resource: { action: "create" }, auth: { type: "Client", organization_id: "acme" } });

@@ -56,6 +56,23 @@ describe.each(STORAGES)("audit: directory changes ($name)", (setup) => {
     }
   });
 
+  it("records an organization's creation first in its own trail, its changes, and its deletion (found from outside)", async () => {
+    const a = await app();
+    const d = a.runplane.directory;
+    await d.organizations.create({ name: "initech", email: "it@initech.example" });
+    await d.organizations.update("initech", { email: "sec@initech.example" });
+    await expect(d.organizations.create({ name: "initech" })).rejects.toMatchObject({ status: 409 });
+    expect(await d.organizations.delete("initech")).toBe(true);
+    expect(await d.organizations.delete("initech")).toBe(false);
+    const mine = await eventsOf(a.storage, "initech");
+    expect(mine.map((e) => [e.seq, e.resource.type, e.resource.id, e.action])).toStrictEqual([
+      [1, "organization", "initech", "create"],
+      [2, "organization", "initech", "update"],
+      [3, "organization", "initech", "destroy"],
+    ]);
+    expect(mine[1]!.changes).toStrictEqual([{ field: "email", old: "it@initech.example", new: "sec@initech.example" }]);
+  });
+
   it("records nothing for a directory write that was refused or found nothing", async () => {
     const a = await app();
     const d = a.runplane.directory;

@@ -134,7 +134,7 @@ function describeRecordedCases(ctx: ConformanceContext, audit: () => AuditStore)
       expect((await audit().list("acme", { offset: 0, limit: 10 })).total).toBe(0);
     });
 
-    it("records a directory write's event with it: a team created, changed and deleted, and not a refused one", async () => {
+    it("records a directory write's event with it: a team created, changed and deleted, an organization changed, and not a refused one", async () => {
       await ctx.storage.organizations.insert(organization("acme"));
       const record = team("team-ops", "acme");
       expect(await withAuditEvent(auditEvent(1), () => ctx.storage.teams.insert(record))).toBe(true);
@@ -142,7 +142,9 @@ function describeRecordedCases(ctx: ConformanceContext, audit: () => AuditStore)
       expect(await withAuditEvent(auditEvent(3), () => ctx.storage.teams.replace({ ...record, owners: true }))).toBe(true);
       expect(await withAuditEvent(auditEvent(4), () => ctx.storage.teams.delete(record.id))).toBe(true);
       expect(await withAuditEvent(auditEvent(5), () => ctx.storage.teams.delete(record.id))).toBe(false);
-      expect((await audit().list("acme", { offset: 0, limit: 10 })).items.map((e) => e.id)).toStrictEqual([1, 3, 4].map((n) => auditEvent(n).id));
+      expect(await withAuditEvent(auditEvent(6), () => ctx.storage.organizations.replace(organization("acme", { email: "sec@acme.example" })))).toBe(true);
+      expect(await withAuditEvent(auditEvent(7), () => ctx.storage.organizations.insert(organization("acme")))).toBe(false);
+      expect((await audit().list("acme", { offset: 0, limit: 10 })).items.map((e) => e.id)).toStrictEqual([1, 3, 4, 6].map((n) => auditEvent(n).id));
     });
 
     it("gives the event to one write only", async () => {
