@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { AuditEntry, AuditEvent } from "../../schemas/audit.js";
 import { GENESIS_DIGEST } from "../../storage/audit-chain.js";
 import { withAuditEvent } from "../../storage/audit-scope.js";
-import type { AuditStore } from "../../storage/audit-types.js";
+import type { AuditStore, ScannedAuditEntry } from "../../storage/audit-types.js";
 import { auditEvent, T0, walkChain } from "./audit-fixtures.js";
 import { describeAuditSinceCases } from "./audit-since.cases.js";
 import { race, type ConformanceContext } from "./context.js";
@@ -10,7 +10,8 @@ import { organization, team, variable } from "./fixtures.js";
 
 export { auditEvent, walkChain } from "./audit-fixtures.js";
 
-const strip = ({ seq: _s, prev: _p, digest: _d, ...event }: AuditEntry): AuditEvent => event;
+// The event as the core built it: without the chain fields, and without the columns `scan` adds beside them.
+const strip = ({ seq: _s, prev: _p, digest: _d, stored: _c, ...event }: ScannedAuditEntry): AuditEvent => event;
 
 export function describeAuditCases(ctx: ConformanceContext): void {
   const audit = (): AuditStore => {
