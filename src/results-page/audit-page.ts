@@ -58,8 +58,10 @@ function changeText(entry: AuditEntry): string {
 }
 
 function row(entry: AuditEntry): Html {
-  const who = visible(entry.actor.kind === "system" ? "runplane" : `${entry.actor.description} (${entry.actor.tokenId ?? "-"})`);
-  const behind = visible(entry.actor.userId ?? entry.actor.teamId ?? "");
+  const { actor } = entry;
+  // decision D53: a host-named actor (runplane.audit.as) has no credential: say whose word it is.
+  const who = visible(actor.kind === "system" ? "runplane" : `${actor.description} (${actor.kind === "host" ? "named by the host" : (actor.tokenId ?? "-")})`);
+  const behind = visible(actor.userId ?? actor.teamId ?? "");
   return html`<tr>
 <td><time datetime="${new Date(entry.at).toISOString()}">${new Date(entry.at).toISOString()}</time></td>
 <td>${who}${behind ? html`<br><span class="muted">${behind}</span>` : ""}</td>

@@ -36,6 +36,13 @@ describe("results page: the audit view", () => {
     expect(body).not.toMatch(/[\u202E\u200B\u2028]/);
   });
 
+  it("names a host-named actor as the host's, with the user behind it", async () => {
+    await seeded.app.runplane.audit.as({ description: "alice (admin console)", userId: "user-alice" }, () => seeded.app.runplane.directory.teams.update("team-devs", { owners: true }));
+    const body = await (await view(seeded.app.ownerToken, "?resource=team&action=update")).text();
+    expect(body).toContain("alice (admin console) (named by the host)<br><span class=\"muted\">user-alice</span>");
+    await seeded.app.runplane.directory.teams.update("team-devs", { owners: false });
+  });
+
   it("filters by resource, action and actor", async () => {
     const tasks = await (await view(seeded.app.ownerToken, "?resource=workspace-task&action=create")).text();
     expect(tasks).toMatch(/2 newest matching events/);
