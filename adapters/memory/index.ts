@@ -32,7 +32,7 @@ export function createMemoryStorage(): Storage {
   const runTasks = createMemoryRunTaskStores();
   // decision D53: the audit trail wraps the outermost stores, so its events follow applied writes only.
   return withMemoryAudit(withRevisions({
-    organizations: keyedStore<Organization>((o) => o.name) satisfies OrganizationStore,
+    organizations: ((store) => ({ ...store, names: store.keys }))(keyedStore<Organization>((o) => o.name)) satisfies OrganizationStore,
     projects: directoryStore(),
     workspaces: directoryStore(),
     teams: teamStore(),
@@ -61,6 +61,7 @@ interface KeyedStore<T> {
   insert(record: T): Promise<boolean>;
   replace(record: T): Promise<boolean>;
   delete(key: string): Promise<boolean>;
+  keys(): Promise<string[]>;
 }
 
 function keyedStore<T>(keyOf: (record: T) => string): KeyedStore<T> {
@@ -82,6 +83,9 @@ function keyedStore<T>(keyOf: (record: T) => string): KeyedStore<T> {
     },
     async delete(key) {
       return rows.delete(key);
+    },
+    async keys() {
+      return [...rows.keys()].sort();
     },
   };
 }

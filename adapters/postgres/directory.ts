@@ -17,6 +17,7 @@ function statementsOf<T, Row>(q: string, spec: TableSpec<T, Row>) {
     update: sql(text.update),
     delete: sql(text.delete),
     byOrganization: sql(text.byOrganization),
+    keys: sql(text.keys),
   };
 }
 
@@ -33,6 +34,7 @@ function createKeyedStore<T, Row>(pool: PgPoolLike, q: string, spec: TableSpec<T
     insert: async (record) => (await changed(pool, s.insert, spec.toRow(record) as object)) === 1,
     replace: async (record) => (await changed(pool, s.update, spec.toRow(record) as object)) === 1,
     delete: async (key) => (await changed(pool, s.delete, { key })) === 1,
+    keys: async () => (await rowsOf<{ key: string }>(pool, s.keys, {})).map((row) => row.key),
   };
 }
 

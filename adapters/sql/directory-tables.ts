@@ -16,6 +16,8 @@ export interface KeyedStore<T> {
   insert(record: T): Promise<boolean>;
   replace(record: T): Promise<boolean>;
   delete(key: string): Promise<boolean>;
+  /** Every key, sorted (an organization store's `names`). */
+  keys(): Promise<string[]>;
 }
 
 /**
@@ -32,6 +34,7 @@ export function keyedSql<T, Row>(spec: TableSpec<T, Row>, table: string = spec.t
     update: updateSql(t, "", undefined, spec.key),
     delete: `DELETE FROM ${table} WHERE ${spec.key} = @key`,
     byOrganization: `SELECT ${list} FROM ${table} WHERE organization = @organization ORDER BY id`,
+    keys: `SELECT ${spec.key} AS key FROM ${table} ORDER BY ${spec.key}`,
   };
 }
 
@@ -80,9 +83,12 @@ export interface DirectoryStoreFactory {
   teams(): TeamStore;
 }
 
+/** decision D53: an organization store lists its names (audit verify walks every organization). */
+const withNames = (store: KeyedStore<Organization>): OrganizationStore & KeyedStore<Organization> => ({ ...store, names: store.keys });
+
 export function buildDirectoryStores(make: DirectoryStoreFactory): DirectoryStores {
   return {
-    organizations: make.keyed(ORGANIZATIONS),
+    organizations: withNames(make.keyed(ORGANIZATIONS)),
     users: make.keyed(USERS),
     projects: make.listed(PROJECTS),
     workspaces: make.listed(WORKSPACES),

@@ -15,7 +15,9 @@ function createKeyedStore<T, Row>(db: SqliteDatabase, spec: TableSpec<T, Row>): 
   const remove = db.prepare(sql.delete);
   const write = immediateTx(db, (statement: typeof insert, row: Row) => statement.run(row).changes === 1);
   const removeTx = immediateTx(db, (key: string) => remove.run({ key }).changes === 1);
+  const keys = db.prepare(sql.keys);
   return {
+    keys: async () => (keys.all() as { key: string }[]).map((row) => row.key),
     async get(key) {
       const row = select.get({ key }) as Row | undefined;
       return row ? spec.fromRow(row) : null;

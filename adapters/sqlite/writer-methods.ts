@@ -12,7 +12,7 @@ type MethodsOf<T> = { -readonly [M in keyof T as NonNullable<T[M]> extends (...a
  * on the main thread's connection, which is `query_only` and refuses it.
  */
 export const METHOD_ACCESS: { [S in StoreName]-?: MethodsOf<NonNullable<Storage[S]>> } = {
-  organizations: { get: "read", insert: "write", replace: "write", delete: "write" },
+  organizations: { get: "read", names: "read", insert: "write", replace: "write", delete: "write" },
   users: { get: "read", insert: "write", replace: "write", delete: "write" },
   projects: { get: "read", listByOrganization: "read", insert: "write", replace: "write", delete: "write" },
   workspaces: { get: "read", listByOrganization: "read", insert: "write", replace: "write", delete: "write" },

@@ -24,7 +24,7 @@ export async function audit(args: string[], out: (line: string) => void): Promis
     const results = await runplane.audit.verify(organization, expect === undefined ? {} : { expect });
     if (results.length === 0) out("no audit events");
     for (const result of results) out(describe(result));
-    if (organization !== undefined && results[0]?.headDigest === null) {
+    if (organization !== undefined && results[0]?.headDigest === null && results[0].broken === null) {
       out(`no organization named ${JSON.stringify(organization)} has a trail here (run without --organization to list those that have one)`);
       return false;
     }
@@ -37,6 +37,7 @@ const WHY = {
   missing: "it is missing (the row was deleted)",
   relinked: "it does not link to the event before it (rows were replaced or reordered)",
   "head-mismatch": "the chain ends before its recorded head (the newest rows were deleted or rewritten)",
+  "no-trail": "the organization exists but has no trail (its events and head were deleted, or it was created before runplane recorded organizations and has had no recorded change since)",
 } as const;
 
 function describe(r: AuditVerification): string {
@@ -47,6 +48,7 @@ function describe(r: AuditVerification): string {
     const before = Math.max(0, r.events - 1);
     return `${r.organization}: BROKEN between events ${seq - 1} and ${seq}: event ${seq} does not link to event ${seq - 1} (one of the two was rewritten with a fresh digest, or rows were replaced or reordered); ${before} event${before === 1 ? "" : "s"} before them verified`;
   }
+  if (r.broken?.reason === "no-trail") return `${r.organization}: BROKEN: ${WHY["no-trail"]}`;
   if (r.broken) return `${r.organization}: BROKEN at event ${r.broken.seq}: ${WHY[r.broken.reason]}; ${r.events} event${r.events === 1 ? "" : "s"} before it verified`;
   if (r.headDigest === null) return `${r.organization}: no audit events`;
   const kept = r.expected?.seq ? `, the head kept elsewhere is event ${r.expected.seq}` : "";

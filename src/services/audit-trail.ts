@@ -98,9 +98,12 @@ export function createAuditTrail(ctx: ServiceContext) {
      */
     async verify(organization?: string, options: { expect?: string } = {}): Promise<AuditVerification[]> {
       const audit = store();
-      const organizations = organization === undefined ? await audit.organizations() : [organization];
+      const directory = ctx.storage.organizations;
+      // Every organization with a trail and, where the storage lists them, every one of the directory:
+      // an organization whose whole trail (events and head) was deleted has no head to be found by.
+      const organizations = organization === undefined ? [...new Set([...(await audit.organizations()), ...((await directory.names?.()) ?? [])])].sort() : [organization];
       const out: AuditVerification[] = [];
-      for (const name of organizations) out.push(await verifyOne(audit, name, options.expect));
+      for (const name of organizations) out.push(await verifyOne(audit, name, options.expect, async () => (await directory.get(name)) !== null));
       return out;
     },
     /** Removes events older than `retentionDays`, at most `batch` per call; resolves how many went. */
@@ -115,11 +118,12 @@ export type AuditTrail = ReturnType<typeof createAuditTrail>;
 
 const SCAN = 1_000;
 
-async function verifyOne(audit: NonNullable<ServiceContext["storage"]["audit"]>, organization: string, expect?: string): Promise<AuditVerification> {
+async function verifyOne(audit: NonNullable<ServiceContext["storage"]["audit"]>, organization: string, expect: string | undefined, exists: () => Promise<boolean>): Promise<AuditVerification> {
   const head = await audit.head(organization);
   const expected = expect === undefined ? undefined : { digest: expect, seq: head && head.prunedSeq > 0 && head.prunedDigest === expect ? head.prunedSeq : null };
   const answer = (events: number, broken: ChainBreak | null): AuditVerification => ({ organization, events, headDigest: head?.digest ?? null, broken, pruned: head?.prunedSeq ?? 0, ...(expected ? { expected } : {}) });
-  if (!head) return answer(0, null);
+  // decision D53: an organization's creation is its trail's first event, so one that exists has a trail.
+  if (!head) return answer(0, (await exists()) ? { seq: 1, reason: "no-trail" } : null);
   const walker = createChainWalker(head);
   let events = 0;
   for (let after = head.prunedSeq; ; ) {

@@ -113,7 +113,8 @@ export function digestOfText(text: string): string {
 /** The first place a chain stops holding, or null when every row links. */
 export interface ChainBreak {
   seq: number;
-  reason: "edited" | "missing" | "relinked" | "head-mismatch";
+  /** `no-trail`: the organization exists but its trail (events and head) does not. */
+  reason: "edited" | "missing" | "relinked" | "head-mismatch" | "no-trail";
 }
 
 /**

@@ -129,6 +129,11 @@ export interface OrganizationStore {
   replace(record: Organization): Promise<boolean>;
   /** Removes; `false` when there was none. */
   delete(name: string): Promise<boolean>;
+  /**
+   * Every organization's name, sorted. Optional: without it `audit verify` checks only the trails it
+   * finds, and an organization whose whole trail was deleted goes unnoticed (decision D53).
+   */
+  names?(): Promise<string[]>;
 }
 
 /** A directory aggregate owned by an organization, addressed by `id`. */

@@ -126,6 +126,13 @@ describe("runplane audit verify against a head kept elsewhere", () => {
     const misspelt = await run(["audit", "verify", "--organization", "acne", "--data-dir", dir]);
     expect(misspelt.code).toBe(1);
     expect(misspelt.stdout).toBe('acne: no audit events\nno organization named "acne" has a trail here (run without --organization to list those that have one)\n');
+    // Found from outside: an organization's whole trail deleted (events and head) passed verify.
+    const db = new Database(path);
+    db.exec(`INSERT INTO organizations (name, email) VALUES ('globex', NULL); DELETE FROM audit_events WHERE organization = 'globex'; DELETE FROM audit_heads WHERE organization = 'globex'`);
+    db.close();
+    const gone = await run(["audit", "verify", "--data-dir", dir]);
+    expect(gone.stdout).toMatch(/^globex: BROKEN: the organization exists but has no trail \(its events and head were deleted, or it was created before runplane recorded organizations and has had no recorded change since\)$/m);
+    expect(gone.code).toBe(1);
     const malformed = await run(["audit", "verify", "--organization", "acme", "--expect-head", "abc", "--data-dir", dir]);
     expect(malformed.code).not.toBe(0);
     expect(malformed.stderr).toMatch(/--expect-head takes a head digest \(64 hex characters\)/);
