@@ -195,7 +195,8 @@ process.stdout.write(
       : "dialect: default (signs with X-SVC-Task-Signature, category word config); go-tfe, the Terraform provider and existing HCP Terraform integrations need RUNPLANE_DIALECT=hcp-terraform",
     `results page: ${origin}/app/runs/<run id>, ${origin}/app/ (your organizations, workspaces and recent runs), ${origin}/app/<organization>/<workspace>[/runs/<run id>]`,
     // Found from outside: every results page was named but the organization's audit trail.
-    `audit trail (owners): ${origin}/app/${DEMO.organization}/-/audit, GET ${api}/organization/audit-trail; runplane audit verify checks its chain`,
+    // The verify command as it must be run for this server's data (found from outside: a bare one looked in ./data).
+    `audit trail (owners): ${origin}/app/${DEMO.organization}/-/audit, GET ${api}/organization/audit-trail; runplane audit verify --data-dir ${config.dataDir}${config.databaseUrl ? " (with this DATABASE_URL and DATABASE_SCHEMA)" : ""} checks its chain`,
     observed.off ? `health: ${origin}/healthz, OpenAPI: ${origin}/openapi.json; ${observed.off}` : `metrics: ${origin}/metrics, health: ${origin}/healthz, OpenAPI: ${origin}/openapi.json`,
     target.keep
       ? `example integration: the demo tasks use ${target.url}, the bundled integration of the host that saved them first (hosts on one database share it; this host's own listens at ${integration.url})`

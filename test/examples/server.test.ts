@@ -32,7 +32,7 @@ describe("reference server (npm start)", () => {
     expect(s.token).toMatch(/^at-/);
     expect(s.output()).toContain("curl -s");
     // Found from outside: the banner named every results page but the organization's audit trail.
-    expect(s.output()).toMatch(/^audit trail \(owners\): http:\/\/127\.0\.0\.1:\d+\/app\/demo\/-\/audit, GET http:\/\/127\.0\.0\.1:\d+\/api\/v2\/organization\/audit-trail; runplane audit verify checks its chain$/m);
+    expect(s.output()).toMatch(/^audit trail \(owners\): http:\/\/127\.0\.0\.1:\d+\/app\/demo\/-\/audit, GET http:\/\/127\.0\.0\.1:\d+\/api\/v2\/organization\/audit-trail; runplane audit verify --data-dir \S+ checks its chain$/m);
     expect(s.output()).toContain(
       "dialect: default (signs with X-SVC-Task-Signature, category word config); go-tfe, the Terraform provider and existing HCP Terraform integrations need RUNPLANE_DIALECT=hcp-terraform",
     );
