@@ -62,9 +62,10 @@ ${model.organizations.length === 0 ? null : recentRuns(chrome, model.recent)}
 ${openRunForm(chrome)}`);
 }
 
-export function organizationPage(chrome: Chrome, organization: OrganizationModel, recent: readonly RunRow[]): string {
+export function organizationPage(chrome: Chrome, organization: OrganizationModel, recent: readonly RunRow[], auditLink = false): string {
+  const audit = auditLink ? html`<span><a href="${organizationPath(chrome, organization.name)}/-/audit">Audit trail</a></span>` : null;
   return layout(chrome, organization.name, html`<h1>${organization.name}</h1>
-<p class="run-meta"><span>Organization</span><span>${count(organization.workspaces.length, "workspace")} you may read</span></p>
+<p class="run-meta"><span>Organization</span><span>${count(organization.workspaces.length, "workspace")} you may read</span>${audit}</p>
 <section class="card">
 <h2>Workspaces</h2>
 ${workspaceTable(chrome, organization)}

@@ -65,16 +65,20 @@ export function createReadRoutes({ source, prefix, maxOutcomes, secure }: PagePa
     const { organizations, recent } = await loadOverview(source, caller.principal, [organization]);
     // decisions D4, D5a: an organization with no workspace the caller may read looks exactly like none.
     const shown = organizations[0];
-    return shown ? page(200, organizationPage(chrome, shown, recent)) : page(404, notFoundPage(chrome, "organization"));
+    if (!shown) return page(404, notFoundPage(chrome, "organization"));
+    // Found from outside: nothing linked to the audit view; its readers see the link, no one else.
+    return page(200, organizationPage(chrome, shown, recent, await mayReadAudit(caller.principal, organization)));
   }
+
+  /** decision D53: the audit view's readers: the organization's owners, where the storage keeps a trail. */
+  const mayReadAudit = async (principal: NonNullable<Caller["principal"]>, organization: string): Promise<boolean> =>
+    source.audit !== undefined && principal.organization === organization && (await source.auth.authorize(principal, "audit-trail:read", { organization }));
 
   /** decision D53: `<prefix>/:organization/-/audit`, the organization's audit view, owners only (404 otherwise, D4). */
   async function auditRoute(url: URL, organization: string, chrome: Chrome, caller: Caller): Promise<Response> {
     if (!caller.principal) return deny(url, chrome, caller);
     const trail = source.audit;
-    if (!trail || caller.principal.organization !== organization || !(await source.auth.authorize(caller.principal, "audit-trail:read", { organization }))) {
-      return page(404, notFoundPage(chrome, "organization"));
-    }
+    if (!trail || !(await mayReadAudit(caller.principal, organization))) return page(404, notFoundPage(chrome, "organization"));
     const filters = auditFiltersOf(url);
     const before = auditBeforeOf(url);
     const { rows, events, complete, next } = await newestMatching(trail, organization, filters, before);

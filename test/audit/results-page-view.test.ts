@@ -43,6 +43,13 @@ describe("results page: the audit view", () => {
     await seeded.app.runplane.directory.teams.update("team-devs", { owners: false });
   });
 
+  // Found from outside: nothing linked to the audit view; its address had to be typed.
+  it("is linked from the organization's page for its owners only", async () => {
+    const orgPage = (token: string) => page(new Request("http://localhost/app/acme", { headers: { authorization: `Bearer ${token}` } })).then((r) => r.text());
+    expect(await orgPage(seeded.app.ownerToken)).toContain('<a href="/app/acme/-/audit">Audit trail</a>');
+    expect(await orgPage(seeded.app.devToken)).not.toContain("/-/audit");
+  });
+
   it("filters by resource, action and actor", async () => {
     const tasks = await (await view(seeded.app.ownerToken, "?resource=workspace-task&action=create")).text();
     expect(tasks).toMatch(/2 newest matching events/);
