@@ -1,6 +1,5 @@
-import type { AuditEntry } from "../../src/schemas/audit.js";
+import type { AuditEntry, ScannedAuditEntry } from "../../src/schemas/audit.js";
 import { digestOfText, type AuditHead } from "../../src/storage/audit-chain.js";
-import type { ScannedAuditEntry } from "../../src/storage/audit-types.js";
 
 /**
  * decision D53: how both SQL adapters store the audit trail. An event row keeps its JSON body (the

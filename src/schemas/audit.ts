@@ -59,3 +59,8 @@ export interface AuditEntry extends AuditEvent {
   /** SHA-256 hex of this event's canonical JSON, `prev` and `seq` included. */
   digest: string;
 }
+
+/** An entry as the audit store's `scan` reads it: the body's fields and, in a SQL adapter, the row's own columns. */
+export interface ScannedAuditEntry extends AuditEntry {
+  stored?: { seq: number; id: string; at: number };
+}

@@ -1,6 +1,5 @@
 import { hash } from "node:crypto";
-import type { AuditEntry, AuditEvent } from "../schemas/audit.js";
-import type { ScannedAuditEntry } from "./audit-types.js";
+import type { AuditEntry, AuditEvent, ScannedAuditEntry } from "../schemas/audit.js";
 
 /**
  * decision D53: each organization's events form a hash chain. An event's digest covers its canonical

@@ -1,4 +1,4 @@
-import type { AuditEntry, AuditEvent } from "../schemas/audit.js";
+import type { AuditEntry, AuditEvent, ScannedAuditEntry } from "../schemas/audit.js";
 import type { Page } from "../schemas/records.js";
 import type { AuditHead } from "./audit-chain.js";
 
@@ -18,11 +18,6 @@ export interface AuditListQuery {
  * while holding the organization's head, so concurrent writers (other hosts included) extend one
  * linear chain; every other field is stored as given.
  */
-/** An entry as `scan` reads it: the body's fields and, in a SQL adapter, the row's own columns. */
-export interface ScannedAuditEntry extends AuditEntry {
-  stored?: { seq: number; id: string; at: number };
-}
-
 export interface AuditStore {
   /** Appends one event alone, in its own transaction; resolves the stored entry. */
   append(event: AuditEvent): Promise<AuditEntry>;

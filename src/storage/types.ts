@@ -77,11 +77,7 @@ export interface Storage {
    * nothing is recorded and the audit route answers 404. Every bundled adapter has it.
    */
   readonly audit?: AuditStore;
-  /**
-   * Optional change counters (`./revisions.ts`). An adapter that keeps them lets the core answer a
-   * repeated read (a workspace's variable list) from memory after one counter read; without them
-   * every read goes to the stores.
-   */
+  /** Optional change counters (`./revisions.ts`): a repeated read answered from memory after one counter read. */
   readonly revisions?: RevisionStore;
   /**
    * Optional delivery wake-ups across processes (decision D27). Calls `onWake` soon after any
@@ -129,10 +125,7 @@ export interface OrganizationStore {
   replace(record: Organization): Promise<boolean>;
   /** Removes; `false` when there was none. */
   delete(name: string): Promise<boolean>;
-  /**
-   * Every organization's name, sorted. Optional: without it `audit verify` checks only the trails it
-   * finds, and an organization whose whole trail was deleted goes unnoticed (decision D53).
-   */
+  /** Every name, sorted. Optional: without it `audit verify` cannot tell a trail deleted whole (D53). */
   names?(): Promise<string[]>;
 }
 

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import type { AuditEntry, AuditEvent } from "../../schemas/audit.js";
+import type { AuditEntry, AuditEvent, ScannedAuditEntry } from "../../schemas/audit.js";
 import { GENESIS_DIGEST } from "../../storage/audit-chain.js";
 import { withAuditEvent } from "../../storage/audit-scope.js";
-import type { AuditStore, ScannedAuditEntry } from "../../storage/audit-types.js";
+import type { AuditStore } from "../../storage/audit-types.js";
 import { auditEvent, T0, walkChain } from "./audit-fixtures.js";
 import { describeAuditSinceCases } from "./audit-since.cases.js";
 import { race, type ConformanceContext } from "./context.js";
@@ -146,6 +146,15 @@ function describeRecordedCases(ctx: ConformanceContext, audit: () => AuditStore)
       expect(await withAuditEvent(auditEvent(6), () => ctx.storage.organizations.replace(organization("acme", { email: "sec@acme.example" })))).toBe(true);
       expect(await withAuditEvent(auditEvent(7), () => ctx.storage.organizations.insert(organization("acme")))).toBe(false);
       expect((await audit().list("acme", { offset: 0, limit: 10 })).items.map((e) => e.id)).toStrictEqual([1, 3, 4, 6].map((n) => auditEvent(n).id));
+    });
+
+    // audit verify walks every organization: optional for a custom adapter; test/audit/verify-missing-trail.test.ts requires it of the bundled ones.
+    it("lists every organization's name, sorted, and not a deleted one (when it lists them)", async () => {
+      const { names } = ctx.storage.organizations;
+      if (!names) return;
+      for (const name of ["zeta", "acme", "mid"]) await ctx.storage.organizations.insert(organization(name));
+      await ctx.storage.organizations.delete("mid");
+      expect(await names.call(ctx.storage.organizations)).toStrictEqual(["acme", "zeta"]);
     });
 
     it("gives the event to one write only", async () => {
