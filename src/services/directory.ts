@@ -20,6 +20,7 @@ import { isoNow, type ServiceContext } from "./context.js";
 import { parseOrThrow } from "./validate.js";
 import { audited, changesOf } from "./audit.js";
 import { sessionOf } from "./principals.js";
+import { organizationRecords } from "./directory-organizations.js";
 
 /** decision D53: what a token event names (never the digest, never the secret). */
 const TOKEN_FIELDS = ["kind", "userId", "teamId", "description"] as const;
@@ -126,44 +127,6 @@ export type ApiTokenRequest = z.input<typeof ApiTokenRequestSchema>;
 /** An API token as operators see it: everything but its digest (the core decides what leaves it). */
 export type ApiTokenView = Omit<ApiTokenRecord, "digest">;
 const toApiTokenView = ({ digest: _digest, ...view }: ApiTokenRecord): ApiTokenView => view;
-
-/** decision D53: what an organization's events name. */
-const ORGANIZATION_FIELDS = ["email"] as const;
-
-/**
- * Organizations, addressed by their unique name. decision D53: each write is recorded in the
- * organization's own trail (its creation is the trail's first event; its deletion the last, and the
- * trail stays).
- */
-function organizationRecords(ctx: ServiceContext) {
-  const s = ctx.storage;
-  const draft = (name: string, action: string, before: Organization | null, after: Organization | null) => ({
-    organization: name,
-    resource: { type: "organization", id: name },
-    action,
-    changes: changesOf(before, after, ORGANIZATION_FIELDS),
-  });
-  return {
-    async create(input: z.input<typeof OrganizationSchema>): Promise<Organization> {
-      const record = parseOrThrow(OrganizationSchema, input, "");
-      if (!(await audited(ctx, draft(record.name, "create", null, record), () => s.organizations.insert(record)))) throw new ApiError("conflict", { detail: `organization ${quote(record.name)} already exists` });
-      return record;
-    },
-    get: (name: string) => s.organizations.get(name),
-    async update(name: string, patch: Partial<Omit<Organization, "name">>): Promise<Organization> {
-      const current = await s.organizations.get(name);
-      if (!current) throw notFound();
-      const next = parseOrThrow(OrganizationSchema, { ...current, ...patch, name }, "");
-      await audited(ctx, draft(name, "update", current, next), () => s.organizations.replace(next));
-      return next;
-    },
-    async delete(name: string): Promise<boolean> {
-      const current = await s.organizations.get(name);
-      if (!current) return false;
-      return audited(ctx, draft(name, "destroy", current, null), () => s.organizations.delete(name));
-    },
-  };
-}
 
 /** Users, with an id from the host or a new one. */
 function userRecords(ctx: ServiceContext) {

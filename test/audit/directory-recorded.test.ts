@@ -73,6 +73,21 @@ describe.each(STORAGES)("audit: directory changes ($name)", (setup) => {
     expect(mine[1]!.changes).toStrictEqual([{ field: "email", old: "it@initech.example", new: "sec@initech.example" }]);
   });
 
+  // Found from outside: deleting an organization left its teams, workspaces and tokens, and its old
+  // owners token kept reading its trail and variables; a new organization of the name inherited them.
+  it("refuses to delete an organization that still holds records or API tokens, naming them", async () => {
+    const a = await app();
+    const d = a.runplane.directory;
+    await expect(d.organizations.delete("acme")).rejects.toMatchObject({ status: 409, message: expect.stringMatching(/^organization acme still has 1 project, 2 workspaces, 2 teams, 1 policy set and 2 API tokens: delete them first$/) });
+    expect(await d.organizations.get("acme")).not.toBeNull();
+    expect((await a.call("GET", "/api/v2/workspaces/ws-a/vars")).status).toBe(200);
+    await d.organizations.create({ name: "empty" });
+    await d.agentPools.create({ id: "apool-e", name: "p", organization: "empty" });
+    await expect(d.organizations.delete("empty")).rejects.toMatchObject({ status: 409, message: expect.stringContaining("1 agent pool") });
+    await d.agentPools.delete("apool-e");
+    expect(await d.organizations.delete("empty")).toBe(true);
+  });
+
   it("records nothing for a directory write that was refused or found nothing", async () => {
     const a = await app();
     const d = a.runplane.directory;
