@@ -37,7 +37,17 @@ export function fromAuditRow(row: Pick<AuditRow, "body" | "digest">): AuditEntry
 
 /** A row as `scan` reads it for verify: its entry and the columns beside the body (decision D53). */
 export function fromScannedRow(row: AuditRow): ScannedAuditEntry {
-  return { ...fromAuditRow(row), stored: { seq: Number(row.seq), id: row.id, at: Number(row.at) } };
+  const stored = { seq: Number(row.seq), id: row.id, at: Number(row.at) };
+  let body: unknown;
+  try {
+    body = JSON.parse(row.body);
+  } catch {
+    body = null;
+  }
+  // A body that is no event's JSON (found from outside: verify stopped on a bare parse error) is
+  // read as an edited row at its column's seq: the walker reports it, nothing else reads it.
+  if (typeof body !== "object" || body === null || Array.isArray(body)) return { seq: stored.seq, digest: row.digest, stored, unreadable: true } as unknown as ScannedAuditEntry;
+  return { ...(body as Omit<AuditEntry, "digest">), digest: row.digest, stored };
 }
 
 /** The columns `scan` reads (`fromScannedRow`). */

@@ -63,4 +63,6 @@ export interface AuditEntry extends AuditEvent {
 /** An entry as the audit store's `scan` reads it: the body's fields and, in a SQL adapter, the row's own columns. */
 export interface ScannedAuditEntry extends AuditEntry {
   stored?: { seq: number; id: string; at: number };
+  /** The stored body is no event's JSON: only `seq`, `digest` and `stored` are set. */
+  unreadable?: true;
 }

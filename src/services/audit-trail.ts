@@ -123,7 +123,12 @@ async function verifyOne(audit: NonNullable<ServiceContext["storage"]["audit"]>,
   const expected = expect === undefined ? undefined : { digest: expect, seq: head && head.prunedSeq > 0 && head.prunedDigest === expect ? head.prunedSeq : null };
   const answer = (events: number, broken: ChainBreak | null): AuditVerification => ({ organization, events, headDigest: head?.digest ?? null, broken, pruned: head?.prunedSeq ?? 0, ...(expected ? { expected } : {}) });
   // decision D53: an organization's creation is its trail's first event, so one that exists has a trail.
-  if (!head) return answer(0, (await exists()) ? { seq: 1, reason: "no-trail" } : null);
+  if (!head) {
+    // Events without a head: the head row was deleted, which hides them from every read but this one.
+    const [first] = await audit.scan(organization, 0, 1);
+    if (first) return answer(0, { seq: first.stored?.seq ?? first.seq, reason: "no-head" });
+    return answer(0, (await exists()) ? { seq: 1, reason: "no-trail" } : null);
+  }
   const walker = createChainWalker(head);
   let events = 0;
   for (let after = head.prunedSeq; ; ) {

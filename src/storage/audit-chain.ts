@@ -112,8 +112,8 @@ export function digestOfText(text: string): string {
 /** The first place a chain stops holding, or null when every row links. */
 export interface ChainBreak {
   seq: number;
-  /** `no-trail`: the organization exists but its trail (events and head) does not. */
-  reason: "edited" | "missing" | "relinked" | "head-mismatch" | "no-trail";
+  /** `no-trail`: the organization exists but its trail (events and head) does not; `no-head`: events without their head row. */
+  reason: "edited" | "missing" | "relinked" | "head-mismatch" | "no-trail" | "no-head";
 }
 
 /**
@@ -128,8 +128,9 @@ export function createChainWalker(head: AuditHead) {
   return {
     /** Checks the next row; a break, or null. */
     next(entry: ScannedAuditEntry): ChainBreak | null {
-      const { digest, stored, ...body } = entry;
+      const { digest, stored, unreadable, ...body } = entry;
       if (entry.seq !== expectSeq) return { seq: expectSeq, reason: "missing" };
+      if (unreadable) return { seq: entry.seq, reason: "edited" };
       if (digestOf(body) !== digest) return { seq: entry.seq, reason: "edited" };
       // The columns beside the body (what `since` and pages read) must say what the body says.
       if (stored && (stored.seq !== entry.seq || stored.id !== entry.id || stored.at !== entry.at)) return { seq: entry.seq, reason: "edited" };

@@ -21,6 +21,12 @@ async function columnsEdited(storage: Storage, exec: (sql: string) => Promise<un
   expect(await walkChain(storage.audit!, "acme")).toStrictEqual({ seq: 2, reason: "edited" });
   expect(await walkChain(storage.audit!, "globex")).toStrictEqual({ seq: 2, reason: "edited" });
   expect(await walkChain(storage.audit!, "initech")).toStrictEqual({ seq: 1, reason: "edited" });
+  // Found from outside: a body that is not an event's JSON stopped verify with a bare parse error.
+  for (let n = 1; n <= 3; n++) await storage.audit!.append(auditEvent(n, { organization: "umbrella" }));
+  await exec(`UPDATE audit_events SET body = '{"seq":' WHERE organization = 'umbrella' AND seq = 2`);
+  expect(await walkChain(storage.audit!, "umbrella")).toStrictEqual({ seq: 2, reason: "edited" });
+  await exec(`UPDATE audit_events SET body = 'null' WHERE organization = 'umbrella' AND seq = 2`);
+  expect(await walkChain(storage.audit!, "umbrella")).toStrictEqual({ seq: 2, reason: "edited" });
 }
 
 describe("verify checks the columns beside the digested body on SQLite", () => {

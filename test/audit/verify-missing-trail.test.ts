@@ -31,6 +31,11 @@ describe("audit verify: an organization whose whole trail is gone", () => {
     expect((await runplane.audit.verify()).map((r) => [r.organization, r.broken])).toStrictEqual([["acme", { seq: 1, reason: "no-trail" }], ["globex", null]]);
     expect((await runplane.audit.verify("acme"))[0]!.broken).toStrictEqual({ seq: 1, reason: "no-trail" });
     expect((await runplane.audit.verify("initech"))[0]!.broken).toBeNull();
+    // Found from outside: the head row alone deleted hid a trail whose events were all still there.
+    const again = new Database(file.path);
+    again.exec(`DELETE FROM audit_heads WHERE organization = 'globex'`);
+    again.close();
+    expect((await runplane.audit.verify("globex"))[0]!.broken).toStrictEqual({ seq: 1, reason: "no-head" });
     await runplane.close();
   });
 
