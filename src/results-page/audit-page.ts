@@ -45,8 +45,9 @@ export function matchesAudit(entry: AuditEntry, f: AuditFilters): boolean {
 }
 
 // Bidi controls, zero-width and other invisible format characters, line and paragraph separators: in a trail they could make a
-// recorded value read as another (found from outside). Shown, never interpreted or dropped.
-const INVISIBLE = new RegExp(`[${INVISIBLE_FORMAT}]`, "g");
+// recorded value read as another (found from outside). Control characters too (found from outside: a NUL went out as a
+// raw byte, a newline could start a fake-looking line). Shown, never interpreted or dropped.
+const INVISIBLE = new RegExp(`[\\u0000-\\u001F\\u007F-\\u009F${INVISIBLE_FORMAT}]`, "g");
 
 /** `text` with every invisible format character written out as ⟨U+XXXX⟩. */
 export const visible = (text: string): string => text.replace(INVISIBLE, (c) => `⟨U+${c.charCodeAt(0).toString(16).toUpperCase().padStart(4, "0")}⟩`);

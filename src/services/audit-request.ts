@@ -1,5 +1,6 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { randomUUID } from "node:crypto";
+import { isIP } from "node:net";
 import { cutText } from "../errors.js";
 import type { AuditActor } from "../schemas/audit.js";
 import type { Principal } from "../schemas/common.js";
@@ -55,12 +56,12 @@ export function asAuditActor<R>(actor: AuditActor, fn: () => R): R {
 
 /** Who the host says acts through its own code (`runplane.audit.as`, decision D53). */
 export interface HostActor {
-  /** A readable name: "alice (admin console)", "provisioning job". Required; cut to 256 characters. */
+  /** A readable name: "alice (admin console)", "provisioning job". Required; past 256 characters cut, with an ellipsis. */
   description: string;
-  /** The host's user or team behind it, if any (cut to 256 characters). */
+  /** The host's user or team behind it, if any (cut like the description). */
   userId?: string;
   teamId?: string;
-  /** The host's request id for the change (letters, digits, `._:-`, at most 128), and its client's address. */
+  /** The host's request id for the change (letters, digits, `._:-`, at most 128), and its client's IP address. */
   requestId?: string;
   clientAddress?: string;
 }
@@ -73,7 +74,13 @@ const bounded = (text: string | undefined): string | null => (text === undefined
  */
 export function asHostActor<R>(actor: HostActor, fn: () => R): R {
   if (typeof actor?.description !== "string" || actor.description.trim() === "") throw new TypeError("audit.as: description must name who acts");
+  // Found from outside: a number as userId failed deep inside with "value.charCodeAt is not a function".
+  for (const field of ["userId", "teamId", "requestId", "clientAddress"] as const) {
+    if (actor[field] !== undefined && typeof actor[field] !== "string") throw new TypeError(`audit.as: ${field} must be a string when given`);
+  }
   if (actor.requestId !== undefined && !REQUEST_ID.test(actor.requestId)) throw new TypeError("audit.as: requestId must be 1-128 letters, digits or ._:-");
+  // As the HTTP path records it (decision D62): an IP address, never other text.
+  if (actor.clientAddress !== undefined && (actor.clientAddress.length > 64 || isIP(actor.clientAddress) === 0)) throw new TypeError("audit.as: clientAddress must be an IP address");
   const current = requests.getStore();
   const named: AuditActor = { kind: "host", tokenId: null, tokenKind: null, userId: bounded(actor.userId), teamId: bounded(actor.teamId), description: cutText(actor.description, 256) };
   return requests.run(

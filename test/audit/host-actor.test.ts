@@ -35,6 +35,9 @@ describe.each(STORAGES)("audit: the host names its actor (%s)", (_name, makeStor
     const app = await createTestApp({ storage: makeStorage() });
     expect(() => app.runplane.audit.as({ description: "" }, () => undefined)).toThrow(TypeError);
     expect(() => app.runplane.audit.as({ description: "x", requestId: "has spaces" }, () => undefined)).toThrow(/requestId/);
+    // Found from outside: a number failed deep inside, and any text passed as an address.
+    expect(() => app.runplane.audit.as({ description: "x", userId: 42 as unknown as string }, () => undefined)).toThrow("audit.as: userId must be a string when given");
+    expect(() => app.runplane.audit.as({ description: "x", clientAddress: "<b>10.0.0.1</b>\n" }, () => undefined)).toThrow("audit.as: clientAddress must be an IP address");
     const long = "é".repeat(5_000);
     await app.runplane.audit.as({ description: long, teamId: "team-ops" }, () => app.runplane.directory.policySets.create({ id: "polset-z", name: "z", organization: "acme" }));
     const event = (await eventsOf(app.storage)).find((e) => e.resource.id === "polset-z")!;

@@ -40,6 +40,11 @@ describe("results page: the audit view", () => {
     await seeded.app.runplane.audit.as({ description: "alice (admin console)", userId: "user-alice" }, () => seeded.app.runplane.directory.teams.update("team-devs", { owners: true }));
     const body = await (await view(seeded.app.ownerToken, "?resource=team&action=update")).text();
     expect(body).toContain("alice (admin console) (named by the host)<br><span class=\"muted\">user-alice</span>");
+    // Found from outside: control characters went out as they were (a NUL as a raw byte).
+    await seeded.app.runplane.audit.as({ description: "mallory\u0000\nroot\u0085", userId: "user-m" }, () => seeded.app.runplane.directory.teams.update("team-devs", { owners: true }));
+    const shown = await (await view(seeded.app.ownerToken, "?actor=user-m")).text();
+    expect(shown).toContain("mallory⟨U+0000⟩⟨U+000A⟩root⟨U+0085⟩ (named by the host)");
+    expect(shown).not.toMatch(/[\u0000\u0085]/);
     await seeded.app.runplane.directory.teams.update("team-devs", { owners: false });
   });
 
