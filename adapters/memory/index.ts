@@ -32,11 +32,12 @@ export function createMemoryStorage(): Storage {
   const runTasks = createMemoryRunTaskStores();
   // decision D53: the audit trail wraps the outermost stores, so its events follow applied writes only.
   return withMemoryAudit(withRevisions({
-    organizations: ((store) => ({ ...store, names: store.keys }))(keyedStore<Organization>((o) => o.name)) satisfies OrganizationStore,
+    // decision D53: audit verify walks every organization.
+    organizations: (({ keys, ...store }) => ({ ...store, names: keys }))(keyedStore<Organization>((o) => o.name)) satisfies OrganizationStore,
     projects: directoryStore(),
     workspaces: directoryStore(),
     teams: teamStore(),
-    users: keyedStore<User>((u) => u.id) satisfies UserStore,
+    users: (({ keys: _keys, ...store }) => store)(keyedStore<User>((u) => u.id)) satisfies UserStore,
     policySets: directoryStore(),
     agentPools: directoryStore(),
     apiTokens: apiTokenStore(),

@@ -34,7 +34,6 @@ function createKeyedStore<T, Row>(pool: PgPoolLike, q: string, spec: TableSpec<T
     insert: async (record) => (await changed(pool, s.insert, spec.toRow(record) as object)) === 1,
     replace: async (record) => (await changed(pool, s.update, spec.toRow(record) as object)) === 1,
     delete: async (key) => (await changed(pool, s.delete, { key })) === 1,
-    keys: async () => (await rowsOf<{ key: string }>(pool, s.keys, {})).map((row) => row.key),
   };
 }
 
@@ -90,6 +89,10 @@ export type { DirectoryStores } from "../sql/directory-tables.js";
 export function createDirectoryStores(pool: PgPoolLike, q: string): DirectoryStores {
   return buildDirectoryStores({
     keyed: (spec) => createKeyedStore(pool, q, spec),
+    keys: (spec) => {
+      const { keys } = statementsOf(q, spec);
+      return async () => (await rowsOf<{ key: string }>(pool, keys, {})).map((row) => row.key);
+    },
     listed: (spec) => createDirectoryStore(pool, q, spec),
     teams: () => createTeamStore(pool, q),
   });

@@ -16,8 +16,6 @@ export interface KeyedStore<T> {
   insert(record: T): Promise<boolean>;
   replace(record: T): Promise<boolean>;
   delete(key: string): Promise<boolean>;
-  /** Every key, sorted (an organization store's `names`). */
-  keys(): Promise<string[]>;
 }
 
 /**
@@ -79,16 +77,16 @@ export interface DirectoryStores {
 /** What an adapter supplies to build its directory stores: a store per table kind. */
 export interface DirectoryStoreFactory {
   keyed<T, Row>(spec: TableSpec<T, Row>): KeyedStore<T>;
+  /** Every key of the table, sorted. */
+  keys<T, Row>(spec: TableSpec<T, Row>): () => Promise<string[]>;
   listed<T extends { id: string; organization: string }, Row>(spec: TableSpec<T, Row>): DirectoryStore<T>;
   teams(): TeamStore;
 }
 
-/** decision D53: an organization store lists its names (audit verify walks every organization). */
-const withNames = (store: KeyedStore<Organization>): OrganizationStore & KeyedStore<Organization> => ({ ...store, names: store.keys });
-
 export function buildDirectoryStores(make: DirectoryStoreFactory): DirectoryStores {
   return {
-    organizations: withNames(make.keyed(ORGANIZATIONS)),
+    // decision D53: audit verify walks every organization.
+    organizations: { ...make.keyed(ORGANIZATIONS), names: make.keys(ORGANIZATIONS) },
     users: make.keyed(USERS),
     projects: make.listed(PROJECTS),
     workspaces: make.listed(WORKSPACES),

@@ -15,9 +15,7 @@ function createKeyedStore<T, Row>(db: SqliteDatabase, spec: TableSpec<T, Row>): 
   const remove = db.prepare(sql.delete);
   const write = immediateTx(db, (statement: typeof insert, row: Row) => statement.run(row).changes === 1);
   const removeTx = immediateTx(db, (key: string) => remove.run({ key }).changes === 1);
-  const keys = db.prepare(sql.keys);
   return {
-    keys: async () => (keys.all() as { key: string }[]).map((row) => row.key),
     async get(key) {
       const row = select.get({ key }) as Row | undefined;
       return row ? spec.fromRow(row) : null;
@@ -98,6 +96,10 @@ export type { DirectoryStores } from "../sql/directory-tables.js";
 export function createDirectoryStores(db: SqliteDatabase): DirectoryStores & { agents: AgentStore } {
   const stores = buildDirectoryStores({
     keyed: (spec) => createKeyedStore(db, spec),
+    keys: (spec) => {
+      const all = db.prepare(keyedSql(spec).keys);
+      return async () => (all.all() as { key: string }[]).map((row) => row.key);
+    },
     listed: (spec) => createDirectoryStore(db, spec),
     teams: () => createTeamStore(db),
   });

@@ -24,7 +24,8 @@ async function refuseHeldOrganization(s: Storage, name: string): Promise<void> {
   ].filter((text) => !text.startsWith("0 "));
   if (held.length === 0) return;
   const list = held.length === 1 ? held[0] : `${held.slice(0, -1).join(", ")} and ${held.at(-1)}`;
-  throw new ApiError("conflict", { detail: `organization ${quote(name)} still has ${list}: delete them first` });
+  // API tokens are revoked, not deleted; a results-page sign-in is one too (listApiTokens shows it).
+  throw new ApiError("conflict", { detail: `organization ${quote(name)} still has ${list}: delete them (revoke the tokens, results-page sign-ins included) first` });
 }
 
 /** decision D53: what an organization's events name. */

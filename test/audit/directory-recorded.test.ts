@@ -78,7 +78,7 @@ describe.each(STORAGES)("audit: directory changes ($name)", (setup) => {
   it("refuses to delete an organization that still holds records or API tokens, naming them", async () => {
     const a = await app();
     const d = a.runplane.directory;
-    await expect(d.organizations.delete("acme")).rejects.toMatchObject({ status: 409, message: expect.stringMatching(/^organization acme still has 1 project, 2 workspaces, 2 teams, 1 policy set and 2 API tokens: delete them first$/) });
+    await expect(d.organizations.delete("acme")).rejects.toMatchObject({ status: 409, message: expect.stringMatching(/^organization acme still has 1 project, 2 workspaces, 2 teams, 1 policy set and 2 API tokens: delete them \(revoke the tokens, results-page sign-ins included\) first$/) });
     expect(await d.organizations.get("acme")).not.toBeNull();
     expect((await a.call("GET", "/api/v2/workspaces/ws-a/vars")).status).toBe(200);
     await d.organizations.create({ name: "empty" });
