@@ -11,7 +11,8 @@ const counted = (n: number, one: string, many = `${one}s`): string => `${n} ${n 
 /**
  * An organization is deleted only once nothing of it is left (found from outside: its teams and
  * tokens outlived it, its old owners token kept reading, and a new organization of the name
- * inherited them). A record created while the delete runs may still outlive it.
+ * inherited them). A record created while the delete runs may still outlive it: creating the name
+ * again is refused until it is gone.
  */
 async function refuseHeldOrganization(s: Storage, name: string): Promise<void> {
   const held = [
@@ -47,6 +48,9 @@ export function organizationRecords(ctx: ServiceContext) {
   return {
     async create(input: z.input<typeof OrganizationSchema>): Promise<Organization> {
       const record = parseOrThrow(OrganizationSchema, input, "");
+      // Records left under the name (a delete that raced a creation, or one from before deletes
+      // were refused) would belong to the new organization: its owners team, its tokens.
+      if (!(await s.organizations.get(record.name))) await refuseHeldOrganization(s, record.name);
       if (!(await audited(ctx, draft(record.name, "create", null, record), () => s.organizations.insert(record)))) throw new ApiError("conflict", { detail: `organization ${quote(record.name)} already exists` });
       return record;
     },

@@ -88,6 +88,20 @@ describe.each(STORAGES)("audit: directory changes ($name)", (setup) => {
     expect(await d.organizations.delete("empty")).toBe(true);
   });
 
+  // Found from outside: a team created while its organization was deleted outlived it, and an
+  // organization created again under the name inherited it (an owners team among them).
+  it("refuses to create an organization whose name still holds records of an earlier one", async () => {
+    const a = await app();
+    const d = a.runplane.directory;
+    await d.organizations.create({ name: "gone" });
+    await a.storage.organizations.delete("gone"); // as a delete that raced a team's creation leaves it
+    await a.storage.teams.insert({ id: "team-left", name: "owners", organization: "gone", visibility: "secret", orgPermissions: [], members: [], owners: true });
+    await expect(d.organizations.create({ name: "gone" })).rejects.toMatchObject({ status: 409, message: expect.stringMatching(/^organization gone still has 1 team: delete them/) });
+    expect(await d.organizations.get("gone")).toBeNull();
+    await a.storage.teams.delete("team-left");
+    expect((await d.organizations.create({ name: "gone" })).name).toBe("gone");
+  });
+
   it("records nothing for a directory write that was refused or found nothing", async () => {
     const a = await app();
     const d = a.runplane.directory;
