@@ -37,6 +37,7 @@ const WHY = {
   missing: "it is missing (the row was deleted)",
   relinked: "it does not link to the event before it (rows were replaced or reordered)",
   "head-mismatch": "the chain ends before its recorded head (the newest rows were deleted or rewritten)",
+  moved: "it is another organization's event (rows were copied or moved between trails)",
   "no-head": "its events are stored but its head row is missing (the head was deleted: every read of the trail shows it empty)",
   "no-trail": "the organization exists but has no trail (its events and head were deleted, or it was created before runplane recorded organizations and has had no recorded change since)",
 } as const;

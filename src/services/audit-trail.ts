@@ -129,7 +129,7 @@ async function verifyOne(audit: NonNullable<ServiceContext["storage"]["audit"]>,
     if (first) return answer(0, { seq: first.stored?.seq ?? first.seq, reason: "no-head" });
     return answer(0, (await exists()) ? { seq: 1, reason: "no-trail" } : null);
   }
-  const walker = createChainWalker(head);
+  const walker = createChainWalker(head, organization);
   let events = 0;
   for (let after = head.prunedSeq; ; ) {
     const rows = await audit.scan(organization, after, SCAN);

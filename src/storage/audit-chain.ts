@@ -113,7 +113,7 @@ export function digestOfText(text: string): string {
 export interface ChainBreak {
   seq: number;
   /** `no-trail`: the organization exists but its trail (events and head) does not; `no-head`: events without their head row. */
-  reason: "edited" | "missing" | "relinked" | "head-mismatch" | "no-trail" | "no-head";
+  reason: "edited" | "missing" | "relinked" | "head-mismatch" | "no-trail" | "no-head" | "moved";
 }
 
 /**
@@ -122,7 +122,7 @@ export interface ChainBreak {
  * row whose `prev` is not its predecessor's digest (`relinked`), or a chain that ends before or
  * after the head the storage recorded (`head-mismatch`, the newest rows deleted).
  */
-export function createChainWalker(head: AuditHead) {
+export function createChainWalker(head: AuditHead, organization?: string) {
   let expectSeq = head.prunedSeq + 1;
   let expectPrev = head.prunedDigest;
   return {
@@ -132,6 +132,8 @@ export function createChainWalker(head: AuditHead) {
       if (entry.seq !== expectSeq) return { seq: expectSeq, reason: "missing" };
       if (unreadable) return { seq: entry.seq, reason: "edited" };
       if (digestOf(body) !== digest) return { seq: entry.seq, reason: "edited" };
+      // Another organization's event, intact: rows copied or moved between trails (found from outside).
+      if (organization !== undefined && entry.organization !== organization) return { seq: entry.seq, reason: "moved" };
       // The columns beside the body (what `since` and pages read) must say what the body says.
       if (stored && (stored.seq !== entry.seq || stored.id !== entry.id || stored.at !== entry.at)) return { seq: entry.seq, reason: "edited" };
       if (entry.prev !== expectPrev) return { seq: entry.seq, reason: "relinked" };

@@ -27,6 +27,11 @@ async function columnsEdited(storage: Storage, exec: (sql: string) => Promise<un
   expect(await walkChain(storage.audit!, "umbrella")).toStrictEqual({ seq: 2, reason: "edited" });
   await exec(`UPDATE audit_events SET body = 'null' WHERE organization = 'umbrella' AND seq = 2`);
   expect(await walkChain(storage.audit!, "umbrella")).toStrictEqual({ seq: 2, reason: "edited" });
+  // Found from outside: one organization's whole trail copied over another's verified clean.
+  for (let n = 1; n <= 2; n++) await storage.audit!.append(auditEvent(n, { organization: "hooli" }));
+  await exec(`DELETE FROM audit_events WHERE organization = 'initech'; UPDATE audit_events SET organization = 'initech' WHERE organization = 'hooli'`);
+  await exec(`UPDATE audit_heads SET seq = (SELECT seq FROM audit_heads WHERE organization = 'hooli'), digest = (SELECT digest FROM audit_heads WHERE organization = 'hooli'), at = (SELECT at FROM audit_heads WHERE organization = 'hooli') WHERE organization = 'initech'`);
+  expect(await walkChain(storage.audit!, "initech")).toStrictEqual({ seq: 1, reason: "moved" });
 }
 
 describe("verify checks the columns beside the digested body on SQLite", () => {
@@ -50,7 +55,7 @@ describe.skipIf(!reachable)("verify checks the columns beside the digested body 
   });
   it("names a row whose time or id column was edited", async () => {
     const storage = await createPostgresStorage(pool, { schema });
-    await columnsEdited(storage, (sql) => pool.query(sql.replace(/audit_events/g, `"${schema}".audit_events`)));
+    await columnsEdited(storage, (sql) => pool.query(sql.replace(/audit_(events|heads)/g, (table) => `"${schema}".${table}`)));
     await storage.close();
   });
 });

@@ -24,7 +24,7 @@ export function auditEvent(n: number, overrides: Partial<AuditEvent> = {}): Audi
 export async function walkChain(audit: AuditStore, organization: string) {
   const head = await audit.head(organization);
   if (!head) return null;
-  const walker = createChainWalker(head);
+  const walker = createChainWalker(head, organization);
   for (let after = head.prunedSeq; ; ) {
     const rows = await audit.scan(organization, after, 500);
     for (const row of rows) {
