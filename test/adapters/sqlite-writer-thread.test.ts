@@ -86,8 +86,9 @@ describe("sqlite adapter: writer thread", () => {
     it("routes reads to this thread's connection and only writes to the thread", async () => {
       const { storage } = await open();
       const local = storage.organizations as unknown as Record<string, unknown>;
-      expect(Object.keys(local).sort()).toStrictEqual(["delete", "get", "insert", "replace"]);
+      expect(Object.keys(local).sort()).toStrictEqual(["delete", "get", "insert", "names", "replace"]);
       expect(isWriteMethod("organizations", "get")).toBe(false);
+      expect(isWriteMethod("organizations", "names")).toBe(false);
       expect(isWriteMethod("organizations", "insert")).toBe(true);
       expect(isWriteMethod("organizations", "constructor")).toBe(false);
       expect(isWriteMethod("close", "call")).toBe(false);
