@@ -35,7 +35,7 @@ export async function audit(args: string[], out: (line: string) => void): Promis
 const WHY = {
   edited: "its content does not match its digest (the row was edited)",
   missing: "it is missing (the row was deleted)",
-  relinked: "it does not link to the event before it (rows were replaced or reordered)",
+  relinked: "one of the two was rewritten with a fresh digest, or rows were replaced or reordered",
   "head-mismatch": "the chain ends before its recorded head (the newest rows were deleted or rewritten)",
   moved: "it is another organization's event (rows were copied or moved between trails)",
   "no-head": "its events are stored but its head row is missing (the head was deleted: every read of the trail shows it empty)",
@@ -48,7 +48,7 @@ function describe(r: AuditVerification): string {
   if (r.broken?.reason === "relinked") {
     const { seq } = r.broken;
     const before = Math.max(0, r.events - 1);
-    return `${r.organization}: BROKEN between events ${seq - 1} and ${seq}: event ${seq} does not link to event ${seq - 1} (one of the two was rewritten with a fresh digest, or rows were replaced or reordered); ${before} event${before === 1 ? "" : "s"} before them verified`;
+    return `${r.organization}: BROKEN between events ${seq - 1} and ${seq}: event ${seq} does not link to event ${seq - 1} (${WHY.relinked}); ${before} event${before === 1 ? "" : "s"} before them verified`;
   }
   if (r.broken?.reason === "no-trail") return `${r.organization}: BROKEN: ${WHY["no-trail"]}`;
   if (r.broken) return `${r.organization}: BROKEN at event ${r.broken.seq}: ${WHY[r.broken.reason]}; ${r.events} event${r.events === 1 ? "" : "s"} before it verified`;

@@ -1,12 +1,11 @@
 import type * as z from "zod";
+import { counted } from "../domain/words.js";
 import { ApiError, notFound, quote } from "../errors.js";
 import { OrganizationSchema, type Organization } from "../schemas/directory.js";
 import type { Storage } from "../storage/types.js";
 import { audited, changesOf } from "./audit.js";
 import type { ServiceContext } from "./context.js";
 import { parseOrThrow } from "./validate.js";
-
-const counted = (n: number, one: string, many = `${one}s`): string => `${n} ${n === 1 ? one : many}`;
 
 /**
  * An organization is deleted only once nothing of it is left (found from outside: its teams and

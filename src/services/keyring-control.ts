@@ -7,6 +7,8 @@ import type { Storage } from "../storage/types.js";
 import { countSealedValues, sealedBy, type SealedValueCounts } from "./sealing.js";
 import type { KeyringControl, KeyringReload } from "./keyring-reload.js";
 import { activationOf, startingKeyOf } from "./key-activation.js";
+import { counted } from "../domain/words.js";
+
 
 export type { KeyringControl, KeyringReload } from "./keyring-reload.js";
 
@@ -15,14 +17,13 @@ const KIND_WORDS: Record<SealedColumn, string> = {
   "tasks.hmac_key": "run task HMAC key",
   "task_deliveries.payload": "delivery payload",
 };
-const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? "" : "s"}`;
 
 /** `3 values (1 variable value, 2 delivery payloads)` for the kinds of `counts[keyId]`. */
 export function describeSealed(counts: SealedValueCounts, keyId: string): string {
   const kinds = Object.entries(counts[keyId] ?? {}) as [SealedColumn, number][];
   const total = kinds.reduce((sum, [, n]) => sum + n, 0);
-  const detail = kinds.map(([kind, n]) => plural(n, KIND_WORDS[kind])).join(", ");
-  return `${plural(total, "value")}${detail ? ` (${detail})` : ""}`;
+  const detail = kinds.map(([kind, n]) => counted(n, KIND_WORDS[kind])).join(", ");
+  return `${counted(total, "value")}${detail ? ` (${detail})` : ""}`;
 }
 
 /** `work`, its failure logged as a warning (and handled: an activation tried after a beat has no caller). */
