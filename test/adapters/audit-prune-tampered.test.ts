@@ -1,16 +1,12 @@
-import pg from "pg";
-import { afterAll, describe, expect, it } from "vitest";
-import { createPostgresStorage } from "../../adapters/postgres/index.js";
-import { createSqliteStorage } from "../../adapters/sqlite/index.js";
+import { expect } from "vitest";
 import type { Storage } from "../../src/storage/types.js";
 import { auditEvent, T0, walkChain } from "../../src/testing/conformance/audit-fixtures.js";
-import { DATABASE_URL, dropSchema, postgresReachable, uniqueSchema } from "../helpers/postgres.js";
-import { useTempSqliteFile } from "../helpers/sqlite-files.js";
+import { onTamperedTrail, type RawSql } from "../helpers/tampered-trail.js";
 
 // Found from outside (an auditor): the `at` column is not covered by any digest, and pruning read
 // it, so setting it back on recent rows had the sweeper remove them, and verify passed. Pruning now
 // reads the digested body's time and removes only rows that match their digest.
-async function tamperedThenPruned(storage: Storage, exec: (sql: string) => Promise<unknown>) {
+async function tamperedThenPruned(storage: Storage, exec: RawSql) {
   for (let n = 1; n <= 6; n++) await storage.audit!.append(auditEvent(n)); // T0 + 1 s ... T0 + 6 s
   // Columns only: events 3-6 claim to be from 1970.
   await exec(`UPDATE audit_events SET at = 1000 WHERE organization = 'acme' AND seq >= 3`);
@@ -23,28 +19,4 @@ async function tamperedThenPruned(storage: Storage, exec: (sql: string) => Promi
   expect(await walkChain(storage.audit!, "acme")).toStrictEqual({ seq: 4, reason: "edited" });
 }
 
-describe("pruning a tampered trail on SQLite", () => {
-  const file = useTempSqliteFile("rp-prune-tampered-");
-  it("goes by the digested time, and never removes an edited row", async () => {
-    const storage = createSqliteStorage(file.connect());
-    const raw = file.connect();
-    await tamperedThenPruned(storage, async (sql) => raw.exec(sql));
-    await storage.close();
-  });
-});
-
-// Under CI a missing database fails (postgresReachable), never skips.
-const reachable = await postgresReachable("pruning a tampered trail on PostgreSQL");
-describe.skipIf(!reachable)("pruning a tampered trail on PostgreSQL", () => {
-  const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 2 });
-  const schema = uniqueSchema("prunetamper");
-  afterAll(async () => {
-    await dropSchema(pool, schema);
-    await pool.end();
-  });
-  it("goes by the digested time, and never removes an edited row", async () => {
-    const storage = await createPostgresStorage(pool, { schema });
-    await tamperedThenPruned(storage, (sql) => pool.query(sql.replace(/audit_events/g, `"${schema}".audit_events`)));
-    await storage.close();
-  });
-});
+await onTamperedTrail("pruning a tampered trail", "goes by the digested time, and never removes an edited row", tamperedThenPruned);
